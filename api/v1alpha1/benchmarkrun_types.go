@@ -1,0 +1,480 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Engine says who runs a target's database server.
+// +kubebuilder:validation:Enum=builtin;percona-server;percona-xtradb-cluster;external
+type Engine string
+
+const (
+	// EngineBuiltin: the operator runs the server itself as a one-pod StatefulSet from the target's
+	// image (official mysql, percona/percona-server or mariadb images).
+	EngineBuiltin Engine = "builtin"
+	// EnginePerconaServer: a PerconaServerMySQL object, run by the Percona Operator for MySQL.
+	EnginePerconaServer Engine = "percona-server"
+	// EnginePerconaXtraDBCluster: a PerconaXtraDBCluster object, run by the Percona Operator for
+	// MySQL based on Percona XtraDB Cluster.
+	EnginePerconaXtraDBCluster Engine = "percona-xtradb-cluster"
+	// EngineExternal: a server the operator does not manage; connection details come from a Secret.
+	EngineExternal Engine = "external"
+)
+
+// CleanupPolicy says what happens to a target's server once its ladder has finished.
+// +kubebuilder:validation:Enum=Always;OnSuccess;Never
+type CleanupPolicy string
+
+const (
+	// CleanupAlways deletes the server and its data after the target finishes, whatever the outcome.
+	CleanupAlways CleanupPolicy = "Always"
+	// CleanupOnSuccess deletes the server when the target succeeded and keeps it for inspection
+	// when the target failed.
+	CleanupOnSuccess CleanupPolicy = "OnSuccess"
+	// CleanupNever keeps every server until the BenchmarkRun itself is deleted.
+	CleanupNever CleanupPolicy = "Never"
+)
+
+// OLTPScript names one of the stock sysbench 1.0 OLTP scripts.
+// +kubebuilder:validation:Enum=oltp_point_select;oltp_read_only;oltp_read_write;oltp_write_only;oltp_update_index;oltp_update_non_index;oltp_insert;oltp_delete;select_random_points;select_random_ranges
+type OLTPScript string
+
+// Target is one server to benchmark: one column of the results table.
+//
+// +kubebuilder:validation:XValidation:rule="self.engine != 'external' || has(self.secretRef)",message="engine external needs secretRef: the name of a Secret with the keys host, port, user and password of the server to benchmark"
+// +kubebuilder:validation:XValidation:rule="self.engine != 'external' || !has(self.image)",message="engine external benchmarks a server the operator does not run: remove image (or use engine builtin to let the operator run that image)"
+// +kubebuilder:validation:XValidation:rule="self.engine == 'external' || !has(self.secretRef)",message="secretRef is only read for engine external; the operator generates the credentials of the servers it runs: remove secretRef"
+// +kubebuilder:validation:XValidation:rule="self.engine != 'builtin' || has(self.image)",message="engine builtin needs image: the server image to run, e.g. mysql:8.0.36, percona/percona-server:8.0 or mariadb:10.11"
+// +kubebuilder:validation:XValidation:rule="self.engine != 'external' || !has(self.myCnf)",message="engine external benchmarks a server the operator does not configure: remove myCnf and configure that server yourself"
+type Target struct {
+	// Name of the target: a DNS label of at most 40 characters, unique within the run. It names
+	// the target's column in the results and the objects created for it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Engine says who runs the server: builtin (the operator, as a one-pod StatefulSet),
+	// percona-server or percona-xtradb-cluster (the Percona operators), or external (an existing
+	// server reached through secretRef).
+	// +kubebuilder:default=builtin
+	// +optional
+	Engine Engine `json:"engine,omitempty"`
+
+	// Image is the server's container image, e.g. mysql:5.7.44, mysql:8.4,
+	// percona/percona-server:8.0 or mariadb:10.11. Required for builtin; for the Percona engines
+	// it replaces the image the Percona operator would pick; not allowed for external.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// MyCnf holds server options in my.cnf syntax, one `name = value` per line (a [mysqld]
+	// header is added when missing), e.g. `performance_schema = OFF`. They override the
+	// operator's own settings, except that a max_connections too low for the ladder is
+	// rejected rather than silently raised.
+	// +kubebuilder:validation:MaxLength=16384
+	// +optional
+	MyCnf string `json:"myCnf,omitempty"`
+
+	// Resources are the server container's CPU and memory requests and limits. Equal requests
+	// and limits (Guaranteed QoS) give the most repeatable numbers.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// SecretRef names a Secret in the run's namespace with the keys host, port, user and password
+	// (and optionally database, default sbtest) of an existing server. Only for engine external.
+	// +optional
+	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// Workload is what sysbench runs at every step of the ladder.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.script) != has(self.customScript)",message="set exactly one of workload.script (a stock sysbench OLTP script such as oltp_point_select) and workload.customScript (a ConfigMap key holding a Lua script)"
+type Workload struct {
+	// Script is the stock sysbench OLTP script to run, e.g. oltp_point_select (primary-key
+	// lookups) or oltp_read_write.
+	// +optional
+	Script OLTPScript `json:"script,omitempty"`
+
+	// CustomScript selects a key of a ConfigMap in the run's namespace that holds a sysbench Lua
+	// script (with prepare, cleanup and event functions, like the stock OLTP scripts).
+	// +optional
+	CustomScript *corev1.ConfigMapKeySelector `json:"customScript,omitempty"`
+
+	// Tables is the number of sbtest tables (sysbench --tables). Prepare fills them in parallel.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +kubebuilder:default=1
+	// +optional
+	Tables int32 `json:"tables,omitempty"`
+
+	// TableSize is the number of rows per table (sysbench --table-size).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +kubebuilder:default=10000
+	// +optional
+	TableSize int64 `json:"tableSize,omitempty"`
+
+	// SkipPrepare skips the prepare step (and the dropping of tables afterwards) because the
+	// tables already exist on the server, e.g. an external server loaded beforehand.
+	// +optional
+	SkipPrepare bool `json:"skipPrepare,omitempty"`
+
+	// ExtraArgs are further sysbench options, one `--name=value` per item, e.g.
+	// --rand-type=uniform or --range-size=100. Options the operator sets itself are refused:
+	// --threads, --time, --events, --tables, --table-size, --percentile, --report-interval,
+	// --report-checkpoints, --db-driver, --config-file, --mysql-* and --pgsql-*.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^--[a-z][a-z0-9-]*(=.*)?$`
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(threads|time|events|tables|table-size|percentile|report-interval|report-checkpoints|db-driver|config-file|mysql-[a-z0-9-]*|pgsql-[a-z0-9-]*)(=|$)'))",message="extraArgs must not set options the operator owns (--threads, --time, --events, --tables, --table-size, --percentile, --report-interval, --report-checkpoints, --db-driver, --config-file, --mysql-*, --pgsql-*): use spec.ladder and spec.workload, and the target's engine for connections"
+	// +listType=atomic
+	// +optional
+	ExtraArgs []string `json:"extraArgs,omitempty"`
+}
+
+// Ladder is the sequence of concurrency levels each target is measured at.
+//
+// +kubebuilder:validation:XValidation:rule="self.threads.isSorted() && self.threads.all(t, self.threads.exists_one(u, u == t))",message="ladder.threads must be strictly ascending with no repeats, e.g. [1, 2, 4, 8]"
+type Ladder struct {
+	// Threads are the sysbench thread counts to measure, strictly ascending, 1 to 10000, at most
+	// 64 steps, e.g. [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000]. Each is one step: one
+	// sysbench Job running for stepDuration.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=10000
+	// +listType=atomic
+	Threads []int32 `json:"threads"`
+
+	// StepDuration is how long each step runs (sysbench --time), from 1s to 24h, in whole
+	// seconds, e.g. 300s or 5m.
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="ladder.stepDuration must be between 1s and 24h"
+	// +optional
+	StepDuration metav1.Duration `json:"stepDuration,omitempty"`
+
+	// Warmup is how long sysbench runs once per target before the first step, with its result
+	// discarded, so caches and the buffer pool are warm. 0s skips it; at most 24h.
+	// +kubebuilder:default="0s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="ladder.warmup must be between 0s (no warm-up) and 24h"
+	// +optional
+	Warmup metav1.Duration `json:"warmup,omitempty"`
+
+	// WarmupThreads is the thread count of the warm-up. When unset, the ladder's largest thread
+	// count capped at 100 (the warm-up of Percona's published studies).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	WarmupThreads *int32 `json:"warmupThreads,omitempty"`
+}
+
+// PoolPlacement selects the nodes of a node pool.
+type PoolPlacement struct {
+	// NodeSelector the pool's pods must match. When unset: mysqlbench.io/pool=database for
+	// servers, mysqlbench.io/pool=client for sysbench. An empty map means any node.
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations of the pool's pods. When unset: the pool's taint
+	// mysqlbench.io/dedicated=database:NoSchedule (or =client) is tolerated. An empty list
+	// tolerates nothing.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity is added to the pool's pods, next to the anti-affinity the operator sets.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+}
+
+// DatabasePlacement selects the nodes of the database pool.
+type DatabasePlacement struct {
+	PoolPlacement `json:",inline"`
+
+	// Exclusive keeps a benchmark server alone on its node: no other benchmark server and no
+	// sysbench client may share it (required pod anti-affinity), and the run's sysbench clients
+	// avoid the nodes of its servers. Set false to allow the client on the server's node (the
+	// "client on the same host" variant of a study).
+	// +kubebuilder:default=true
+	// +optional
+	Exclusive *bool `json:"exclusive,omitempty"`
+}
+
+// Placement says where servers and sysbench clients run.
+type Placement struct {
+	// Database is the pool the benchmark servers run in (builtin and Percona engines).
+	// +optional
+	Database DatabasePlacement `json:"database,omitempty"`
+
+	// Client is the pool the sysbench Jobs run in.
+	// +optional
+	Client PoolPlacement `json:"client,omitempty"`
+}
+
+// Storage is the volume each server keeps its data on.
+type Storage struct {
+	// Size of each server's data volume, e.g. 20Gi.
+	Size resource.Quantity `json:"size"`
+
+	// StorageClassName of the data volume's PersistentVolumeClaim; the cluster's default class
+	// when unset.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// BenchmarkRunSpec is what to benchmark and how. It cannot change once the run has started.
+type BenchmarkRunSpec struct {
+	// Targets are the servers to compare, benchmarked one after another in this order; each is
+	// one column of the results table. 1 to 16 targets with unique names.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(t, self.exists_one(u, u.name == t.name))",message="target names must be unique: each target is one column of the results table"
+	// +listType=atomic
+	Targets []Target `json:"targets"`
+
+	// Workload is the sysbench script and data set.
+	Workload Workload `json:"workload"`
+
+	// Ladder is the thread counts each target is measured at, and for how long.
+	Ladder Ladder `json:"ladder"`
+
+	// Placement says which nodes run the servers and which run sysbench. By default servers run
+	// on nodes labelled mysqlbench.io/pool=database and sysbench on nodes labelled
+	// mysqlbench.io/pool=client, each tolerating its pool's mysqlbench.io/dedicated taint.
+	// +optional
+	Placement Placement `json:"placement,omitempty"`
+
+	// ClientResources are the sysbench container's CPU and memory requests and limits. Give the
+	// client enough CPU for the ladder's top thread count, or it becomes the bottleneck.
+	// +optional
+	ClientResources *corev1.ResourceRequirements `json:"clientResources,omitempty"`
+
+	// Storage is each server's data volume. When unset, data lives in an emptyDir on the node.
+	// +optional
+	Storage *Storage `json:"storage,omitempty"`
+
+	// SysbenchImage is the sysbench 1.0.x image the Jobs run. When unset, the operator's default
+	// (its --sysbench-image flag: the project's Debian bookworm sysbench 1.0.20 image).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	SysbenchImage string `json:"sysbenchImage,omitempty"`
+
+	// Cleanup says what happens to each server once its ladder has finished: Always delete it,
+	// delete it OnSuccess (keep failed ones for inspection), or Never (keep until the run is
+	// deleted). Deleting the run always deletes everything it created.
+	// +kubebuilder:default=Always
+	// +optional
+	Cleanup CleanupPolicy `json:"cleanup,omitempty"`
+
+	// StepRetryLimit is how many times a failed step (sysbench exited non-zero or gave no final
+	// report) is retried before its target fails, 0 to 10.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=2
+	// +optional
+	StepRetryLimit *int32 `json:"stepRetryLimit,omitempty"`
+}
+
+// RunPhase is where a BenchmarkRun is in its lifecycle.
+// +kubebuilder:validation:Enum=Pending;Provisioning;Preparing;Running;Succeeded;Failed
+type RunPhase string
+
+const (
+	RunPending      RunPhase = "Pending"
+	RunProvisioning RunPhase = "Provisioning"
+	RunPreparing    RunPhase = "Preparing"
+	RunRunning      RunPhase = "Running"
+	RunSucceeded    RunPhase = "Succeeded"
+	RunFailed       RunPhase = "Failed"
+)
+
+// TargetPhase is where one target is in its lifecycle.
+// +kubebuilder:validation:Enum=Pending;Provisioning;Preparing;WarmingUp;Running;CleaningUp;Succeeded;Failed
+type TargetPhase string
+
+const (
+	TargetPending      TargetPhase = "Pending"
+	TargetProvisioning TargetPhase = "Provisioning"
+	TargetPreparing    TargetPhase = "Preparing"
+	TargetWarmingUp    TargetPhase = "WarmingUp"
+	TargetRunning      TargetPhase = "Running"
+	TargetCleaningUp   TargetPhase = "CleaningUp"
+	TargetSucceeded    TargetPhase = "Succeeded"
+	TargetFailed       TargetPhase = "Failed"
+)
+
+// Condition types of a BenchmarkRun.
+const (
+	// ConditionReady is True when every target has finished and the results ConfigMap is written.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while the run provisions servers and runs steps.
+	ConditionProgressing = "Progressing"
+	// ConditionFailed is True when a target failed; its message names the target, step and cause.
+	ConditionFailed = "Failed"
+)
+
+// QPS is queries per second, split by kind as sysbench counts them.
+type QPS struct {
+	// Total queries per second.
+	Total float64 `json:"total"`
+	// Read queries (SELECT) per second.
+	Read float64 `json:"read"`
+	// Write queries (INSERT, UPDATE, DELETE) per second.
+	Write float64 `json:"write"`
+	// Other queries (BEGIN, COMMIT, ...) per second.
+	Other float64 `json:"other"`
+}
+
+// Latency of sysbench events, in milliseconds.
+type Latency struct {
+	// MinMs is the fastest event.
+	MinMs float64 `json:"minMs"`
+	// AvgMs is the mean.
+	AvgMs float64 `json:"avgMs"`
+	// P95Ms is the 95th percentile.
+	P95Ms float64 `json:"p95Ms"`
+	// MaxMs is the slowest event.
+	MaxMs float64 `json:"maxMs"`
+}
+
+// StepResult is the measured outcome of one step of the ladder.
+type StepResult struct {
+	// Threads is the step's sysbench thread count.
+	Threads int32 `json:"threads"`
+	// TPS is transactions (sysbench events) per second.
+	TPS float64 `json:"tps"`
+	// QPS is queries per second, in total and split read/write/other.
+	QPS QPS `json:"qps"`
+	// Latency of events in milliseconds: min, avg, p95 and max.
+	Latency Latency `json:"latency"`
+	// Errors is the number of ignored errors during the step (sysbench --mysql-ignore-errors).
+	Errors int64 `json:"errors"`
+	// Reconnects is the number of reconnects during the step.
+	Reconnects int64 `json:"reconnects"`
+	// DurationSeconds is how long sysbench measured, as it reported it.
+	DurationSeconds float64 `json:"durationSeconds"`
+	// Attempts is how many times the step ran until it succeeded (1 when it never failed).
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// StartTime is when the step's Job started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// FinishTime is when the step's Job finished.
+	// +optional
+	FinishTime *metav1.Time `json:"finishTime,omitempty"`
+}
+
+// TargetStatus is the observed state of one target.
+type TargetStatus struct {
+	// Name of the target, as in spec.targets.
+	Name string `json:"name"`
+	// Phase of the target: Pending, Provisioning, Preparing, WarmingUp, Running, CleaningUp,
+	// Succeeded or Failed.
+	// +optional
+	Phase TargetPhase `json:"phase,omitempty"`
+	// ServerVersion is what the server answered to SELECT VERSION(), not the image tag.
+	// +optional
+	ServerVersion string `json:"serverVersion,omitempty"`
+	// Endpoint is the host:port sysbench connects to.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// Message says why the target failed, naming the step and the cause
+	// (e.g. "step 3 (8 threads): error 1040: too many connections").
+	// +optional
+	Message string `json:"message,omitempty"`
+	// FailedAttempts counts the failed attempts of the step in progress.
+	// +optional
+	FailedAttempts int32 `json:"failedAttempts,omitempty"`
+	// Steps are the results of the finished steps, in ladder order.
+	// +listType=atomic
+	// +optional
+	Steps []StepResult `json:"steps,omitempty"`
+	// StartTime is when the operator started on the target.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the target succeeded or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// BenchmarkRunStatus is the observed state of a BenchmarkRun.
+type BenchmarkRunStatus struct {
+	// ObservedGeneration is the spec generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase of the run: Pending, Provisioning, Preparing, Running, Succeeded or Failed.
+	// +optional
+	Phase RunPhase `json:"phase,omitempty"`
+	// Conditions: Ready, Progressing and Failed, with reasons.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// CurrentTarget is the target being benchmarked.
+	// +optional
+	CurrentTarget string `json:"currentTarget,omitempty"`
+	// CurrentStep describes the step in progress, e.g. "prepare", "warmup" or "3/11 (8 threads)".
+	// +optional
+	CurrentStep string `json:"currentStep,omitempty"`
+	// Targets are the per-target phases, server versions and step results, in spec order.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Targets []TargetStatus `json:"targets,omitempty"`
+	// ResultsConfigMap names the ConfigMap holding results.json, results.csv and report.md.
+	// +optional
+	ResultsConfigMap string `json:"resultsConfigMap,omitempty"`
+	// StartTime is when the run started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the run succeeded or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// BenchmarkRun benchmarks MySQL-family servers with a sysbench thread ladder and records QPS and
+// latency by thread count, one column per server.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bmr,categories=mysqlbench
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.currentTarget`
+// +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.status.currentStep`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.phase) || oldSelf.status.phase == 'Pending' || self.spec == oldSelf.spec",message="spec cannot change once the run has started: a run measures one fixed configuration; create a new BenchmarkRun (or delete and re-create this one) to benchmark another"
+type BenchmarkRun struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what to benchmark and how.
+	Spec BenchmarkRunSpec `json:"spec"`
+	// Status is what the operator observed and measured.
+	// +optional
+	Status BenchmarkRunStatus `json:"status,omitempty"`
+}
+
+// BenchmarkRunList is a list of BenchmarkRuns.
+//
+// +kubebuilder:object:root=true
+type BenchmarkRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BenchmarkRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BenchmarkRun{}, &BenchmarkRunList{})
+}

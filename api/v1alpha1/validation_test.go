@@ -1,0 +1,325 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
+)
+
+var (
+	env *envtest.Environment
+	k8s client.Client
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m, filepath.Join("..", ".."), func(e *envtest.Environment, c client.Client) {
+		env, k8s = e, c
+	}))
+}
+
+// validRun is a BenchmarkRun every test case starts from; each case breaks one thing.
+func validRun(name string) *v1.BenchmarkRun {
+	return &v1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: v1.BenchmarkRunSpec{
+			Targets: []v1.Target{
+				{Name: "mysql80", Engine: v1.EngineBuiltin, Image: "mysql:8.0.40"},
+				{Name: "mysql80-psoff", Image: "mysql:8.0.40", MyCnf: "performance_schema = OFF\n"},
+			},
+			Workload: v1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000},
+			Ladder: v1.Ladder{
+				Threads:      []int32{1, 2, 4, 8},
+				StepDuration: metav1.Duration{Duration: 30 * time.Second},
+			},
+		},
+	}
+}
+
+func TestValidationRejectsBadSpecs(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(r *v1.BenchmarkRun)
+		want   string // a fragment of the API server's message
+	}{
+		{"no targets", func(r *v1.BenchmarkRun) { r.Spec.Targets = nil }, "spec.targets: Required value"},
+		{"empty targets", func(r *v1.BenchmarkRun) { r.Spec.Targets = []v1.Target{} }, "should have at least 1 items"},
+		{"too many targets", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets = nil
+			for i := range 17 {
+				r.Spec.Targets = append(r.Spec.Targets, v1.Target{Name: "t" + string(rune('a'+i)), Image: "mysql:8.0"})
+			}
+		}, "must have at most 16 items"},
+		{"duplicate target names", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].Name = "mysql80" },
+			"target names must be unique"},
+		{"target name not a DNS label", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Name = "MySQL_80" },
+			`spec.targets[0].name: Invalid value: "MySQL_80": spec.targets[0].name in body should match`},
+		{"target name too long", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Name = strings.Repeat("a", 41) },
+			"may not be more than 40 bytes"},
+		{"unknown engine", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Engine = "docker" },
+			`Unsupported value: "docker"`},
+		{"builtin without image", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "" },
+			"engine builtin needs image"},
+		{"external without secret", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0] = v1.Target{Name: "prod", Engine: v1.EngineExternal}
+		}, "engine external needs secretRef"},
+		{"external with image", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0] = v1.Target{Name: "prod", Engine: v1.EngineExternal, Image: "mysql:8.0",
+				SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}}
+		}, "engine external benchmarks a server the operator does not run: remove image"},
+		{"external with myCnf", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0] = v1.Target{Name: "prod", Engine: v1.EngineExternal, MyCnf: "x = 1",
+				SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}}
+		}, "remove myCnf"},
+		{"secretRef on builtin", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0].SecretRef = &corev1.LocalObjectReference{Name: "creds"}
+		}, "secretRef is only read for engine external"},
+		{"no script", func(r *v1.BenchmarkRun) { r.Spec.Workload.Script = "" },
+			"set exactly one of workload.script"},
+		{"script and custom script", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.CustomScript = &corev1.ConfigMapKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "lua"}, Key: "bench.lua"}
+		}, "set exactly one of workload.script"},
+		{"unknown stock script", func(r *v1.BenchmarkRun) { r.Spec.Workload.Script = "oltp_point_selekt" },
+			`Unsupported value: "oltp_point_selekt"`},
+		{"zero tables", func(r *v1.BenchmarkRun) { r.Spec.Workload.Tables = -1 }, "should be greater than or equal to 1"},
+		{"extra arg sets threads", func(r *v1.BenchmarkRun) { r.Spec.Workload.ExtraArgs = []string{"--threads=64"} },
+			"extraArgs must not set options the operator owns"},
+		{"extra arg sets time", func(r *v1.BenchmarkRun) { r.Spec.Workload.ExtraArgs = []string{"--time=10"} },
+			"extraArgs must not set options the operator owns"},
+		{"extra arg sets a mysql option", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.ExtraArgs = []string{"--rand-type=uniform", "--mysql-host=elsewhere"}
+		}, "extraArgs must not set options the operator owns"},
+		{"extra arg sets the driver", func(r *v1.BenchmarkRun) { r.Spec.Workload.ExtraArgs = []string{"--db-driver=pgsql"} },
+			"extraArgs must not set options the operator owns"},
+		{"extra arg sets the report interval", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.ExtraArgs = []string{"--report-interval"}
+		}, "extraArgs must not set options the operator owns"},
+		{"extra arg not an option", func(r *v1.BenchmarkRun) { r.Spec.Workload.ExtraArgs = []string{"--rand-type", "uniform"} },
+			`spec.workload.extraArgs[1]: Invalid value: "uniform"`},
+		{"no threads", func(r *v1.BenchmarkRun) { r.Spec.Ladder.Threads = nil }, "spec.ladder.threads: Required value"},
+		{"threads not ascending", func(r *v1.BenchmarkRun) { r.Spec.Ladder.Threads = []int32{1, 4, 2} },
+			"ladder.threads must be strictly ascending"},
+		{"threads repeated", func(r *v1.BenchmarkRun) { r.Spec.Ladder.Threads = []int32{1, 2, 2, 4} },
+			"ladder.threads must be strictly ascending"},
+		{"zero threads", func(r *v1.BenchmarkRun) { r.Spec.Ladder.Threads = []int32{0, 1} },
+			"should be greater than or equal to 1"},
+		{"too many threads", func(r *v1.BenchmarkRun) { r.Spec.Ladder.Threads = []int32{1, 10001} },
+			"should be less than or equal to 10000"},
+		{"too many steps", func(r *v1.BenchmarkRun) {
+			r.Spec.Ladder.Threads = nil
+			for i := int32(1); i <= 65; i++ {
+				r.Spec.Ladder.Threads = append(r.Spec.Ladder.Threads, i)
+			}
+		}, "must have at most 64 items"},
+		{"step too short", func(r *v1.BenchmarkRun) { r.Spec.Ladder.StepDuration.Duration = 500 * time.Millisecond },
+			"ladder.stepDuration must be between 1s and 24h"},
+		{"step too long", func(r *v1.BenchmarkRun) { r.Spec.Ladder.StepDuration.Duration = 25 * time.Hour },
+			"ladder.stepDuration must be between 1s and 24h"},
+		{"warm-up too long", func(r *v1.BenchmarkRun) { r.Spec.Ladder.Warmup.Duration = 48 * time.Hour },
+			"ladder.warmup must be between 0s (no warm-up) and 24h"},
+		{"warm-up threads zero", func(r *v1.BenchmarkRun) { r.Spec.Ladder.WarmupThreads = ptr.To[int32](0) },
+			"spec.ladder.warmupThreads: Invalid value: 0"},
+		{"unknown cleanup policy", func(r *v1.BenchmarkRun) { r.Spec.Cleanup = "Sometimes" },
+			`Unsupported value: "Sometimes"`},
+		{"retry limit too high", func(r *v1.BenchmarkRun) { r.Spec.StepRetryLimit = ptr.To[int32](11) },
+			"should be less than or equal to 10"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := validRun("bad-" + strings.ReplaceAll(strings.ToLower(strings.ReplaceAll(tc.name, " ", "-")), "_", "-"))
+			if len(r.Name) > 60 {
+				r.Name = r.Name[:60]
+			}
+			_ = i
+			tc.mutate(r)
+			err := k8s.Create(context.Background(), r)
+			if err == nil {
+				t.Fatalf("API server accepted the object; want a rejection containing %q", tc.want)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("want an Invalid error, got %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("message does not say %q:\n%s", tc.want, err.Error())
+			}
+		})
+	}
+}
+
+// A duration the Go type cannot even express must be refused too, so this case goes around it.
+func TestValidationRejectsMalformedDuration(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(validRun("bad-duration"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.SetUnstructuredContent(obj)
+	u.SetGroupVersionKind(v1.GroupVersion.WithKind("BenchmarkRun"))
+	if err := unstructured.SetNestedField(u.Object, "five minutes", "spec", "ladder", "stepDuration"); err != nil {
+		t.Fatal(err)
+	}
+	err = k8s.Create(context.Background(), u)
+	if err == nil || !strings.Contains(err.Error(), `spec.ladder.stepDuration: Invalid value: "five minutes"`) {
+		t.Fatalf("want the malformed stepDuration refused, got %v", err)
+	}
+}
+
+func TestValidationAppliesDefaults(t *testing.T) {
+	ctx := context.Background()
+	r := validRun("defaults")
+	r.Spec.Ladder.StepDuration = metav1.Duration{}
+	if err := k8s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1.BenchmarkRun{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(r), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Targets[1].Engine != v1.EngineBuiltin {
+		t.Errorf("engine default: got %q, want builtin", got.Spec.Targets[1].Engine)
+	}
+	if got.Spec.Ladder.StepDuration.Duration != time.Minute || got.Spec.Ladder.Warmup.Duration != 0 {
+		t.Errorf("durations default: got step %v warm-up %v, want 1m0s and 0s",
+			got.Spec.Ladder.StepDuration.Duration, got.Spec.Ladder.Warmup.Duration)
+	}
+	if got.Spec.Cleanup != v1.CleanupAlways || got.Spec.StepRetryLimit == nil || *got.Spec.StepRetryLimit != 2 {
+		t.Errorf("cleanup/retry defaults: got %q/%v", got.Spec.Cleanup, got.Spec.StepRetryLimit)
+	}
+	if got.Spec.Placement.Database.Exclusive == nil || !*got.Spec.Placement.Database.Exclusive {
+		t.Errorf("placement.database.exclusive should default to true")
+	}
+}
+
+func TestValidationAcceptsEveryEngine(t *testing.T) {
+	r := validRun("every-engine")
+	r.Spec.Targets = []v1.Target{
+		{Name: "builtin", Image: "mariadb:10.11", Resources: &corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}},
+		{Name: "ps", Engine: v1.EnginePerconaServer, Image: "percona/percona-server:8.0.46-37.1"},
+		{Name: "pxc", Engine: v1.EnginePerconaXtraDBCluster},
+		{Name: "prod", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}},
+	}
+	r.Spec.Workload = v1.Workload{CustomScript: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "lua"}, Key: "bench.lua"},
+		ExtraArgs: []string{"--rand-type=uniform", "--range-size=100", "--skip-trx=on"}}
+	r.Spec.Storage = &v1.Storage{Size: resource.MustParse("20Gi"), StorageClassName: ptr.To("standard")}
+	if err := k8s.Create(context.Background(), r); err != nil {
+		t.Fatalf("a valid run was refused: %v", err)
+	}
+}
+
+func TestSpecImmutableOnceStarted(t *testing.T) {
+	ctx := context.Background()
+	r := validRun("immutable")
+	if err := k8s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	// Before the operator starts the run, the user may still fix the spec.
+	r.Spec.Ladder.Threads = []int32{1, 2, 4, 8, 16}
+	if err := k8s.Update(ctx, r); err != nil {
+		t.Fatalf("editing a run that has not started was refused: %v", err)
+	}
+	r.Status.Phase = v1.RunRunning
+	if err := k8s.Status().Update(ctx, r); err != nil {
+		t.Fatalf("status update: %v", err)
+	}
+	r.Spec.Ladder.Threads = []int32{1, 2}
+	err := k8s.Update(ctx, r)
+	if err == nil || !strings.Contains(err.Error(), "spec cannot change once the run has started") {
+		t.Fatalf("want the spec edit of a started run refused, got %v", err)
+	}
+	// Labels and annotations stay editable (GitOps tools and users add them).
+	fresh := &v1.BenchmarkRun{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(r), fresh); err != nil {
+		t.Fatal(err)
+	}
+	fresh.Labels = map[string]string{"team": "dba"}
+	if err := k8s.Update(ctx, fresh); err != nil {
+		t.Fatalf("a metadata edit of a started run was refused: %v", err)
+	}
+}
+
+func TestSamplesAreAccepted(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range strings.Split(string(data), "\n---\n") {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				t.Fatalf("%s document %d: %v", f, i, err)
+			}
+			if u.GetKind() != "BenchmarkRun" {
+				continue
+			}
+			u.SetNamespace("default")
+			if err := k8s.Create(context.Background(), u); err != nil {
+				t.Errorf("%s: sample %s refused: %v", f, u.GetName(), err)
+			}
+			n++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("found %d BenchmarkRun samples in config/samples, want at least 2", n)
+	}
+}
+
+// kubectl explain reads the field docs from the API server's OpenAPI: the Go doc comments.
+func TestKubectlExplainShowsFieldDocs(t *testing.T) {
+	kubectl := env.ControlPlane.KubeCtl()
+	if _, err := os.Stat(kubectl.Path); err != nil {
+		t.Fatalf("kubectl not found in the envtest assets (%s): %v", kubectl.Path, err)
+	}
+	stdout, stderr, err := kubectl.Run("explain", "benchmarkrun.spec.ladder")
+	out := readAll(t, stdout)
+	if err != nil {
+		t.Fatalf("kubectl explain: %v\n%s", err, readAll(t, stderr))
+	}
+	for _, want := range []string{
+		"Ladder is the thread counts each target is measured at",
+		"threads",
+		"strictly ascending, 1 to 10000, at most",
+		"stepDuration",
+		"warmupThreads",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl explain benchmarkrun.spec.ladder does not show %q:\n%s", want, out)
+		}
+	}
+}
+
+func readAll(t *testing.T, r io.Reader) string {
+	t.Helper()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
