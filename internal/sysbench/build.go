@@ -1,0 +1,246 @@
+package sysbench
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// Phase is what one sysbench container does for a target.
+type Phase string
+
+const (
+	// PhasePrepare creates and fills the sbtest tables, in parallel over tables.
+	PhasePrepare Phase = "prepare"
+	// PhaseWarmup is a run whose result is discarded.
+	PhaseWarmup Phase = "warmup"
+	// PhaseRun is one step of the ladder.
+	PhaseRun Phase = "run"
+	// PhaseCleanup drops the sbtest tables.
+	PhaseCleanup Phase = "cleanup"
+)
+
+// Keys every connection Secret has. The builtin engine writes them; users of engine external
+// provide them. SecretKeyDatabase is optional and defaults to DefaultDatabase.
+const (
+	SecretKeyHost     = "host"
+	SecretKeyPort     = "port"
+	SecretKeyUser     = "user"
+	SecretKeyPassword = "password"
+	SecretKeyDatabase = "database"
+)
+
+// DefaultDatabase is the schema used when the connection Secret has no database key (sysbench's
+// own default too).
+const DefaultDatabase = "sbtest"
+
+// Environment variables of a sysbench container. The connection ones come from the Secret through
+// secretKeyRef and reach sysbench as $(VAR) references in the args, which the kubelet expands when
+// it starts the container, so the Job spec never holds a credential.
+const (
+	EnvHost     = "MYSQLBENCH_HOST"
+	EnvPort     = "MYSQLBENCH_PORT"
+	EnvUser     = "MYSQLBENCH_USER"
+	EnvPassword = "MYSQLBENCH_PASSWORD"
+	EnvDatabase = "MYSQLBENCH_DATABASE"
+	// EnvScript tells the reporter which script to wrap: a stock script name or a path.
+	EnvScript = "MYSQLBENCH_SCRIPT"
+	// EnvResultFile tells the reporter where to write the final result.
+	EnvResultFile = "MYSQLBENCH_RESULT_FILE"
+)
+
+// PrepareMaxThreads caps prepare's parallelism: each thread fills whole tables, and more than
+// this mostly contends on the server's redo log.
+const PrepareMaxThreads = 16
+
+// Percentile is the latency percentile every run reports (v1alpha1.Latency has P95Ms).
+const Percentile = 95
+
+// launcher applies the one default Kubernetes cannot express: the database key of the Secret is
+// optional, an env var from a missing optional key is simply not set, and a $(VAR) reference to
+// an unset variable is left unexpanded. The line is fixed; the arguments pass through "$@"
+// untouched, so nothing from the spec is ever parsed by the shell. It must not contain "$(":
+// the kubelet expands that in commands too.
+var launcher = []string{"/bin/sh", "-c",
+	`exec sysbench --mysql-db="${` + EnvDatabase + `:-` + DefaultDatabase + `}" "$@"`, "sysbench"}
+
+// Step is one sysbench invocation. Threads and Duration are ignored for prepare and cleanup.
+type Step struct {
+	Phase    Phase
+	Threads  int32
+	Duration time.Duration
+}
+
+// Invocation is what one sysbench container runs.
+type Invocation struct {
+	Command []string
+	Args    []string
+	Env     []corev1.EnvVar
+}
+
+// Options the operator sets itself or that would break the contract, refused in extraArgs. The
+// API rejects most of them already; this also catches sysbench's deprecated aliases
+// (--num-threads, --max-time, --max-requests) and options that end the run without a report.
+var ownedOption = regexp.MustCompile(`^--(threads|num-threads|time|max-time|events|max-requests|` +
+	`tables|table-size|percentile|report-interval|report-checkpoints|db-driver|config-file|` +
+	`help|version|mysql-[a-z0-9-]*|pgsql-[a-z0-9-]*)(=|$)`)
+
+var optionSyntax = regexp.MustCompile(`^--[a-z][a-z0-9-]*(=.*)?$`)
+
+var stockScriptName = regexp.MustCompile(`^[a-z0-9_]+$`)
+
+// Build returns what one sysbench container runs for a step of workload w. secretName is the
+// connection Secret (keys SecretKey*). The container must mount ReporterScript() at ReporterPath,
+// the custom script's ConfigMap (if any) at CustomScriptMountPath, and keep the default
+// TerminationMessagePath.
+func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error) {
+	if errs := validation.IsDNS1123Subdomain(secretName); len(errs) > 0 {
+		return Invocation{}, fmt.Errorf("connection secret name %q: %s", secretName, strings.Join(errs, "; "))
+	}
+	script, err := scriptEnv(w)
+	if err != nil {
+		return Invocation{}, err
+	}
+	// Zero means the API default, as the API server would have filled it in.
+	tables := w.Tables
+	if tables == 0 {
+		tables = 1
+	}
+	if tables < 0 {
+		return Invocation{}, fmt.Errorf("workload.tables is %d: it must be at least 1", tables)
+	}
+	tableSize := w.TableSize
+	if tableSize == 0 {
+		tableSize = 10000
+	}
+	if tableSize < 0 {
+		return Invocation{}, fmt.Errorf("workload.tableSize is %d: it must be at least 1", tableSize)
+	}
+
+	args := []string{
+		ReporterPath,
+		"--db-driver=mysql",
+		"--mysql-host=$(" + EnvHost + ")",
+		"--mysql-port=$(" + EnvPort + ")",
+		"--mysql-user=$(" + EnvUser + ")",
+		"--mysql-password=$(" + EnvPassword + ")",
+		"--tables=" + strconv.Itoa(int(tables)),
+		"--table-size=" + strconv.FormatInt(tableSize, 10),
+	}
+
+	var command string
+	switch step.Phase {
+	case PhasePrepare:
+		command = "prepare"
+		args = append(args, "--threads="+strconv.Itoa(int(min(tables, PrepareMaxThreads))))
+	case PhaseCleanup:
+		command = "cleanup"
+	case PhaseRun, PhaseWarmup:
+		command = "run"
+		if step.Threads < 1 {
+			return Invocation{}, fmt.Errorf("%s step: threads is %d, it must be at least 1", step.Phase, step.Threads)
+		}
+		seconds, err := wholeSeconds(step.Duration)
+		if err != nil {
+			return Invocation{}, fmt.Errorf("%s step: %w", step.Phase, err)
+		}
+		args = append(args,
+			"--threads="+strconv.Itoa(int(step.Threads)),
+			"--time="+strconv.FormatInt(seconds, 10),
+			"--events=0",
+			"--report-interval=1",
+			"--percentile="+strconv.Itoa(Percentile),
+		)
+	default:
+		return Invocation{}, fmt.Errorf("unknown sysbench phase %q: use prepare, warmup, run or cleanup", step.Phase)
+	}
+
+	for i, a := range w.ExtraArgs {
+		if !optionSyntax.MatchString(a) {
+			return Invocation{}, fmt.Errorf("workload.extraArgs[%d] %q: write each option as --name=value", i, a)
+		}
+		if ownedOption.MatchString(a) {
+			return Invocation{}, fmt.Errorf("workload.extraArgs[%d] %q: the operator sets this option itself "+
+				"(threads and time come from spec.ladder, tables from spec.workload, connections from the target)", i, a)
+		}
+		// The kubelet expands $(VAR) in args; doubling every $ makes it hand the option to
+		// sysbench literally, so an extra arg can never pull the password out of the env.
+		args = append(args, strings.ReplaceAll(a, "$", "$$"))
+	}
+	args = append(args, command)
+
+	return Invocation{
+		Command: append([]string(nil), launcher...),
+		Args:    args,
+		Env: []corev1.EnvVar{
+			secretEnv(EnvHost, secretName, SecretKeyHost, false),
+			secretEnv(EnvPort, secretName, SecretKeyPort, false),
+			secretEnv(EnvUser, secretName, SecretKeyUser, false),
+			secretEnv(EnvPassword, secretName, SecretKeyPassword, false),
+			secretEnv(EnvDatabase, secretName, SecretKeyDatabase, true),
+			{Name: EnvScript, Value: script},
+			{Name: EnvResultFile, Value: TerminationMessagePath},
+		},
+	}, nil
+}
+
+// scriptEnv returns the reporter's MYSQLBENCH_SCRIPT: a stock script's name, which the reporter
+// finds on sysbench's Lua path (its data directory differs between packages), or the mounted
+// custom script's path.
+func scriptEnv(w v1alpha1.Workload) (string, error) {
+	switch {
+	case w.Script != "" && w.CustomScript != nil:
+		return "", fmt.Errorf("workload sets both script %q and customScript: set exactly one", w.Script)
+	case w.Script != "":
+		if !stockScriptName.MatchString(string(w.Script)) {
+			return "", fmt.Errorf("workload.script %q is not a stock sysbench script name such as oltp_point_select", w.Script)
+		}
+		return string(w.Script), nil
+	case w.CustomScript != nil:
+		cs := w.CustomScript
+		if cs.Name == "" {
+			return "", fmt.Errorf("workload.customScript.name is empty: name the ConfigMap that holds the Lua script")
+		}
+		// A ConfigMap key becomes a file name in the mounted volume; the API server allows only
+		// these characters in keys, which also keeps "$(" out of the env value.
+		if errs := validation.IsConfigMapKey(cs.Key); len(errs) > 0 {
+			return "", fmt.Errorf("workload.customScript.key %q: %s", cs.Key, strings.Join(errs, "; "))
+		}
+		return CustomScriptMountPath + "/" + cs.Key, nil
+	default:
+		return "", fmt.Errorf("workload sets neither script nor customScript: set exactly one, e.g. script: oltp_point_select")
+	}
+}
+
+// wholeSeconds converts a step duration to sysbench's --time, which takes whole seconds.
+func wholeSeconds(d time.Duration) (int64, error) {
+	if d < time.Second {
+		return 0, fmt.Errorf("duration %s is too short: it must be at least 1s", d)
+	}
+	if d > 24*time.Hour {
+		return 0, fmt.Errorf("duration %s is too long: it must be at most 24h", d)
+	}
+	if d%time.Second != 0 {
+		return 0, fmt.Errorf("duration %s is not a whole number of seconds (sysbench --time takes seconds), e.g. use %s",
+			d, d.Round(time.Second))
+	}
+	return int64(d / time.Second), nil
+}
+
+func secretEnv(name, secret, key string, optional bool) corev1.EnvVar {
+	ref := &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+		Key:                  key,
+	}
+	if optional {
+		ref.Optional = &optional
+	}
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ref}}
+}

@@ -1,0 +1,36 @@
+// Package sysbench owns the contract between the operator and sysbench 1.0.x: how a step's
+// container invokes sysbench (Build), the Lua reporter that makes sysbench report
+// machine-readable results (ReporterScript), and how those results and failures are read back
+// (ParseOutput, ParseTerminationMessage, Classify). sysbench's human-readable text is never parsed
+// as a result: it differs between versions and even between 1.0.20's own reporters.
+package sysbench
+
+import (
+	_ "embed"
+)
+
+// Where a sysbench Job mounts things. The controller builds the volumes from these.
+const (
+	// ReporterMountPath is where the operator's reporter ConfigMap is mounted; it holds
+	// ReporterConfigMapKey.
+	ReporterMountPath = "/opt/mysqlbench"
+	// ReporterConfigMapKey is the key (and file name) of the reporter script in its ConfigMap.
+	ReporterConfigMapKey = "reporter.lua"
+	// CustomScriptMountPath is where the ConfigMap with the user's script is mounted when
+	// workload.customScript is set; the script is the file named after its key.
+	CustomScriptMountPath = "/opt/mysqlbench/script"
+	// TerminationMessagePath is the container's termination message file; the reporter writes the
+	// final result there. It is the Kubernetes default; set it explicitly on the container anyway.
+	TerminationMessagePath = "/dev/termination-log"
+)
+
+// ReporterPath is the reporter script's path inside a sysbench container.
+const ReporterPath = ReporterMountPath + "/" + ReporterConfigMapKey
+
+//go:embed reporter.lua
+var reporterScript string
+
+// ReporterScript returns the Lua reporter that every sysbench Job runs, to be stored under
+// ReporterConfigMapKey in a ConfigMap the operator owns. It is mounted rather than baked into the
+// image so that any sysbench 1.0.x image with the stock scripts works.
+func ReporterScript() string { return reporterScript }

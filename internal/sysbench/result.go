@@ -1,0 +1,233 @@
+package sysbench
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// FormatVersion is the version of the reporter's JSON lines this package reads.
+const FormatVersion = 1
+
+// Record types of the reporter's JSON lines.
+const (
+	recordInterval = "interval"
+	recordFinal    = "final"
+)
+
+// Interval is one per-second report of a run: rates over the interval that just ended.
+type Interval struct {
+	// Time is the seconds since the run started, at the end of the interval.
+	Time float64 `json:"time"`
+	// Threads is the step's thread count.
+	Threads int32 `json:"threads"`
+	// ThreadsRunning is how many threads were still running (drops at the end of a run).
+	ThreadsRunning int32 `json:"threadsRunning"`
+	// TPS is transactions (sysbench events) per second.
+	TPS float64 `json:"tps"`
+	// QPS is all queries per second; ReadQPS, WriteQPS and OtherQPS split it.
+	QPS      float64 `json:"qps"`
+	ReadQPS  float64 `json:"readQps"`
+	WriteQPS float64 `json:"writeQps"`
+	OtherQPS float64 `json:"otherQps"`
+	// LatencyPctMs is the interval's latency percentile (Percentile) in milliseconds.
+	LatencyPctMs float64 `json:"latencyPctMs"`
+	// ErrorsPerSec are ignored errors per second; ReconnectsPerSec reconnects per second.
+	ErrorsPerSec     float64 `json:"errorsPerSec"`
+	ReconnectsPerSec float64 `json:"reconnectsPerSec"`
+}
+
+// Counts are query counts by kind.
+type Counts struct {
+	Total int64 `json:"total"`
+	Read  int64 `json:"read"`
+	Write int64 `json:"write"`
+	Other int64 `json:"other"`
+}
+
+// LatencyMs summarises event latency over a whole run, in milliseconds. Pct is the percentile
+// named by Final.Percentile.
+type LatencyMs struct {
+	Min float64 `json:"min"`
+	Avg float64 `json:"avg"`
+	Pct float64 `json:"pct"`
+	Max float64 `json:"max"`
+	Sum float64 `json:"sum"`
+}
+
+// Final is the reporter's final line: the result of a run, or for prepare and cleanup the proof
+// that the command completed (Command says which; only Threads, Tables and DurationSeconds are
+// set then).
+type Final struct {
+	Version  int    `json:"version"`
+	Command  string `json:"command"`
+	Sysbench string `json:"sysbench,omitempty"`
+	Threads  int32  `json:"threads"`
+	// Tables is set for prepare and cleanup.
+	Tables     int32 `json:"tables,omitempty"`
+	Percentile int32 `json:"percentile,omitempty"`
+	// DurationSeconds is how long sysbench measured (for prepare and cleanup: whole seconds).
+	DurationSeconds float64      `json:"durationSeconds"`
+	Events          int64        `json:"events,omitempty"`
+	TPS             float64      `json:"tps,omitempty"`
+	QPS             v1alpha1.QPS `json:"qps"`
+	Queries         Counts       `json:"queries"`
+	LatencyMs       LatencyMs    `json:"latencyMs"`
+	Errors          int64        `json:"errors"`
+	Reconnects      int64        `json:"reconnects"`
+}
+
+// StepResult converts a run's final report to the status form, without times and attempts.
+// Latency.P95Ms is only filled when the run measured the 95th percentile, as Build's runs do.
+func (f Final) StepResult() v1alpha1.StepResult {
+	r := v1alpha1.StepResult{
+		Threads: f.Threads,
+		TPS:     f.TPS,
+		QPS:     f.QPS,
+		Latency: v1alpha1.Latency{
+			MinMs: f.LatencyMs.Min,
+			AvgMs: f.LatencyMs.Avg,
+			MaxMs: f.LatencyMs.Max,
+		},
+		Errors:          f.Errors,
+		Reconnects:      f.Reconnects,
+		DurationSeconds: f.DurationSeconds,
+	}
+	if f.Percentile == Percentile {
+		r.Latency.P95Ms = f.LatencyMs.Pct
+	}
+	return r
+}
+
+// Output is what a sysbench container printed, as far as the operator cares.
+type Output struct {
+	// Intervals is the per-second series, in order.
+	Intervals []Interval
+	// Final is the final report; nil when there was none (a failed step).
+	Final *Final
+	// Fatal are sysbench's error lines: every "FATAL: ..." line, and the errors sysbench prints
+	// without that prefix ("invalid option: ...", "Unknown command: ...", "... does not
+	// implement ..."). Everything else is human text and ignored.
+	Fatal []string
+}
+
+// maxLine bounds one line of output; a FATAL line quoting a multi-kilobyte query must not abort
+// parsing (longer lines are cut).
+const maxLine = 1 << 20
+
+// ParseOutput reads a sysbench container's output: a Pod log, its stdout, or a termination
+// message that the kubelet filled from the log tail (FallbackToLogsOnError). JSON lines of the
+// reporter become Intervals and Final; error lines are kept in Fatal; other text is ignored. A
+// malformed reporter line is an error, since it means the contract is broken.
+func ParseOutput(r io.Reader) (Output, error) {
+	var out Output
+	br := bufio.NewReaderSize(r, 64*1024)
+	lineNo := 0
+	for {
+		line, err := readLine(br)
+		if len(line) > 0 || err == nil {
+			lineNo++
+			if perr := out.addLine(line); perr != nil {
+				return out, fmt.Errorf("line %d: %w", lineNo, perr)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("read sysbench output: %w", err)
+		}
+	}
+}
+
+// readLine returns the next line without its newline, cut to maxLine bytes.
+func readLine(br *bufio.Reader) (string, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf) < maxLine {
+			buf = append(buf, chunk[:min(len(chunk), maxLine-len(buf))]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return strings.TrimRight(string(buf), "\r\n"), err
+	}
+}
+
+func (o *Output) addLine(line string) error {
+	trimmed := strings.TrimSpace(line)
+	switch {
+	case strings.HasPrefix(trimmed, "{"):
+		return o.addRecord([]byte(trimmed))
+	case strings.HasPrefix(trimmed, "FATAL:"),
+		strings.HasPrefix(trimmed, "invalid option"),
+		strings.HasPrefix(trimmed, "Unknown command:"),
+		strings.Contains(trimmed, "does not implement the"):
+		o.Fatal = append(o.Fatal, trimmed)
+	}
+	return nil
+}
+
+// addRecord decodes one JSON line. Lines whose type this package does not know (another
+// wrapper's output) are ignored like any other text: they are not the contract.
+func (o *Output) addRecord(line []byte) error {
+	var head struct {
+		Type    string `json:"type"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil {
+		// Not JSON after all (e.g. a Lua table printed by a custom script): human text.
+		return nil
+	}
+	switch head.Type {
+	case recordInterval:
+		var iv Interval
+		if err := json.Unmarshal(line, &iv); err != nil {
+			return fmt.Errorf("reporter interval: %w", err)
+		}
+		o.Intervals = append(o.Intervals, iv)
+	case recordFinal:
+		f, err := decodeFinal(line)
+		if err != nil {
+			return err
+		}
+		o.Final = f
+	}
+	return nil
+}
+
+func decodeFinal(line []byte) (*Final, error) {
+	var f Final
+	if err := json.Unmarshal(line, &f); err != nil {
+		return nil, fmt.Errorf("reporter final: %w", err)
+	}
+	if f.Version != FormatVersion {
+		return nil, fmt.Errorf("reporter final: format version %d, this operator reads %d "+
+			"(the reporter ConfigMap and the operator are out of step)", f.Version, FormatVersion)
+	}
+	if f.Command == "" {
+		return nil, fmt.Errorf("reporter final: no command")
+	}
+	return &f, nil
+}
+
+// ParseTerminationMessage reads a step's final result from its container's termination message
+// (the reporter writes its final line there). It is an error when the message holds no final
+// report, e.g. when the kubelet filled it from the log tail of a failed container; read that
+// with ParseOutput and Classify.
+func ParseTerminationMessage(msg string) (*Final, error) {
+	out, err := ParseOutput(strings.NewReader(msg))
+	if err != nil {
+		return nil, fmt.Errorf("termination message: %w", err)
+	}
+	if out.Final == nil {
+		return nil, errors.New("termination message holds no final sysbench report")
+	}
+	return out.Final, nil
+}
