@@ -1,0 +1,203 @@
+package sysbench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// A custom script as a user would put it in a ConfigMap: it reuses the stock OLTP helpers and
+// runs a point select plus a range select per event, so its QPS is twice its TPS.
+const customScript = `require("oltp_common")
+
+function prepare_statements()
+   sysbench.opt.point_selects = 1
+   sysbench.opt.simple_ranges = 1
+   prepare_point_selects()
+   prepare_simple_ranges()
+end
+
+function event()
+   execute_point_selects()
+   execute_simple_ranges()
+end
+`
+
+// TestReal runs the builder's exact invocations against a private MariaDB: prepare, a 3-step
+// ladder, a custom script, cleanup, and the failures a user meets, each classified.
+func TestReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real sysbench runs skipped in -short mode")
+	}
+	tools := lookTools(t)
+	db := startMariaDB(t, tools)
+	password := randomPassword(t)
+	db.mustSQL(t, "CREATE DATABASE sbtest; CREATE DATABASE sbempty;"+
+		"CREATE USER sbtest@'%' IDENTIFIED BY '"+password+"';"+
+		"GRANT ALL ON sbtest.* TO sbtest@'%'; GRANT ALL ON sbempty.* TO sbtest@'%';")
+	// No database key: the launcher's default (sbtest) applies.
+	secret := db.secret("sbtest", password)
+	c := newContainer(t, map[string]string{"two_selects.lua": customScript})
+	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 2000}
+
+	build := func(t *testing.T, w v1alpha1.Workload, step Step) Invocation {
+		t.Helper()
+		inv, err := Build(w, testSecret, step)
+		if err != nil {
+			t.Fatalf("Build: %v", err)
+		}
+		return inv
+	}
+	// succeed runs a step that must succeed and checks what every successful step must give.
+	succeed := func(t *testing.T, w v1alpha1.Workload, step Step, command string) Output {
+		t.Helper()
+		r := c.run(t, build(t, w, step), secret)
+		assertNoLeak(t, r, password)
+		out, err := ParseOutput(bytes.NewReader(r.log))
+		if err != nil {
+			t.Fatalf("ParseOutput: %v\n%s", err, r.log)
+		}
+		if f := Classify(r.exitCode, out); f != nil {
+			t.Fatalf("step failed: %s (exit %d)\n%s", f.Reason, r.exitCode, r.log)
+		}
+		assertReporterLines(t, r.log)
+		if out.Final.Command != command {
+			t.Errorf("final is for %q, want %q", out.Final.Command, command)
+		}
+		if len(r.termination) == 0 || len(r.termination) >= 4096 {
+			t.Fatalf("termination message is %d bytes, want 1..4095", len(r.termination))
+		}
+		f, err := ParseTerminationMessage(r.termination)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *f != *out.Final {
+			t.Errorf("termination message %+v differs from the logged final %+v", f, out.Final)
+		}
+		return out
+	}
+	// fail runs a step that must fail with MySQL error code, classified from the log and, as the
+	// operator would with FallbackToLogsOnError, with no termination message written.
+	fail := func(t *testing.T, w v1alpha1.Workload, step Step, secret map[string]string, code int, phrase string) {
+		t.Helper()
+		r := c.run(t, build(t, w, step), secret)
+		assertNoLeak(t, r, password)
+		if r.termination != "" {
+			t.Errorf("failed step wrote a termination message %q; the kubelet would not fall back to the log", r.termination)
+		}
+		out, err := ParseOutput(bytes.NewReader(r.log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := Classify(r.exitCode, out)
+		if f == nil {
+			t.Fatalf("classified as success (exit %d)\n%s", r.exitCode, r.log)
+		}
+		if r.exitCode == 0 {
+			t.Errorf("failed step exited 0")
+		}
+		if f.Code != code || !strings.Contains(f.Reason, phrase) {
+			t.Errorf("classified as %+v, want code %d saying %q\n%s", f, code, phrase, r.log)
+		}
+		if strings.Contains(f.Reason, password) || strings.Contains(f.Reason, secret[SecretKeyPassword]) {
+			t.Errorf("reason quotes a password: %s", f.Reason)
+		}
+	}
+
+	t.Run("prepare", func(t *testing.T) {
+		out := succeed(t, w, Step{Phase: PhasePrepare}, "prepare")
+		if out.Final.Threads != 4 || out.Final.Tables != 4 {
+			t.Errorf("prepare final %+v, want 4 threads over 4 tables", out.Final)
+		}
+		if got := db.mustSQL(t, "SELECT COUNT(*) FROM sbtest.sbtest4"); got != "2000" {
+			t.Errorf("sbtest4 has %s rows, want 2000", got)
+		}
+	})
+
+	t.Run("ladder", func(t *testing.T) {
+		for _, threads := range []int32{1, 2, 4} {
+			out := succeed(t, w, Step{Phase: PhaseRun, Threads: threads, Duration: 2 * time.Second}, "run")
+			assertRunFinal(t, out.Final, threads)
+			if len(out.Intervals) == 0 {
+				t.Errorf("%d threads: no per-second series", threads)
+			}
+			for _, iv := range out.Intervals {
+				if iv.Threads != threads || iv.QPS <= 0 || iv.Time <= 0 || iv.LatencyPctMs <= 0 {
+					t.Errorf("%d threads: interval %+v", threads, iv)
+				}
+			}
+			t.Logf("%d threads: %.0f qps, latency ms min %.3f avg %.3f p95 %.3f max %.3f, %d intervals",
+				threads, out.Final.QPS.Total, out.Final.LatencyMs.Min, out.Final.LatencyMs.Avg,
+				out.Final.LatencyMs.Pct, out.Final.LatencyMs.Max, len(out.Intervals))
+		}
+	})
+
+	t.Run("custom script from a ConfigMap", func(t *testing.T) {
+		custom := w
+		custom.Script = ""
+		custom.CustomScript = &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "scripts"}, Key: "two_selects.lua"}
+		out := succeed(t, custom, Step{Phase: PhaseWarmup, Threads: 2, Duration: time.Second}, "run")
+		assertRunFinal(t, out.Final, 2)
+		if ratio := out.Final.QPS.Total / out.Final.TPS; ratio < 1.99 || ratio > 2.01 {
+			t.Errorf("qps/tps = %.3f, want 2: the custom script did not run", ratio)
+		}
+	})
+
+	t.Run("prepare over existing tables fails", func(t *testing.T) {
+		// Plain sysbench 1.0.20 exits 0 here (a parallel command's failing worker does not
+		// change the exit code); the reporter must turn it into a failure.
+		fail(t, w, Step{Phase: PhasePrepare}, secret, 1050, "already exist")
+	})
+
+	// The failures run with the tables in place, so each has exactly the one cause.
+	run := Step{Phase: PhaseRun, Threads: 2, Duration: 2 * time.Second}
+	t.Run("threads above max_connections", func(t *testing.T) {
+		db.mustSQL(t, "SET GLOBAL max_connections = 5")
+		defer db.mustSQL(t, "SET GLOBAL max_connections = 151")
+		fail(t, w, Step{Phase: PhaseRun, Threads: 20, Duration: 2 * time.Second}, secret, 1040, "max_connections")
+	})
+
+	t.Run("wrong password", func(t *testing.T) {
+		fail(t, w, run, db.secret("sbtest", randomPassword(t)), 1045, "access denied")
+	})
+
+	t.Run("not prepared", func(t *testing.T) {
+		empty := db.secret("sbtest", password)
+		empty[SecretKeyDatabase] = "sbempty"
+		fail(t, w, run, empty, 1146, "not prepared")
+	})
+
+	t.Run("cleanup", func(t *testing.T) {
+		succeed(t, w, Step{Phase: PhaseCleanup}, "cleanup")
+		if got := db.mustSQL(t, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='sbtest'"); got != "0" {
+			t.Errorf("%s tables left after cleanup", got)
+		}
+	})
+}
+
+// assertNoLeak checks that the password reached sysbench only as its --mysql-password argument
+// and appears in neither the log nor the termination message.
+func assertNoLeak(t *testing.T, r result, password string) {
+	t.Helper()
+	if bytes.Contains(r.log, []byte(password)) || strings.Contains(r.termination, password) {
+		t.Errorf("the password appears in the container's output")
+	}
+	n := 0
+	for _, a := range r.argv {
+		if strings.Contains(a, password) {
+			n++
+			if a != "--mysql-password="+password {
+				t.Errorf("the password is in argument %q", a)
+			}
+		}
+	}
+	if n > 1 {
+		t.Errorf("the password is in %d arguments", n)
+	}
+}
