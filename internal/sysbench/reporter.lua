@@ -29,7 +29,7 @@ local function fail(msg)
    -- Same shape as sysbench's own fatal messages, so the operator's
    -- classifier sees it; exit non-zero because a parallel command's worker
    -- failing does not change sysbench's exit code.
-   io.stdout:write("FATAL: mysqlbench reporter: ", msg, "\n")
+   io.stdout:write("FATAL: mysqlbench reporter: " .. msg .. "\n")
    io.stdout:flush()
    os.exit(1)
 end
@@ -101,8 +101,11 @@ local function opt(name, default)
    return tonumber(value) or default
 end
 
+-- One write per line: the reporting thread's interval lines and the main
+-- thread's final line can be printed at the same moment, and only a single
+-- write is atomic with respect to the other thread's.
 local function emit(line)
-   io.stdout:write(line, "\n")
+   io.stdout:write(line .. "\n")
    io.stdout:flush()
 end
 
@@ -115,7 +118,7 @@ local function write_result(line)
    if f == nil then
       fail("cannot write the result to " .. path .. ": " .. tostring(err))
    end
-   local ok, werr = f:write(line, "\n")
+   local ok, werr = f:write(line .. "\n")
    f:close()
    if not ok then
       fail("cannot write the result to " .. path .. ": " .. tostring(werr))
