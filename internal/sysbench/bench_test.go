@@ -39,7 +39,7 @@ func BenchmarkReporterOverhead(b *testing.B) {
 	password := randomPassword(b)
 	db.mustSQL(b, "CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY '"+password+"';"+
 		"GRANT ALL ON sbtest.* TO sbtest@'%';")
-	secret := db.secret("sbtest", password)
+	secret := db.secret(password)
 	c := newContainer(b, nil)
 	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000}
 	rounds := envInt("MYSQLBENCH_BENCH_ROUNDS", 5)

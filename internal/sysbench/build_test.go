@@ -168,7 +168,7 @@ func assertNoPassword(t *testing.T, inv Invocation) {
 	if strings.Contains(string(spec), testPassword) {
 		t.Fatalf("the Invocation contains the password: %s", spec)
 	}
-	argv, env, err := containerProcess(inv, testSecret, map[string]string{
+	argv, env, err := containerProcess(inv, map[string]string{
 		SecretKeyHost: "db.example", SecretKeyPort: "3306", SecretKeyUser: "sbtest", SecretKeyPassword: testPassword,
 	})
 	if err != nil {

@@ -42,9 +42,10 @@ func expandK8s(s string, vars map[string]string) string {
 	return b.String()
 }
 
-// containerProcess resolves inv against the Secret named in its env (data: the Secret's keys)
-// and returns the argv and environment the container's process gets.
-func containerProcess(inv Invocation, secretName string, data map[string]string) (argv []string, env map[string]string, err error) {
+// containerProcess resolves inv against the Secret testSecret (data: its keys) and returns the
+// argv and environment the container's process gets.
+func containerProcess(inv Invocation, data map[string]string) (argv []string, env map[string]string, err error) {
+	const secretName = testSecret
 	env = map[string]string{}
 	for _, e := range inv.Env {
 		switch {

@@ -153,11 +153,12 @@ func (db *mariaDB) mustSQL(tb testing.TB, stmts string) string {
 	return out
 }
 
-// secret returns the connection Secret's data for user with password, without a database key.
-func (db *mariaDB) secret(user, password string) map[string]string {
+// secret returns the connection Secret's data for user sbtest with password, without a
+// database key.
+func (db *mariaDB) secret(password string) map[string]string {
 	return map[string]string{
 		SecretKeyHost: "127.0.0.1", SecretKeyPort: strconv.Itoa(db.port),
-		SecretKeyUser: user, SecretKeyPassword: password,
+		SecretKeyUser: "sbtest", SecretKeyPassword: password,
 	}
 }
 
@@ -235,7 +236,7 @@ type result struct {
 func (c *container) run(tb testing.TB, inv Invocation, secret map[string]string) result {
 	tb.Helper()
 	_ = os.Remove(c.path(TerminationMessagePath))
-	argv, env, err := containerProcess(c.relocate(inv), testSecret, secret)
+	argv, env, err := containerProcess(c.relocate(inv), secret)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestReal(t *testing.T) {
 		"CREATE USER sbtest@'%' IDENTIFIED BY '"+password+"';"+
 		"GRANT ALL ON sbtest.* TO sbtest@'%'; GRANT ALL ON sbempty.* TO sbtest@'%';")
 	// No database key: the launcher's default (sbtest) applies.
-	secret := db.secret("sbtest", password)
+	secret := db.secret(password)
 	c := newContainer(t, map[string]string{"two_selects.lua": customScript})
 	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 2000}
 
@@ -107,6 +107,15 @@ func TestReal(t *testing.T) {
 		if strings.Contains(f.Reason, password) || strings.Contains(f.Reason, secret[SecretKeyPassword]) {
 			t.Errorf("reason quotes a password: %s", f.Reason)
 		}
+		// What the operator sees without log access: the kubelet's log tail in the
+		// termination message.
+		tailOut, err := ParseOutput(strings.NewReader(kubeletLogTail(r.log)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tf := Classify(r.exitCode, tailOut); tf == nil || tf.Code != code {
+			t.Errorf("from the termination message's log tail: %+v, want code %d", tf, code)
+		}
 	}
 
 	t.Run("prepare", func(t *testing.T) {
@@ -164,11 +173,11 @@ func TestReal(t *testing.T) {
 	})
 
 	t.Run("wrong password", func(t *testing.T) {
-		fail(t, w, run, db.secret("sbtest", randomPassword(t)), 1045, "access denied")
+		fail(t, w, run, db.secret(randomPassword(t)), 1045, "access denied")
 	})
 
 	t.Run("not prepared", func(t *testing.T) {
-		empty := db.secret("sbtest", password)
+		empty := db.secret(password)
 		empty[SecretKeyDatabase] = "sbempty"
 		fail(t, w, run, empty, 1146, "not prepared")
 	})
@@ -179,6 +188,20 @@ func TestReal(t *testing.T) {
 			t.Errorf("%s tables left after cleanup", got)
 		}
 	})
+}
+
+// kubeletLogTail is what FallbackToLogsOnError puts in the termination message: the end of the
+// log, at most 80 lines and 2048 bytes.
+func kubeletLogTail(log []byte) string {
+	lines := strings.SplitAfter(string(log), "\n")
+	if len(lines) > 81 {
+		lines = lines[len(lines)-81:]
+	}
+	tail := strings.Join(lines, "")
+	if len(tail) > 2048 {
+		tail = tail[len(tail)-2048:]
+	}
+	return tail
 }
 
 // assertNoLeak checks that the password reached sysbench only as its --mysql-password argument

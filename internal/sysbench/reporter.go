@@ -3,6 +3,22 @@
 // machine-readable results (ReporterScript), and how those results and failures are read back
 // (ParseOutput, ParseTerminationMessage, Classify). sysbench's human-readable text is never parsed
 // as a result: it differs between versions and even between 1.0.20's own reporters.
+//
+// A sysbench container built from an Invocation needs:
+//   - a ConfigMap volume holding ReporterScript() under ReporterConfigMapKey, mounted at
+//     ReporterMountPath, and for workload.customScript the user's ConfigMap at
+//     CustomScriptMountPath;
+//   - TerminationMessagePath as its terminationMessagePath and terminationMessagePolicy
+//     FallbackToLogsOnError: on success the message is the final JSON report; a failed step
+//     writes none, so the kubelet puts the log tail there instead, with the FATAL lines Classify
+//     needs. Either way Classify(exitCode, ParseOutput(message)) decides the step without log
+//     access;
+//   - an image with /bin/sh and sysbench 1.0.x on PATH.
+//
+// Build's command is a fixed /bin/sh line rather than sysbench itself for one reason: the
+// Secret's database key is optional (default sbtest), and Kubernetes can neither default an env
+// var from a missing optional key nor leave out an argument whose $(VAR) is unset. The line
+// applies that default and execs sysbench with the args untouched ("$@").
 package sysbench
 
 import (
