@@ -157,7 +157,7 @@ type Ladder struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="ladder.stepDuration must be between 1s and 24h"
 	// +optional
-	StepDuration metav1.Duration `json:"stepDuration,omitempty"`
+	StepDuration *metav1.Duration `json:"stepDuration,omitempty"`
 
 	// Warmup is how long sysbench runs once per target before the first step, with its result
 	// discarded, so caches and the buffer pool are warm. 0s skips it; at most 24h.
@@ -166,7 +166,7 @@ type Ladder struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="ladder.warmup must be between 0s (no warm-up) and 24h"
 	// +optional
-	Warmup metav1.Duration `json:"warmup,omitempty"`
+	Warmup *metav1.Duration `json:"warmup,omitempty"`
 
 	// WarmupThreads is the thread count of the warm-up. When unset, the ladder's largest thread
 	// count capped at 100 (the warm-up of Percona's published studies).

@@ -177,8 +177,16 @@ func (in *Ladder) DeepCopyInto(out *Ladder) {
 		*out = make([]int32, len(*in))
 		copy(*out, *in)
 	}
-	out.StepDuration = in.StepDuration
-	out.Warmup = in.Warmup
+	if in.StepDuration != nil {
+		in, out := &in.StepDuration, &out.StepDuration
+		*out = new(metav1.Duration)
+		**out = **in
+	}
+	if in.Warmup != nil {
+		in, out := &in.Warmup, &out.Warmup
+		*out = new(metav1.Duration)
+		**out = **in
+	}
 	if in.WarmupThreads != nil {
 		in, out := &in.WarmupThreads, &out.WarmupThreads
 		*out = new(int32)

@@ -11,6 +11,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -33,6 +35,7 @@ func Start(root string, extraCRDPaths ...string) (*envtest.Environment, *rest.Co
 		return nil, nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with `make test`, " +
 			"which provides kube-apiserver and etcd (downloaded by setup-envtest or built from the Go module proxy)")
 	}
+	ctrl.SetLogger(klog.NewKlogr())
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     append([]string{filepath.Join(root, "config", "crd", "bases")}, extraCRDPaths...),
 		ErrorIfCRDPathMissing: true,

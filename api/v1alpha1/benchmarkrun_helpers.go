@@ -1,0 +1,77 @@
+package v1alpha1
+
+import "time"
+
+// Defaults the CRD schema applies; the helpers below fall back to them for objects that did not
+// come through the API server (tests, dry runs).
+const (
+	DefaultStepDuration   = time.Minute
+	DefaultStepRetryLimit = 2
+	// MaxDefaultWarmupThreads caps the warm-up's thread count when warmupThreads is unset.
+	MaxDefaultWarmupThreads = 100
+)
+
+// StepDurationOrDefault is how long each step of the ladder runs.
+func (l Ladder) StepDurationOrDefault() time.Duration {
+	if l.StepDuration == nil || l.StepDuration.Duration <= 0 {
+		return DefaultStepDuration
+	}
+	return l.StepDuration.Duration
+}
+
+// WarmupDuration is how long the warm-up runs; 0 means no warm-up.
+func (l Ladder) WarmupDuration() time.Duration {
+	if l.Warmup == nil || l.Warmup.Duration < 0 {
+		return 0
+	}
+	return l.Warmup.Duration
+}
+
+// MaxThreads is the ladder's largest thread count.
+func (l Ladder) MaxThreads() int32 {
+	var m int32
+	for _, t := range l.Threads {
+		m = max(m, t)
+	}
+	return m
+}
+
+// WarmupThreadsOrDefault is the warm-up's thread count: warmupThreads, else the ladder's largest
+// thread count capped at MaxDefaultWarmupThreads.
+func (l Ladder) WarmupThreadsOrDefault() int32 {
+	if l.WarmupThreads != nil && *l.WarmupThreads > 0 {
+		return *l.WarmupThreads
+	}
+	return max(1, min(l.MaxThreads(), MaxDefaultWarmupThreads))
+}
+
+// PeakConnections is the most client connections the run opens at once against a server: the
+// largest of the ladder and the warm-up.
+func (l Ladder) PeakConnections() int32 {
+	if l.WarmupDuration() > 0 {
+		return max(l.MaxThreads(), l.WarmupThreadsOrDefault())
+	}
+	return l.MaxThreads()
+}
+
+// RetryLimit is how many times a failed step is retried.
+func (s BenchmarkRunSpec) RetryLimit() int32 {
+	if s.StepRetryLimit == nil {
+		return DefaultStepRetryLimit
+	}
+	return *s.StepRetryLimit
+}
+
+// EngineOrDefault is the target's engine, builtin when unset.
+func (t Target) EngineOrDefault() Engine {
+	if t.Engine == "" {
+		return EngineBuiltin
+	}
+	return t.Engine
+}
+
+// IsExclusive says whether servers must be alone on their nodes (the default).
+func (p DatabasePlacement) IsExclusive() bool { return p.Exclusive == nil || *p.Exclusive }
+
+// Finished says whether the target reached a terminal phase.
+func (p TargetPhase) Finished() bool { return p == TargetSucceeded || p == TargetFailed }
