@@ -25,6 +25,9 @@ const (
 	PhaseRun Phase = "run"
 	// PhaseCleanup drops the sbtest tables.
 	PhaseCleanup Phase = "cleanup"
+	// PhaseProbe logs in with the benchmark account and reports the server's VERSION(): the
+	// operator's proof that a server is ready for sysbench.
+	PhaseProbe Phase = "probe"
 )
 
 // Keys every connection Secret has. The builtin engine writes them; users of engine external
@@ -142,6 +145,8 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error
 		args = append(args, "--threads="+strconv.Itoa(int(min(tables, PrepareMaxThreads))))
 	case PhaseCleanup:
 		command = "cleanup"
+	case PhaseProbe:
+		command = "probe"
 	case PhaseRun, PhaseWarmup:
 		command = "run"
 		if step.Threads < 1 {
@@ -159,7 +164,7 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error
 			"--percentile="+strconv.Itoa(Percentile),
 		)
 	default:
-		return Invocation{}, fmt.Errorf("unknown sysbench phase %q: use prepare, warmup, run or cleanup", step.Phase)
+		return Invocation{}, fmt.Errorf("unknown sysbench phase %q: use probe, prepare, warmup, run or cleanup", step.Phase)
 	}
 
 	for i, a := range w.ExtraArgs {

@@ -87,6 +87,12 @@ func TestBuild(t *testing.T) {
 		wantArgs:   with(connArgs, "--tables=4", "--table-size=100000", "cleanup"),
 		wantScript: "oltp_point_select",
 	}, {
+		name:       "probe logs in and reports the version",
+		w:          pointSelect(4),
+		step:       Step{Phase: PhaseProbe, Threads: 8},
+		wantArgs:   with(connArgs, "--tables=4", "--table-size=100000", "probe"),
+		wantScript: "oltp_point_select",
+	}, {
 		name: "extra args go before the command, $ escaped for the kubelet",
 		w:    pointSelect(4, "--rand-type=uniform", "--range-size=100", "--skip-trx=on", "--x=$(MYSQLBENCH_PASSWORD)"),
 		step: Step{Phase: PhaseRun, Threads: 1, Duration: time.Second},
@@ -208,7 +214,7 @@ func TestBuildErrors(t *testing.T) {
 		{"sub-second", pointSelect(1), testSecret, Step{Phase: PhaseRun, Threads: 1, Duration: 500 * time.Millisecond}, "at least 1s"},
 		{"fractional seconds", pointSelect(1), testSecret, Step{Phase: PhaseRun, Threads: 1, Duration: 1500 * time.Millisecond}, "whole number of seconds"},
 		{"too long", pointSelect(1), testSecret, Step{Phase: PhaseRun, Threads: 1, Duration: 25 * time.Hour}, "at most 24h"},
-		{"unknown phase", pointSelect(1), testSecret, Step{Phase: "prewarm"}, "use prepare, warmup, run or cleanup"},
+		{"unknown phase", pointSelect(1), testSecret, Step{Phase: "prewarm"}, "use probe, prepare, warmup, run or cleanup"},
 		{"no script", v1alpha1.Workload{Tables: 1}, testSecret, run, "set exactly one"},
 		{"both scripts", v1alpha1.Workload{Script: "oltp_insert", CustomScript: &corev1.ConfigMapKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Key: "k"}}, testSecret, run, "set exactly one"},

@@ -118,6 +118,17 @@ func TestReal(t *testing.T) {
 		}
 	}
 
+	t.Run("probe", func(t *testing.T) {
+		out := succeed(t, w, Step{Phase: PhaseProbe}, "probe")
+		if want := db.mustSQL(t, "SELECT VERSION()"); out.Final.Server != want || want == "" {
+			t.Errorf("probe reported server %q, want %q", out.Final.Server, want)
+		}
+	})
+
+	t.Run("probe with a wrong password", func(t *testing.T) {
+		fail(t, w, Step{Phase: PhaseProbe}, db.secret(randomPassword(t)), 1045, "access denied")
+	})
+
 	t.Run("prepare", func(t *testing.T) {
 		out := succeed(t, w, Step{Phase: PhasePrepare}, "prepare")
 		if out.Final.Threads != 4 || out.Final.Tables != 4 {

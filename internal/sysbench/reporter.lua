@@ -8,6 +8,8 @@
 --   {"type":"interval",...}  one per --report-interval (the time series)
 --   {"type":"final",...}     once, when the command completed
 --
+-- Besides the script's own commands it adds one: probe (log in, report VERSION()).
+--
 -- The final line is also written to MYSQLBENCH_RESULT_FILE (the container's
 -- termination message file) so the operator can read a step's result from
 -- the Pod status without log access. Kubernetes caps that message at 4 KiB;
@@ -129,6 +131,34 @@ local function final(line)
    emit(line)
    write_result(line)
 end
+
+-- JSON string literal for text the server sends (a version string).
+local function json_string(s)
+   s = tostring(s or "")
+   s = s:gsub('[%c"\\]', function(c)
+      if c == '"' then return '\\"' end
+      if c == '\\' then return '\\\\' end
+      return string.format("\\u%04x", c:byte())
+   end)
+   return '"' .. s .. '"'
+end
+
+-- The probe command proves the benchmark account can log in over the network with
+-- sysbench's own client library (not just that the port is open) and reports the
+-- server's real version, read from the server rather than the image tag. The operator
+-- runs it once per target before prepare. It runs serially in sysbench's main state.
+local function probe()
+   local drv = sysbench.sql.driver()
+   local con = drv:connect()
+   local version = con:query_row("SELECT VERSION()")
+   con:disconnect()
+   final(string.format(
+            '{"type":"final","version":%d,"command":"probe","sysbench":"%s",' ..
+               '"threads":1,"durationSeconds":0,"server":%s}',
+            FORMAT_VERSION, tostring(sysbench.version), json_string(version)))
+end
+sysbench.cmdline.commands = sysbench.cmdline.commands or {}
+sysbench.cmdline.commands.probe = {probe}
 
 sysbench.hooks = sysbench.hooks or {}
 

@@ -80,6 +80,8 @@ type Final struct {
 	LatencyMs       LatencyMs    `json:"latencyMs"`
 	Errors          int64        `json:"errors"`
 	Reconnects      int64        `json:"reconnects"`
+	// Server is the server's VERSION(), reported by the probe command.
+	Server string `json:"server,omitempty"`
 }
 
 // StepResult converts a run's final report to the status form, without times and attempts.
