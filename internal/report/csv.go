@@ -1,0 +1,71 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// csvHeader is the first row of results.csv; spreadsheets and scripts address columns by these
+// names, so they only ever grow at the end.
+var csvHeader = []string{
+	"target", "server_version", "threads", "tps", "qps", "qps_read", "qps_write", "qps_other",
+	"latency_min_ms", "latency_avg_ms", "latency_p95_ms", "latency_max_ms", "errors", "reconnects",
+	"duration_seconds", "attempts", "start_time", "finish_time",
+}
+
+// renderCSV writes one row per target and finished step, targets in spec order. Numbers are
+// written exactly as status holds them.
+func renderCSV(doc *resultsDoc) (string, error) {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if err := w.Write(csvHeader); err != nil {
+		return "", fmt.Errorf("write results.csv: %w", err)
+	}
+	for _, tr := range doc.Targets {
+		for _, st := range tr.Steps {
+			row := []string{
+				tr.Name,
+				tr.ServerVersion,
+				strconv.FormatInt(int64(st.Threads), 10),
+				csvFloat(st.TPS),
+				csvFloat(st.QPS.Total),
+				csvFloat(st.QPS.Read),
+				csvFloat(st.QPS.Write),
+				csvFloat(st.QPS.Other),
+				csvFloat(st.Latency.MinMs),
+				csvFloat(st.Latency.AvgMs),
+				csvFloat(st.Latency.P95Ms),
+				csvFloat(st.Latency.MaxMs),
+				strconv.FormatInt(st.Errors, 10),
+				strconv.FormatInt(st.Reconnects, 10),
+				csvFloat(st.DurationSeconds),
+				strconv.FormatInt(int64(st.Attempts), 10),
+				csvTime(st.StartTime),
+				csvTime(st.FinishTime),
+			}
+			if err := w.Write(row); err != nil {
+				return "", fmt.Errorf("write results.csv: %w", err)
+			}
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return "", fmt.Errorf("write results.csv: %w", err)
+	}
+	return b.String(), nil
+}
+
+func csvFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// csvTime writes RFC 3339 in UTC, as metav1.Time does in JSON, so both files agree.
+func csvTime(t *metav1.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}

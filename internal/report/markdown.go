@@ -1,0 +1,182 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// missingCell marks a step a target has no result for (it failed earlier, or has not got there).
+const missingCell = "—"
+
+// renderMarkdown writes report.md: the run's headline output, shaped like Percona's published
+// tables of QPS by threads with one column per server, so results can be pasted next to theirs.
+func renderMarkdown(doc *resultsDoc) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", mdText(doc.Run.Name), mdText(doc.Run.Namespace))
+	fmt.Fprintf(&b, "Workload: %s.\n", workloadLine(doc))
+
+	threads := tableThreads(doc)
+	b.WriteString("\n## QPS by threads\n\n")
+	writeTable(&b, doc, threads, 2, func(s v1alpha1.StepResult) float64 { return s.QPS.Total })
+	b.WriteString("\n## p95 latency (ms) by threads\n\n")
+	// Three decimals, as the reporter measures: primary-key lookups take about 0.1 ms, and two
+	// decimals would hide the differences the table is for.
+	writeTable(&b, doc, threads, 3, func(s v1alpha1.StepResult) float64 { return s.Latency.P95Ms })
+
+	b.WriteString("\n## Targets\n\n")
+	for _, tr := range doc.Targets {
+		phase := tr.Phase
+		if phase == "" {
+			phase = "not started"
+		}
+		version := "server version unknown"
+		if tr.ServerVersion != "" {
+			version = "server " + mdText(tr.ServerVersion)
+		}
+		fmt.Fprintf(&b, "- %s: %s, %s", mdText(tr.Name), phase, version)
+		if tr.Message != "" {
+			fmt.Fprintf(&b, ": %s", mdText(tr.Message))
+		}
+		b.WriteString("\n")
+	}
+
+	if len(doc.Dropped) > 0 || len(doc.Notes) > 0 {
+		b.WriteString("\n## Notes\n\n")
+		if len(doc.Dropped) > 0 {
+			fmt.Fprintf(&b, "- Per-second series left out of %s to keep the results under %d bytes "+
+				"(the numbers above and in %s are complete):\n", KeyResultsJSON, MaxConfigMapBytes, KeyResultsCSV)
+			for _, d := range doc.Dropped {
+				fmt.Fprintf(&b, "  - %s at %s threads\n", mdText(d.Target), joinThreads(d.Threads))
+			}
+		}
+		for _, n := range doc.Notes {
+			fmt.Fprintf(&b, "- %s\n", mdText(n))
+		}
+	}
+	return b.String()
+}
+
+// workloadLine describes what sysbench ran, in one line.
+func workloadLine(doc *resultsDoc) string {
+	w, l := doc.Workload, doc.Ladder
+	var parts []string
+	switch {
+	case w.CustomScript != nil:
+		parts = append(parts, fmt.Sprintf("custom sysbench script `%s` from ConfigMap `%s`",
+			w.CustomScript.Key, w.CustomScript.ConfigMap))
+	default:
+		parts = append(parts, fmt.Sprintf("sysbench `%s`", w.Script))
+	}
+	tables := fmt.Sprintf("%s tables x %s rows", groupDigits(int64(w.Tables)), groupDigits(w.TableSize))
+	if w.SkipPrepare {
+		tables += " (prepared beforehand)"
+	}
+	parts = append(parts, tables)
+	if len(w.ExtraArgs) > 0 {
+		parts = append(parts, "options `"+strings.Join(w.ExtraArgs, " ")+"`")
+	}
+	parts = append(parts, seconds(l.StepDurationSeconds)+" per step")
+	if l.WarmupSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("warm-up %s at %d threads", seconds(l.WarmupSeconds), l.WarmupThreads))
+	} else {
+		parts = append(parts, "no warm-up")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// seconds writes a duration the way benchmark reports do ("300 s"), falling back to Go's form
+// for fractions, which the API allows in its pattern.
+func seconds(s float64) string {
+	if s == float64(int64(s)) {
+		return strconv.FormatInt(int64(s), 10) + " s"
+	}
+	return time.Duration(s * float64(time.Second)).String()
+}
+
+// groupDigits writes 1000000 as 1,000,000: row counts are read at a glance.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// tableThreads is the rows of the tables: the ladder, plus any thread count status holds that the
+// ladder does not (which should not happen), so no number is hidden.
+func tableThreads(doc *resultsDoc) []int32 {
+	threads := slices.Clone(doc.Ladder.Threads)
+	for _, tr := range doc.Targets {
+		for _, st := range tr.Steps {
+			if !slices.Contains(threads, st.Threads) {
+				threads = append(threads, st.Threads)
+			}
+		}
+	}
+	slices.Sort(threads)
+	return threads
+}
+
+func writeTable(b *strings.Builder, doc *resultsDoc, threads []int32, decimals int, value func(v1alpha1.StepResult) float64) {
+	b.WriteString("| Threads |")
+	for _, tr := range doc.Targets {
+		name := mdText(tr.Name)
+		if tr.ServerVersion != "" {
+			name += " (" + mdText(tr.ServerVersion) + ")"
+		}
+		b.WriteString(" " + name + " |")
+	}
+	b.WriteString("\n|---:|")
+	for range doc.Targets {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, th := range threads {
+		fmt.Fprintf(b, "| %d |", th)
+		for _, tr := range doc.Targets {
+			cell := missingCell
+			// The first result for a thread count wins; status holds one per step.
+			if i := slices.IndexFunc(tr.Steps, func(s stepResult) bool { return s.Threads == th }); i >= 0 {
+				cell = strconv.FormatFloat(value(tr.Steps[i].StepResult), 'f', decimals, 64)
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+}
+
+func joinThreads(ts []int32) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = strconv.FormatInt(int64(t), 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+// mdText makes free text (messages, versions) safe for one Markdown line: newlines would end the
+// list item, and characters such as * _ ` | < would start formatting or HTML.
+func mdText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\`*_[]<>|", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

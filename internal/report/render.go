@@ -1,0 +1,406 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// MaxConfigMapBytes is the budget Render keeps the data under, counted like the API server counts
+// a ConfigMap against its 1 MiB (1,048,576 bytes) limit: the bytes of every key and value. The
+// headroom leaves room for the object's metadata and for a key or two the controller might add.
+const MaxConfigMapBytes = 900_000
+
+// Data keys of the results ConfigMap that Render returns.
+const (
+	KeyResultsJSON = "results.json"
+	KeyResultsCSV  = "results.csv"
+	KeyReportMD    = "report.md"
+)
+
+// FormatVersion is the "formatVersion" of results.json; it changes only when a field changes
+// meaning or disappears, so tools can refuse a layout they do not know.
+const FormatVersion = 1
+
+// resultsDoc is results.json. Field names are part of the product's interface: add, never rename.
+type resultsDoc struct {
+	FormatVersion int            `json:"formatVersion"`
+	Run           runInfo        `json:"run"`
+	Workload      workloadInfo   `json:"workload"`
+	Ladder        ladderInfo     `json:"ladder"`
+	Targets       []targetResult `json:"targets"`
+	// Dropped lists the per-second series left out to keep the ConfigMap under its limit.
+	Dropped []droppedSeries `json:"dropped,omitempty"`
+	// Notes are anything else a reader must know about what results.json does not contain.
+	Notes []string `json:"notes,omitempty"`
+}
+
+type runInfo struct {
+	Name           string       `json:"name"`
+	Namespace      string       `json:"namespace"`
+	Phase          string       `json:"phase,omitempty"`
+	StartTime      *metav1.Time `json:"startTime,omitempty"`
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+type workloadInfo struct {
+	Script        string          `json:"script,omitempty"`
+	CustomScript  *customScriptID `json:"customScript,omitempty"`
+	Tables        int32           `json:"tables"`
+	TableSize     int64           `json:"tableSize"`
+	SkipPrepare   bool            `json:"skipPrepare,omitempty"`
+	ExtraArgs     []string        `json:"extraArgs,omitempty"`
+	SysbenchImage string          `json:"sysbenchImage,omitempty"`
+}
+
+type customScriptID struct {
+	ConfigMap string `json:"configMap"`
+	Key       string `json:"key"`
+}
+
+type ladderInfo struct {
+	Threads             []int32 `json:"threads"`
+	StepDurationSeconds float64 `json:"stepDurationSeconds"`
+	WarmupSeconds       float64 `json:"warmupSeconds"`
+	// WarmupThreads is the effective warm-up thread count (the default resolved); unset without
+	// a warm-up.
+	WarmupThreads int32 `json:"warmupThreads,omitempty"`
+}
+
+type targetResult struct {
+	Name           string       `json:"name"`
+	Engine         string       `json:"engine,omitempty"`
+	Image          string       `json:"image,omitempty"`
+	MyCnf          string       `json:"myCnf,omitempty"`
+	Phase          string       `json:"phase,omitempty"`
+	ServerVersion  string       `json:"serverVersion,omitempty"`
+	Message        string       `json:"message,omitempty"`
+	StartTime      *metav1.Time `json:"startTime,omitempty"`
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	Steps          []stepResult `json:"steps"`
+}
+
+// stepResult is the status numbers of a step, field for field, plus its series.
+type stepResult struct {
+	v1alpha1.StepResult
+	Series embeddedSeries `json:"series,omitempty"`
+}
+
+type droppedSeries struct {
+	Target  string  `json:"target"`
+	Threads []int32 `json:"threads"`
+	// Bytes is what the dropped series took.
+	Bytes int `json:"bytes"`
+}
+
+type stepKey struct {
+	target  string
+	threads int32
+}
+
+// Render builds the final ConfigMap data: results.json, results.csv and report.md, and nothing
+// else: the series.* keys of stored are consumed (results.json carries the series), so the caller
+// replaces the ConfigMap's data with the result.
+//
+// Rendering twice is safe: when stored holds a results.json from an earlier Render instead of a
+// step's series key, the series (and the record of dropped ones) are taken from it, so a retried
+// write does not lose the series the first write consumed.
+//
+// The data stays under MaxConfigMapBytes. If the series do not fit, the largest are dropped first
+// and results.json ("dropped") and the end of report.md say exactly which; the status numbers
+// are never dropped. It is an error only when those numbers alone do not fit.
+func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]string, error) {
+	if run == nil {
+		return nil, fmt.Errorf("render results: no BenchmarkRun")
+	}
+	doc := buildDoc(run)
+	carried := attachSeries(&doc, stored)
+	doc.Dropped = droppedList(&doc, carried)
+
+	data, err := encodeData(&doc)
+	if err != nil {
+		return nil, err
+	}
+	if dataSize(data) <= MaxConfigMapBytes {
+		return data, nil
+	}
+
+	// Too big: drop series, largest first, until it fits. Each round drops enough series to
+	// cover the excess, then re-renders, since the list of what was dropped adds bytes too.
+	cands := seriesBySize(&doc)
+	next := 0
+	dropRecs := carried
+	for dataSize(data) > MaxConfigMapBytes {
+		if next == len(cands) {
+			return nil, fmt.Errorf("render results of %s/%s: %d bytes even without per-second series, "+
+				"more than the %d a ConfigMap can hold", run.Namespace, run.Name, dataSize(data), MaxConfigMapBytes)
+		}
+		excess := dataSize(data) - MaxConfigMapBytes
+		for saved := 0; next < len(cands) && saved < excess; next++ {
+			c := cands[next]
+			doc.Targets[c.target].Steps[c.step].Series = nil
+			saved += c.bytes
+			dropRecs = append(dropRecs, dropRec{key: c.key, bytes: c.bytes})
+		}
+		doc.Dropped = droppedList(&doc, dropRecs)
+		if data, err = encodeData(&doc); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+// buildDoc turns the run into results.json without series: spec summary and status numbers.
+func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
+	spec := run.Spec
+	doc := resultsDoc{
+		FormatVersion: FormatVersion,
+		Run: runInfo{
+			Name:           run.Name,
+			Namespace:      run.Namespace,
+			Phase:          string(run.Status.Phase),
+			StartTime:      run.Status.StartTime,
+			CompletionTime: run.Status.CompletionTime,
+		},
+		Workload: workloadInfo{
+			Script:        string(spec.Workload.Script),
+			Tables:        spec.Workload.Tables,
+			TableSize:     spec.Workload.TableSize,
+			SkipPrepare:   spec.Workload.SkipPrepare,
+			ExtraArgs:     spec.Workload.ExtraArgs,
+			SysbenchImage: spec.SysbenchImage,
+		},
+		Ladder: ladderInfo{
+			Threads:             spec.Ladder.Threads,
+			StepDurationSeconds: spec.Ladder.StepDurationOrDefault().Seconds(),
+			WarmupSeconds:       spec.Ladder.WarmupDuration().Seconds(),
+		},
+	}
+	if cs := spec.Workload.CustomScript; cs != nil {
+		doc.Workload.CustomScript = &customScriptID{ConfigMap: cs.Name, Key: cs.Key}
+	}
+	if spec.Ladder.WarmupDuration() > 0 {
+		doc.Ladder.WarmupThreads = spec.Ladder.WarmupThreadsOrDefault()
+	}
+
+	statusByName := make(map[string]v1alpha1.TargetStatus, len(run.Status.Targets))
+	for _, ts := range run.Status.Targets {
+		if _, dup := statusByName[ts.Name]; !dup {
+			statusByName[ts.Name] = ts
+		}
+	}
+	inSpec := make(map[string]bool, len(spec.Targets))
+	add := func(t v1alpha1.Target) {
+		tr := targetResult{Name: t.Name, Engine: string(t.EngineOrDefault()), Image: t.Image, MyCnf: t.MyCnf, Steps: []stepResult{}}
+		if ts, ok := statusByName[t.Name]; ok {
+			tr.Phase = string(ts.Phase)
+			tr.ServerVersion = ts.ServerVersion
+			tr.Message = ts.Message
+			tr.StartTime = ts.StartTime
+			tr.CompletionTime = ts.CompletionTime
+			for _, st := range ts.Steps {
+				tr.Steps = append(tr.Steps, stepResult{StepResult: st})
+			}
+		}
+		doc.Targets = append(doc.Targets, tr)
+	}
+	for _, t := range spec.Targets {
+		inSpec[t.Name] = true
+		add(t)
+	}
+	// The spec cannot change once a run starts, so status targets outside it should not exist;
+	// if one does, its numbers are still reported rather than silently lost.
+	for _, ts := range run.Status.Targets {
+		if !inSpec[ts.Name] {
+			inSpec[ts.Name] = true
+			add(v1alpha1.Target{Name: ts.Name})
+			doc.Targets[len(doc.Targets)-1].Engine = "" // unknown, not the default
+		}
+	}
+	return doc
+}
+
+type dropRec struct {
+	key   stepKey
+	bytes int
+}
+
+// attachSeries puts each step's series into doc: from its series key in stored, else from an
+// earlier results.json in stored. It returns the drop records of that earlier render that still
+// apply, and adds notes for series it could not use.
+func attachSeries(doc *resultsDoc, stored map[string]string) []dropRec {
+	var prevSeries map[stepKey]embeddedSeries
+	var prevDropped map[stepKey]int
+	if prev, ok := stored[KeyResultsJSON]; ok {
+		var err error
+		if prevSeries, prevDropped, err = readPrevious(prev); err != nil {
+			doc.Notes = append(doc.Notes, fmt.Sprintf("The %s of an earlier render could not be read (%v): "+
+				"series it held, if any, are lost.", KeyResultsJSON, err))
+		}
+	}
+
+	used := map[string]bool{}
+	var carried []dropRec
+	for ti := range doc.Targets {
+		tr := &doc.Targets[ti]
+		for si := range tr.Steps {
+			st := &tr.Steps[si]
+			k := stepKey{tr.Name, st.Threads}
+			key := SeriesKey(tr.Name, st.Threads)
+			if raw, ok := stored[key]; ok {
+				used[key] = true
+				s, err := checkSeries(raw)
+				if err != nil {
+					doc.Notes = append(doc.Notes, fmt.Sprintf("The per-second series of %s at %d threads (key %s) "+
+						"could not be read and is left out: %v.", tr.Name, st.Threads, key, err))
+					continue
+				}
+				st.Series = s
+				continue
+			}
+			if s := prevSeries[k]; s != nil {
+				st.Series = s
+			} else if b, ok := prevDropped[k]; ok {
+				carried = append(carried, dropRec{key: k, bytes: b})
+			}
+		}
+	}
+
+	var orphans []string
+	for key := range stored {
+		if strings.HasPrefix(key, seriesKeyPrefix) && !used[key] {
+			orphans = append(orphans, key)
+		}
+	}
+	sort.Strings(orphans)
+	for _, key := range orphans {
+		doc.Notes = append(doc.Notes, fmt.Sprintf("The series key %s matches no step result in status and is left out.", key))
+	}
+	return carried
+}
+
+// readPrevious extracts the series and dropped records of an earlier results.json.
+func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, error) {
+	var prev struct {
+		FormatVersion int `json:"formatVersion"`
+		Targets       []struct {
+			Name  string `json:"name"`
+			Steps []struct {
+				Threads int32           `json:"threads"`
+				Series  json.RawMessage `json:"series"`
+			} `json:"steps"`
+		} `json:"targets"`
+		Dropped []droppedSeries `json:"dropped"`
+	}
+	if err := json.Unmarshal([]byte(s), &prev); err != nil {
+		return nil, nil, err
+	}
+	if prev.FormatVersion != FormatVersion {
+		return nil, nil, fmt.Errorf("formatVersion %d, this operator writes %d", prev.FormatVersion, FormatVersion)
+	}
+	series := map[stepKey]embeddedSeries{}
+	for _, t := range prev.Targets {
+		for _, st := range t.Steps {
+			if st.Series == nil {
+				continue
+			}
+			es, err := checkSeries(string(st.Series))
+			if err != nil {
+				return nil, nil, fmt.Errorf("series of %s at %d threads: %w", t.Name, st.Threads, err)
+			}
+			series[stepKey{t.Name, st.Threads}] = es
+		}
+	}
+	dropped := map[stepKey]int{}
+	for _, d := range prev.Dropped {
+		// The earlier render kept one total per target; spread it evenly so totals stay right.
+		for _, th := range d.Threads {
+			dropped[stepKey{d.Target, th}] = d.Bytes / max(1, len(d.Threads))
+		}
+	}
+	return series, dropped, nil
+}
+
+type seriesCand struct {
+	key          stepKey
+	target, step int
+	bytes        int
+}
+
+// seriesBySize lists the steps that carry a series, largest first (ties in report order), with
+// the bytes the series takes in results.json.
+func seriesBySize(doc *resultsDoc) []seriesCand {
+	var cands []seriesCand
+	for ti, tr := range doc.Targets {
+		for si, st := range tr.Steps {
+			if st.Series == nil {
+				continue
+			}
+			n := seriesOverhead + len(st.Series)
+			cands = append(cands, seriesCand{key: stepKey{tr.Name, st.Threads}, target: ti, step: si, bytes: n})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].bytes > cands[j].bytes })
+	return cands
+}
+
+// droppedList groups drop records by target, in report order, threads ascending.
+func droppedList(doc *resultsDoc, recs []dropRec) []droppedSeries {
+	if len(recs) == 0 {
+		return nil
+	}
+	byTarget := map[string]*droppedSeries{}
+	for _, r := range recs {
+		d := byTarget[r.key.target]
+		if d == nil {
+			d = &droppedSeries{Target: r.key.target}
+			byTarget[r.key.target] = d
+		}
+		d.Threads = append(d.Threads, r.key.threads)
+		d.Bytes += r.bytes
+	}
+	var out []droppedSeries
+	for _, tr := range doc.Targets {
+		if d := byTarget[tr.Name]; d != nil {
+			slices.Sort(d.Threads)
+			out = append(out, *d)
+		}
+	}
+	return out
+}
+
+// encodeData renders the three keys from doc.
+func encodeData(doc *resultsDoc) (map[string]string, error) {
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	// Messages and my.cnf text are not embedded in HTML; escaping < > & would only cost bytes.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", KeyResultsJSON, err)
+	}
+	csvText, err := renderCSV(doc)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{
+		KeyResultsJSON: js.String(),
+		KeyResultsCSV:  csvText,
+		KeyReportMD:    renderMarkdown(doc),
+	}, nil
+}
+
+// dataSize counts data as the API server does against the ConfigMap size limit.
+func dataSize(data map[string]string) int {
+	n := 0
+	for k, v := range data {
+		n += len(k) + len(v)
+	}
+	return n
+}

@@ -1,0 +1,403 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// decodeResults reads results.json back the way a tool would.
+type decodedResults struct {
+	FormatVersion int `json:"formatVersion"`
+	Run           struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"run"`
+	Targets []struct {
+		Name    string `json:"name"`
+		Phase   string `json:"phase"`
+		Message string `json:"message"`
+		Steps   []struct {
+			v1alpha1.StepResult
+			Series *Series `json:"series"`
+		} `json:"steps"`
+	} `json:"targets"`
+	Dropped []droppedSeries `json:"dropped"`
+	Notes   []string        `json:"notes"`
+}
+
+func decodeResultsJSON(t testing.TB, s string) decodedResults {
+	t.Helper()
+	var d decodedResults
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		t.Fatalf("results.json does not parse: %v", err)
+	}
+	return d
+}
+
+// assertCSVMatchesStatus parses results.csv with encoding/csv and checks every status number is
+// in it, in order.
+func assertCSVMatchesStatus(t *testing.T, csvText string, run *v1alpha1.BenchmarkRun) {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if err != nil {
+		t.Fatalf("results.csv does not parse: %v", err)
+	}
+	if !slices.Equal(rows[0], csvHeader) {
+		t.Fatalf("header = %v", rows[0])
+	}
+	rows = rows[1:]
+	i := 0
+	for _, ts := range run.Status.Targets {
+		for _, st := range ts.Steps {
+			if i >= len(rows) {
+				t.Fatalf("results.csv has %d rows, status has more steps", len(rows))
+			}
+			r := rows[i]
+			i++
+			qps, _ := strconv.ParseFloat(r[4], 64)
+			p95, _ := strconv.ParseFloat(r[10], 64)
+			if r[0] != ts.Name || r[1] != ts.ServerVersion || r[2] != strconv.Itoa(int(st.Threads)) ||
+				qps != st.QPS.Total || p95 != st.Latency.P95Ms {
+				t.Errorf("row %d = %v, want %s %s %d threads qps %v p95 %v", i, r, ts.Name, ts.ServerVersion, st.Threads, st.QPS.Total, st.Latency.P95Ms)
+			}
+			if st.StartTime != nil && r[16] != st.StartTime.UTC().Format("2006-01-02T15:04:05Z07:00") {
+				t.Errorf("row %d start_time = %q", i, r[16])
+			}
+		}
+	}
+	if i != len(rows) {
+		t.Errorf("results.csv has %d rows, status %d steps", len(rows), i)
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  *v1alpha1.BenchmarkRun
+		// mustContain are report.md lines the case is about.
+		mustContain []string
+	}{
+		{
+			name: "two_targets",
+			run:  fixtureRun(-1),
+			mustContain: []string{
+				"# BenchmarkRun pk-lookup (namespace bench)",
+				"Workload: sysbench `oltp_point_select`, 100 tables x 1,000,000 rows, options `--rand-type=uniform`, 300 s per step, warm-up 300 s at 64 threads.",
+				"| Threads | mysql57 (5.7.44) | ps80 (8.0.36-28) |",
+				"|---:|---:|---:|",
+				"| 1 | 14545.70 | 13091.13 |",
+				"- ps80: Succeeded, server 8.0.36-28",
+			},
+		},
+		{
+			name: "failed_after_one_step",
+			run:  fixtureRun(1),
+			mustContain: []string{
+				"| 1 | 14545.70 | 13091.13 |",
+				"| 8 | 96001.60 | — |",
+				"| 64 | 320005.33 | — |",
+				"| 8 | 0.125 | — |",
+				"- ps80: Failed, server 8.0.36-28: step 2 (8 threads): error 1040: Too many connections",
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stored := storedSeries(t, tc.run, 5, 1<<20)
+			stored["unrelated"] = "ignored"
+			data, err := Render(tc.run, stored)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keys := slices.Sorted(maps.Keys(data)); !slices.Equal(keys, []string{KeyReportMD, KeyResultsCSV, KeyResultsJSON}) {
+				t.Fatalf("keys = %v, want only the three results keys (series consumed)", keys)
+			}
+			for _, k := range []string{KeyReportMD, KeyResultsCSV, KeyResultsJSON} {
+				assertGolden(t, tc.name+"/"+k, data[k])
+			}
+			md := strings.Split(data[KeyReportMD], "\n")
+			for _, line := range tc.mustContain {
+				if !slices.Contains(md, line) {
+					t.Errorf("report.md lacks the line %q", line)
+				}
+			}
+			assertCSVMatchesStatus(t, data[KeyResultsCSV], tc.run)
+
+			d := decodeResultsJSON(t, data[KeyResultsJSON])
+			if d.FormatVersion != 1 || d.Run.Name != "pk-lookup" || d.Run.Namespace != "bench" || len(d.Targets) != 2 {
+				t.Fatalf("results.json head = %+v", d)
+			}
+			for ti, tr := range d.Targets {
+				status := tc.run.Status.Targets[ti]
+				if tr.Name != status.Name || tr.Message != status.Message || len(tr.Steps) != len(status.Steps) {
+					t.Errorf("target %d = %s %q with %d steps, want %s %q with %d", ti, tr.Name, tr.Message, len(tr.Steps), status.Name, status.Message, len(status.Steps))
+				}
+				for si, st := range tr.Steps {
+					want, _ := DecodeSeries(stored[SeriesKey(tr.Name, st.Threads)])
+					if st.Series == nil || !slices.Equal(st.Series.TPS, want.TPS) {
+						t.Errorf("%s step %d: series %+v, want the stored one", tr.Name, si, st.Series)
+					}
+					if st.QPS != status.Steps[si].QPS || st.Latency != status.Steps[si].Latency {
+						t.Errorf("%s step %d: numbers %+v differ from status", tr.Name, si, st.StepResult)
+					}
+				}
+			}
+			if len(d.Dropped) != 0 || len(d.Notes) != 0 {
+				t.Errorf("dropped %v notes %v, want none", d.Dropped, d.Notes)
+			}
+		})
+	}
+}
+
+func TestRenderNotesUnusableSeries(t *testing.T) {
+	run := fixtureRun(1)
+	stored := storedSeries(t, run, 5, 1<<20)
+	stored[SeriesKey("mysql57", 8)] = `{"bucketSeconds":1,"t":[1],"tps":[]}`
+	stored[SeriesKey("ps80", 64)] = stored[SeriesKey("ps80", 1)] // a step with no result in status
+	data, err := Render(run, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeResultsJSON(t, data[KeyResultsJSON])
+	if d.Targets[0].Steps[1].Series != nil || d.Targets[0].Steps[0].Series == nil {
+		t.Error("the corrupt series was kept, or a good one lost")
+	}
+	wantNotes := []string{"series.mysql57.t0008.json", "series.ps80.t0064.json"}
+	if len(d.Notes) != 2 {
+		t.Fatalf("notes = %q, want one per unusable series", d.Notes)
+	}
+	for i, key := range wantNotes {
+		if !strings.Contains(d.Notes[i], key) {
+			t.Errorf("note %q does not name %s", d.Notes[i], key)
+		}
+		if !strings.Contains(data[KeyReportMD], key) {
+			t.Errorf("report.md does not mention %s", key)
+		}
+	}
+}
+
+// The controller may render again after a write whose status update failed; the series the first
+// render consumed must survive.
+func TestRenderTwiceKeepsSeries(t *testing.T) {
+	run := fixtureRun(-1)
+	first, err := Render(run, storedSeries(t, run, 5, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Render(run, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(first, second) {
+		t.Errorf("rendering the rendered data changed it:\n%.400s\n%.400s", first[KeyResultsJSON], second[KeyResultsJSON])
+	}
+}
+
+// hugeSpec is the largest run the API allows: 16 targets x 64 steps, 24 h each.
+func hugeRun() *v1alpha1.BenchmarkRun {
+	run := fixtureRun(-1)
+	run.Spec.Targets = nil
+	run.Status.Targets = nil
+	var ladder []int32
+	for i := range int32(64) {
+		ladder = append(ladder, 1+i*156)
+	}
+	run.Spec.Ladder.Threads = ladder
+	for ti := range 16 {
+		name := fmt.Sprintf("target-%02d-%s", ti, strings.Repeat("x", 30))
+		run.Spec.Targets = append(run.Spec.Targets, v1alpha1.Target{Name: name, Image: "mysql:8.0.36"})
+		ts := v1alpha1.TargetStatus{Name: name, Phase: v1alpha1.TargetSucceeded, ServerVersion: "8.0.36-28.1"}
+		for si, th := range ladder {
+			st := stepFixture(th, 0)
+			st.QPS.Total += float64(si) + 0.37 // distinct, realistic-width numbers
+			ts.Steps = append(ts.Steps, st)
+		}
+		run.Status.Targets = append(run.Status.Targets, ts)
+	}
+	return run
+}
+
+// storeEach encodes one 86400 s series per budget and stores it for every step of the targets
+// given that budget (encoding 1024 distinct day-long series would only slow the test: Render sees
+// their bytes, not their origin).
+func storeEach(t *testing.T, run *v1alpha1.BenchmarkRun, budgetOf func(target int) int) map[string]string {
+	t.Helper()
+	iv := intervalsFixture(86400, 1)
+	cache := map[int]string{}
+	stored := map[string]string{}
+	for ti, ts := range run.Status.Targets {
+		b := budgetOf(ti)
+		if _, ok := cache[b]; !ok {
+			s, err := EncodeSeries(iv, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache[b] = s
+		}
+		for _, st := range ts.Steps {
+			stored[SeriesKey(ts.Name, st.Threads)] = cache[b]
+		}
+	}
+	return stored
+}
+
+func TestRenderHugeRunAtSeriesBudgetKeepsEverything(t *testing.T) {
+	run := hugeRun()
+	budget := SeriesBudget(run.Spec)
+	data, err := Render(run, storeEach(t, run, func(int) int { return budget }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := dataSize(data); n > MaxConfigMapBytes {
+		t.Fatalf("%d bytes, over %d", n, MaxConfigMapBytes)
+	}
+	d := decodeResultsJSON(t, data[KeyResultsJSON])
+	if len(d.Dropped) != 0 {
+		t.Errorf("dropped %v at the budget SeriesBudget gave (%d bytes per step)", d.Dropped, budget)
+	}
+	for _, tr := range d.Targets {
+		for _, st := range tr.Steps {
+			if st.Series == nil || st.Series.Intervals != 86400 {
+				t.Fatalf("%s at %d threads: series %+v, want one of 86400 intervals", tr.Name, st.Threads, st.Series)
+			}
+		}
+	}
+	assertCSVMatchesStatus(t, data[KeyResultsCSV], run)
+	s := d.Targets[0].Steps[0].Series
+	t.Logf("16 x 64 steps: %d bytes per series (%d s buckets, points dropped: %v), %d bytes in all",
+		budget, s.BucketSeconds, s.PointsDropped, dataSize(data))
+}
+
+// Series stored at a larger budget than SeriesBudget (e.g. by an older controller) must be
+// dropped, largest first, and the drops reported; the numbers stay.
+func TestRenderHugeRunDropsLargestSeriesFirst(t *testing.T) {
+	run := hugeRun()
+	budget := SeriesBudget(run.Spec)
+	large := func(ti int) bool { return ti%2 == 0 }
+	stored := storeEach(t, run, func(ti int) int {
+		if large(ti) {
+			return 4 * budget
+		}
+		return 2 * budget
+	})
+	data, err := Render(run, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := dataSize(data); n > MaxConfigMapBytes {
+		t.Fatalf("%d bytes, over %d", n, MaxConfigMapBytes)
+	}
+	assertCSVMatchesStatus(t, data[KeyResultsCSV], run)
+
+	d := decodeResultsJSON(t, data[KeyResultsJSON])
+	if len(d.Dropped) == 0 {
+		t.Fatal("nothing reported as dropped")
+	}
+	dropped := map[string]map[int32]bool{}
+	for _, dr := range d.Dropped {
+		dropped[dr.Target] = map[int32]bool{}
+		for _, th := range dr.Threads {
+			dropped[dr.Target][th] = true
+		}
+	}
+	keptLarge, droppedSmall := false, false
+	for ti, tr := range d.Targets {
+		for si, st := range tr.Steps {
+			if want := run.Status.Targets[ti].Steps[si]; st.QPS != want.QPS || st.Latency != want.Latency || st.Threads != want.Threads {
+				t.Fatalf("%s step %d: numbers %+v, want status %+v", tr.Name, si, st.StepResult, want)
+			}
+			gone := dropped[tr.Name][st.Threads]
+			if gone == (st.Series != nil) {
+				t.Fatalf("%s at %d threads: reported dropped %v but series present %v", tr.Name, st.Threads, gone, st.Series != nil)
+			}
+			if large(ti) && !gone {
+				keptLarge = true
+			}
+			if !large(ti) && gone {
+				droppedSmall = true
+			}
+		}
+	}
+	if keptLarge && droppedSmall {
+		t.Error("a smaller series was dropped while a larger one was kept")
+	}
+	md := data[KeyReportMD]
+	notes := md[strings.Index(md, "## Notes"):]
+	for _, dr := range d.Dropped {
+		line := fmt.Sprintf("  - %s at %s threads", dr.Target, joinThreads(dr.Threads))
+		if !strings.Contains(notes, line+"\n") {
+			t.Errorf("report.md notes lack %q", line)
+		}
+	}
+
+	// Rendering the result again reports the same drops instead of forgetting them.
+	again, err := Render(run, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(again, data) {
+		t.Error("re-rendering a render with drops changed it")
+	}
+}
+
+func TestRenderFailsWhenNumbersAloneDoNotFit(t *testing.T) {
+	run := hugeRun()
+	for i := range run.Status.Targets {
+		run.Status.Targets[i].Message = strings.Repeat("a long failure message ", 3000)
+	}
+	if _, err := Render(run, nil); err == nil || !strings.Contains(err.Error(), "even without per-second series") {
+		t.Errorf("err = %v, want a report that the numbers alone are too big", err)
+	}
+}
+
+func TestSeriesBudget(t *testing.T) {
+	small := fixtureRun(-1).Spec
+	huge := hugeRun().Spec
+	bs, bh := SeriesBudget(small), SeriesBudget(huge)
+	if bs < 100_000 {
+		t.Errorf("2 x 3 steps: budget %d, want most of the ConfigMap shared by 6 steps", bs)
+	}
+	if bh < minSeriesBudget || bh >= bs {
+		t.Errorf("16 x 64 steps: budget %d, want between %d and the small run's %d", bh, minSeriesBudget, bs)
+	}
+	// Six steps of series at the budget plus the summaries must fit.
+	if 6*(bs+seriesOverhead) > MaxConfigMapBytes {
+		t.Errorf("budget %d x 6 steps exceeds the ConfigMap", bs)
+	}
+}
+
+// The Percona-sized run: 6 targets x 32 steps of 300 one-second reports each.
+func BenchmarkRenderPercona(b *testing.B) {
+	run := fixtureRun(-1)
+	var ladder []int32
+	for i := range 32 {
+		ladder = append(ladder, int32(1+i*32))
+	}
+	run.Spec.Ladder.Threads = ladder
+	run.Spec.Targets, run.Status.Targets = nil, nil
+	for ti := range 6 {
+		name := fmt.Sprintf("mysql-%d", ti)
+		run.Spec.Targets = append(run.Spec.Targets, v1alpha1.Target{Name: name, Image: "mysql:5.7.44"})
+		ts := v1alpha1.TargetStatus{Name: name, Phase: v1alpha1.TargetSucceeded, ServerVersion: "5.7.44"}
+		for _, th := range ladder {
+			ts.Steps = append(ts.Steps, stepFixture(th, 0))
+		}
+		run.Status.Targets = append(run.Status.Targets, ts)
+	}
+	stored := storedSeries(b, run, 300, SeriesBudget(run.Spec))
+	b.ReportAllocs()
+	for b.Loop() {
+		data, err := Render(run, stored)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(dataSize(data)), "bytes")
+	}
+}

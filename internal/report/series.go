@@ -1,0 +1,296 @@
+// Package report renders a BenchmarkRun's results into the data of its "<run>-results"
+// ConfigMap: results.json, results.csv and report.md. It also encodes the per-second series of
+// each finished step compactly, so the controller can keep them in that ConfigMap while the run
+// goes on. Everything here is a pure function of its arguments: no client, no clock.
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+)
+
+// Series is the per-second time series of one finished step, as stored while the run goes on and
+// as carried in results.json. It is columnar (one array per measure) because a long step has tens
+// of thousands of points and repeating field names per point would multiply its size.
+//
+// Values are written with limited precision (see appendValue): the series is for plots, and the
+// exact step numbers are in the step's status.
+type Series struct {
+	// BucketSeconds is how many consecutive sysbench reports each point averages. The operator runs
+	// sysbench with --report-interval=1, so it is seconds: 1 unless the series was downsampled to
+	// fit its byte budget. 0 when PointsDropped.
+	BucketSeconds int `json:"bucketSeconds"`
+	// Intervals is how many sysbench reports the series was built from.
+	Intervals int `json:"intervals"`
+	// Threads is the step's sysbench thread count.
+	Threads int32 `json:"threads"`
+	// PointsDropped is true when not even a single whole-step point fit the byte budget: the
+	// series then has no points and only the step's summary numbers (in status) describe it.
+	PointsDropped bool `json:"pointsDropped,omitempty"`
+
+	// Time is the seconds since the step started at the end of each bucket. The last bucket may
+	// average fewer reports than BucketSeconds when they do not divide evenly.
+	Time []float64 `json:"t,omitempty"`
+	// TPS is transactions (sysbench events) per second.
+	TPS []float64 `json:"tps,omitempty"`
+	// QPS is queries per second; Read, Write and Other split it.
+	QPS   []float64 `json:"qps,omitempty"`
+	Read  []float64 `json:"read,omitempty"`
+	Write []float64 `json:"write,omitempty"`
+	Other []float64 `json:"other,omitempty"`
+	// LatencyMs is the latency percentile sysbench reports per interval (the 95th), in
+	// milliseconds. A downsampled point is the mean of its reports' percentiles, not the
+	// percentile of the bucket, which sysbench does not report.
+	LatencyMs []float64 `json:"latencyMs,omitempty"`
+	// Errors and Reconnects are per second.
+	Errors     []float64 `json:"errors,omitempty"`
+	Reconnects []float64 `json:"reconnects,omitempty"`
+}
+
+// SeriesKey is the ConfigMap data key a step's series is stored under while the run goes on, e.g.
+// "series.mysql80.t0008.json". Target names are DNS labels, so the key only holds valid ConfigMap
+// key characters; the zero-padded thread count makes keys sort in ladder order.
+func SeriesKey(target string, threads int32) string {
+	return fmt.Sprintf("%s%s.t%04d.json", seriesKeyPrefix, target, threads)
+}
+
+const seriesKeyPrefix = "series."
+
+// Precision of the encoded series. Sysbench reports rates with 2 decimals and latency with 3;
+// five significant digits keep every realistic rate to within 0.005%, far below the run-to-run
+// noise of a benchmark, while an averaged value does not print 17 digits.
+const (
+	sigDigits        = 5
+	maxValueDecimals = 3
+	maxTimeDecimals  = 1
+)
+
+// EncodeSeries turns a step's intervals into JSON of at most budget bytes. When the full
+// per-second series is too large it averages consecutive intervals into buckets of k reports
+// (2, 3, ...), using the smallest k a bisection finds to fit. When even a single bucket holding the
+// whole step does not fit, it returns a series with PointsDropped set and no points: the step's
+// summary numbers in status are then all that is kept. It fails only when the budget cannot hold
+// even that. The output depends only on the arguments.
+func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
+	n := len(intervals)
+	if n == 0 {
+		return fitOrFail(Series{BucketSeconds: 1}.appendJSON(nil), budget)
+	}
+	encode := func(k int) []byte { return bucketize(intervals, k).appendJSON(nil) }
+
+	full := encode(1)
+	if len(full) <= budget {
+		return string(full), nil
+	}
+	// The size shrinks about in proportion to the number of buckets, so the ratio is a good first
+	// guess; doubling from there finds a bucket size that fits without encoding every candidate.
+	lo, hi := 1, 0 // lo never fits, hi fits (0: none found yet)
+	var best []byte
+	for k := min(n, max(2, ceilDiv(len(full), budget))); ; k = min(n, 2*k) {
+		b := encode(k)
+		if len(b) <= budget {
+			hi, best = k, b
+			break
+		}
+		lo = k
+		if k == n {
+			break
+		}
+	}
+	if hi == 0 {
+		s := Series{Intervals: n, Threads: intervals[0].Threads, PointsDropped: true}
+		return fitOrFail(s.appendJSON(nil), budget)
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if b := encode(mid); len(b) <= budget {
+			hi, best = mid, b
+		} else {
+			lo = mid
+		}
+	}
+	return string(best), nil
+}
+
+func fitOrFail(b []byte, budget int) (string, error) {
+	if len(b) > budget {
+		return "", fmt.Errorf("series budget of %d bytes is too small: even a series without points takes %d", budget, len(b))
+	}
+	return string(b), nil
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// bucketize averages runs of k consecutive intervals. Sysbench reports at a fixed interval, so the
+// plain mean of the rates is the rate over the bucket.
+func bucketize(iv []sysbench.Interval, k int) Series {
+	n := len(iv)
+	m := ceilDiv(n, k)
+	s := Series{
+		BucketSeconds: k,
+		Intervals:     n,
+		Threads:       iv[0].Threads,
+		Time:          make([]float64, m),
+		TPS:           make([]float64, m),
+		QPS:           make([]float64, m),
+		Read:          make([]float64, m),
+		Write:         make([]float64, m),
+		Other:         make([]float64, m),
+		LatencyMs:     make([]float64, m),
+		Errors:        make([]float64, m),
+		Reconnects:    make([]float64, m),
+	}
+	for j := range m {
+		lo, hi := j*k, min((j+1)*k, n)
+		var tps, qps, rd, wr, ot, lat, er, rc float64
+		for _, x := range iv[lo:hi] {
+			tps += x.TPS
+			qps += x.QPS
+			rd += x.ReadQPS
+			wr += x.WriteQPS
+			ot += x.OtherQPS
+			lat += x.LatencyPctMs
+			er += x.ErrorsPerSec
+			rc += x.ReconnectsPerSec
+		}
+		c := float64(hi - lo)
+		s.Time[j] = iv[hi-1].Time
+		s.TPS[j] = tps / c
+		s.QPS[j] = qps / c
+		s.Read[j] = rd / c
+		s.Write[j] = wr / c
+		s.Other[j] = ot / c
+		s.LatencyMs[j] = lat / c
+		s.Errors[j] = er / c
+		s.Reconnects[j] = rc / c
+	}
+	return s
+}
+
+// DecodeSeries reads a series written by EncodeSeries (or carried in results.json). It rejects
+// columns of different lengths, which would misalign every plot drawn from them.
+func DecodeSeries(s string) (Series, error) {
+	var out Series
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return Series{}, fmt.Errorf("decode series: %w", err)
+	}
+	if err := out.validate(); err != nil {
+		return Series{}, fmt.Errorf("decode series: %w", err)
+	}
+	return out, nil
+}
+
+func (s Series) validate() error {
+	if s.BucketSeconds < 0 || s.Intervals < 0 {
+		return fmt.Errorf("negative bucketSeconds %d or intervals %d", s.BucketSeconds, s.Intervals)
+	}
+	n := len(s.Time)
+	for _, c := range s.columns() {
+		if len(c.values) != n {
+			return fmt.Errorf("column %q has %d points, %q has %d", c.name, len(c.values), "t", n)
+		}
+	}
+	if s.PointsDropped && n > 0 {
+		return errors.New("pointsDropped is set but the series has points")
+	}
+	return nil
+}
+
+type column struct {
+	name     string
+	values   []float64
+	decimals int
+}
+
+// columns lists the arrays in their JSON order; Time comes first and is not part of it.
+func (s Series) columns() []column {
+	return []column{
+		{"tps", s.TPS, maxValueDecimals},
+		{"qps", s.QPS, maxValueDecimals},
+		{"read", s.Read, maxValueDecimals},
+		{"write", s.Write, maxValueDecimals},
+		{"other", s.Other, maxValueDecimals},
+		{"latencyMs", s.LatencyMs, maxValueDecimals},
+		{"errors", s.Errors, maxValueDecimals},
+		{"reconnects", s.Reconnects, maxValueDecimals},
+	}
+}
+
+// MarshalJSON writes the compact form, so a series embedded in results.json costs the same bytes
+// as the stored one that the budget was computed for.
+func (s Series) MarshalJSON() ([]byte, error) { return s.appendJSON(nil), nil }
+
+// appendJSON writes the series by hand: encoding/json would print every float at full precision,
+// and a fixed field order keeps the output deterministic.
+func (s Series) appendJSON(b []byte) []byte {
+	b = append(b, `{"bucketSeconds":`...)
+	b = strconv.AppendInt(b, int64(s.BucketSeconds), 10)
+	b = append(b, `,"intervals":`...)
+	b = strconv.AppendInt(b, int64(s.Intervals), 10)
+	b = append(b, `,"threads":`...)
+	b = strconv.AppendInt(b, int64(s.Threads), 10)
+	if s.PointsDropped {
+		b = append(b, `,"pointsDropped":true`...)
+	}
+	b = appendColumn(b, column{"t", s.Time, maxTimeDecimals})
+	for _, c := range s.columns() {
+		b = appendColumn(b, c)
+	}
+	return append(b, '}')
+}
+
+func appendColumn(b []byte, c column) []byte {
+	if len(c.values) == 0 {
+		return b
+	}
+	b = append(b, `,"`...)
+	b = append(b, c.name...)
+	b = append(b, `":[`...)
+	for i, v := range c.values {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendValue(b, v, c.decimals)
+	}
+	return append(b, ']')
+}
+
+// appendValue writes v rounded to sigDigits significant digits and at most maxDecimals decimals.
+// Rounding goes through an exact power of ten so that the shortest representation that
+// strconv prints is the rounded decimal itself (0.071, not 0.07100000000000001), and rounding an
+// already rounded value changes nothing, so decoding and re-encoding is stable. NaN and infinities,
+// which JSON cannot carry, are written as 0.
+func appendValue(b []byte, v float64, maxDecimals int) []byte {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, '0')
+	}
+	d := min(sigDigits-1-decimalExponent(math.Abs(v)), maxDecimals)
+	if d >= 0 {
+		p := math.Pow10(d)
+		v = math.Round(v*p) / p
+	} else {
+		p := math.Pow10(-d)
+		v = math.Round(v/p) * p
+	}
+	if v == 0 { // also turns -0 into 0
+		return append(b, '0')
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64)
+}
+
+// decimalExponent returns e with 10^e <= a < 10^(e+1) for a > 0. math.Log10 alone can be off by
+// one at exact powers of ten (Log10(1000) is 2.9999999999999996), hence the correction.
+func decimalExponent(a float64) int {
+	e := int(math.Floor(math.Log10(a)))
+	if math.Pow10(e+1) <= a {
+		e++
+	} else if math.Pow10(e) > a {
+		e--
+	}
+	return e
+}
