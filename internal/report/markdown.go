@@ -51,7 +51,7 @@ func renderMarkdown(doc *resultsDoc) string {
 			fmt.Fprintf(&b, "- Per-second series left out of %s to keep the results under %d bytes "+
 				"(the numbers above and in %s are complete):\n", KeyResultsJSON, MaxConfigMapBytes, KeyResultsCSV)
 			for _, d := range doc.Dropped {
-				fmt.Fprintf(&b, "  - %s at %s threads\n", mdText(d.Target), joinThreads(d.Threads))
+				fmt.Fprintf(&b, "  - %s %s\n", mdText(d.Target), droppedSteps(doc, d))
 			}
 		}
 		for _, n := range doc.Notes {
@@ -157,6 +157,17 @@ func writeTable(b *strings.Builder, doc *resultsDoc, threads []int32, decimals i
 		}
 		b.WriteString("\n")
 	}
+}
+
+// droppedSteps says which steps of a target lost their series; "all 64 steps" reads better than
+// 64 thread counts.
+func droppedSteps(doc *resultsDoc, d droppedSeries) string {
+	for _, tr := range doc.Targets {
+		if tr.Name == d.Target && len(tr.Steps) > 1 && len(tr.Steps) == len(d.Threads) {
+			return fmt.Sprintf("at all %d steps", len(tr.Steps))
+		}
+	}
+	return "at " + joinThreads(d.Threads) + " threads"
 }
 
 func joinThreads(ts []int32) string {

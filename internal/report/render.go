@@ -240,10 +240,13 @@ func attachSeries(doc *resultsDoc, stored map[string]string) []dropRec {
 	var prevDropped map[stepKey]int
 	if prev, ok := stored[KeyResultsJSON]; ok {
 		var err error
-		if prevSeries, prevDropped, err = readPrevious(prev); err != nil {
+		var prevNotes []string
+		if prevSeries, prevDropped, prevNotes, err = readPrevious(prev); err != nil {
 			doc.Notes = append(doc.Notes, fmt.Sprintf("The %s of an earlier render could not be read (%v): "+
 				"series it held, if any, are lost.", KeyResultsJSON, err))
 		}
+		// Its notes describe series keys that are gone now; keep them so a re-render says the same.
+		doc.Notes = append(doc.Notes, prevNotes...)
 	}
 
 	used := map[string]bool{}
@@ -283,11 +286,25 @@ func attachSeries(doc *resultsDoc, stored map[string]string) []dropRec {
 	for _, key := range orphans {
 		doc.Notes = append(doc.Notes, fmt.Sprintf("The series key %s matches no step result in status and is left out.", key))
 	}
+	doc.Notes = dedupe(doc.Notes)
 	return carried
 }
 
-// readPrevious extracts the series and dropped records of an earlier results.json.
-func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, error) {
+// dedupe drops repeated notes, keeping the first of each.
+func dedupe(notes []string) []string {
+	seen := map[string]bool{}
+	out := notes[:0]
+	for _, n := range notes {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// readPrevious extracts the series, dropped records and notes of an earlier results.json.
+func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, []string, error) {
 	var prev struct {
 		FormatVersion int `json:"formatVersion"`
 		Targets       []struct {
@@ -298,12 +315,13 @@ func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, error)
 			} `json:"steps"`
 		} `json:"targets"`
 		Dropped []droppedSeries `json:"dropped"`
+		Notes   []string        `json:"notes"`
 	}
 	if err := json.Unmarshal([]byte(s), &prev); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if prev.FormatVersion != FormatVersion {
-		return nil, nil, fmt.Errorf("formatVersion %d, this operator writes %d", prev.FormatVersion, FormatVersion)
+		return nil, nil, nil, fmt.Errorf("formatVersion %d, this operator writes %d", prev.FormatVersion, FormatVersion)
 	}
 	series := map[stepKey]embeddedSeries{}
 	for _, t := range prev.Targets {
@@ -313,7 +331,7 @@ func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, error)
 			}
 			es, err := checkSeries(string(st.Series))
 			if err != nil {
-				return nil, nil, fmt.Errorf("series of %s at %d threads: %w", t.Name, st.Threads, err)
+				return nil, nil, nil, fmt.Errorf("series of %s at %d threads: %w", t.Name, st.Threads, err)
 			}
 			series[stepKey{t.Name, st.Threads}] = es
 		}
@@ -325,7 +343,7 @@ func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, error)
 			dropped[stepKey{d.Target, th}] = d.Bytes / max(1, len(d.Threads))
 		}
 	}
-	return series, dropped, nil
+	return series, dropped, prev.Notes, nil
 }
 
 type seriesCand struct {

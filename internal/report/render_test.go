@@ -181,6 +181,9 @@ func TestRenderNotesUnusableSeries(t *testing.T) {
 			t.Errorf("report.md does not mention %s", key)
 		}
 	}
+	if again, err := Render(run, data); err != nil || !maps.Equal(again, data) {
+		t.Errorf("re-rendering lost the notes (err %v):\n%s", err, again[KeyReportMD])
+	}
 }
 
 // The controller may render again after a write whose status update failed; the series the first
@@ -197,6 +200,14 @@ func TestRenderTwiceKeepsSeries(t *testing.T) {
 	}
 	if !maps.Equal(first, second) {
 		t.Errorf("rendering the rendered data changed it:\n%.400s\n%.400s", first[KeyResultsJSON], second[KeyResultsJSON])
+	}
+
+	broken, err := Render(run, map[string]string{KeyResultsJSON: `{"formatVersion":1,`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decodeResultsJSON(t, broken[KeyResultsJSON]); len(d.Notes) != 1 || !strings.Contains(d.Notes[0], "could not be read") {
+		t.Errorf("an unreadable earlier results.json is not noted: %q", d.Notes)
 	}
 }
 
@@ -332,6 +343,9 @@ func TestRenderHugeRunDropsLargestSeriesFirst(t *testing.T) {
 	notes := md[strings.Index(md, "## Notes"):]
 	for _, dr := range d.Dropped {
 		line := fmt.Sprintf("  - %s at %s threads", dr.Target, joinThreads(dr.Threads))
+		if len(dr.Threads) == 64 {
+			line = fmt.Sprintf("  - %s at all 64 steps", dr.Target)
+		}
 		if !strings.Contains(notes, line+"\n") {
 			t.Errorf("report.md notes lack %q", line)
 		}
