@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,6 +21,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	mysqlbenchv1alpha1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 )
 
 var scheme = runtime.NewScheme()
@@ -37,6 +41,8 @@ type options struct {
 	leaderElectionNS string
 	watchNamespaces  string
 	enableHTTP2      bool
+	sysbenchImage    string
+	readyTimeout     time.Duration
 }
 
 func main() {
@@ -54,6 +60,10 @@ func main() {
 		"Comma-separated namespaces whose BenchmarkRuns are reconciled; all namespaces when empty.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
 		"Allow HTTP/2 on the metrics server (off by default: CVE-2023-44487, CVE-2023-39325).")
+	flag.StringVar(&o.sysbenchImage, "sysbench-image", controllers.DefaultSysbenchImage,
+		"sysbench 1.0.x image for runs whose spec names none.")
+	flag.DurationVar(&o.readyTimeout, "server-ready-timeout", controllers.DefaultServerReadyTimeout,
+		"How long a target's server may take to accept connections before the target fails.")
 	klog.InitFlags(nil) // -v, -vmodule, ...: Kubernetes-style structured logs
 	flag.Parse()
 	ctrl.SetLogger(klog.NewKlogr())
@@ -79,7 +89,7 @@ func run(o options) error {
 	if o.secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	cacheOpts := cache.Options{}
+	cacheOpts := controllers.CacheOptions(cache.Options{})
 	if ns := splitNamespaces(o.watchNamespaces); len(ns) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
 		for _, n := range ns {
@@ -98,6 +108,25 @@ func run(o options) error {
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
+	}
+	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("create clientset: %w", err)
+	}
+	reconciler := &controllers.BenchmarkRunReconciler{
+		Client:   mgr.GetClient(),
+		Scheme:   mgr.GetScheme(),
+		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines: map[mysqlbenchv1alpha1.Engine]engine.Engine{
+			mysqlbenchv1alpha1.EngineBuiltin:  &engine.Builtin{Client: mgr.GetClient(), Scheme: mgr.GetScheme()},
+			mysqlbenchv1alpha1.EngineExternal: &engine.External{Reader: mgr.GetAPIReader()},
+		},
+		Logs:               controllers.ClientsetLogs{Clientset: clientset},
+		SysbenchImage:      o.sysbenchImage,
+		ServerReadyTimeout: o.readyTimeout,
+	}
+	if err := reconciler.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the BenchmarkRun controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)

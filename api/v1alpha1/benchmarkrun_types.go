@@ -125,12 +125,13 @@ type Workload struct {
 
 	// ExtraArgs are further sysbench options, one `--name=value` per item, e.g.
 	// --rand-type=uniform or --range-size=100. Options the operator sets itself are refused:
-	// --threads, --time, --events, --tables, --table-size, --percentile, --report-interval,
-	// --report-checkpoints, --db-driver, --config-file, --mysql-* and --pgsql-*.
+	// --threads, --time, --events (and their 0.5 names --num-threads, --max-time, --max-requests),
+	// --tables, --table-size, --percentile, --report-interval, --report-checkpoints, --db-driver,
+	// --config-file, --help, --version, --mysql-* and --pgsql-*.
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=256
 	// +kubebuilder:validation:items:Pattern=`^--[a-z][a-z0-9-]*(=.*)?$`
-	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(threads|time|events|tables|table-size|percentile|report-interval|report-checkpoints|db-driver|config-file|mysql-[a-z0-9-]*|pgsql-[a-z0-9-]*)(=|$)'))",message="extraArgs must not set options the operator owns (--threads, --time, --events, --tables, --table-size, --percentile, --report-interval, --report-checkpoints, --db-driver, --config-file, --mysql-*, --pgsql-*): use spec.ladder and spec.workload, and the target's engine for connections"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(threads|num-threads|time|max-time|events|max-requests|tables|table-size|percentile|report-interval|report-checkpoints|db-driver|config-file|help|version|mysql-[a-z0-9-]*|pgsql-[a-z0-9-]*)(=|$)'))",message="extraArgs must not set options the operator owns (--threads, --time, --events and their old names, --tables, --table-size, --percentile, --report-interval, --report-checkpoints, --db-driver, --config-file, --mysql-*, --pgsql-*): use spec.ladder and spec.workload, and the target's engine for connections"
 	// +listType=atomic
 	// +optional
 	ExtraArgs []string `json:"extraArgs,omitempty"`
@@ -151,19 +152,20 @@ type Ladder struct {
 	Threads []int32 `json:"threads"`
 
 	// StepDuration is how long each step runs (sysbench --time), from 1s to 24h, in whole
-	// seconds, e.g. 300s or 5m.
+	// seconds written with h, m and s, e.g. 300s, 5m or 1h30m.
 	// +kubebuilder:default="60s"
 	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	// +kubebuilder:validation:Pattern=`^([0-9]+(h|m|s))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="ladder.stepDuration must be between 1s and 24h"
 	// +optional
 	StepDuration *metav1.Duration `json:"stepDuration,omitempty"`
 
 	// Warmup is how long sysbench runs once per target before the first step, with its result
-	// discarded, so caches and the buffer pool are warm. 0s skips it; at most 24h.
+	// discarded, so caches and the buffer pool are warm. 0s skips it; at most 24h, in whole
+	// seconds written with h, m and s.
 	// +kubebuilder:default="0s"
 	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	// +kubebuilder:validation:Pattern=`^([0-9]+(h|m|s))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="ladder.warmup must be between 0s (no warm-up) and 24h"
 	// +optional
 	Warmup *metav1.Duration `json:"warmup,omitempty"`
@@ -454,6 +456,7 @@ type BenchmarkRunStatus struct {
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.currentTarget`
 // +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.status.currentStep`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it is the mysqlbench.io/run label value of everything the run creates"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.phase) || oldSelf.status.phase == 'Pending' || self.spec == oldSelf.spec",message="spec cannot change once the run has started: a run measures one fixed configuration; create a new BenchmarkRun (or delete and re-create this one) to benchmark another"
 type BenchmarkRun struct {
 	metav1.TypeMeta   `json:",inline"`

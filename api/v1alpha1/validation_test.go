@@ -129,7 +129,11 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 				r.Spec.Ladder.Threads = append(r.Spec.Ladder.Threads, i)
 			}
 		}, "must have at most 64 items"},
-		{"step too short", func(r *v1.BenchmarkRun) { r.Spec.Ladder.StepDuration.Duration = 500 * time.Millisecond },
+		{"step not whole seconds", func(r *v1.BenchmarkRun) { r.Spec.Ladder.StepDuration.Duration = 1500 * time.Millisecond },
+			`spec.ladder.stepDuration: Invalid value: "1.5s"`},
+		{"extra arg sets an old name of time", func(r *v1.BenchmarkRun) { r.Spec.Workload.ExtraArgs = []string{"--max-time=5"} },
+			"extraArgs must not set options the operator owns"},
+		{"step too short", func(r *v1.BenchmarkRun) { r.Spec.Ladder.StepDuration.Duration = 0 },
 			"ladder.stepDuration must be between 1s and 24h"},
 		{"step too long", func(r *v1.BenchmarkRun) { r.Spec.Ladder.StepDuration.Duration = 25 * time.Hour },
 			"ladder.stepDuration must be between 1s and 24h"},
@@ -142,6 +146,14 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 		{"retry limit too high", func(r *v1.BenchmarkRun) { r.Spec.StepRetryLimit = ptr.To[int32](11) },
 			"should be less than or equal to 10"},
 	}
+	// Not a spec field, so outside the table: the run's name is a label value.
+	t.Run("name too long", func(t *testing.T) {
+		r := validRun(strings.Repeat("n", 64))
+		err := k8s.Create(context.Background(), r)
+		if err == nil || !strings.Contains(err.Error(), "metadata.name must be at most 63 characters") {
+			t.Fatalf("want a long name refused, got %v", err)
+		}
+	})
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := validRun("bad-" + strings.ReplaceAll(strings.ToLower(strings.ReplaceAll(tc.name, " ", "-")), "_", "-"))

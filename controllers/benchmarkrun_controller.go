@@ -1,0 +1,182 @@
+// Package controllers holds the BenchmarkRun reconciler. It is split by concern: this file wires
+// the controller and runs one reconcile; lifecycle.go moves a target through its phases;
+// steps.go runs and reads sysbench Jobs; status.go is the one path status is written through;
+// results.go keeps the results ConfigMap.
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// DefaultSysbenchImage is the project's Debian bookworm sysbench 1.0.20 image (images/sysbench).
+const DefaultSysbenchImage = "ghcr.io/mysqlbench/sysbench:1.0.20"
+
+// Timeouts of waits that have no Job deadline of their own.
+const (
+	DefaultServerReadyTimeout = 15 * time.Minute
+	DefaultSchedulingGrace    = time.Minute
+)
+
+// BenchmarkRunReconciler carries BenchmarkRuns through their lifecycle: for each target in turn,
+// provision the server, probe it, prepare data, warm up, run the ladder one Job per step, tear
+// down; then write the results ConfigMap.
+type BenchmarkRunReconciler struct {
+	client.Client
+	Scheme   *runtime.Scheme
+	Recorder record.EventRecorder
+	// Engines by target engine; a target whose engine is missing fails with a clear message.
+	Engines map[v1.Engine]engine.Engine
+	// Logs reads a finished sysbench pod's log for the per-second series.
+	Logs PodLogReader
+	// SysbenchImage is used when the spec names none.
+	SysbenchImage string
+	// Clock is injected so tests control time.
+	Clock clock.PassiveClock
+	// ServerReadyTimeout bounds the wait for a server to accept connections.
+	ServerReadyTimeout time.Duration
+	// SchedulingGrace is how long a pod may stay unschedulable before a condition says so.
+	SchedulingGrace time.Duration
+}
+
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile advances one BenchmarkRun by one transition. Every transition that changes the
+// status is written before anything else happens, and the write's own watch event brings the
+// next reconcile, so the operator can stop at any moment and resume where the status says.
+func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	run := &v1.BenchmarkRun{}
+	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !run.DeletionTimestamp.IsZero() {
+		// Everything the run created is owned by it; the garbage collector removes it.
+		return ctrl.Result{}, nil
+	}
+	if run.Status.Phase == v1.RunSucceeded || run.Status.Phase == v1.RunFailed {
+		return ctrl.Result{}, nil
+	}
+
+	tx := newTransition(r, run)
+	result, err := r.advance(ctx, tx)
+	if werr := tx.commit(ctx); werr != nil {
+		if apierrors.IsConflict(werr) {
+			// Someone else wrote first; the new version brings a new reconcile.
+			log.V(1).Info("status write conflicted, retrying with the newer object")
+			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // plain retry on conflict
+		}
+		return ctrl.Result{}, werr
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return result, nil
+}
+
+// SetupWithManager registers the controller: it owns every object it creates, and watches the
+// pods of its Jobs and StatefulSets (owned by those, not by the run) by their run label.
+func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.ServerReadyTimeout == 0 {
+		r.ServerReadyTimeout = DefaultServerReadyTimeout
+	}
+	if r.SchedulingGrace == 0 {
+		r.SchedulingGrace = DefaultSchedulingGrace
+	}
+	if r.SysbenchImage == "" {
+		r.SysbenchImage = DefaultSysbenchImage
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.BenchmarkRun{}).
+		Owns(&batchv1.Job{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Secret{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isOurs))).
+		Named("benchmarkrun").
+		Complete(r)
+}
+
+// podToRun maps a server or sysbench pod to its run through the run label and the name of the
+// run that the pod's labels carry.
+func podToRun(_ context.Context, obj client.Object) []reconcile.Request {
+	run, ok := obj.GetLabels()[specs.LabelRun]
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: run}}}
+}
+
+func isOurs(obj client.Object) bool {
+	return obj.GetLabels()[specs.LabelManagedBy] == specs.ManagedBy
+}
+
+// CacheOptions restricts the manager's cache to the objects the operator created (by label), so
+// its memory does not grow with the cluster's Pods, Secrets and ConfigMaps. Objects the user
+// owns (an external target's Secret) are read directly from the API server.
+func CacheOptions(opts cache.Options) cache.Options {
+	ours := labels.SelectorFromSet(labels.Set{specs.LabelManagedBy: specs.ManagedBy})
+	opts.ByObject = map[client.Object]cache.ByObject{
+		&corev1.Pod{}:         {Label: ours},
+		&corev1.Secret{}:      {Label: ours},
+		&corev1.ConfigMap{}:   {Label: ours},
+		&corev1.Service{}:     {Label: ours},
+		&batchv1.Job{}:        {Label: ours},
+		&appsv1.StatefulSet{}: {Label: ours},
+	}
+	return opts
+}
+
+// engineFor returns the engine of a target.
+func (r *BenchmarkRunReconciler) engineFor(t v1.Target) (engine.Engine, error) {
+	e, ok := r.Engines[t.EngineOrDefault()]
+	if !ok {
+		return nil, &engine.ConfigError{Message: fmt.Sprintf(
+			"target %s: engine %s is not available in this operator", t.Name, t.EngineOrDefault())}
+	}
+	return e, nil
+}
+
+func (r *BenchmarkRunReconciler) sysbenchImage(run *v1.BenchmarkRun) string {
+	if run.Spec.SysbenchImage != "" {
+		return run.Spec.SysbenchImage
+	}
+	return r.SysbenchImage
+}

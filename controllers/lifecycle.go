@@ -1,0 +1,289 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+)
+
+// advance makes the one transition the run's status calls for. Targets run one at a time, in
+// spec order; a failed target does not stop the others.
+func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (ctrl.Result, error) {
+	run := tx.run
+	if run.Status.Phase == "" {
+		r.start(tx)
+		return ctrl.Result{}, nil
+	}
+	if err := r.ensureReporter(ctx, run); err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, t := range run.Spec.Targets {
+		ts := tx.target(t.Name)
+		if ts.Phase.Finished() {
+			continue
+		}
+		ctx := logf.IntoContext(ctx, logf.FromContext(ctx).WithValues("target", t.Name))
+		return r.advanceTarget(ctx, tx, t, ts)
+	}
+	return ctrl.Result{}, r.finish(ctx, tx)
+}
+
+// start records the run's start: every target Pending, the first one up next.
+func (r *BenchmarkRunReconciler) start(tx *transition) {
+	run := tx.run
+	now := tx.now()
+	run.Status.StartTime = &now
+	run.Status.Phase = v1.RunPending
+	for _, t := range run.Spec.Targets {
+		tx.target(t.Name)
+	}
+	run.Status.ResultsConfigMap = specs.ResultsConfigMapName(run)
+	tx.progressing(ReasonRunning, fmt.Sprintf("benchmarking %d targets at %d thread counts",
+		len(run.Spec.Targets), len(run.Spec.Ladder.Threads)))
+	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, ReasonRunning, "the run has not finished")
+	tx.event(normal, "Started", "benchmarking %d targets at %d thread counts", len(run.Spec.Targets), len(run.Spec.Ladder.Threads))
+}
+
+// advanceTarget moves the current target one phase further.
+func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus) (ctrl.Result, error) {
+	run := tx.run
+	eng, err := r.engineFor(t)
+	if err != nil {
+		return r.failTarget(ctx, tx, t, ts, nil, err.Error())
+	}
+	run.Status.CurrentTarget = t.Name
+
+	switch ts.Phase {
+	case v1.TargetPending, "":
+		now := tx.now()
+		ts.StartTime = &now
+		r.enter(tx, t, ts, v1.TargetProvisioning)
+		return ctrl.Result{}, nil
+
+	case v1.TargetProvisioning:
+		return r.provision(ctx, tx, t, ts, eng)
+
+	case v1.TargetPreparing:
+		return r.runPhase(ctx, tx, t, ts, eng, "prepare", sysbench.Step{Phase: sysbench.PhasePrepare},
+			func(*sysbench.Final) { r.enter(tx, t, ts, afterPrepare(run)) })
+
+	case v1.TargetWarmingUp:
+		step := sysbench.Step{Phase: sysbench.PhaseWarmup, Threads: run.Spec.Ladder.WarmupThreadsOrDefault(),
+			Duration: run.Spec.Ladder.WarmupDuration()}
+		return r.runPhase(ctx, tx, t, ts, eng, "warmup", step,
+			func(*sysbench.Final) { r.enter(tx, t, ts, v1.TargetRunning) })
+
+	case v1.TargetRunning:
+		i := len(ts.Steps)
+		if i >= len(run.Spec.Ladder.Threads) {
+			r.enter(tx, t, ts, v1.TargetCleaningUp)
+			return ctrl.Result{}, nil
+		}
+		return r.runLadderStep(ctx, tx, t, ts, eng, i)
+
+	case v1.TargetCleaningUp:
+		if needsDataCleanup(run, t) {
+			return r.runPhase(ctx, tx, t, ts, eng, "cleanup", sysbench.Step{Phase: sysbench.PhaseCleanup},
+				func(*sysbench.Final) { r.succeedTarget(ctx, tx, t, ts, eng) })
+		}
+		r.succeedTarget(ctx, tx, t, ts, eng)
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, fmt.Errorf("target %s has unknown phase %q", t.Name, ts.Phase)
+}
+
+// enter moves a target to phase, resetting the failed attempts of the phase it leaves.
+func (r *BenchmarkRunReconciler) enter(tx *transition, t v1.Target, ts *v1.TargetStatus, phase v1.TargetPhase) {
+	run := tx.run
+	ts.Phase = phase
+	ts.FailedAttempts = 0
+	switch phase {
+	case v1.TargetProvisioning:
+		run.Status.Phase = v1.RunProvisioning
+		run.Status.CurrentStep = "provision"
+	case v1.TargetPreparing:
+		run.Status.Phase = v1.RunPreparing
+		run.Status.CurrentStep = "prepare"
+	case v1.TargetWarmingUp:
+		run.Status.Phase = v1.RunPreparing
+		run.Status.CurrentStep = "warmup"
+	case v1.TargetRunning:
+		run.Status.Phase = v1.RunRunning
+		run.Status.CurrentStep = describeStep(run, len(ts.Steps))
+	case v1.TargetCleaningUp:
+		run.Status.CurrentStep = "cleanup"
+	}
+	tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))
+	tx.event(normal, "Target"+string(phase), "target %s: %s", t.Name, phaseMessage(phase))
+}
+
+func phaseMessage(p v1.TargetPhase) string {
+	switch p {
+	case v1.TargetProvisioning:
+		return "provisioning the server"
+	case v1.TargetPreparing:
+		return "server ready, preparing data"
+	case v1.TargetWarmingUp:
+		return "warming up"
+	case v1.TargetRunning:
+		return "running the ladder"
+	case v1.TargetCleaningUp:
+		return "ladder done, cleaning up"
+	}
+	return string(p)
+}
+
+// describeStep is the status' currentStep for rung i of the ladder, e.g. "3/11 (8 threads)".
+func describeStep(run *v1.BenchmarkRun, i int) string {
+	threads := run.Spec.Ladder.Threads
+	if i >= len(threads) {
+		return "cleanup"
+	}
+	return fmt.Sprintf("%d/%d (%d threads)", i+1, len(threads), threads[i])
+}
+
+// afterPrepare is the phase after prepare: the warm-up when there is one.
+func afterPrepare(run *v1.BenchmarkRun) v1.TargetPhase {
+	if run.Spec.Ladder.WarmupDuration() > 0 {
+		return v1.TargetWarmingUp
+	}
+	return v1.TargetRunning
+}
+
+// needsDataCleanup says whether the sbtest tables must be dropped after the ladder: only on a
+// server the user keeps (external), and only when the operator created them. Servers the operator
+// runs are deleted with their data, or kept as they are for inspection.
+func needsDataCleanup(run *v1.BenchmarkRun, t v1.Target) bool {
+	return t.EngineOrDefault() == v1.EngineExternal && !run.Spec.Workload.SkipPrepare
+}
+
+// provision creates the server, waits until it is ready (bounded), then proves the benchmark
+// account with the probe Job and records the server's real version.
+func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, eng engine.Engine) (ctrl.Result, error) {
+	run := tx.run
+	if err := eng.Provision(ctx, run, t); err != nil {
+		if engine.IsConfigError(err) {
+			return r.failTarget(ctx, tx, t, ts, eng, err.Error())
+		}
+		return ctrl.Result{}, fmt.Errorf("provision target %s: %w", t.Name, err)
+	}
+	state, err := eng.Ready(ctx, run, t)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if state.Failed {
+		return r.failTarget(ctx, tx, t, ts, eng, "server did not start: "+state.Message)
+	}
+	if !state.Ready {
+		waited := r.Clock.Since(ts.StartTime.Time)
+		if waited >= r.ServerReadyTimeout {
+			return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("server not ready after %s: %s",
+				r.ServerReadyTimeout, state.Message))
+		}
+		if state.Reason == engine.ReasonUnschedulable && waited >= r.SchedulingGrace {
+			tx.stalled(ReasonUnschedulable, fmt.Sprintf("target %s: %s", t.Name, state.Message))
+		} else if state.Message != "" {
+			tx.progressing(ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, state.Message))
+		}
+		// Pod events wake the controller; the timer only enforces the bounds.
+		next := r.ServerReadyTimeout - waited
+		if waited < r.SchedulingGrace {
+			next = r.SchedulingGrace - waited
+		}
+		return ctrl.Result{RequeueAfter: next}, nil
+	}
+	return r.runPhase(ctx, tx, t, ts, eng, "probe", sysbench.Step{Phase: sysbench.PhaseProbe},
+		func(f *sysbench.Final) {
+			ts.ServerVersion = f.Server
+			r.enter(tx, t, ts, afterProbe(run))
+		})
+}
+
+// afterProbe is the phase after the probe.
+func afterProbe(run *v1.BenchmarkRun) v1.TargetPhase {
+	if run.Spec.Workload.SkipPrepare {
+		return afterPrepare(run)
+	}
+	return v1.TargetPreparing
+}
+
+// succeedTarget tears the server down per the cleanup policy and marks the target done.
+func (r *BenchmarkRunReconciler) succeedTarget(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, eng engine.Engine) {
+	if tx.run.Spec.Cleanup != v1.CleanupNever {
+		if err := eng.Teardown(ctx, tx.run, t); err != nil {
+			// The run's deletion removes the server anyway; do not hold the results back.
+			tx.event(warning, "TeardownFailed", "target %s: %v", t.Name, err)
+		}
+	}
+	now := tx.now()
+	ts.Phase = v1.TargetSucceeded
+	ts.CompletionTime = &now
+	ts.FailedAttempts = 0
+	tx.event(normal, "TargetSucceeded", "target %s: %d steps measured, server %s", t.Name, len(ts.Steps), ts.ServerVersion)
+}
+
+// failTarget marks a target failed with a message for the user, tears its server down per the
+// cleanup policy (OnSuccess and Never keep it for inspection), and lets the run go on with the
+// next target.
+func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, eng engine.Engine, message string) (ctrl.Result, error) {
+	logf.FromContext(ctx).Info("target failed", "reason", message)
+	if eng != nil && tx.run.Spec.Cleanup == v1.CleanupAlways {
+		if err := eng.Teardown(ctx, tx.run, t); err != nil {
+			tx.event(warning, "TeardownFailed", "target %s: %v", t.Name, err)
+		}
+	}
+	now := tx.now()
+	if ts.StartTime == nil {
+		ts.StartTime = &now
+	}
+	ts.Phase = v1.TargetFailed
+	ts.Message = message
+	ts.CompletionTime = &now
+	tx.setCondition(v1.ConditionFailed, metav1.ConditionTrue, ReasonTargetFailed, fmt.Sprintf("target %s: %s", t.Name, message))
+	tx.event(warning, "TargetFailed", "target %s: %s", t.Name, message)
+	return ctrl.Result{}, nil
+}
+
+// finish writes the results ConfigMap and the run's final phase and conditions.
+func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) error {
+	run := tx.run
+	if err := r.writeResults(ctx, run); err != nil {
+		return err
+	}
+	now := tx.now()
+	run.Status.CompletionTime = &now
+	run.Status.CurrentTarget = ""
+	run.Status.CurrentStep = ""
+	var failed []string
+	for _, ts := range run.Status.Targets {
+		if ts.Phase == v1.TargetFailed {
+			failed = append(failed, ts.Name)
+		}
+	}
+	took := now.Sub(run.Status.StartTime.Time).Round(time.Second)
+	if len(failed) == 0 {
+		run.Status.Phase = v1.RunSucceeded
+		tx.setCondition(v1.ConditionReady, metav1.ConditionTrue, ReasonSucceeded,
+			fmt.Sprintf("all %d targets measured in %s; results in ConfigMap %s", len(run.Spec.Targets), took, run.Status.ResultsConfigMap))
+		tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, ReasonSucceeded, "the run has finished")
+		tx.setCondition(v1.ConditionFailed, metav1.ConditionFalse, ReasonSucceeded, "no target failed")
+		tx.event(normal, "Succeeded", "all %d targets measured in %s; results in ConfigMap %s", len(run.Spec.Targets), took, run.Status.ResultsConfigMap)
+		return nil
+	}
+	run.Status.Phase = v1.RunFailed
+	msg := fmt.Sprintf("%d of %d targets failed (%v); results of the others in ConfigMap %s",
+		len(failed), len(run.Spec.Targets), failed, run.Status.ResultsConfigMap)
+	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, ReasonTargetFailed, msg)
+	tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, ReasonTargetFailed, "the run has finished")
+	tx.event(warning, "Failed", "%s", msg)
+	return nil
+}

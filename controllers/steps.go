@@ -1,0 +1,240 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+)
+
+// jobOutcome is what a step's Job came to.
+type jobOutcome struct {
+	job *batchv1.Job
+	// done: the Job finished; then exactly one of final and failure is set.
+	done    bool
+	final   *sysbench.Final
+	failure string
+	// pod is the Job's pod, when it still exists (for its log).
+	pod *corev1.Pod
+}
+
+// runPhase runs a one-Job phase (probe, prepare, warm-up, cleanup) of a target: create the Job
+// of the current attempt, and when it finishes call onSuccess or count a failed attempt.
+func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, step string, sb sysbench.Step, onSuccess func(*sysbench.Final)) (ctrl.Result, error) {
+	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, sb)
+	if err != nil || !out.done {
+		return res, err
+	}
+	if out.failure != "" {
+		return r.failedAttempt(ctx, tx, t, ts, eng, step, out.failure)
+	}
+	onSuccess(out.final)
+	return ctrl.Result{}, nil
+}
+
+// runLadderStep runs rung i of the ladder. Its result reaches the status before the next Job
+// exists: the per-second series is stored first (idempotent, keyed by step), then the status
+// write records the step, and only the reconcile after that creates the next Job.
+func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, i int) (ctrl.Result, error) {
+	run := tx.run
+	threads := run.Spec.Ladder.Threads[i]
+	step := specs.LadderStep(i)
+	sb := sysbench.Step{Phase: sysbench.PhaseRun, Threads: threads, Duration: run.Spec.Ladder.StepDurationOrDefault()}
+	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, sb)
+	if err != nil || !out.done {
+		return res, err
+	}
+	if out.failure != "" {
+		return r.failedAttempt(ctx, tx, t, ts, eng, describeStep(run, i), out.failure)
+	}
+	if err := r.storeSeries(ctx, run, t.Name, threads, out.pod); err != nil {
+		return ctrl.Result{}, err
+	}
+	result := out.final.StepResult()
+	result.Threads = threads
+	result.Attempts = ts.FailedAttempts + 1
+	result.StartTime = out.job.Status.StartTime
+	result.FinishTime = out.job.Status.CompletionTime
+	ts.Steps = append(ts.Steps, result)
+	ts.FailedAttempts = 0
+	run.Status.CurrentStep = describeStep(run, i+1)
+	tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))
+	tx.event(normal, "StepSucceeded", "target %s: %d threads: %.2f qps, p95 %.3f ms", t.Name, threads,
+		result.QPS.Total, result.Latency.P95Ms)
+	return ctrl.Result{}, nil
+}
+
+// failedAttempt counts a failed attempt of a step, and fails the target once the retries are
+// spent. The next attempt gets its own Job (the attempt is part of the name).
+func (r *BenchmarkRunReconciler) failedAttempt(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, step, reason string) (ctrl.Result, error) {
+	limit := tx.run.Spec.RetryLimit()
+	if ts.FailedAttempts >= limit {
+		return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("step %s failed after %d attempts: %s", step, ts.FailedAttempts+1, reason))
+	}
+	ts.FailedAttempts++
+	tx.event(warning, "StepFailed", "target %s: step %s failed (attempt %d of %d), retrying: %s",
+		t.Name, step, ts.FailedAttempts, limit+1, reason)
+	return ctrl.Result{}, nil
+}
+
+// stepJob creates the Job of the target's current attempt at step, or reads how it ended.
+func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, step string, sb sysbench.Step) (jobOutcome, ctrl.Result, error) {
+	run := tx.run
+	name := specs.JobName(run, t.Name, step, ts.FailedAttempts)
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
+	if apierrors.IsNotFound(err) {
+		inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), sb)
+		if err != nil {
+			_, ferr := r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("cannot build the sysbench command for %s: %v", step, err))
+			return jobOutcome{}, ctrl.Result{}, ferr
+		}
+		job = specs.SysbenchJob(run, t.Name, step, ts.FailedAttempts, inv, r.sysbenchImage(run),
+			specs.StepDeadline(sb.Phase, sb.Duration))
+		if err := controllerutil.SetControllerReference(run, job, r.Scheme); err != nil {
+			return jobOutcome{}, ctrl.Result{}, err
+		}
+		if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+			return jobOutcome{}, ctrl.Result{}, fmt.Errorf("create job %s: %w", name, err)
+		}
+		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step, "threads", sb.Threads)
+		return jobOutcome{}, ctrl.Result{}, nil
+	}
+	if err != nil {
+		return jobOutcome{}, ctrl.Result{}, fmt.Errorf("get job %s: %w", name, err)
+	}
+
+	pod, err := r.jobPod(ctx, job)
+	if err != nil {
+		return jobOutcome{}, ctrl.Result{}, err
+	}
+	finished, failed, why := jobFinished(job)
+	if !finished {
+		return jobOutcome{}, r.watchPending(tx, t, pod), nil
+	}
+	out := jobOutcome{job: job, done: true, pod: pod}
+	exitCode, message, terminated := containerResult(pod)
+	switch {
+	case terminated:
+		parsed, perr := sysbench.ParseOutput(strings.NewReader(message))
+		if perr != nil {
+			out.failure = fmt.Sprintf("unreadable result: %v", perr)
+			break
+		}
+		if f := sysbench.Classify(exitCode, parsed); f != nil {
+			out.failure = f.Reason
+		} else if failed {
+			out.failure = "Job failed: " + why
+		} else {
+			out.final = parsed.Final
+		}
+	case failed:
+		out.failure = "Job failed: " + why
+	default:
+		out.failure = "Job " + name + " completed but its pod and result are gone"
+	}
+	return out, ctrl.Result{}, nil
+}
+
+// jobFinished reads a Job's outcome from its conditions (never from completionTime, which only
+// successful Jobs get).
+func jobFinished(job *batchv1.Job) (finished, failed bool, why string) {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, false, ""
+		case batchv1.JobFailed:
+			why = c.Reason
+			if c.Message != "" {
+				why += ": " + c.Message
+			}
+			if c.Reason == batchv1.JobReasonDeadlineExceeded {
+				why = fmt.Sprintf("did not finish within its deadline of %ds (DeadlineExceeded)", ptrValue(job.Spec.ActiveDeadlineSeconds))
+			}
+			return true, true, why
+		}
+	}
+	return false, false, ""
+}
+
+func ptrValue(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// jobPod returns the Job's pod (the newest, backoffLimit is 0 so there is normally one), or nil.
+func (r *BenchmarkRunReconciler) jobPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(job.Namespace),
+		client.MatchingLabels{"batch.kubernetes.io/job-name": job.Name, specs.LabelManagedBy: specs.ManagedBy}); err != nil {
+		return nil, fmt.Errorf("list pods of job %s: %w", job.Name, err)
+	}
+	var newest *corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !metav1.IsControlledBy(p, job) {
+			continue
+		}
+		if newest == nil || p.CreationTimestamp.After(newest.CreationTimestamp.Time) {
+			newest = p
+		}
+	}
+	return newest, nil
+}
+
+// containerResult is the sysbench container's exit code and termination message.
+func containerResult(pod *corev1.Pod) (int32, string, bool) {
+	if pod == nil {
+		return 0, "", false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == specs.SysbenchContainer && cs.State.Terminated != nil {
+			return cs.State.Terminated.ExitCode, cs.State.Terminated.Message, true
+		}
+	}
+	return 0, "", false
+}
+
+// watchPending surfaces a sysbench pod that cannot be scheduled, after the grace period. Pod
+// events wake the controller; the timer only ends the grace period.
+func (r *BenchmarkRunReconciler) watchPending(tx *transition, t v1.Target, pod *corev1.Pod) ctrl.Result {
+	if pod == nil {
+		return ctrl.Result{}
+	}
+	state := engine.PodState(pod)
+	if state.Reason != engine.ReasonUnschedulable {
+		if cond := apimeta.FindStatusCondition(tx.run.Status.Conditions, v1.ConditionProgressing); cond != nil && cond.Reason == ReasonUnschedulable {
+			tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, tx.run.Status.CurrentStep))
+		}
+		return ctrl.Result{}
+	}
+	waited := r.Clock.Since(pod.CreationTimestamp.Time)
+	if waited < r.SchedulingGrace {
+		return ctrl.Result{RequeueAfter: r.SchedulingGrace - waited}
+	}
+	tx.stalled(ReasonUnschedulable, fmt.Sprintf("target %s: sysbench %s", t.Name, state.Message))
+	return ctrl.Result{}
+}

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// crashLoopLimit is how many times a server container may exit before the target fails: a
+// server that exits three times in a row (a bad my.cnf, an image that is not a MySQL server)
+// will not come up by waiting.
+const crashLoopLimit = 3
+
+// Builtin runs each target's server itself: a Secret with generated credentials, a ConfigMap
+// with my.cnf, a headless Service and a one-pod StatefulSet.
+type Builtin struct {
+	Client client.Client
+	Scheme *runtime.Scheme
+}
+
+var _ Engine = (*Builtin)(nil)
+
+// Provision creates the target's objects, each owned by the run. Nothing is updated in place:
+// the spec cannot change once the run started, and the credentials must stay as generated.
+func (b *Builtin) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
+	cm, err := specs.ServerConfigMap(run, t)
+	if err != nil {
+		return &ConfigError{Message: err.Error()}
+	}
+	secret := specs.ConnectionSecret(run, t.Name, "", "")
+	if err := b.Client.Get(ctx, client.ObjectKeyFromObject(secret), &corev1.Secret{}); apierrors.IsNotFound(err) {
+		root, err1 := password()
+		user, err2 := password()
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("generate passwords: %v %v", err1, err2)
+		}
+		secret = specs.ConnectionSecret(run, t.Name, root, user)
+		if err := b.create(ctx, run, secret); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return fmt.Errorf("get secret %s: %w", secret.Name, err)
+	}
+	for _, obj := range []client.Object{cm, specs.ServerService(run, t.Name), specs.ServerStatefulSet(run, t)} {
+		if err := b.create(ctx, run, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Builtin) create(ctx context.Context, run *v1.BenchmarkRun, obj client.Object) error {
+	if err := controllerutil.SetControllerReference(run, obj, b.Scheme); err != nil {
+		return fmt.Errorf("own %T %s: %w", obj, obj.GetName(), err)
+	}
+	if err := b.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err)
+	}
+	return nil
+}
+
+// Ready reads the server pod: Ready, or why not (unschedulable, image pull, crash loop).
+func (b *Builtin) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (State, error) {
+	name := specs.ServerName(run, t.Name)
+	pod := &corev1.Pod{}
+	err := b.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name + "-0"}, pod)
+	if apierrors.IsNotFound(err) {
+		return State{Reason: ReasonStarting, Message: "waiting for StatefulSet " + name + " to create its pod"}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("get server pod: %w", err)
+	}
+	return PodState(pod), nil
+}
+
+// PodState reads a server pod's conditions and container statuses.
+func PodState(pod *corev1.Pod) State {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return State{Reason: ReasonUnschedulable, Message: "pod " + pod.Name + " cannot be scheduled: " + c.Message}
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if term := cs.LastTerminationState.Terminated; term != nil && cs.RestartCount >= crashLoopLimit {
+			return State{Failed: true, Reason: ReasonCrashing, Message: fmt.Sprintf(
+				"server container exited %d times (last exit code %d); its last output: %s",
+				cs.RestartCount, term.ExitCode, lastLines(term.Message, 6))}
+		}
+		if w := cs.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName":
+				return State{Reason: ReasonImagePull, Message: fmt.Sprintf("cannot pull image %s: %s", cs.Image, w.Message)}
+			case "CreateContainerConfigError", "CreateContainerError":
+				return State{Reason: ReasonConfig, Message: w.Reason + ": " + w.Message}
+			}
+		}
+		if term := cs.State.Terminated; term != nil && cs.RestartCount >= crashLoopLimit {
+			return State{Failed: true, Reason: ReasonCrashing, Message: fmt.Sprintf(
+				"server container exited with code %d: %s", term.ExitCode, lastLines(term.Message, 6))}
+		}
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return State{Ready: true}
+		}
+	}
+	return State{Reason: ReasonStarting, Message: "server pod " + pod.Name + " is starting (" + string(pod.Status.Phase) + ")"}
+}
+
+// ConnectionSecret is the Secret Provision generated.
+func (b *Builtin) ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string {
+	return specs.ConnectionSecretName(run, t.Name)
+}
+
+// Teardown deletes the StatefulSet (its PVC goes with it), Service, ConfigMap and Secret.
+func (b *Builtin) Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
+	name := specs.ServerName(run, t.Name)
+	objs := []client.Object{
+		&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.Secret{},
+	}
+	names := []string{name, name, name, specs.ConnectionSecretName(run, t.Name)}
+	for i, obj := range objs {
+		obj.SetNamespace(run.Namespace)
+		obj.SetName(names[i])
+		err := b.Client.Delete(ctx, obj, client.PropagationPolicy("Background"))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %T %s: %w", obj, names[i], err)
+		}
+	}
+	return nil
+}
+
+// password returns 24 random alphanumeric characters: no quoting issues in env vars, shells or
+// my.cnf, and ~143 bits of entropy.
+func password() (string, error) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var b strings.Builder
+	for range 24 {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			return "", err
+		}
+		b.WriteByte(alphabet[n.Int64()])
+	}
+	return b.String(), nil
+}
+
+// lastLines keeps the end of a log tail for a condition message.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	out := strings.Join(lines, " | ")
+	if len(out) > 600 {
+		out = "..." + out[len(out)-600:]
+	}
+	if out == "" {
+		return "(none)"
+	}
+	return out
+}

@@ -1,0 +1,62 @@
+// Package engine is the seam between the BenchmarkRun controller and whoever runs a target's
+// database server: the operator itself (builtin), an existing server (external), or the Percona
+// operators. The controller drives every engine the same way: Provision until Ready, connect
+// through ConnectionSecret, Teardown when the target is done.
+package engine
+
+import (
+	"context"
+	"errors"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// Reasons a server is not ready yet; the controller surfaces them in conditions.
+const (
+	ReasonStarting      = "ServerStarting"
+	ReasonUnschedulable = "Unschedulable"
+	ReasonImagePull     = "ImagePullFailing"
+	ReasonCrashing      = "ServerCrashing"
+	ReasonConfig        = "InvalidServerConfig"
+	ReasonSecret        = "ConnectionSecretMissing"
+)
+
+// State is what an engine observed of a target's server.
+type State struct {
+	// Ready: the server accepts connections (the controller then proves the benchmark account
+	// with a probe before it prepares data).
+	Ready bool
+	// Failed: the server will not become ready without the user changing something; Message
+	// says what.
+	Failed bool
+	// Reason is a CamelCase reason (Reason* constants) when not ready, Message the details
+	// (e.g. the scheduler's message).
+	Reason  string
+	Message string
+}
+
+// Engine runs the servers of one kind of target.
+type Engine interface {
+	// Provision creates what the target's server needs. It is called on every reconcile while
+	// the server is not ready, so it must be idempotent. A *ConfigError means the spec cannot
+	// work as written.
+	Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error
+	// Ready reports whether the server accepts connections, or why not.
+	Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (State, error)
+	// ConnectionSecret names the Secret in the run's namespace with the keys sysbench Jobs
+	// connect with (host, port, user, password and optionally database).
+	ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string
+	// Teardown deletes the target's server and its data. Idempotent.
+	Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error
+}
+
+// ConfigError is a spec that cannot work as written; retrying does not help.
+type ConfigError struct{ Message string }
+
+func (e *ConfigError) Error() string { return e.Message }
+
+// IsConfigError says whether err is (or wraps) a *ConfigError.
+func IsConfigError(err error) bool {
+	var ce *ConfigError
+	return errors.As(err, &ce)
+}

@@ -1,0 +1,123 @@
+package specs
+
+import (
+	"bufio"
+	"fmt"
+	"strconv"
+	"strings"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// ConnectionHeadroom is how many connections the operator asks for beyond the ladder's peak: the
+// probe, a DBA's session, and the server's own replication or event threads.
+const ConnectionHeadroom = 10
+
+// serverDefaultMaxConnections is MySQL's and MariaDB's own default; the operator never lowers it.
+const serverDefaultMaxConnections = 151
+
+// Config file names in the server's include directory. Include directories are read in
+// alphabetical order and later settings win, so the user's overrides come after the operator's.
+const (
+	OperatorCnfKey = "10-mysqlbench-operator.cnf"
+	UserCnfKey     = "90-mysqlbench-user.cnf"
+)
+
+// OperatorMyCnf is what the operator configures on every server it runs, so that the ladder can
+// run without the user asking:
+//   - max_connections above the ladder's peak (a 1000-thread step against the default 151 fails
+//     with error 1040);
+//   - an authentication plugin sysbench 1.0's client library speaks without TLS: MySQL 8.0
+//     defaults to caching_sha2_password, which needs TLS or RSA key exchange on first login, and
+//     8.4 disables mysql_native_password unless it is turned on. The loose- prefix makes servers
+//     that lack an option (MariaDB, 5.x, 8.4 for default-authentication-plugin) skip it;
+//   - skip-name-resolve, so a slow or missing reverse DNS never adds to connect latency.
+func OperatorMyCnf(run *v1.BenchmarkRun, target string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by mysqlbench-operator for BenchmarkRun %s/%s, target %s.\n", run.Namespace, run.Name, target)
+	b.WriteString("# The target's myCnf overrides these in " + UserCnfKey + ".\n")
+	b.WriteString("[mysqld]\n")
+	fmt.Fprintf(&b, "max_connections = %d\n", RequiredMaxConnections(run.Spec.Ladder))
+	b.WriteString("skip-name-resolve\n")
+	b.WriteString("loose-mysql-native-password = ON\n")
+	b.WriteString("loose-default-authentication-plugin = mysql_native_password\n")
+	b.WriteString("loose-authentication-policy = mysql_native_password,,\n")
+	return b.String()
+}
+
+// RequiredMaxConnections is the max_connections the operator sets: the ladder's peak plus
+// headroom, and never below the servers' own default.
+func RequiredMaxConnections(l v1.Ladder) int {
+	return max(serverDefaultMaxConnections, int(l.PeakConnections())+ConnectionHeadroom)
+}
+
+// UserMyCnf returns the target's myCnf as a config file: a [mysqld] header is added when the
+// text starts with options, so `performance_schema = OFF` alone is enough.
+func UserMyCnf(t v1.Target) string {
+	text := strings.TrimSpace(t.MyCnf)
+	if text == "" {
+		return ""
+	}
+	if first := firstSetting(text); first != "" && !strings.HasPrefix(first, "[") {
+		text = "[mysqld]\n" + text
+	}
+	return text + "\n"
+}
+
+func firstSetting(text string) string {
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, ";") {
+			return line
+		}
+	}
+	return ""
+}
+
+// CheckMyCnf rejects target overrides that would break the run. Today: a max_connections (in a
+// section the server reads) at or below the ladder's peak thread count, which would fail the top
+// steps with error 1040. The message says what to change.
+func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
+	peak := int(spec.Ladder.PeakConnections())
+	section := "mysqld"
+	sc := bufio.NewScanner(strings.NewReader(UserMyCnf(t)))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			section = strings.ToLower(strings.Trim(line, "[] "))
+			continue
+		}
+		if !serverSection(section) {
+			continue
+		}
+		name, value, _ := strings.Cut(line, "=")
+		name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
+		name = strings.TrimPrefix(name, "loose_")
+		if name != "max_connections" {
+			continue
+		}
+		value = strings.Trim(strings.TrimSpace(value), `"'`)
+		v, err := strconv.Atoi(value)
+		if err != nil {
+			return fmt.Errorf("target %s: myCnf line %d sets max_connections to %q, which is not a number", t.Name, n, value)
+		}
+		if v <= peak {
+			return fmt.Errorf("target %s: myCnf sets max_connections = %d, but the ladder opens up to %d connections "+
+				"(error 1040, too many connections, at the top steps): raise it to at least %d or remove it "+
+				"(the operator sets %d)", t.Name, v, peak, peak+1, RequiredMaxConnections(spec.Ladder))
+		}
+	}
+	return nil
+}
+
+// serverSection says whether mysqld reads options from a my.cnf section.
+func serverSection(s string) bool {
+	switch s {
+	case "mysqld", "server", "mariadb", "mariadbd":
+		return true
+	}
+	return strings.HasPrefix(s, "mysqld-") || strings.HasPrefix(s, "mariadb-")
+}

@@ -1,0 +1,117 @@
+// Package specs holds pure builders: a BenchmarkRun (and a target) in, a Kubernetes object out.
+// Nothing here talks to the API server, so every builder is table-tested without a client.
+package specs
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// Labels every object the operator creates carries.
+const (
+	LabelRun       = "mysqlbench.io/run"
+	LabelTarget    = "mysqlbench.io/target"
+	LabelStep      = "mysqlbench.io/step"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelName      = "app.kubernetes.io/name"
+	ManagedBy      = "mysqlbench-operator"
+
+	// ComponentServer marks benchmark server pods, ComponentClient sysbench pods.
+	ComponentServer = "server"
+	ComponentClient = "sysbench"
+)
+
+// maxStatefulSetName leaves room for the controller-revision-hash label, which is the
+// StatefulSet's name plus a hash and must fit 63 characters.
+const maxStatefulSetName = 52
+
+// Shorten joins parts with "-" and, when the result is longer than limit, cuts it and appends a
+// hash of the whole, so distinct inputs keep distinct names. It also makes the name start with a
+// letter, as Service names (DNS-1035 labels) must.
+func Shorten(limit int, parts ...string) string {
+	s := strings.Join(parts, "-")
+	if s != "" && (s[0] < 'a' || s[0] > 'z') {
+		s = "mb-" + s
+	}
+	if len(s) <= limit {
+		return s
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	sum := fmt.Sprintf("%08x", h.Sum32())
+	head := strings.TrimRight(s[:limit-len(sum)-1], "-.")
+	return head + "-" + sum
+}
+
+// LabelValue fits a name into a label value (at most 63 characters).
+func LabelValue(s string) string {
+	if len(s) <= 63 {
+		return s
+	}
+	return Shorten(63, s)
+}
+
+// ServerName names a builtin target's StatefulSet, headless Service and ConfigMap.
+func ServerName(run *v1.BenchmarkRun, target string) string {
+	return Shorten(maxStatefulSetName, run.Name, target)
+}
+
+// ConnectionSecretName names the Secret with a target's generated credentials.
+func ConnectionSecretName(run *v1.BenchmarkRun, target string) string {
+	return Shorten(253, run.Name, target, "credentials")
+}
+
+// ReporterConfigMapName names the ConfigMap holding the sysbench reporter of a run.
+func ReporterConfigMapName(run *v1.BenchmarkRun) string {
+	return Shorten(253, run.Name, "sysbench-reporter")
+}
+
+// ResultsConfigMapName names the ConfigMap holding a run's results.
+func ResultsConfigMapName(run *v1.BenchmarkRun) string {
+	return Shorten(253, run.Name, "results")
+}
+
+// JobName names the Job of one attempt of a target's step. step is "probe", "prepare",
+// "warmup", "cleanup" or "sNN" for the NN-th rung of the ladder (1-based).
+func JobName(run *v1.BenchmarkRun, target, step string, attempt int32) string {
+	// The Job name becomes the job-name label of its pods: at most 63 characters.
+	return Shorten(63, run.Name, target, step, fmt.Sprintf("a%d", attempt))
+}
+
+// LadderStep names rung i (0-based) of the ladder for JobName and the step label.
+func LadderStep(i int) string { return fmt.Sprintf("s%02d", i+1) }
+
+// RunLabels are the labels of everything created for a run.
+func RunLabels(run *v1.BenchmarkRun) map[string]string {
+	return map[string]string{
+		LabelManagedBy: ManagedBy,
+		LabelName:      "mysqlbench",
+		LabelRun:       LabelValue(run.Name),
+	}
+}
+
+// TargetLabels are the labels of everything created for one target of a run.
+func TargetLabels(run *v1.BenchmarkRun, target string) map[string]string {
+	l := RunLabels(run)
+	l[LabelTarget] = target
+	return l
+}
+
+// ServerPodLabels select the pods of a target's server.
+func ServerPodLabels(run *v1.BenchmarkRun, target string) map[string]string {
+	l := TargetLabels(run, target)
+	l[LabelComponent] = ComponentServer
+	return l
+}
+
+// ClientPodLabels are the labels of a sysbench pod.
+func ClientPodLabels(run *v1.BenchmarkRun, target, step string) map[string]string {
+	l := TargetLabels(run, target)
+	l[LabelComponent] = ComponentClient
+	l[LabelStep] = step
+	return l
+}
