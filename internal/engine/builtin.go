@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -165,7 +166,12 @@ func lastLines(s string, n int) string {
 	}
 	out := strings.Join(lines, " | ")
 	if len(out) > 600 {
-		out = "..." + out[len(out)-600:]
+		// Cut on a rune boundary: the message must stay valid UTF-8.
+		i := len(out) - 600
+		for i < len(out) && !utf8.RuneStart(out[i]) {
+			i++
+		}
+		out = "..." + out[i:]
 	}
 	if out == "" {
 		return "(none)"

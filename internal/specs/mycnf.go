@@ -80,14 +80,20 @@ func firstSetting(text string) string {
 func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 	peak := int(spec.Ladder.PeakConnections())
 	section := "mysqld"
-	sc := bufio.NewScanner(strings.NewReader(UserMyCnf(t)))
+	// The server keeps the last max_connections it reads, so only that one matters.
+	last, set := 0, false
+	// Read the user's text itself, so line numbers match what they wrote; options before any
+	// header are in [mysqld], as UserMyCnf makes them.
+	sc := bufio.NewScanner(strings.NewReader(t.MyCnf))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' || line[0] == ';' {
 			continue
 		}
 		if strings.HasPrefix(line, "[") {
-			section = strings.ToLower(strings.Trim(line, "[] "))
+			// "[mysqld]  # comment": the group name ends at the first "]".
+			name, _, _ := strings.Cut(line[1:], "]")
+			section = strings.ToLower(strings.TrimSpace(name))
 			continue
 		}
 		if !serverSection(section) {
@@ -99,25 +105,72 @@ func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 		if name != "max_connections" {
 			continue
 		}
-		value = strings.Trim(strings.TrimSpace(value), `"'`)
-		v, err := strconv.Atoi(value)
+		value = strings.Trim(strings.TrimSpace(removeEndComment(value)), `"'`)
+		v, err := parseOptionInt(value)
 		if err != nil {
 			return fmt.Errorf("target %s: myCnf line %d sets max_connections to %q, which is not a number", t.Name, n, value)
 		}
-		if v <= peak {
-			return fmt.Errorf("target %s: myCnf sets max_connections = %d, but the ladder opens up to %d connections "+
-				"(error 1040, too many connections, at the top steps): raise it to at least %d or remove it "+
-				"(the operator sets %d)", t.Name, v, peak, peak+1, RequiredMaxConnections(spec.Ladder))
-		}
+		last, set = v, true
+	}
+	if set && last <= peak {
+		return fmt.Errorf("target %s: myCnf sets max_connections = %d, but the ladder opens up to %d connections "+
+			"(error 1040, too many connections, at the top steps): raise it to at least %d or remove it "+
+			"(the operator sets %d)", t.Name, last, peak, peak+1, RequiredMaxConnections(spec.Ladder))
 	}
 	return nil
+}
+
+// removeEndComment cuts a value at a "#" outside quotes, as the servers' option file parser
+// does (mysys remove_end_comment): `max_connections = 2000  # for the ladder` is 2000.
+func removeEndComment(s string) string {
+	var quote byte
+	escape := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c == '\'' || c == '"') && !escape {
+			if quote == 0 {
+				quote = c
+			} else if quote == c {
+				quote = 0
+			}
+		}
+		if quote == 0 && c == '#' {
+			return s[:i]
+		}
+		escape = quote != 0 && c == '\\' && !escape
+	}
+	return s
+}
+
+// parseOptionInt reads an integer option value with the K, M and G suffixes the servers accept.
+func parseOptionInt(s string) (int, error) {
+	mult := 1
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'k', 'K':
+			mult = 1 << 10
+		case 'm', 'M':
+			mult = 1 << 20
+		case 'g', 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			s = s[:len(s)-1]
+		}
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, err
+	}
+	return v * mult, nil
 }
 
 // serverSection says whether mysqld reads options from a my.cnf section.
 func serverSection(s string) bool {
 	switch s {
-	case "mysqld", "server", "mariadb", "mariadbd":
+	// mariadbd also reads [client-server] and, when built with wsrep, [galera].
+	case "mysqld", "server", "mariadb", "mariadbd", "client-server", "galera":
 		return true
 	}
-	return strings.HasPrefix(s, "mysqld-") || strings.HasPrefix(s, "mariadb-")
+	return strings.HasPrefix(s, "mysqld-") || strings.HasPrefix(s, "mariadb-") || strings.HasPrefix(s, "mariadbd-")
 }

@@ -30,20 +30,25 @@ const (
 const maxStatefulSetName = 52
 
 // Shorten joins parts with "-" and, when the result is longer than limit, cuts it and appends a
-// hash of the whole, so distinct inputs keep distinct names. It also makes the name start with a
-// letter, as Service names (DNS-1035 labels) must.
+// hash of the whole, so distinct inputs keep distinct names. It also makes the name a DNS-1035
+// label, as Service names must: it starts with a letter, and the dots a run name may have
+// (object names are DNS subdomains) become "-", with the hash appended so that "a.b" and "a-b"
+// stay distinct.
 func Shorten(limit int, parts ...string) string {
 	s := strings.Join(parts, "-")
 	if s != "" && (s[0] < 'a' || s[0] > 'z') {
 		s = "mb-" + s
 	}
-	if len(s) <= limit {
+	whole := s
+	dotted := strings.Contains(s, ".")
+	s = strings.ReplaceAll(s, ".", "-")
+	if len(s) <= limit && !dotted {
 		return s
 	}
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(s))
+	_, _ = h.Write([]byte(whole))
 	sum := fmt.Sprintf("%08x", h.Sum32())
-	head := strings.TrimRight(s[:limit-len(sum)-1], "-.")
+	head := strings.TrimRight(s[:min(len(s), limit-len(sum)-1)], "-")
 	return head + "-" + sum
 }
 

@@ -152,6 +152,9 @@ func ServerStatefulSet(run *v1.BenchmarkRun, t v1.Target) *appsv1.StatefulSet {
 			FailureThreshold: 3,
 		},
 		VolumeMounts: mounts,
+		// The servers log to stderr and write no termination message: without the log tail a
+		// crash-looping server's status (and so the target's failure message) says nothing.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 	if t.Resources != nil {
 		container.Resources = *t.Resources

@@ -1,0 +1,187 @@
+package specs
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+func TestRequiredMaxConnections(t *testing.T) {
+	warm := &metav1.Duration{Duration: time.Minute}
+	tests := []struct {
+		name   string
+		ladder v1.Ladder
+		want   int
+	}{
+		{"small ladder keeps the server default", v1.Ladder{Threads: []int32{1, 2, 4}}, 151},
+		{"peak + 10 just under the default", v1.Ladder{Threads: []int32{141}}, 151},
+		{"peak + 10 just over the default", v1.Ladder{Threads: []int32{142}}, 152},
+		{"Percona ladder", v1.Ladder{Threads: []int32{1, 100, 1000}}, 1010},
+		{"warm-up above the ladder counts", v1.Ladder{Threads: []int32{1, 8}, Warmup: warm, WarmupThreads: ptr.To[int32](300)}, 310},
+		{"warm-up threads ignored without a warm-up", v1.Ladder{Threads: []int32{1, 8}, WarmupThreads: ptr.To[int32](300)}, 151},
+		{"default warm-up threads capped at 100", v1.Ladder{Threads: []int32{1, 200}, Warmup: warm}, 210},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RequiredMaxConnections(tc.ladder); got != tc.want {
+				t.Errorf("RequiredMaxConnections = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOperatorMyCnf(t *testing.T) {
+	run := newRun()
+	got := OperatorMyCnf(run, "mysql57")
+	lines := strings.Split(got, "\n")
+	for _, want := range []string{
+		"[mysqld]",
+		"max_connections = 1010",
+		"skip-name-resolve",
+		"loose-mysql-native-password = ON",
+		"loose-default-authentication-plugin = mysql_native_password",
+		"loose-authentication-policy = mysql_native_password,,",
+	} {
+		found := false
+		for _, l := range lines {
+			if l == want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("OperatorMyCnf lacks the line %q:\n%s", want, got)
+		}
+	}
+	if !strings.HasPrefix(got, "#") || !strings.Contains(got, "bench/pk-lookup") || !strings.Contains(got, "mysql57") {
+		t.Errorf("OperatorMyCnf should start with a comment naming the run and target:\n%s", got)
+	}
+	// Everything after the header is in [mysqld].
+	if i, j := strings.Index(got, "[mysqld]"), strings.Index(got, "max_connections"); i < 0 || j < i {
+		t.Errorf("max_connections is not under [mysqld]:\n%s", got)
+	}
+	// The operator's own file passes its own check.
+	if err := CheckMyCnf(run.Spec, v1.Target{Name: "self", MyCnf: got}); err != nil {
+		t.Errorf("CheckMyCnf rejects the operator's own my.cnf: %v", err)
+	}
+}
+
+func TestUserMyCnf(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"empty", "", ""},
+		{"blank", "  \n\n", ""},
+		{"options only get [mysqld]", "performance_schema = OFF", "[mysqld]\nperformance_schema = OFF\n"},
+		{"comments before options", "# study\n; note\nperformance_schema = OFF\n", "[mysqld]\n# study\n; note\nperformance_schema = OFF\n"},
+		{"own section kept", "[mysqld]\nperformance_schema = OFF\n", "[mysqld]\nperformance_schema = OFF\n"},
+		{"other sections kept", "[mariadb]\ninnodb_buffer_pool_size = 2G\n[client]\nport = 3306",
+			"[mariadb]\ninnodb_buffer_pool_size = 2G\n[client]\nport = 3306\n"},
+		{"comment before a section", "# mine\n[server]\nskip-log-bin", "# mine\n[server]\nskip-log-bin\n"},
+		{"surrounding blank lines trimmed", "\n\n  performance_schema = OFF  \n\n", "[mysqld]\nperformance_schema = OFF\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := UserMyCnf(v1.Target{MyCnf: tc.in}); got != tc.want {
+				t.Errorf("UserMyCnf(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckMyCnf(t *testing.T) {
+	// Peak 1000: the ladder's top; the warm-up (100 threads) is below it.
+	spec := newRun().Spec
+	tests := []struct {
+		name  string
+		myCnf string
+		// wantErr lists substrings of the error; none means no error.
+		wantErr []string
+	}{
+		{"no myCnf", "", nil},
+		{"unrelated options", "performance_schema = OFF\ninnodb_buffer_pool_size = 2G", nil},
+		{"below the peak", "max_connections = 500",
+			[]string{"target t1", "max_connections = 500", "up to 1000 connections", "error 1040", "at least 1001", "operator sets 1010"}},
+		{"equal to the peak", "max_connections = 1000", []string{"target t1", "at least 1001"}},
+		{"one above the peak", "max_connections = 1001", nil},
+		{"well above the peak", "max_connections = 5000", nil},
+		{"dashes", "max-connections = 200", []string{"max_connections = 200", "at least 1001"}},
+		{"loose_ prefix", "loose-max_connections = 200", []string{"at least 1001"}},
+		{"loose- with dashes", "loose-max-connections=200", []string{"at least 1001"}},
+		{"upper case", "MAX_CONNECTIONS = 200", []string{"at least 1001"}},
+		{"no spaces", "max_connections=2000", nil},
+		{"in [mysqld]", "[mysqld]\nmax_connections = 200", []string{"at least 1001"}},
+		{"in [server]", "[server]\nmax_connections = 200", []string{"at least 1001"}},
+		{"in [mariadb]", "[mariadb]\nmax_connections = 200", []string{"at least 1001"}},
+		{"in [mariadbd]", "[mariadbd]\nmax_connections = 200", []string{"at least 1001"}},
+		{"in [mysqld-8.0]", "[mysqld-8.0]\nmax_connections = 200", []string{"at least 1001"}},
+		{"in [mariadb-10.11]", "[mariadb-10.11]\nmax_connections = 200", []string{"at least 1001"}},
+		{"in [mariadbd-11.4]", "[mariadbd-11.4]\nmax_connections = 200", []string{"at least 1001"}},
+		{"in [client-server], read by mariadbd", "[client-server]\nmax_connections = 200", []string{"at least 1001"}},
+		{"in [galera], read by mariadbd", "[galera]\nmax_connections = 200", []string{"at least 1001"}},
+		{"section names are case-insensitive", "[MYSQLD]\nmax_connections = 200", []string{"at least 1001"}},
+		{"section header with a comment", "[mysqld] # server\nmax_connections = 200", []string{"at least 1001"}},
+		{"in [client]: ignored", "[client]\nmax_connections = 200", nil},
+		{"in [mysqldump]: ignored", "[mysqldump]\nmax_connections = 200", nil},
+		{"in [mysqld_safe]: ignored", "[mysqld_safe]\nmax_connections = 200", nil},
+		{"back in [mysqld] after [client]", "[client]\nport = 3306\n[mysqld]\nmax_connections = 200", []string{"at least 1001"}},
+		{"double quotes", `max_connections = "200"`, []string{"max_connections = 200"}},
+		{"single quotes", `max_connections = '200'`, []string{"max_connections = 200"}},
+		{"quoted and high", `max_connections = "2000"`, nil},
+		{"K suffix", "max_connections = 2K", nil},
+		{"k suffix is 1024, above the peak", "max_connections = 1k", nil},
+		{"suffix, too low", "max_connections = 0K", []string{"max_connections = 0"}},
+		{"non-numeric", "max_connections = lots", []string{"target t1", "line 1", `"lots"`, "not a number"}},
+		{"empty value", "max_connections =", []string{"not a number"}},
+		{"line numbers are the user's", "\n# first\nperformance_schema = OFF\nmax_connections = many", []string{"line 4", `"many"`}},
+		{"commented out with #", "# max_connections = 200", nil},
+		{"commented out with ;", "; max_connections = 200", nil},
+		{"indented comment", "   # max_connections = 200", nil},
+		{"end-of-line comment", "max_connections = 2000  # for the ladder", nil},
+		{"end-of-line comment, too low", "max_connections = 200 # too few", []string{"max_connections = 200"}},
+		{"last setting wins, high", "max_connections = 200\nmax_connections = 2000", nil},
+		{"last setting wins, low", "max_connections = 2000\nmax_connections = 200", []string{"max_connections = 200"}},
+		{"negative", "max_connections = -1", []string{"max_connections = -1"}},
+		{"similar name is not it", "max_connections_per_hour = 10\nmax_user_connections = 10", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckMyCnf(spec, v1.Target{Name: "t1", MyCnf: tc.myCnf})
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Errorf("CheckMyCnf(%q) = %v, want nil", tc.myCnf, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("CheckMyCnf(%q) = nil, want an error containing %q", tc.myCnf, tc.wantErr)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("CheckMyCnf(%q) = %q, want it to contain %q", tc.myCnf, err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckMyCnfPeakIncludesWarmup(t *testing.T) {
+	spec := v1.BenchmarkRunSpec{Ladder: v1.Ladder{
+		Threads:       []int32{1, 8},
+		Warmup:        &metav1.Duration{Duration: time.Minute},
+		WarmupThreads: ptr.To[int32](400),
+	}}
+	err := CheckMyCnf(spec, v1.Target{Name: "t", MyCnf: "max_connections = 300"})
+	if err == nil || !strings.Contains(err.Error(), "up to 400 connections") || !strings.Contains(err.Error(), "at least 401") {
+		t.Errorf("CheckMyCnf with a 400-thread warm-up = %v, want the warm-up's 400 as the peak", err)
+	}
+	// Below the server default but above the peak: allowed (the user asked for it).
+	spec.Ladder.Warmup = nil
+	if err := CheckMyCnf(spec, v1.Target{Name: "t", MyCnf: "max_connections = 20"}); err != nil {
+		t.Errorf("max_connections 20 for an 8-thread ladder: %v", err)
+	}
+}
