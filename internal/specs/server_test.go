@@ -1,0 +1,358 @@
+package specs
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+const (
+	testPassword     = "Pw4SysbenchUserXYZ123abc"
+	testRootPassword = "RootPwQq7Hh2Kk9Zz0Ww5Ee3"
+)
+
+func TestConnectionSecret(t *testing.T) {
+	run := newRun()
+	s := ConnectionSecret(run, "mysql57", testRootPassword, testPassword)
+	if s.Name != "pk-lookup-mysql57-credentials" || s.Namespace != "bench" {
+		t.Errorf("Secret %s/%s, want bench/pk-lookup-mysql57-credentials", s.Namespace, s.Name)
+	}
+	if s.Name != ConnectionSecretName(run, "mysql57") {
+		t.Errorf("Secret name %q is not ConnectionSecretName", s.Name)
+	}
+	if s.Type != corev1.SecretTypeOpaque {
+		t.Errorf("type %q, want Opaque", s.Type)
+	}
+	want := map[string]string{
+		"host":          "pk-lookup-mysql57-0.pk-lookup-mysql57.bench.svc",
+		"port":          "3306",
+		"user":          "sbtest",
+		"database":      "sbtest",
+		"password":      testPassword,
+		"root-password": testRootPassword,
+	}
+	if !reflect.DeepEqual(s.StringData, want) {
+		t.Errorf("StringData = %v, want %v", s.StringData, want)
+	}
+	if !reflect.DeepEqual(s.Labels, TargetLabels(run, "mysql57")) {
+		t.Errorf("labels = %v, want the target's", s.Labels)
+	}
+}
+
+func TestServerHostMatchesServiceAndStatefulSet(t *testing.T) {
+	run := newRun()
+	sts := ServerStatefulSet(run, run.Spec.Targets[0])
+	svc := ServerService(run, "mysql57")
+	want := sts.Name + "-0." + svc.Name + "." + run.Namespace + ".svc"
+	if got := ServerHost(run, "mysql57"); got != want || sts.Spec.ServiceName != svc.Name {
+		t.Errorf("ServerHost = %q, want %q (StatefulSet serviceName %q)", got, want, sts.Spec.ServiceName)
+	}
+}
+
+func TestServerConfigMap(t *testing.T) {
+	tests := []struct {
+		name     string
+		myCnf    string
+		wantUser string // "" means no user key
+		wantErr  string
+	}{
+		{name: "no myCnf: operator file only"},
+		{name: "blank myCnf: operator file only", myCnf: "\n  \n"},
+		{name: "user overrides", myCnf: "performance_schema = OFF", wantUser: "[mysqld]\nperformance_schema = OFF\n"},
+		{name: "max_connections too low", myCnf: "max_connections = 100", wantErr: "raise it to at least 1001"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			run := newRun()
+			target := v1.Target{Name: "mysql57", Image: "mysql:5.7.44", MyCnf: tc.myCnf}
+			cm, err := ServerConfigMap(run, target)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "mysql57") {
+					t.Fatalf("ServerConfigMap error = %v, want one naming the target and containing %q", err, tc.wantErr)
+				}
+				if cm != nil {
+					t.Errorf("ServerConfigMap returned an object with its error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cm.Name != ServerName(run, "mysql57") || cm.Namespace != "bench" {
+				t.Errorf("ConfigMap %s/%s, want bench/%s", cm.Namespace, cm.Name, ServerName(run, "mysql57"))
+			}
+			if got := cm.Data[OperatorCnfKey]; got != OperatorMyCnf(run, "mysql57") {
+				t.Errorf("%s = %q, want OperatorMyCnf", OperatorCnfKey, got)
+			}
+			user, ok := cm.Data[UserCnfKey]
+			if ok != (tc.wantUser != "") || user != tc.wantUser {
+				t.Errorf("%s = %q (present %v), want %q", UserCnfKey, user, ok, tc.wantUser)
+			}
+			wantKeys := 1
+			if tc.wantUser != "" {
+				wantKeys = 2
+			}
+			if len(cm.Data) != wantKeys {
+				t.Errorf("unexpected keys: %v", cm.Data)
+			}
+			if !reflect.DeepEqual(cm.Labels, TargetLabels(run, "mysql57")) {
+				t.Errorf("labels = %v", cm.Labels)
+			}
+		})
+	}
+	// The user's file sorts after the operator's, so its settings win.
+	if OperatorCnfKey >= UserCnfKey {
+		t.Errorf("%q must sort before %q", OperatorCnfKey, UserCnfKey)
+	}
+}
+
+func TestServerService(t *testing.T) {
+	run := newRun()
+	svc := ServerService(run, "mysql57")
+	if svc.Name != ServerName(run, "mysql57") || svc.Namespace != "bench" {
+		t.Errorf("Service %s/%s", svc.Namespace, svc.Name)
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("clusterIP %q, want None (headless)", svc.Spec.ClusterIP)
+	}
+	if !svc.Spec.PublishNotReadyAddresses {
+		t.Error("publishNotReadyAddresses must be true: the probe Job resolves the pod before it is ready")
+	}
+	if !reflect.DeepEqual(svc.Spec.Selector, ServerPodLabels(run, "mysql57")) {
+		t.Errorf("selector %v, want the server pod labels %v", svc.Spec.Selector, ServerPodLabels(run, "mysql57"))
+	}
+	wantPorts := []corev1.ServicePort{{Name: "mysql", Port: 3306, TargetPort: intstr.FromInt32(3306), Protocol: corev1.ProtocolTCP}}
+	if !reflect.DeepEqual(svc.Spec.Ports, wantPorts) {
+		t.Errorf("ports %v, want %v", svc.Spec.Ports, wantPorts)
+	}
+	// The selector picks this target's server and nothing else of the run.
+	sts := ServerStatefulSet(run, run.Spec.Targets[0])
+	if !reflect.DeepEqual(svc.Spec.Selector, sts.Spec.Template.Labels) {
+		t.Errorf("Service selector %v does not match the StatefulSet's pod labels %v", svc.Spec.Selector, sts.Spec.Template.Labels)
+	}
+	if reflect.DeepEqual(svc.Spec.Selector, ServerService(run, "ps80").Spec.Selector) {
+		t.Error("two targets' Services select the same pods")
+	}
+}
+
+func TestServerStatefulSet(t *testing.T) {
+	run := newRun()
+	target := run.Spec.Targets[0]
+	sts := ServerStatefulSet(run, target)
+	name := ServerName(run, "mysql57")
+	secret := ConnectionSecretName(run, "mysql57")
+
+	if sts.Name != name || sts.Namespace != "bench" || sts.Spec.ServiceName != name {
+		t.Errorf("StatefulSet %s/%s serviceName %s, want %s everywhere", sts.Namespace, sts.Name, sts.Spec.ServiceName, name)
+	}
+	if sts.Spec.Replicas == nil || *sts.Spec.Replicas != 1 {
+		t.Errorf("replicas %v, want 1", sts.Spec.Replicas)
+	}
+	podLabels := ServerPodLabels(run, "mysql57")
+	if !reflect.DeepEqual(sts.Spec.Selector.MatchLabels, podLabels) || !reflect.DeepEqual(sts.Spec.Template.Labels, podLabels) {
+		t.Errorf("selector %v / template labels %v, want %v", sts.Spec.Selector.MatchLabels, sts.Spec.Template.Labels, podLabels)
+	}
+	pod := sts.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if c.Image != "mysql:5.7.44" {
+		t.Errorf("image %q", c.Image)
+	}
+
+	t.Run("env", func(t *testing.T) {
+		want := map[string]string{ // env -> secret key, or "=value" for literals
+			"MYSQL_ROOT_PASSWORD":   "root-password",
+			"MYSQL_PASSWORD":        "password",
+			"MYSQL_USER":            "=sbtest",
+			"MYSQL_DATABASE":        "=sbtest",
+			"MARIADB_ROOT_PASSWORD": "root-password",
+			"MARIADB_PASSWORD":      "password",
+			"MARIADB_USER":          "=sbtest",
+			"MARIADB_DATABASE":      "=sbtest",
+		}
+		got := map[string]string{}
+		for _, e := range c.Env {
+			switch {
+			case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+				if e.Value != "" {
+					t.Errorf("%s has both value and valueFrom", e.Name)
+				}
+				if e.ValueFrom.SecretKeyRef.Name != secret {
+					t.Errorf("%s reads Secret %q, want %q", e.Name, e.ValueFrom.SecretKeyRef.Name, secret)
+				}
+				if o := e.ValueFrom.SecretKeyRef.Optional; o != nil && *o {
+					t.Errorf("%s: the password keys must not be optional", e.Name)
+				}
+				got[e.Name] = e.ValueFrom.SecretKeyRef.Key
+			case e.ValueFrom == nil:
+				got[e.Name] = "=" + e.Value
+			default:
+				t.Errorf("%s: unexpected source %v", e.Name, e.ValueFrom)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("env = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("no credentials in the object", func(t *testing.T) {
+		// Build the Secret with known passwords; nothing of it may reach the StatefulSet.
+		s := ConnectionSecret(run, "mysql57", testRootPassword, testPassword)
+		js := jsonOf(t, sts)
+		for _, pw := range []string{s.StringData["password"], s.StringData["root-password"]} {
+			if strings.Contains(js, pw) {
+				t.Errorf("the StatefulSet contains a password: %s", js)
+			}
+		}
+		for _, e := range c.Env {
+			if strings.Contains(e.Name, "PASSWORD") && e.Value != "" {
+				t.Errorf("%s has a literal value", e.Name)
+			}
+		}
+	})
+
+	t.Run("config mounts", func(t *testing.T) {
+		want := []corev1.VolumeMount{
+			{Name: "data", MountPath: "/var/lib/mysql"},
+			{Name: "config", MountPath: "/etc/mysql/conf.d/10-mysqlbench-operator.cnf", SubPath: "10-mysqlbench-operator.cnf", ReadOnly: true},
+			{Name: "config", MountPath: "/etc/mysql/conf.d/90-mysqlbench-user.cnf", SubPath: "90-mysqlbench-user.cnf", ReadOnly: true},
+			{Name: "config", MountPath: "/etc/my.cnf.d/10-mysqlbench-operator.cnf", SubPath: "10-mysqlbench-operator.cnf", ReadOnly: true},
+			{Name: "config", MountPath: "/etc/my.cnf.d/90-mysqlbench-user.cnf", SubPath: "90-mysqlbench-user.cnf", ReadOnly: true},
+		}
+		if !reflect.DeepEqual(c.VolumeMounts, want) {
+			t.Errorf("mounts =\n%s\nwant\n%s", jsonOf(t, c.VolumeMounts), jsonOf(t, want))
+		}
+		var cfg *corev1.Volume
+		for i := range pod.Volumes {
+			if pod.Volumes[i].Name == "config" {
+				cfg = &pod.Volumes[i]
+			}
+		}
+		if cfg == nil || cfg.ConfigMap == nil || cfg.ConfigMap.Name != name {
+			t.Errorf("config volume %v, want the ConfigMap %s", cfg, name)
+		}
+		// Every subPath is a key of the ConfigMap the volume mounts.
+		cm, err := ServerConfigMap(run, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range c.VolumeMounts {
+			if _, ok := cm.Data[m.SubPath]; m.Name == "config" && !ok {
+				t.Errorf("mount %s reads key %q, which the ConfigMap lacks", m.MountPath, m.SubPath)
+			}
+		}
+	})
+
+	t.Run("no user cnf mount without myCnf", func(t *testing.T) {
+		bare := target
+		bare.MyCnf = ""
+		for _, m := range ServerStatefulSet(run, bare).Spec.Template.Spec.Containers[0].VolumeMounts {
+			if m.SubPath == UserCnfKey {
+				t.Errorf("mounts %s, but the ConfigMap has no such key without myCnf", m.MountPath)
+			}
+		}
+	})
+
+	t.Run("readiness and ports", func(t *testing.T) {
+		p := c.ReadinessProbe
+		if p == nil || p.TCPSocket == nil || p.TCPSocket.Port != intstr.FromInt32(3306) {
+			t.Errorf("readiness probe %v, want TCP on 3306", p)
+		}
+		wantPorts := []corev1.ContainerPort{{Name: "mysql", ContainerPort: 3306, Protocol: corev1.ProtocolTCP}}
+		if !reflect.DeepEqual(c.Ports, wantPorts) {
+			t.Errorf("ports %v", c.Ports)
+		}
+		if c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+			t.Errorf("terminationMessagePolicy %q: a crash loop would be reported without the server's log", c.TerminationMessagePolicy)
+		}
+	})
+
+	t.Run("placement and resources", func(t *testing.T) {
+		var want corev1.PodSpec
+		DatabasePlacement(run).Apply(&want)
+		if !reflect.DeepEqual(pod.NodeSelector, want.NodeSelector) || !reflect.DeepEqual(pod.Tolerations, want.Tolerations) ||
+			!reflect.DeepEqual(pod.Affinity, want.Affinity) {
+			t.Errorf("placement = %s, want %s", jsonOf(t, pod), jsonOf(t, want))
+		}
+		if !reflect.DeepEqual(c.Resources, *target.Resources) {
+			t.Errorf("resources %v, want %v", c.Resources, *target.Resources)
+		}
+		noRes := target
+		noRes.Resources = nil
+		if r := ServerStatefulSet(run, noRes).Spec.Template.Spec.Containers[0].Resources; !reflect.DeepEqual(r, corev1.ResourceRequirements{}) {
+			t.Errorf("resources without target.resources = %v, want none", r)
+		}
+	})
+
+	t.Run("persistent storage", func(t *testing.T) {
+		if len(sts.Spec.VolumeClaimTemplates) != 1 {
+			t.Fatalf("%d claim templates, want 1", len(sts.Spec.VolumeClaimTemplates))
+		}
+		pvc := sts.Spec.VolumeClaimTemplates[0]
+		if pvc.Name != "data" {
+			t.Errorf("claim template %q, want data (the mount's volume)", pvc.Name)
+		}
+		if pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != "fast-ssd" {
+			t.Errorf("storage class %v, want fast-ssd", pvc.Spec.StorageClassName)
+		}
+		if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.Cmp(resource.MustParse("20Gi")) != 0 {
+			t.Errorf("size %s, want 20Gi", got.String())
+		}
+		if !reflect.DeepEqual(pvc.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}) {
+			t.Errorf("access modes %v", pvc.Spec.AccessModes)
+		}
+		rp := sts.Spec.PersistentVolumeClaimRetentionPolicy
+		if rp == nil || rp.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType || rp.WhenScaled != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+			t.Errorf("retention policy %v, want Delete/Delete", rp)
+		}
+		for _, v := range pod.Volumes {
+			if v.Name == "data" {
+				t.Errorf("a data volume %v next to the claim template", v)
+			}
+		}
+		// The claim's size is a copy: changing it does not change the run.
+		q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+		q.Add(resource.MustParse("1Gi"))
+		if run.Spec.Storage.Size.Cmp(resource.MustParse("20Gi")) != 0 {
+			t.Error("the claim template shares the run's quantity")
+		}
+	})
+
+	t.Run("emptyDir without storage", func(t *testing.T) {
+		run := run.DeepCopy()
+		run.Spec.Storage = nil
+		sts := ServerStatefulSet(run, target)
+		if len(sts.Spec.VolumeClaimTemplates) != 0 || sts.Spec.PersistentVolumeClaimRetentionPolicy != nil {
+			t.Errorf("claim templates %v / retention %v without spec.storage", sts.Spec.VolumeClaimTemplates, sts.Spec.PersistentVolumeClaimRetentionPolicy)
+		}
+		var data *corev1.Volume
+		for i, v := range sts.Spec.Template.Spec.Volumes {
+			if v.Name == "data" {
+				data = &sts.Spec.Template.Spec.Volumes[i]
+			}
+		}
+		if data == nil || data.EmptyDir == nil {
+			t.Errorf("data volume %v, want an emptyDir", data)
+		}
+	})
+}
+
+func TestServerStatefulSetGolden(t *testing.T) {
+	run := newRun()
+	golden(t, "statefulset.yaml", ServerStatefulSet(run, run.Spec.Targets[0]))
+	cm, err := ServerConfigMap(run, run.Spec.Targets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "configmap.yaml", cm)
+	golden(t, "service.yaml", ServerService(run, "mysql57"))
+}
