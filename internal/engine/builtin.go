@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -45,7 +46,7 @@ func (b *Builtin) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 		root, err1 := password()
 		user, err2 := password()
 		if err1 != nil || err2 != nil {
-			return fmt.Errorf("generate passwords: %v %v", err1, err2)
+			return fmt.Errorf("generate passwords: %w", errors.Join(err1, err2))
 		}
 		secret = specs.ConnectionSecret(run, t.Name, root, user)
 		if err := b.create(ctx, run, secret); err != nil {

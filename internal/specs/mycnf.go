@@ -128,9 +128,10 @@ func removeEndComment(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if (c == '\'' || c == '"') && !escape {
-			if quote == 0 {
+			switch quote {
+			case 0:
 				quote = c
-			} else if quote == c {
+			case c:
 				quote = 0
 			}
 		}

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"fmt"
 	"maps"
 	"regexp"
 	"strings"
@@ -153,7 +154,7 @@ func TestJobNamesDistinct(t *testing.T) {
 	for _, step := range []string{"probe", "prepare", "warmup", "cleanup", LadderStep(0), LadderStep(1), LadderStep(63)} {
 		for _, attempt := range []int32{0, 1, 2} {
 			name := JobName(run, target, step, attempt)
-			key := step + "/" + string(rune('0'+attempt))
+			key := fmt.Sprintf("%s/%d", step, attempt)
 			if prev, ok := seen[name]; ok {
 				t.Errorf("JobName %q for both %s and %s", name, prev, key)
 			}

@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func serverPod(mutate func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pk-lookup-mysql57-0", Namespace: "bench"},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodPending,
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "mysql", Image: "mysql:5.7.44"}},
+		},
+	}
+	mutate(p)
+	return p
+}
+
+func TestPodState(t *testing.T) {
+	crashLog := "2026-11-22 [Note] starting\n2026-11-22 [ERROR] unknown variable 'innodb_bufer_pool_size=2G'\n2026-11-22 [ERROR] Aborting\n"
+	tests := []struct {
+		name        string
+		pod         *corev1.Pod
+		want        State
+		wantMessage []string // substrings of Message
+	}{
+		{
+			name: "unschedulable keeps the scheduler's message",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.Conditions = []corev1.PodCondition{{
+					Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+					Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+				}}
+				p.Status.ContainerStatuses = nil
+			}),
+			want:        State{Reason: ReasonUnschedulable},
+			wantMessage: []string{"pk-lookup-mysql57-0", "cannot be scheduled", "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."},
+		},
+		{
+			name: "not yet scheduled, no reason: starting",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse}}
+				p.Status.ContainerStatuses = nil
+			}),
+			want:        State{Reason: ReasonStarting},
+			wantMessage: []string{"pk-lookup-mysql57-0", "starting", "Pending"},
+		},
+		{
+			name: "ErrImagePull",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].Image = "mysql:5.7.99"
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{
+					Reason: "ErrImagePull", Message: `rpc error: manifest for mysql:5.7.99 not found`,
+				}
+			}),
+			want:        State{Reason: ReasonImagePull},
+			wantMessage: []string{"cannot pull image mysql:5.7.99", "manifest for mysql:5.7.99 not found"},
+		},
+		{
+			name: "ImagePullBackOff",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{
+					Reason: "ImagePullBackOff", Message: `Back-off pulling image "mysql:5.7.44"`,
+				}
+			}),
+			want:        State{Reason: ReasonImagePull},
+			wantMessage: []string{"cannot pull image mysql:5.7.44", "Back-off pulling image"},
+		},
+		{
+			name: "InvalidImageName",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "InvalidImageName", Message: "bad"}
+			}),
+			want: State{Reason: ReasonImagePull},
+		},
+		{
+			name: "CreateContainerConfigError",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{
+					Reason: "CreateContainerConfigError", Message: `secret "pk-lookup-mysql57-credentials" not found`,
+				}
+			}),
+			want:        State{Reason: ReasonConfig},
+			wantMessage: []string{"CreateContainerConfigError: ", `secret "pk-lookup-mysql57-credentials" not found`},
+		},
+		{
+			name: "CreateContainerError",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "CreateContainerError", Message: "mount failed"}
+			}),
+			want:        State{Reason: ReasonConfig},
+			wantMessage: []string{"CreateContainerError: mount failed"},
+		},
+		{
+			name: "crash loop: failed with the last lines of the log",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodRunning
+				cs := &p.Status.ContainerStatuses[0]
+				cs.RestartCount = 3
+				cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}
+				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: crashLog}
+			}),
+			want: State{Failed: true, Reason: ReasonCrashing},
+			wantMessage: []string{"exited 3 times", "last exit code 1",
+				"[Note] starting | 2026-11-22 [ERROR] unknown variable 'innodb_bufer_pool_size=2G' | 2026-11-22 [ERROR] Aborting"},
+		},
+		{
+			name: "crash loop without a message",
+			pod: serverPod(func(p *corev1.Pod) {
+				cs := &p.Status.ContainerStatuses[0]
+				cs.RestartCount = 5
+				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}
+			}),
+			want:        State{Failed: true, Reason: ReasonCrashing},
+			wantMessage: []string{"exited 5 times", "last exit code 137", "(none)"},
+		},
+		{
+			name: "terminated now after 3 restarts",
+			pod: serverPod(func(p *corev1.Pod) {
+				cs := &p.Status.ContainerStatuses[0]
+				cs.RestartCount = 3
+				cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 2, Message: "bad option"}
+			}),
+			want:        State{Failed: true, Reason: ReasonCrashing},
+			wantMessage: []string{"exited with code 2", "bad option"},
+		},
+		{
+			name: "one restart: not failed yet",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodRunning
+				cs := &p.Status.ContainerStatuses[0]
+				cs.RestartCount = 1
+				cs.State.Running = &corev1.ContainerStateRunning{}
+				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Message: crashLog}
+			}),
+			want:        State{Reason: ReasonStarting},
+			wantMessage: []string{"starting", "Running"},
+		},
+		{
+			name: "two restarts, back-off: not failed yet",
+			pod: serverPod(func(p *corev1.Pod) {
+				cs := &p.Status.ContainerStatuses[0]
+				cs.RestartCount = 2
+				cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
+				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Message: crashLog}
+			}),
+			want: State{Reason: ReasonStarting},
+		},
+		{
+			name: "ready",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodRunning
+				p.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{}
+				p.Status.ContainerStatuses[0].Ready = true
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+			}),
+			want: State{Ready: true},
+		},
+		{
+			name: "ready after one restart",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodRunning
+				cs := &p.Status.ContainerStatuses[0]
+				cs.RestartCount = 1
+				cs.State.Running = &corev1.ContainerStateRunning{}
+				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+			}),
+			want: State{Ready: true},
+		},
+		{
+			name: "running, not ready: starting",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodRunning
+				p.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{}
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse})
+			}),
+			want:        State{Reason: ReasonStarting},
+			wantMessage: []string{"server pod pk-lookup-mysql57-0 is starting (Running)"},
+		},
+		{
+			name: "pulling the image: starting",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+			}),
+			want: State{Reason: ReasonStarting},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := PodState(tc.pod)
+			if got.Ready != tc.want.Ready || got.Failed != tc.want.Failed || got.Reason != tc.want.Reason {
+				t.Errorf("PodState = %+v, want Ready=%v Failed=%v Reason=%q", got, tc.want.Ready, tc.want.Failed, tc.want.Reason)
+			}
+			if got.Ready && (got.Reason != "" || got.Message != "") {
+				t.Errorf("a ready server has reason %q message %q", got.Reason, got.Message)
+			}
+			if !got.Ready && got.Message == "" {
+				t.Error("a server that is not ready needs a message")
+			}
+			for _, w := range tc.wantMessage {
+				if !strings.Contains(got.Message, w) {
+					t.Errorf("message %q lacks %q", got.Message, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLastLines(t *testing.T) {
+	long := strings.Repeat("x", 1000)
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"empty", "", 6, "(none)"},
+		{"only a newline", "\n", 6, "(none)"},
+		{"one line", "Aborting\n", 6, "Aborting"},
+		{"joined with bars", "a\nb\nc", 6, "a | b | c"},
+		{"keeps the last n", "1\n2\n3\n4\n5\n6\n7\n8\n", 3, "6 | 7 | 8"},
+		{"exactly n", "1\n2\n3", 3, "1 | 2 | 3"},
+		{"trailing newlines dropped", "a\nb\n\n\n", 6, "a | b"},
+		{"long output cut to its end", long + "END", 6, "..." + strings.Repeat("x", 597) + "END"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := lastLines(tc.in, tc.n); got != tc.want {
+				t.Errorf("lastLines = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// A cut inside a multi-byte character keeps the message valid UTF-8.
+	for shift := range 4 {
+		in := strings.Repeat("x", shift) + strings.Repeat("é", 400) + "🙂"
+		got := lastLines(in, 6)
+		if !utf8.ValidString(got) {
+			t.Errorf("shift %d: lastLines cut a character: %q", shift, got[:10])
+		}
+		if !strings.HasPrefix(got, "...") || !strings.HasSuffix(got, "é🙂") || len(got) > 3+600 {
+			t.Errorf("shift %d: lastLines = %d bytes %q...", shift, len(got), got[:10])
+		}
+	}
+}
+
+func TestPassword(t *testing.T) {
+	seen := map[string]bool{}
+	for range 50 {
+		p, err := password()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p) != 24 {
+			t.Errorf("password %q has %d characters, want 24", p, len(p))
+		}
+		for _, r := range p {
+			if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", r) {
+				t.Errorf("password %q has %q: only letters and digits are safe in env vars, shells and my.cnf", p, r)
+			}
+		}
+		if seen[p] {
+			t.Errorf("password %q generated twice", p)
+		}
+		seen[p] = true
+	}
+}
