@@ -256,9 +256,20 @@ func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition,
 // finish writes the results ConfigMap and the run's final phase and conditions.
 func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) error {
 	run := tx.run
-	if err := r.writeResults(ctx, run); err != nil {
+	before := run.Status.DeepCopy()
+	if err := r.concludeAndWriteResults(ctx, tx); err != nil {
+		// Nothing is concluded until the results are written.
+		run.Status = *before
+		tx.events = nil
 		return err
 	}
+	return nil
+}
+
+// concludeAndWriteResults sets the run's final phase and conditions, then renders them with the
+// results into the results ConfigMap, so results.json says how the run ended.
+func (r *BenchmarkRunReconciler) concludeAndWriteResults(ctx context.Context, tx *transition) error {
+	run := tx.run
 	now := tx.now()
 	run.Status.CompletionTime = &now
 	run.Status.CurrentTarget = ""
@@ -277,7 +288,7 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) err
 		tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, ReasonSucceeded, "the run has finished")
 		tx.setCondition(v1.ConditionFailed, metav1.ConditionFalse, ReasonSucceeded, "no target failed")
 		tx.event(normal, "Succeeded", "all %d targets measured in %s; results in ConfigMap %s", len(run.Spec.Targets), took, run.Status.ResultsConfigMap)
-		return nil
+		return r.writeResults(ctx, run)
 	}
 	run.Status.Phase = v1.RunFailed
 	msg := fmt.Sprintf("%d of %d targets failed (%v); results of the others in ConfigMap %s",
@@ -285,5 +296,5 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) err
 	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, ReasonTargetFailed, msg)
 	tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, ReasonTargetFailed, "the run has finished")
 	tx.event(warning, "Failed", "%s", msg)
-	return nil
+	return r.writeResults(ctx, run)
 }

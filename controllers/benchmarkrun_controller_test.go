@@ -1,0 +1,535 @@
+package controllers_test
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+)
+
+func cacheFor(ns string) cache.Options {
+	return cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}
+}
+
+// The captured 4-thread run every successful step reports (run_point_select_t4.termination-log).
+var want4 = struct {
+	tps, qps, min, avg, p95, max, dur float64
+}{17934.04, 17934.04, 0.069, 0.222, 0.499, 10.351, 3.004}
+
+func TestTwoTargetsThreeStepsEndToEnd(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{log: captured(t, "run_point_select_t4.txt")})
+	kl := startKubelet(t, ns, succeedAll(t))
+
+	run := baseRun(ns, "pk", 1, 2, 4)
+	run.Spec.Ladder.Warmup = &metav1.Duration{Duration: 5 * time.Second}
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "pk", 60*time.Second, "the run to finish", finished)
+
+	if got.Status.Phase != v1.RunSucceeded {
+		t.Fatalf("phase %s, want Succeeded; status %+v", got.Status.Phase, got.Status)
+	}
+	if got.Status.ObservedGeneration != got.Generation {
+		t.Errorf("observedGeneration %d, want %d", got.Status.ObservedGeneration, got.Generation)
+	}
+	for typ, want := range map[string]metav1.ConditionStatus{
+		v1.ConditionReady: metav1.ConditionTrue, v1.ConditionProgressing: metav1.ConditionFalse, v1.ConditionFailed: metav1.ConditionFalse,
+	} {
+		if c := meta.FindStatusCondition(got.Status.Conditions, typ); c == nil || c.Status != want {
+			t.Errorf("condition %s = %+v, want %s", typ, c, want)
+		}
+	}
+	if got.Status.ResultsConfigMap != "pk-results" || got.Status.CurrentTarget != "" || got.Status.CompletionTime == nil {
+		t.Errorf("results %q current %q completion %v", got.Status.ResultsConfigMap, got.Status.CurrentTarget, got.Status.CompletionTime)
+	}
+	if len(got.Status.Targets) != 2 {
+		t.Fatalf("want 2 target statuses, got %+v", got.Status.Targets)
+	}
+	for i, ts := range got.Status.Targets {
+		if ts.Name != run.Spec.Targets[i].Name || ts.Phase != v1.TargetSucceeded || ts.ServerVersion != "10.11.14-MariaDB-0+deb12u2" {
+			t.Errorf("target %d: %s %s %q", i, ts.Name, ts.Phase, ts.ServerVersion)
+		}
+		if len(ts.Steps) != 3 {
+			t.Fatalf("target %s: %d steps, want 3", ts.Name, len(ts.Steps))
+		}
+		for j, s := range ts.Steps {
+			want := run.Spec.Ladder.Threads[j]
+			if s.Threads != want || s.TPS != want4.tps || s.QPS.Total != want4.qps || s.QPS.Read != want4.qps ||
+				s.QPS.Write != 0 || s.Latency.MinMs != want4.min || s.Latency.AvgMs != want4.avg ||
+				s.Latency.P95Ms != want4.p95 || s.Latency.MaxMs != want4.max || s.DurationSeconds != want4.dur ||
+				s.Errors != 0 || s.Reconnects != 0 || s.Attempts != 1 || s.StartTime == nil || s.FinishTime == nil {
+				t.Errorf("target %s step %d: %+v", ts.Name, j, s)
+			}
+		}
+	}
+
+	// One Job per phase and step, in lifecycle order, each finished once.
+	var wantJobs []string
+	for _, tg := range []string{"mariadb", "mariadb-psoff"} {
+		for _, s := range []string{"probe", "prepare", "warmup", "s01", "s02", "s03"} {
+			wantJobs = append(wantJobs, "pk-"+tg+"-"+s+"-a0")
+		}
+	}
+	if got := kl.finished(); strings.Join(got, ",") != strings.Join(wantJobs, ",") {
+		t.Errorf("jobs ran in order\n%v\nwant\n%v", got, wantJobs)
+	}
+
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "pk-results"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if len(cm.Data) != 3 {
+		t.Errorf("results keys %v, want results.json, results.csv and report.md only", keys(cm.Data))
+	}
+	md := cm.Data["report.md"]
+	for _, want := range []string{
+		"| Threads | mariadb (10.11.14-MariaDB-0+deb12u2) | mariadb-psoff (10.11.14-MariaDB-0+deb12u2) |",
+		"| 1 | 17934.04 | 17934.04 |",
+		"| 2 | 17934.04 | 17934.04 |",
+		"| 4 | 17934.04 | 17934.04 |",
+		"| 4 | 0.499 | 0.499 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	rows, err := csv.NewReader(strings.NewReader(cm.Data["results.csv"])).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 7 || rows[1][0] != "mariadb" || rows[1][2] != "1" || rows[6][0] != "mariadb-psoff" || rows[6][2] != "4" {
+		t.Errorf("results.csv rows: %v", rows)
+	}
+	var doc struct {
+		Run struct {
+			Phase string `json:"phase"`
+		} `json:"run"`
+		Targets []struct {
+			Name  string `json:"name"`
+			Steps []struct {
+				Series struct {
+					QPS []float64 `json:"qps"`
+				} `json:"series"`
+			} `json:"steps"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal([]byte(cm.Data["results.json"]), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Targets) != 2 || len(doc.Targets[0].Steps) != 3 || len(doc.Targets[1].Steps[2].Series.QPS) != 2 {
+		t.Errorf("results.json lacks the per-second series of each step (the captured log has 2): %s", cm.Data["results.json"])
+	}
+	if doc.Run.Phase != "Succeeded" {
+		t.Errorf("results.json says the run is %q, want Succeeded", doc.Run.Phase)
+	}
+
+	// cleanup: Always deleted each server once its ladder was done.
+	for _, tg := range []string{"mariadb", "mariadb-psoff"} {
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "pk-" + tg}, &appsv1.StatefulSet{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("StatefulSet pk-%s still exists after cleanup Always: %v", tg, err)
+		}
+	}
+	assertEvents(t, ns, "pk", "Started", "TargetProvisioning", "TargetPreparing", "StepSucceeded", "TargetSucceeded", "Succeeded")
+	assertOwned(t, ns, got)
+}
+
+func TestFailingStepIsRetriedThenFailsTheTarget(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	notPrepared := captured(t, "run_not_prepared_1146.txt")
+	okRun := captured(t, "run_point_select_t4.termination-log")
+	ok := succeedAll(t)
+	startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		switch {
+		// First target: step 2 always fails like a run against missing tables (exit 1, the
+		// kubelet's log tail as termination message).
+		case strings.HasPrefix(job.Name, "retry-mariadb-s02"):
+			return outcome{exitCode: 1, message: notPrepared, failed: true}
+		// Second target: step 1 fails once, then succeeds.
+		case job.Name == "retry-mariadb-psoff-s01-a0":
+			return outcome{exitCode: 1, message: notPrepared, failed: true}
+		case job.Name == "retry-mariadb-psoff-s01-a1":
+			return outcome{message: okRun}
+		}
+		return ok(job)
+	})
+	run := baseRun(ns, "retry", 1, 2, 4)
+	run.Spec.StepRetryLimit = ptr.To[int32](1)
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "retry", 60*time.Second, "the run to finish", finished)
+	if got.Status.Phase != v1.RunFailed {
+		t.Fatalf("phase %s, want Failed", got.Status.Phase)
+	}
+	first, second := got.Status.Targets[0], got.Status.Targets[1]
+	wantMsg := "step 2/3 (2 threads) failed after 2 attempts: error 1146"
+	if first.Phase != v1.TargetFailed || !strings.Contains(first.Message, wantMsg) || !strings.Contains(first.Message, "prepare") {
+		t.Errorf("first target: %s %q, want Failed with %q", first.Phase, first.Message, wantMsg)
+	}
+	if len(first.Steps) != 1 {
+		t.Errorf("first target kept %d steps, want the 1 before the failure", len(first.Steps))
+	}
+	if second.Phase != v1.TargetSucceeded || len(second.Steps) != 3 || second.Steps[0].Attempts != 2 || second.Steps[1].Attempts != 1 {
+		t.Errorf("second target: %s, steps %+v", second.Phase, second.Steps)
+	}
+	c := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionFailed)
+	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "target mariadb: "+wantMsg) {
+		t.Errorf("Failed condition %+v", c)
+	}
+	if r := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionReady); r == nil || r.Status != metav1.ConditionFalse {
+		t.Errorf("Ready condition %+v, want False", r)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "retry-results"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cm.Data["report.md"], "| 2 | — | 17934.04 |") || !strings.Contains(cm.Data["report.md"], "error 1146") {
+		t.Errorf("report.md should show the failed target's missing steps and reason:\n%s", cm.Data["report.md"])
+	}
+	assertEvents(t, ns, "retry", "StepFailed", "TargetFailed", "Failed")
+}
+
+func TestServerThatNeverBecomesReady(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{readyTimeout: 4 * time.Second, schedulingGrace: time.Second})
+	startKubeletWith(t, ns, succeedAll(t), func(pod *corev1.Pod) {
+		switch pod.Labels[specs.LabelTarget] {
+		case "mariadb": // no node fits
+			pod.Spec.NodeName = ""
+			pod.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+			}}}
+		case "mariadb-psoff": // a bad my.cnf: mysqld exits at once, again and again
+			pod.Status.Conditions[1].Status = corev1.ConditionFalse
+			pod.Status.ContainerStatuses[0].Ready = false
+			pod.Status.ContainerStatuses[0].RestartCount = 3
+			pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+			pod.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 7, Message: "2026-11-22 10:00:00 0 [ERROR] mariadbd: unknown variable 'performance_schema_typo=OFF'\n2026-11-22 10:00:00 0 [ERROR] Aborting\n",
+			}}
+		}
+	})
+	run := baseRun(ns, "stuck", 1)
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	// While waiting, the scheduler's message surfaces as a condition.
+	waitFor(t, ns, "stuck", 20*time.Second, "an Unschedulable condition", func(r *v1.BenchmarkRun) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "Unschedulable" &&
+			strings.Contains(c.Message, "didn't match Pod's node affinity/selector")
+	})
+	got := waitFor(t, ns, "stuck", 30*time.Second, "the run to finish", finished)
+	first, second := got.Status.Targets[0], got.Status.Targets[1]
+	if first.Phase != v1.TargetFailed || !strings.Contains(first.Message, "server not ready after 4s") ||
+		!strings.Contains(first.Message, "cannot be scheduled: 0/3 nodes are available") {
+		t.Errorf("unschedulable target: %s %q", first.Phase, first.Message)
+	}
+	if second.Phase != v1.TargetFailed || !strings.Contains(second.Message, "unknown variable 'performance_schema_typo=OFF'") {
+		t.Errorf("crashing target: %s %q", second.Phase, second.Message)
+	}
+	if got.Status.Phase != v1.RunFailed {
+		t.Errorf("run phase %s, want Failed", got.Status.Phase)
+	}
+}
+
+func TestOperatorRestartBetweenStepsResumes(t *testing.T) {
+	ns := newNamespace(t)
+	op := startOperator(t, ns, operatorOptions{})
+	var created []string
+	ok := succeedAll(t)
+	stepsDone := 0
+	kl := startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		created = append(created, job.Name)
+		if strings.Contains(job.Name, "-s0") {
+			stepsDone++
+		}
+		return ok(job)
+	})
+	run := baseRun(ns, "resume", 1, 2, 4, 8)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "resume", 30*time.Second, "step 2 recorded", func(r *v1.BenchmarkRun) bool {
+		return len(r.Status.Targets) == 1 && len(r.Status.Targets[0].Steps) >= 2
+	})
+	// Stop the operator; the step in flight finishes while it is down.
+	kl.setPaused(true)
+	op.stop()
+	kl.setPaused(false)
+	time.Sleep(300 * time.Millisecond)
+	before := waitFor(t, ns, "resume", 5*time.Second, "the run", func(*v1.BenchmarkRun) bool { return true })
+	if before.Status.Phase == v1.RunSucceeded {
+		t.Fatalf("the run finished without the operator")
+	}
+	startOperator(t, ns, operatorOptions{})
+	got := waitFor(t, ns, "resume", 30*time.Second, "the run to finish", finished)
+	if got.Status.Phase != v1.RunSucceeded || len(got.Status.Targets[0].Steps) != 4 {
+		t.Fatalf("after restart: %s with %d steps", got.Status.Phase, len(got.Status.Targets[0].Steps))
+	}
+	for i, s := range got.Status.Targets[0].Steps {
+		if s.Threads != run.Spec.Ladder.Threads[i] || s.Attempts != 1 {
+			t.Errorf("step %d: threads %d attempts %d", i, s.Threads, s.Attempts)
+		}
+	}
+	jobs := &batchv1.JobList{}
+	if err := k8s.List(context.Background(), jobs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 6 || stepsDone != 4 {
+		t.Errorf("%d Jobs (want probe, prepare and 4 steps, none repeated), %d steps run: %v", len(jobs.Items), stepsDone, created)
+	}
+}
+
+func TestPlacementReachesEveryPodTemplate(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	startKubelet(t, ns, func(job *batchv1.Job) outcome { return outcome{pending: true} })
+	run := baseRun(ns, "placed", 1)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	run.Spec.Placement = v1.Placement{
+		Database: v1.DatabasePlacement{PoolPlacement: v1.PoolPlacement{
+			NodeSelector: map[string]string{"disk": "nvme"},
+			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
+		}},
+		Client: v1.PoolPlacement{
+			NodeSelector: map[string]string{"role": "loadgen"},
+			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}},
+		},
+	}
+	run.Spec.ClientResources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "placed", 20*time.Second, "the probe Job", func(r *v1.BenchmarkRun) bool {
+		return k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "placed-mariadb-probe-a0"}, &batchv1.Job{}) == nil
+	})
+	sts := &appsv1.StatefulSet{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "placed-mariadb"}, sts); err != nil {
+		t.Fatal(err)
+	}
+	ps := sts.Spec.Template.Spec
+	if ps.NodeSelector["disk"] != "nvme" || len(ps.Tolerations) != 1 || ps.Tolerations[0].Key != "dedicated" ||
+		ps.Affinity == nil || len(ps.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Errorf("server pod placement: %+v %+v %+v", ps.NodeSelector, ps.Tolerations, ps.Affinity)
+	}
+	job := &batchv1.Job{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "placed-mariadb-probe-a0"}, job); err != nil {
+		t.Fatal(err)
+	}
+	js := job.Spec.Template.Spec
+	if js.NodeSelector["role"] != "loadgen" || len(js.Tolerations) != 1 || js.Tolerations[0].Key != specs.DedicatedTaint ||
+		js.Affinity.NodeAffinity == nil || len(js.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		!js.Containers[0].Resources.Limits.Cpu().Equal(resource.MustParse("4")) || js.Containers[0].Image != "sysbench:test" {
+		t.Errorf("client pod placement: %+v %+v %+v %+v", js.NodeSelector, js.Tolerations, js.Affinity, js.Containers[0].Resources)
+	}
+	// The credentials reach both only by reference.
+	secret := &corev1.Secret{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "placed-mariadb-credentials"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range []any{sts, job} {
+		b, _ := json.Marshal(obj)
+		if strings.Contains(string(b), string(secret.Data[sysbench.SecretKeyPassword])) ||
+			strings.Contains(string(b), string(secret.Data[specs.SecretKeyRootPassword])) {
+			t.Errorf("%T holds a literal password", obj)
+		}
+	}
+}
+
+func TestMaxConnectionsOverrideBelowTheLadderIsRejected(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	startKubelet(t, ns, succeedAll(t))
+	run := baseRun(ns, "maxconn", 1, 2, 200)
+	run.Spec.Targets[0].MyCnf = "max_connections = 100"
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "maxconn", 30*time.Second, "the run to finish", finished)
+	ts := got.Status.Targets[0]
+	if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, "max_connections = 100") ||
+		!strings.Contains(ts.Message, "raise it to at least 201") {
+		t.Errorf("target: %s %q", ts.Phase, ts.Message)
+	}
+	if got.Status.Targets[1].Phase != v1.TargetSucceeded {
+		t.Errorf("the other target: %s", got.Status.Targets[1].Phase)
+	}
+	// The rejected target never got a server.
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "maxconn-mariadb"}, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a server was created for the rejected target: %v", err)
+	}
+}
+
+func TestExternalTargetAndCleanupNeverKeepsServers(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	startKubelet(t, ns, succeedAll(t))
+	if err := k8s.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "prod-db", Namespace: ns},
+		StringData: map[string]string{"host": "db.example", "port": "3306", "user": "bench", "password": "s3cret-value"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	run := baseRun(ns, "ext", 1, 2)
+	run.Spec.Cleanup = v1.CleanupNever
+	run.Spec.Targets = []v1.Target{
+		{Name: "prod", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}},
+		{Name: "local", Image: "mysql:8.0.40"},
+	}
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "ext", 60*time.Second, "the run to finish", finished)
+	if got.Status.Phase != v1.RunSucceeded {
+		t.Fatalf("phase %s: %+v", got.Status.Phase, got.Status.Targets)
+	}
+	// The external target's Jobs connect through the user's Secret; its tables are dropped.
+	job := &batchv1.Job{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ext-prod-cleanup-a0"}, job); err != nil {
+		t.Fatalf("no cleanup Job for the external target: %v", err)
+	}
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name != "prod-db" {
+			t.Errorf("env %s reads Secret %s, want prod-db", e.Name, e.ValueFrom.SecretKeyRef.Name)
+		}
+	}
+	// cleanup: Never keeps the builtin server.
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ext-local"}, &appsv1.StatefulSet{}); err != nil {
+		t.Errorf("cleanup Never deleted the server: %v", err)
+	}
+	// The user's Secret is neither owned nor touched.
+	s := &corev1.Secret{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "prod-db"}, s); err != nil || len(s.OwnerReferences) != 0 {
+		t.Errorf("user secret: %v %+v", err, s.OwnerReferences)
+	}
+	if b, _ := json.Marshal(got.Status); strings.Contains(string(b), "s3cret-value") {
+		t.Errorf("status holds the password")
+	}
+	events := &corev1.EventList{}
+	if err := k8s.List(context.Background(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if strings.Contains(e.Message, "s3cret-value") {
+			t.Errorf("event %s holds the password", e.Reason)
+		}
+	}
+}
+
+func TestDeletingARunLeavesNothingBehind(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		if job.Labels[specs.LabelStep] == "probe" {
+			return outcome{message: probeMessage}
+		}
+		return outcome{pending: true} // prepare never ends
+	})
+	run := baseRun(ns, "gone", 1)
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "gone", 30*time.Second, "prepare to start", func(r *v1.BenchmarkRun) bool {
+		return r.Status.Phase == v1.RunPreparing
+	})
+	// envtest has no garbage collector: what the collector deletes with the run is everything
+	// that names the run as its controller. So every object in the namespace but the user's
+	// must do so.
+	assertOwned(t, ns, got)
+	if err := k8s.Delete(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(got), &v1.BenchmarkRun{}); !apierrors.IsNotFound(err) {
+		t.Errorf("run still there after delete (a finalizer?): %v", err)
+	}
+}
+
+// assertOwned checks that every object the operator created in ns is controlled by run, so the
+// garbage collector deletes it with the run.
+func assertOwned(t *testing.T, ns string, run *v1.BenchmarkRun) {
+	t.Helper()
+	lists := []client.ObjectList{&appsv1.StatefulSetList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{},
+		&corev1.SecretList{}, &batchv1.JobList{}}
+	n := 0
+	for _, l := range lists {
+		if err := k8s.List(context.Background(), l, client.InNamespace(ns), client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy}); err != nil {
+			t.Fatal(err)
+		}
+		items, _ := meta.ExtractList(l)
+		for _, o := range items {
+			obj := o.(client.Object)
+			n++
+			if !metav1.IsControlledBy(obj, run) {
+				t.Errorf("%T %s is not controlled by the run: %+v", obj, obj.GetName(), obj.GetOwnerReferences())
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("found no objects of the run to check")
+	}
+}
+
+func assertEvents(t *testing.T, ns, run string, reasons ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		events := &corev1.EventList{}
+		if err := k8s.List(context.Background(), events, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == run {
+				seen[e.Reason] = true
+			}
+		}
+		var missing []string
+		for _, r := range reasons {
+			if !seen[r] {
+				missing = append(missing, r)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("events %v missing; seen %v", missing, seen)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,425 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
+)
+
+var (
+	env    *envtest.Environment
+	cfg    *rest.Config
+	k8s    client.Client
+	nsSeq  int
+	nsLock sync.Mutex
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	env, cfg, err = testenv.Start(filepath.Join(".."))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+	}
+	os.Exit(code)
+}
+
+// Captured from real sysbench 1.0.20 runs through the reporter against MariaDB 10.11 (the
+// sysbench package's real tests write these files).
+const capturedDir = "../internal/sysbench/testdata/reporter"
+
+func captured(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(capturedDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// probeMessage is the reporter's probe line, as the real probe test prints it against MariaDB.
+const probeMessage = `{"type":"final","version":1,"command":"probe","sysbench":"1.0.20","threads":1,"durationSeconds":0,"server":"10.11.14-MariaDB-0+deb12u2"}` + "\n"
+
+// newNamespace gives each test its own namespace.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	nsLock.Lock()
+	nsSeq++
+	name := fmt.Sprintf("t%d-%s", nsSeq, strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	nsLock.Unlock()
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	name = strings.TrimRight(name, "-")
+	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// operator is a running manager with the BenchmarkRun controller, as cmd/main.go wires it.
+type operator struct {
+	cancel context.CancelFunc
+	done   chan error
+	logs   *fakeLogs
+}
+
+type operatorOptions struct {
+	readyTimeout    time.Duration
+	schedulingGrace time.Duration
+	// log is what the fake kubelet serves as every sysbench pod's log.
+	log string
+}
+
+func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:     testenv.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      controllers.CacheOptions(cacheFor(ns)),
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &fakeLogs{log: o.log}
+	r := &controllers.BenchmarkRunReconciler{
+		Client:   mgr.GetClient(),
+		Scheme:   mgr.GetScheme(),
+		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines: map[v1.Engine]engine.Engine{
+			v1.EngineBuiltin:  &engine.Builtin{Client: mgr.GetClient(), Scheme: mgr.GetScheme()},
+			v1.EngineExternal: &engine.External{Reader: mgr.GetAPIReader()},
+		},
+		Logs:               logs,
+		SysbenchImage:      "sysbench:test",
+		ServerReadyTimeout: o.readyTimeout,
+		SchedulingGrace:    o.schedulingGrace,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &operator{cancel: cancel, done: make(chan error, 1), logs: logs}
+	go func() { op.done <- mgr.Start(ctx) }()
+	t.Cleanup(op.stop)
+	return op
+}
+
+func (o *operator) stop() {
+	if o.cancel == nil {
+		return
+	}
+	o.cancel()
+	<-o.done
+	o.cancel = nil
+}
+
+// fakeLogs plays the kubelet's log endpoint: every sysbench pod's log is the captured output of a
+// real 4-thread run.
+type fakeLogs struct {
+	mu    sync.Mutex
+	reads int
+	log   string
+}
+
+func (f *fakeLogs) Logs(_ context.Context, _, _, _ string) (io.ReadCloser, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	if f.log == "" {
+		return nil, fmt.Errorf("the kubelet is not serving logs")
+	}
+	return io.NopCloser(strings.NewReader(f.log)), nil
+}
+
+// outcome is what the fake kubelet makes of a Job.
+type outcome struct {
+	exitCode int32
+	message  string // termination message
+	failed   bool   // Job fails (with a terminated container unless noPod)
+	noPod    bool
+	pending  bool // leave the Job running
+}
+
+// kubelet plays the node and the Job/StatefulSet controllers that envtest lacks: it creates the
+// server pod of every StatefulSet (Ready unless serverPod says otherwise) and finishes every Job
+// as decide says, with a pod carrying the container's exit code and termination message.
+type kubelet struct {
+	t         *testing.T
+	ns        string
+	decide    func(job *batchv1.Job) outcome
+	serverPod func(pod *corev1.Pod) // edits the server pod's status; nil: Ready
+	mu        sync.Mutex
+	jobs      []string // Job names in the order they were finished
+	paused    bool
+	stop      chan struct{}
+	stopped   chan struct{}
+}
+
+func startKubelet(t *testing.T, ns string, decide func(*batchv1.Job) outcome) *kubelet {
+	return startKubeletWith(t, ns, decide, nil)
+}
+
+func startKubeletWith(t *testing.T, ns string, decide func(*batchv1.Job) outcome, serverPod func(*corev1.Pod)) *kubelet {
+	k := &kubelet{t: t, ns: ns, decide: decide, serverPod: serverPod, stop: make(chan struct{}), stopped: make(chan struct{})}
+	go k.loop()
+	t.Cleanup(func() { close(k.stop); <-k.stopped })
+	return k
+}
+
+func (k *kubelet) setPaused(p bool) {
+	k.mu.Lock()
+	k.paused = p
+	k.mu.Unlock()
+}
+
+func (k *kubelet) finished() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]string(nil), k.jobs...)
+}
+
+func (k *kubelet) loop() {
+	defer close(k.stopped)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-k.stop:
+			return
+		case <-tick.C:
+		}
+		k.mu.Lock()
+		paused := k.paused
+		k.mu.Unlock()
+		if paused {
+			continue
+		}
+		if err := k.sync(context.Background()); err != nil && !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			k.t.Logf("fake kubelet: %v", err)
+		}
+	}
+}
+
+func (k *kubelet) sync(ctx context.Context) error {
+	stss := &appsv1.StatefulSetList{}
+	if err := k8s.List(ctx, stss, client.InNamespace(k.ns)); err != nil {
+		return err
+	}
+	for i := range stss.Items {
+		if err := k.runServer(ctx, &stss.Items[i]); err != nil {
+			return err
+		}
+	}
+	jobs := &batchv1.JobList{}
+	if err := k8s.List(ctx, jobs, client.InNamespace(k.ns)); err != nil {
+		return err
+	}
+	for i := range jobs.Items {
+		if err := k.runJob(ctx, &jobs.Items[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *kubelet) runServer(ctx context.Context, sts *appsv1.StatefulSet) error {
+	if !sts.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	pod := &corev1.Pod{}
+	key := client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name + "-0"}
+	if err := k8s.Get(ctx, key, pod); err == nil {
+		return nil
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	pod = &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: sts.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
+		Spec: sts.Spec.Template.Spec,
+	}
+	pod.Spec.NodeName = "db-node"
+	if err := k8s.Create(ctx, pod); err != nil {
+		return err
+	}
+	now := metav1.Now()
+	pod.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "mysql", Ready: true, Image: pod.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
+	}
+	if k.serverPod != nil {
+		k.serverPod(pod)
+	}
+	return k8s.Status().Update(ctx, pod)
+}
+
+func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed {
+			return nil
+		}
+	}
+	o := k.decide(job)
+	if o.pending {
+		return nil
+	}
+	start := metav1.NewTime(time.Now().Add(-time.Second).Truncate(time.Second))
+	end := metav1.NewTime(time.Now().Truncate(time.Second))
+	if !o.noPod {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
+				Labels: mergeLabels(job.Spec.Template.Labels, map[string]string{"batch.kubernetes.io/job-name": job.Name}),
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+			Spec: job.Spec.Template.Spec,
+		}
+		pod.Spec.NodeName = "client-node"
+		if err := k8s.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		phase := corev1.PodSucceeded
+		if o.exitCode != 0 {
+			phase = corev1.PodFailed
+		}
+		pod.Status = corev1.PodStatus{
+			Phase: phase,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: specs.SysbenchContainer, Image: pod.Spec.Containers[0].Image,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: o.exitCode, Message: o.message, StartedAt: start, FinishedAt: end,
+				}}}},
+		}
+		if err := k8s.Status().Update(ctx, pod); err != nil {
+			return err
+		}
+	}
+	job.Status.StartTime = &start
+	if o.failed {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
+				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
+				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
+		}
+	} else {
+		job.Status.Succeeded = 1
+		job.Status.CompletionTime = &end
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
+		}
+	}
+	if err := k8s.Status().Update(ctx, job); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	k.jobs = append(k.jobs, job.Name)
+	k.mu.Unlock()
+	return nil
+}
+
+func mergeLabels(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// succeedAll finishes every Job the way real sysbench did: the probe reports the server version,
+// prepare/cleanup/warm-up/steps report the captured results.
+func succeedAll(t *testing.T) func(*batchv1.Job) outcome {
+	run := captured(t, "run_point_select_t4.termination-log")
+	prepare := captured(t, "prepare_point_select.termination-log")
+	cleanup := captured(t, "cleanup_point_select.termination-log")
+	return func(job *batchv1.Job) outcome {
+		switch job.Labels[specs.LabelStep] {
+		case "probe":
+			return outcome{message: probeMessage}
+		case "prepare":
+			return outcome{message: prepare}
+		case "cleanup":
+			return outcome{message: cleanup}
+		default:
+			return outcome{message: run}
+		}
+	}
+}
+
+// waitFor polls the run until cond holds (or fails the test after timeout).
+func waitFor(t *testing.T, ns, name string, timeout time.Duration, what string, cond func(*v1.BenchmarkRun) bool) *v1.BenchmarkRun {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	run := &v1.BenchmarkRun{}
+	for {
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, run)
+		if err == nil && cond(run) {
+			return run
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; status: %+v", timeout, what, run.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func finished(r *v1.BenchmarkRun) bool {
+	return r.Status.Phase == v1.RunSucceeded || r.Status.Phase == v1.RunFailed
+}
+
+func baseRun(ns, name string, threads ...int32) *v1.BenchmarkRun {
+	return &v1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1.BenchmarkRunSpec{
+			Targets: []v1.Target{
+				{Name: "mariadb", Image: "mariadb:10.11"},
+				{Name: "mariadb-psoff", Image: "mariadb:10.11", MyCnf: "performance_schema = OFF"},
+			},
+			Workload: v1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 1000},
+			Ladder:   v1.Ladder{Threads: threads, StepDuration: &metav1.Duration{Duration: 3 * time.Second}},
+		},
+	}
+}
