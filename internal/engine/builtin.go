@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -67,8 +68,23 @@ func (b *Builtin) create(ctx context.Context, run *v1.BenchmarkRun, obj client.O
 	if err := controllerutil.SetControllerReference(run, obj, b.Scheme); err != nil {
 		return fmt.Errorf("own %T %s: %w", obj, obj.GetName(), err)
 	}
-	if err := b.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := b.Client.Create(ctx, obj)
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err)
+	}
+	// Names are derived from the run and target names ("a" + "b-c" and "a-b" + "c" meet), so
+	// an existing object may belong to someone else: never benchmark another run's server.
+	existing := obj.DeepCopyObject().(client.Object)
+	if err := b.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+		return fmt.Errorf("get %T %s: %w", obj, obj.GetName(), err)
+	}
+	if !metav1.IsControlledBy(existing, run) {
+		return &ConfigError{Message: fmt.Sprintf("%s %s/%s already exists and does not belong to this run: "+
+			"rename the run or the target so their objects get other names", existing.GetObjectKind().GroupVersionKind().Kind,
+			run.Namespace, obj.GetName())}
 	}
 	return nil
 }

@@ -31,7 +31,8 @@ const (
 //     defaults to caching_sha2_password, which needs TLS or RSA key exchange on first login, and
 //     8.4 disables mysql_native_password unless it is turned on. The loose- prefix makes servers
 //     that lack an option (MariaDB, 5.x, 8.4 for default-authentication-plugin) skip it;
-//   - skip-name-resolve, so a slow or missing reverse DNS never adds to connect latency.
+//   - skip-name-resolve, so a slow or missing reverse DNS never adds to connect latency;
+//   - the datadir below the data volume's root (see DataDir).
 func OperatorMyCnf(run *v1.BenchmarkRun, target string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by mysqlbench-operator for BenchmarkRun %s/%s, target %s.\n", run.Namespace, run.Name, target)
@@ -39,6 +40,7 @@ func OperatorMyCnf(run *v1.BenchmarkRun, target string) string {
 	b.WriteString("[mysqld]\n")
 	fmt.Fprintf(&b, "max_connections = %d\n", RequiredMaxConnections(run.Spec.Ladder))
 	b.WriteString("skip-name-resolve\n")
+	b.WriteString("datadir = " + DataDir + "\n")
 	b.WriteString("loose-mysql-native-password = ON\n")
 	b.WriteString("loose-default-authentication-plugin = mysql_native_password\n")
 	b.WriteString("loose-authentication-policy = mysql_native_password,,\n")

@@ -43,6 +43,7 @@ func TestOperatorMyCnf(t *testing.T) {
 		"[mysqld]",
 		"max_connections = 1010",
 		"skip-name-resolve",
+		"datadir = /var/lib/mysql-data/mysql",
 		"loose-mysql-native-password = ON",
 		"loose-default-authentication-plugin = mysql_native_password",
 		"loose-authentication-policy = mysql_native_password,,",

@@ -28,7 +28,15 @@ const (
 	serverContainer = "mysql"
 	dataVolume      = "data"
 	configVolume    = "config"
-	dataDir         = "/var/lib/mysql"
+	// DataMountPath is where the data volume is mounted, and DataDir the server's datadir one
+	// level below it: a freshly formatted volume's root holds lost+found, and MySQL's
+	// --initialize refuses a datadir with files in it. The images' entrypoints create DataDir
+	// (reading datadir from the config, as they do for /var/lib/mysql).
+	DataMountPath = "/var/lib/mysql-data"
+	DataDir       = DataMountPath + "/mysql"
+	// dataGroup owns the data volume (fsGroup), so images whose server runs as a non-root user
+	// from the start (percona/percona-server) can create DataDir.
+	dataGroup = 999
 )
 
 // Include directories of the supported images: the official mysql and mariadb images read
@@ -127,7 +135,7 @@ func ServerStatefulSet(run *v1.BenchmarkRun, t v1.Target) *appsv1.StatefulSet {
 		)
 	}
 
-	mounts := []corev1.VolumeMount{{Name: dataVolume, MountPath: dataDir}}
+	mounts := []corev1.VolumeMount{{Name: dataVolume, MountPath: DataMountPath}}
 	for _, dir := range includeDirs {
 		for _, key := range []string{OperatorCnfKey, UserCnfKey} {
 			if key == UserCnfKey && UserMyCnf(t) == "" {
@@ -163,6 +171,10 @@ func ServerStatefulSet(run *v1.BenchmarkRun, t v1.Target) *appsv1.StatefulSet {
 	pod := corev1.PodSpec{
 		Containers:                    []corev1.Container{container},
 		TerminationGracePeriodSeconds: ptr.To[int64](60),
+		SecurityContext: &corev1.PodSecurityContext{
+			FSGroup:             ptr.To[int64](dataGroup),
+			FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+		},
 		Volumes: []corev1.Volume{{
 			Name: configVolume,
 			VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{

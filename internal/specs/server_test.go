@@ -222,7 +222,7 @@ func TestServerStatefulSet(t *testing.T) {
 
 	t.Run("config mounts", func(t *testing.T) {
 		want := []corev1.VolumeMount{
-			{Name: "data", MountPath: "/var/lib/mysql"},
+			{Name: "data", MountPath: DataMountPath},
 			{Name: "config", MountPath: "/etc/mysql/conf.d/10-mysqlbench-operator.cnf", SubPath: "10-mysqlbench-operator.cnf", ReadOnly: true},
 			{Name: "config", MountPath: "/etc/mysql/conf.d/90-mysqlbench-user.cnf", SubPath: "90-mysqlbench-user.cnf", ReadOnly: true},
 			{Name: "config", MountPath: "/etc/my.cnf.d/10-mysqlbench-operator.cnf", SubPath: "10-mysqlbench-operator.cnf", ReadOnly: true},
