@@ -13,11 +13,23 @@ ETCD_BUILD_VERSION ?= v3.5.21
 CONTROLLER_TOOLS_VERSION ?= v0.18.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 SETUP_ENVTEST_VERSION ?= v0.25.1
+HELM_VERSION ?= v3.22.0
+KUSTOMIZE_VERSION ?= v5.8.2
+KUBECONFORM_VERSION ?= v0.8.0
+CRANE_VERSION ?= v0.22.1
+KIND_VERSION ?= v0.33.0
 
 LOCALBIN ?= $(shell pwd)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest-$(SETUP_ENVTEST_VERSION)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+KUBECONFORM ?= $(LOCALBIN)/kubeconform-$(KUBECONFORM_VERSION)
+CRANE ?= $(LOCALBIN)/crane-$(CRANE_VERSION)
+KIND ?= $(LOCALBIN)/kind-$(KIND_VERSION)
+# test/helm installs the chart and the kustomize build into an envtest API server with these.
+export HELM KUSTOMIZE
 
 # Packages whose tests need only Go (envtest packages get KUBEBUILDER_ASSETS from test-assets).
 GO_TEST_FLAGS ?= -count=1
@@ -66,7 +78,7 @@ test-assets: $(SETUP_ENVTEST) ## Get the envtest API server and etcd (setup-envt
 	@SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet test-assets ## Run all tests (envtest against a real API server, real sysbench when installed).
+test: manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) ## Run all tests (envtest against a real API server, real sysbench when installed).
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
 		go test $(GO_TEST_FLAGS) ./...
 
@@ -105,3 +117,127 @@ define go-install-tool
 	ln -sf "$$(basename $(1))" "$(LOCALBIN)/$$(basename $(2))"; \
 }
 endef
+
+##@ Deployment
+# Helm chart (charts/), kustomize (config/default), the manager image and a kind cluster
+# (test/kind). kubectl, Docker and kind clusters are the user's; the tools come from bin/.
+
+CHART ?= charts/mysqlbench-operator
+RELEASE ?= mysqlbench-operator
+NAMESPACE ?= mysqlbench-system
+KIND_CLUSTER ?= mysqlbench
+KUBECTL ?= kubectl
+CONTAINER_TOOL ?= docker
+IMAGE_TAR ?= $(LOCALBIN)/images/manager.tar
+
+.PHONY: helm-crds
+helm-crds: manifests ## Copy the generated CRDs and manager ClusterRole rules from config/ into the chart.
+	rm -f $(CHART)/crds/*.yaml
+	cp config/crd/bases/*.yaml $(CHART)/crds/
+	cp config/rbac/role.yaml $(CHART)/files/manager-role.yaml
+
+.PHONY: verify-chart
+verify-chart: ## Fail when the chart's CRDs or RBAC rules differ from config/ (fix: make helm-crds).
+	@diff -r config/crd/bases $(CHART)/crds && diff config/rbac/role.yaml $(CHART)/files/manager-role.yaml \
+		|| { echo "the chart is stale: run make helm-crds and commit"; exit 1; }
+
+.PHONY: lint-chart
+lint-chart: verify-chart $(HELM) $(KUBECONFORM) ## helm lint --strict; rendered chart validated against Kubernetes schemas offline.
+	$(HELM) lint --strict $(CHART)
+	$(HELM) lint --strict $(CHART) --set 'watchNamespaces={team-a,team-b}' --set serviceMonitor.enabled=true --set replicas=2
+	$(HELM) template $(RELEASE) $(CHART) --namespace $(NAMESPACE) --include-crds \
+		| KUBECONFORM=$(KUBECONFORM) hack/validate-manifests.sh
+	$(HELM) template $(RELEASE) $(CHART) --namespace $(NAMESPACE) --include-crds \
+		--set 'watchNamespaces={team-a,team-b}' --set serviceMonitor.enabled=true --set replicas=2 \
+		| SKIP_KINDS=ServiceMonitor KUBECONFORM=$(KUBECONFORM) hack/validate-manifests.sh
+
+.PHONY: validate-kustomize
+validate-kustomize: $(KUSTOMIZE) $(KUBECONFORM) ## kustomize build config/default validated offline (config/prometheus must build).
+	$(KUSTOMIZE) build config/default | KUBECONFORM=$(KUBECONFORM) hack/validate-manifests.sh
+	$(KUSTOMIZE) build config/prometheus >/dev/null
+
+.PHONY: test-helm
+test-helm: test-assets $(HELM) $(KUSTOMIZE) ## helm install and kustomize apply against an envtest API server (test/helm).
+	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
+		go test $(GO_TEST_FLAGS) -v ./test/helm/...
+
+.PHONY: check-deploy
+check-deploy: verify-chart lint-chart validate-kustomize test-helm ## Every deployment check (CI).
+
+.PHONY: build-installer
+build-installer: manifests $(KUSTOMIZE) ## Write dist/install.yaml (CRDs, RBAC, manager with IMG) for kubectl apply.
+	mkdir -p dist
+	KUSTOMIZE=$(KUSTOMIZE) IMG=$(IMG) hack/kustomize-build.sh > dist/install.yaml
+
+.PHONY: install
+install: manifests $(KUSTOMIZE) ## Install only the CRDs into the cluster of your kubeconfig.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests $(KUSTOMIZE) ## Remove the CRDs (and with them every BenchmarkRun) from the cluster.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: manifests $(KUSTOMIZE) ## Deploy the operator with kustomize (IMG) into the cluster of your kubeconfig.
+	KUSTOMIZE=$(KUSTOMIZE) IMG=$(IMG) hack/kustomize-build.sh | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: $(KUSTOMIZE) ## Remove what make deploy created, CRDs and BenchmarkRuns included.
+	KUSTOMIZE=$(KUSTOMIZE) IMG=$(IMG) hack/kustomize-build.sh | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: docker-build
+docker-build: ## Build the manager image IMG with Docker (CONTAINER_TOOL=podman works too).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-build-sysbench
+docker-build-sysbench: ## Build the sysbench image SYSBENCH_IMG.
+	$(CONTAINER_TOOL) build -t $(SYSBENCH_IMG) images/sysbench
+
+.PHONY: docker-push
+docker-push: ## Push the manager image IMG.
+	$(CONTAINER_TOOL) push $(IMG)
+
+.PHONY: image-offline
+image-offline: $(CRANE) ## Build the manager image without Docker into IMAGE_TAR (docker load / kind load image-archive).
+	CRANE=$(CRANE) IMG=$(IMG) OUT=$(IMAGE_TAR) hack/build-image-offline.sh
+
+.PHONY: kind-up
+kind-up: $(KIND) ## Create the kind cluster of test/kind/cluster.yaml: database and client pools (needs Docker).
+	$(KIND) create cluster --name $(KIND_CLUSTER) --config test/kind/cluster.yaml
+
+.PHONY: kind-load
+kind-load: $(KIND) docker-build docker-build-sysbench ## Build the manager and sysbench images and load them into kind.
+	$(KIND) load docker-image --name $(KIND_CLUSTER) $(IMG) $(SYSBENCH_IMG)
+
+.PHONY: kind-deploy
+kind-deploy: $(HELM) ## helm upgrade --install the chart into kind with the loaded images.
+	img='$(IMG)'; $(HELM) upgrade --install $(RELEASE) $(CHART) --kube-context kind-$(KIND_CLUSTER) \
+		--namespace $(NAMESPACE) --create-namespace -f test/kind/values.yaml \
+		--set image.repository="$${img%:*}" --set image.tag="$${img##*:}" --set image.pullPolicy=IfNotPresent \
+		--set sysbenchImage=$(SYSBENCH_IMG) --wait --timeout 5m
+
+.PHONY: kind-down
+kind-down: $(KIND) ## Delete the kind cluster.
+	$(KIND) delete cluster --name $(KIND_CLUSTER)
+
+.PHONY: helm kustomize kubeconform crane kind
+helm: $(HELM) ## Install helm into bin/ (a ~5 min build).
+kustomize: $(KUSTOMIZE) ## Install kustomize into bin/.
+kubeconform: $(KUBECONFORM) ## Install kubeconform into bin/.
+crane: $(CRANE) ## Install crane into bin/.
+kind: $(KIND) ## Install kind into bin/.
+
+$(HELM): | $(LOCALBIN)
+	$(call go-install-tool,$(HELM),helm.sh/helm/v3/cmd/helm,$(HELM_VERSION))
+
+$(KUSTOMIZE): | $(LOCALBIN)
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+
+$(KUBECONFORM): | $(LOCALBIN)
+	$(call go-install-tool,$(KUBECONFORM),github.com/yannh/kubeconform/cmd/kubeconform,$(KUBECONFORM_VERSION))
+
+$(CRANE): | $(LOCALBIN)
+	$(call go-install-tool,$(CRANE),github.com/google/go-containerregistry/cmd/crane,$(CRANE_VERSION))
+
+$(KIND): | $(LOCALBIN)
+	$(call go-install-tool,$(KIND),sigs.k8s.io/kind,$(KIND_VERSION))

@@ -31,3 +31,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "mysqlbench-operator.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
+
+{{/*
+Name of the cluster-scoped objects (ClusterRole, ClusterRoleBinding): the namespace is part of it,
+so the same release name installed in two namespaces (e.g. one operator per team with
+watchNamespaces) does not collide.
+*/}}
+{{- define "mysqlbench-operator.clusterName" -}}
+{{- printf "%s-%s" .Release.Namespace (include "mysqlbench-operator.fullname" .) -}}
+{{- end -}}

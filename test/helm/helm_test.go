@@ -1,0 +1,626 @@
+// Package helm_test checks the two install paths, the Helm chart (charts/mysqlbench-operator) and
+// kustomize (config/default): what they render (RBAC identical to the generated role, a hardened
+// manager Deployment, a ServiceMonitor that finds the metrics Service) and that a real API server
+// accepts and stores every object they create (helm install, and server-side apply of the
+// kustomize build).
+//
+// helm and kustomize come from $HELM and $KUSTOMIZE (make test and make test-helm set both); the
+// API server from $KUBEBUILDER_ASSETS. Without $HELM the tests skip, except in CI (CI=true),
+// where they must run.
+package helm_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	chartDir = "charts/mysqlbench-operator"
+	testImg  = "registry.example/mysqlbench-operator:test"
+)
+
+// repoRoot is the repository root: this package lives in test/helm.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// toolFromEnv returns the path in $name, skipping the test when it is unset outside CI.
+func toolFromEnv(t *testing.T, name string) string {
+	t.Helper()
+	p := os.Getenv(name)
+	if p == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("$%s is not set, and CI must run the install tests: run them with make test or make test-helm", name)
+		}
+		t.Skipf("$%s is not set: run make test-helm (or make test) to check the chart and the kustomize build", name)
+	}
+	return p
+}
+
+// run runs a command in the repository root and returns its stdout.
+func run(t *testing.T, env []string, name string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// helmEnv keeps helm's cache, config and data out of $HOME.
+func helmEnv(t *testing.T) []string {
+	dir := t.TempDir()
+	return []string{
+		"HELM_CACHE_HOME=" + filepath.Join(dir, "cache"),
+		"HELM_CONFIG_HOME=" + filepath.Join(dir, "config"),
+		"HELM_DATA_HOME=" + filepath.Join(dir, "data"),
+	}
+}
+
+// helmTemplate renders the chart as release "mb" in namespace "mysqlbench-system".
+func helmTemplate(t *testing.T, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	helm := toolFromEnv(t, "HELM")
+	base := []string{"template", "mb", chartDir, "--namespace", "mysqlbench-system"}
+	return decodeAll(t, run(t, helmEnv(t), helm, append(base, args...)...))
+}
+
+// kustomizeBuild is what make deploy applies: config/default with the manager image set to testImg.
+func kustomizeBuild(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	kustomize := toolFromEnv(t, "KUSTOMIZE")
+	return decodeAll(t, run(t, []string{"KUSTOMIZE=" + kustomize, "IMG=" + testImg}, "hack/kustomize-build.sh"))
+}
+
+func decodeAll(t *testing.T, manifests []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decode rendered manifests: %v", err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	if len(objs) == 0 {
+		t.Fatal("nothing rendered")
+	}
+	return objs
+}
+
+// only returns the one object of a kind, converted to T.
+func only[T any](t *testing.T, objs []*unstructured.Unstructured, kind string) *T {
+	t.Helper()
+	all := ofKind[T](t, objs, kind)
+	if len(all) != 1 {
+		t.Fatalf("rendered %d %s objects, want 1", len(all), kind)
+	}
+	return all[0]
+}
+
+func ofKind[T any](t *testing.T, objs []*unstructured.Unstructured, kind string) []*T {
+	t.Helper()
+	var out []*T
+	for _, o := range objs {
+		if o.GetKind() != kind {
+			continue
+		}
+		v := new(T)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, v); err != nil {
+			t.Fatalf("%s %s: %v", kind, o.GetName(), err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// generatedRules are the rules controller-gen wrote into config/rbac/role.yaml.
+func generatedRules(t *testing.T) []rbacv1.PolicyRule {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &role); err != nil {
+		t.Fatalf("config/rbac/role.yaml: %v", err)
+	}
+	if len(role.Rules) == 0 {
+		t.Fatal("config/rbac/role.yaml has no rules")
+	}
+	return role.Rules
+}
+
+func TestManagerRulesAreTheGeneratedRole(t *testing.T) {
+	want := generatedRules(t)
+	for name, objs := range map[string]func(*testing.T) []*unstructured.Unstructured{
+		"helm":      func(t *testing.T) []*unstructured.Unstructured { return helmTemplate(t) },
+		"kustomize": kustomizeBuild,
+	} {
+		t.Run(name, func(t *testing.T) {
+			role := only[rbacv1.ClusterRole](t, objs(t), "ClusterRole")
+			if !reflect.DeepEqual(role.Rules, want) {
+				t.Errorf("ClusterRole %s rules differ from config/rbac/role.yaml (run make helm-crds):\ngot  %+v\nwant %+v",
+					role.Name, role.Rules, want)
+			}
+		})
+	}
+}
+
+func TestChartBindsManagerRole(t *testing.T) {
+	t.Run("all namespaces: one ClusterRoleBinding", func(t *testing.T) {
+		objs := helmTemplate(t)
+		role := only[rbacv1.ClusterRole](t, objs, "ClusterRole")
+		sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
+		crb := only[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding")
+		checkBinding(t, crb.RoleRef, crb.Subjects, "ClusterRole", role.Name, sa)
+		for _, rb := range ofKind[rbacv1.RoleBinding](t, objs, "RoleBinding") {
+			if rb.RoleRef.Name == role.Name {
+				t.Errorf("RoleBinding %s/%s binds the manager role although every namespace is watched", rb.Namespace, rb.Name)
+			}
+		}
+	})
+	t.Run("watchNamespaces: a RoleBinding in each, no ClusterRoleBinding", func(t *testing.T) {
+		objs := helmTemplate(t, "--set", "watchNamespaces={team-a,team-b}")
+		role := only[rbacv1.ClusterRole](t, objs, "ClusterRole")
+		sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
+		if crbs := ofKind[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding"); len(crbs) != 0 {
+			t.Errorf("rendered %d ClusterRoleBindings with watchNamespaces set, want none", len(crbs))
+		}
+		bound := map[string]bool{}
+		for _, rb := range ofKind[rbacv1.RoleBinding](t, objs, "RoleBinding") {
+			if rb.RoleRef.Kind == "ClusterRole" {
+				checkBinding(t, rb.RoleRef, rb.Subjects, "ClusterRole", role.Name, sa)
+				bound[rb.Namespace] = true
+			}
+		}
+		if !reflect.DeepEqual(bound, map[string]bool{"team-a": true, "team-b": true}) {
+			t.Errorf("manager role bound in %v, want team-a and team-b", bound)
+		}
+	})
+	t.Run("leader election Role in the release namespace", func(t *testing.T) {
+		objs := helmTemplate(t)
+		sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
+		role := only[rbacv1.Role](t, objs, "Role")
+		if role.Namespace != "mysqlbench-system" {
+			t.Errorf("leader election Role in %q, want the release namespace", role.Namespace)
+		}
+		if !grants(role.Rules, "coordination.k8s.io", "leases", "create", "get", "update") ||
+			!grants(role.Rules, "", "events", "create", "patch") {
+			t.Errorf("leader election Role cannot manage leases and events: %+v", role.Rules)
+		}
+		var found bool
+		for _, rb := range ofKind[rbacv1.RoleBinding](t, objs, "RoleBinding") {
+			if rb.RoleRef.Kind == "Role" && rb.RoleRef.Name == role.Name && rb.Namespace == role.Namespace {
+				checkBinding(t, rb.RoleRef, rb.Subjects, "Role", role.Name, sa)
+				found = true
+			}
+		}
+		if !found {
+			t.Error("no RoleBinding for the leader election Role")
+		}
+	})
+}
+
+func checkBinding(t *testing.T, ref rbacv1.RoleRef, subjects []rbacv1.Subject, kind, name string, sa *corev1.ServiceAccount) {
+	t.Helper()
+	if ref.Kind != kind || ref.Name != name {
+		t.Errorf("binding refers to %s %s, want %s %s", ref.Kind, ref.Name, kind, name)
+	}
+	want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: sa.Namespace}}
+	if !reflect.DeepEqual(subjects, want) {
+		t.Errorf("binding subjects %+v, want %+v", subjects, want)
+	}
+}
+
+func grants(rules []rbacv1.PolicyRule, group, resource string, verbs ...string) bool {
+	for _, r := range rules {
+		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) {
+			missing := slices.DeleteFunc(slices.Clone(verbs), func(v string) bool { return slices.Contains(r.Verbs, v) })
+			if len(missing) == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestManagerDeploymentIsHardened(t *testing.T) {
+	cases := []struct {
+		name     string
+		render   func(*testing.T) []*unstructured.Unstructured
+		image    string
+		replicas int32
+		args     []string // must all be present
+		noArgs   []string // flag prefixes that must be absent
+	}{{
+		name:     "helm defaults",
+		render:   func(t *testing.T) []*unstructured.Unstructured { return helmTemplate(t) },
+		image:    "ghcr.io/mysqlbench/mysqlbench-operator:" + chartAppVersion(t),
+		replicas: 1,
+		args: []string{"--leader-elect", "--leader-election-namespace=mysqlbench-system",
+			"--sysbench-image=ghcr.io/mysqlbench/sysbench:1.0.20", "--metrics-bind-address=:8080",
+			"--health-probe-bind-address=:8081"},
+		noArgs: []string{"--watch-namespaces", "--server-ready-timeout"},
+	}, {
+		name: "helm with values",
+		render: func(t *testing.T) []*unstructured.Unstructured {
+			return helmTemplate(t, "--set", "watchNamespaces={team-a,team-b}", "--set", "replicas=2",
+				"--set", "sysbenchImage=registry.example/sysbench:1.0.20-1", "--set", "image.repository=registry.example/op",
+				"--set", "image.tag=v9", "--set", "serverReadyTimeout=20m", "--set", "logVerbosity=2")
+		},
+		image:    "registry.example/op:v9",
+		replicas: 2,
+		args: []string{"--leader-elect", "--watch-namespaces=team-a,team-b",
+			"--sysbench-image=registry.example/sysbench:1.0.20-1", "--server-ready-timeout=20m", "-v=2"},
+	}, {
+		name:     "kustomize",
+		render:   kustomizeBuild,
+		image:    testImg,
+		replicas: 1,
+		args: []string{"--leader-elect", "--sysbench-image=ghcr.io/mysqlbench/sysbench:1.0.20",
+			"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"},
+		noArgs: []string{"--watch-namespaces"},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := tc.render(t)
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
+			if d.Spec.Replicas == nil || *d.Spec.Replicas != tc.replicas {
+				t.Errorf("replicas %v, want %d", d.Spec.Replicas, tc.replicas)
+			}
+			pod := d.Spec.Template.Spec
+			if pod.ServiceAccountName != sa.Name || d.Namespace != sa.Namespace {
+				t.Errorf("runs as %s/%s, want the rendered ServiceAccount %s/%s", d.Namespace, pod.ServiceAccountName, sa.Namespace, sa.Name)
+			}
+			psc := pod.SecurityContext
+			if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot ||
+				psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+				t.Errorf("pod securityContext %+v: want runAsNonRoot and seccomp RuntimeDefault", psc)
+			}
+			if len(pod.Containers) != 1 {
+				t.Fatalf("%d containers, want the manager alone", len(pod.Containers))
+			}
+			c := pod.Containers[0]
+			if c.Image != tc.image {
+				t.Errorf("image %q, want %q", c.Image, tc.image)
+			}
+			sc := c.SecurityContext
+			if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+				sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+				sc.Capabilities == nil || !reflect.DeepEqual(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+				t.Errorf("container securityContext %+v: want no privilege escalation, read-only root, all capabilities dropped", sc)
+			}
+			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				if _, ok := c.Resources.Requests[r]; !ok {
+					t.Errorf("no %s request", r)
+				}
+				if _, ok := c.Resources.Limits[r]; !ok {
+					t.Errorf("no %s limit", r)
+				}
+			}
+			ports := map[string]int32{}
+			for _, p := range c.Ports {
+				ports[p.Name] = p.ContainerPort
+			}
+			if ports["metrics"] != 8080 {
+				t.Errorf("container ports %v: want metrics on 8080", ports)
+			}
+			checkProbe(t, "liveness", c.LivenessProbe, "/healthz", ports)
+			checkProbe(t, "readiness", c.ReadinessProbe, "/readyz", ports)
+			for _, a := range tc.args {
+				if !slices.Contains(c.Args, a) {
+					t.Errorf("args %q lack %q", c.Args, a)
+				}
+			}
+			for _, prefix := range tc.noArgs {
+				for _, a := range c.Args {
+					if strings.HasPrefix(a, prefix) {
+						t.Errorf("args %q: unexpected %q", c.Args, a)
+					}
+				}
+			}
+		})
+	}
+}
+
+func checkProbe(t *testing.T, which string, p *corev1.Probe, path string, ports map[string]int32) {
+	t.Helper()
+	if p == nil || p.HTTPGet == nil {
+		t.Errorf("no HTTP %s probe", which)
+		return
+	}
+	port := p.HTTPGet.Port.IntVal
+	if p.HTTPGet.Port.StrVal != "" {
+		port = ports[p.HTTPGet.Port.StrVal]
+	}
+	if p.HTTPGet.Path != path || port != 8081 {
+		t.Errorf("%s probe on %s port %d, want %s on 8081", which, p.HTTPGet.Path, port, path)
+	}
+}
+
+func chartAppVersion(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(data, &chart); err != nil || chart.AppVersion == "" {
+		t.Fatalf("Chart.yaml appVersion: %q, %v", chart.AppVersion, err)
+	}
+	return chart.AppVersion
+}
+
+func TestServiceMonitorScrapesManager(t *testing.T) {
+	objs := helmTemplate(t, "--set", "serviceMonitor.enabled=true", "--set", "serviceMonitor.labels.release=prom")
+	svc := only[corev1.Service](t, objs, "Service")
+	d := only[appsv1.Deployment](t, objs, "Deployment")
+	sms := ofKind[unstructured.Unstructured](t, objs, "ServiceMonitor")
+	if len(sms) != 1 {
+		t.Fatalf("rendered %d ServiceMonitors, want 1", len(sms))
+	}
+	sm := sms[0]
+	if sm.GetAPIVersion() != "monitoring.coreos.com/v1" || sm.GetLabels()["release"] != "prom" {
+		t.Errorf("ServiceMonitor %s with labels %v, want monitoring.coreos.com/v1 labelled release=prom", sm.GetAPIVersion(), sm.GetLabels())
+	}
+	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	if len(selector) == 0 || !subset(selector, svc.Labels) {
+		t.Errorf("ServiceMonitor selects %v, which does not match the metrics Service's labels %v", selector, svc.Labels)
+	}
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != "metrics" {
+		t.Errorf("ServiceMonitor endpoints %v, want the port named metrics", endpoints)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "metrics" || svc.Spec.Ports[0].TargetPort.StrVal != "metrics" {
+		t.Errorf("metrics Service ports %+v, want one named metrics targeting the container port metrics", svc.Spec.Ports)
+	}
+	if len(svc.Spec.Selector) == 0 || !subset(svc.Spec.Selector, d.Spec.Template.Labels) {
+		t.Errorf("metrics Service selects %v, not the manager pods labelled %v", svc.Spec.Selector, d.Spec.Template.Labels)
+	}
+}
+
+func subset(sub, of map[string]string) bool {
+	for k, v := range sub {
+		if of[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// apiServer starts an envtest API server without CRDs (the install under test brings them) and
+// returns a client and a system:masters kubeconfig for helm and kubectl.
+func apiServer(t *testing.T) (client.Client, string) {
+	t.Helper()
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run make test-helm, which provides kube-apiserver and etcd")
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: assets}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("start envtest from %s: %v", assets, err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop envtest: %v", err)
+		}
+	})
+	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatalf("add user: %v", err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatalf("kubeconfig: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	return c, path
+}
+
+// requireStored fails unless every object exists on the server.
+func requireStored(ctx context.Context, t *testing.T, c client.Client, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(o.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), got); err != nil {
+			t.Errorf("%s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+		}
+	}
+}
+
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// waitEstablished waits until the API server serves the CRD.
+func waitEstablished(ctx context.Context, t *testing.T, c client.Client, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(crdGVK)
+		err := c.Get(ctx, client.ObjectKey{Name: name}, crd)
+		if err == nil {
+			conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			for _, cond := range conds {
+				if m, ok := cond.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CRD %s not established: %v", name, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// createSample creates the quick sample BenchmarkRun, proving the installed CRD serves and
+// validates it.
+func createSample(ctx context.Context, t *testing.T, c client.Client, namespace string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "samples", "mysqlbench_v1alpha1_benchmarkrun.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := decodeAll(t, data)[0]
+	run.SetNamespace(namespace)
+	if err := c.Create(ctx, run); err != nil {
+		t.Fatalf("create sample BenchmarkRun: %v", err)
+	}
+}
+
+func createNamespaces(ctx context.Context, t *testing.T, c client.Client, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatalf("namespace %s: %v", n, err)
+		}
+	}
+}
+
+func TestHelmInstall(t *testing.T) {
+	helm := toolFromEnv(t, "HELM")
+	ctx := context.Background()
+	c, kubeconfig := apiServer(t)
+	env := append(helmEnv(t), "KUBECONFIG="+kubeconfig)
+	createNamespaces(ctx, t, c, "team-a", "team-b")
+
+	// All namespaces, as most users install it.
+	out := run(t, env, helm, "install", "mb", chartDir, "--namespace", "mysqlbench-system", "--create-namespace")
+	if !bytes.Contains(out, []byte("kubectl label node <database-node> mysqlbench.io/pool=database")) ||
+		!bytes.Contains(out, []byte("kubectl taint node <database-node> mysqlbench.io/dedicated=database:NoSchedule")) {
+		t.Errorf("helm install NOTES do not say how to prepare the database pool:\n%s", out)
+	}
+	rendered := helmTemplate(t)
+	kinds := map[string]bool{}
+	for _, o := range rendered {
+		kinds[o.GetKind()] = true
+	}
+	for _, k := range []string{"Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Service"} {
+		if !kinds[k] {
+			t.Errorf("the chart renders no %s", k)
+		}
+	}
+	requireStored(ctx, t, c, rendered)
+	// crds/ is installed by helm install itself, not rendered by helm template.
+	waitEstablished(ctx, t, c, "benchmarkruns.mysqlbench.io")
+	createSample(ctx, t, c, "team-a")
+
+	// A second release limited to two namespaces, next to the first (CRDs already there).
+	scoped := []string{"--namespace", "mb-scoped", "--set", "watchNamespaces={team-a,team-b}"}
+	run(t, env, helm, append([]string{"install", "mb", chartDir, "--create-namespace"}, scoped...)...)
+	scopedObjs := decodeAll(t, run(t, helmEnv(t), helm, append([]string{"template", "mb", chartDir}, scoped...)...))
+	requireStored(ctx, t, c, scopedObjs)
+
+	// Uninstall removes the release's objects but keeps the CRD, and with it the users' runs.
+	run(t, env, helm, "uninstall", "mb", "--namespace", "mysqlbench-system", "--wait")
+	d := &appsv1.Deployment{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: "mysqlbench-system", Name: "mb-mysqlbench-operator"}, d)
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("Deployment after helm uninstall: %v, want NotFound", err)
+	}
+	waitEstablished(ctx, t, c, "benchmarkruns.mysqlbench.io")
+}
+
+func TestKustomizeApply(t *testing.T) {
+	objs := kustomizeBuild(t)
+	ctx := context.Background()
+	c, _ := apiServer(t)
+
+	// Namespaces and CRDs first, as kubectl apply would order them.
+	first := func(o *unstructured.Unstructured) bool {
+		return o.GetKind() == "Namespace" || o.GetKind() == "CustomResourceDefinition"
+	}
+	apply := func(o *unstructured.Unstructured, opts ...client.PatchOption) error {
+		o = o.DeepCopy()
+		o.SetManagedFields(nil)
+		return c.Patch(ctx, o, client.Apply, append(opts, client.FieldOwner("test-kustomize"), client.ForceOwnership)...)
+	}
+	for _, o := range objs {
+		if first(o) {
+			if err := apply(o); err != nil {
+				t.Fatalf("apply %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+			if o.GetKind() == "CustomResourceDefinition" {
+				waitEstablished(ctx, t, c, o.GetName())
+			}
+		}
+	}
+	// The rest: a server-side dry run of everything, then the real apply.
+	for _, dryRun := range []bool{true, false} {
+		for _, o := range objs {
+			if first(o) {
+				continue
+			}
+			var opts []client.PatchOption
+			if dryRun {
+				opts = append(opts, client.DryRunAll)
+			}
+			if err := apply(o, opts...); err != nil {
+				t.Fatalf("apply %s %s/%s (dry run %v): %v", o.GetKind(), o.GetNamespace(), o.GetName(), dryRun, err)
+			}
+		}
+	}
+	requireStored(ctx, t, c, objs)
+	createSample(ctx, t, c, "default")
+
+	sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
+	if sa.Namespace != "mysqlbench-system" || !strings.HasPrefix(sa.Name, "mysqlbench-") {
+		t.Errorf("ServiceAccount %s/%s: want namespace mysqlbench-system and the mysqlbench- prefix", sa.Namespace, sa.Name)
+	}
+	for _, o := range objs {
+		if o.GetKind() != "CustomResourceDefinition" && o.GetKind() != "Namespace" && !strings.HasPrefix(o.GetName(), "mysqlbench-") {
+			t.Errorf("%s %s lacks the mysqlbench- name prefix", o.GetKind(), o.GetName())
+		}
+	}
+}
