@@ -145,7 +145,9 @@ func (o *operator) stop() {
 		return
 	}
 	o.cancel()
-	<-o.done
+	if err := <-o.done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager stopped with", err)
+	}
 	o.cancel = nil
 }
 
@@ -309,7 +311,7 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 	if !o.noPod {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
-				Labels: mergeLabels(job.Spec.Template.Labels, map[string]string{"batch.kubernetes.io/job-name": job.Name}),
+				Labels:          mergeLabels(job.Spec.Template.Labels, map[string]string{"batch.kubernetes.io/job-name": job.Name}),
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 			Spec: job.Spec.Template.Spec,
 		}

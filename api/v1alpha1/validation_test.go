@@ -306,7 +306,14 @@ func TestSamplesAreAccepted(t *testing.T) {
 
 // kubectl explain reads the field docs from the API server's OpenAPI: the Go doc comments.
 func TestKubectlExplainShowsFieldDocs(t *testing.T) {
-	kubectl := env.ControlPlane.KubeCtl()
+	user, err := env.AddUser(envtest.User{Name: "explainer", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl, err := user.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(kubectl.Path); err != nil {
 		t.Fatalf("kubectl not found in the envtest assets (%s): %v", kubectl.Path, err)
 	}

@@ -25,7 +25,7 @@ func checkSeries(raw string) (embeddedSeries, error) {
 	if err != nil {
 		return nil, err
 	}
-	return embeddedSeries(s.appendJSON(nil)), nil
+	return embeddedSeries(s.appendJSON()), nil
 }
 
 // seriesFields are the fields EncodeSeries writes; arrays are true.

@@ -79,9 +79,9 @@ const (
 func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 	n := len(intervals)
 	if n == 0 {
-		return fitOrFail(Series{BucketSeconds: 1}.appendJSON(nil), budget)
+		return fitOrFail(Series{BucketSeconds: 1}.appendJSON(), budget)
 	}
-	encode := func(k int) []byte { return bucketize(intervals, k).appendJSON(nil) }
+	encode := func(k int) []byte { return bucketize(intervals, k).appendJSON() }
 
 	full := encode(1)
 	if len(full) <= budget {
@@ -104,7 +104,7 @@ func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 	}
 	if hi == 0 {
 		s := Series{Intervals: n, Threads: intervals[0].Threads, PointsDropped: true}
-		return fitOrFail(s.appendJSON(nil), budget)
+		return fitOrFail(s.appendJSON(), budget)
 	}
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
@@ -223,11 +223,12 @@ func (s Series) columns() []column {
 
 // MarshalJSON writes the compact form, so a series embedded in results.json costs the same bytes
 // as the stored one that the budget was computed for.
-func (s Series) MarshalJSON() ([]byte, error) { return s.appendJSON(nil), nil }
+func (s Series) MarshalJSON() ([]byte, error) { return s.appendJSON(), nil }
 
 // appendJSON writes the series by hand: encoding/json would print every float at full precision,
 // and a fixed field order keeps the output deterministic.
-func (s Series) appendJSON(b []byte) []byte {
+func (s Series) appendJSON() []byte {
+	var b []byte
 	b = append(b, `{"bucketSeconds":`...)
 	b = strconv.AppendInt(b, int64(s.BucketSeconds), 10)
 	b = append(b, `,"intervals":`...)

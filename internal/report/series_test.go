@@ -124,7 +124,7 @@ func TestEncodeSeriesDownsamples(t *testing.T) {
 			t.Fatalf("budget %d: bucketSeconds %d, pointsDropped %v; want a downsampled series", budget, k, s.PointsDropped)
 		}
 		// Nothing coarser than needed: one reports smaller buckets would not have fit.
-		if smaller := bucketize(iv, k-1).appendJSON(nil); len(smaller) <= budget {
+		if smaller := bucketize(iv, k-1).appendJSON(); len(smaller) <= budget {
 			t.Errorf("budget %d: chose %d s buckets though %d s fit in %d bytes", budget, k, k-1, len(smaller))
 		}
 		if want := (len(iv) + k - 1) / k; len(s.Time) != want {
@@ -152,7 +152,7 @@ func TestEncodeSeriesDownsamples(t *testing.T) {
 
 func TestEncodeSeriesSummaryOnlyAndErrors(t *testing.T) {
 	iv := intervalsFixture(86400, 1000)
-	oneBucket := len(bucketize(iv, len(iv)).appendJSON(nil))
+	oneBucket := len(bucketize(iv, len(iv)).appendJSON())
 
 	enc, err := EncodeSeries(iv, oneBucket)
 	if err != nil {

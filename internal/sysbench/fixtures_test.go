@@ -210,7 +210,7 @@ func TestFixtures(t *testing.T) {
 			t.Run(base, func(t *testing.T) {
 				stdout, stderr := read(t, name), read(t, base+".stderr")
 				checkBanner(t, stdout, version)
-				checkStreams(t, stdout, stderr)
+				checkStreams(t, stderr)
 				rc := readRC(t, filepath.Join(dir, base+".rc"))
 				g := checkGolden(t, filepath.Join("fixtures", base), append(slices.Clone(stdout), stderr...), rc)
 				checkRunFixture(t, base, g)
@@ -289,7 +289,7 @@ func checkBanner(t *testing.T, output []byte, version string) {
 
 // checkStreams asserts sysbench's stream split the parser relies on: errors (FATAL lines) on
 // stdout, only option errors on stderr, so a log holding only stdout still explains a failure.
-func checkStreams(t *testing.T, stdout, stderr []byte) {
+func checkStreams(t *testing.T, stderr []byte) {
 	t.Helper()
 	for _, line := range strings.Split(strings.TrimSpace(string(stderr)), "\n") {
 		if line != "" && !strings.HasPrefix(line, "invalid option") {

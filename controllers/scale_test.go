@@ -1,0 +1,772 @@
+package controllers_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
+)
+
+// BenchmarkScale measures the operator at scale: it creates MYSQLBENCH_SCALE_RUNS BenchmarkRuns
+// (default 200; MYSQLBENCH_SCALE_TARGETS builtin targets each, default 2; a 4-rung ladder, no
+// warm-up) in one namespace, drives every one to Succeeded with a bulk fake kubelet, and reports
+// the manager's API requests (counted on its own transport, so the kubelet's and the test's
+// traffic is excluded), its reconciles (controller-runtime's reconcile_total metric) and the
+// test process' heap, which holds the manager and also the fake kubelet and the test client.
+//
+// A "step" is one sysbench Job: per target the probe, the prepare and each ladder rung.
+//
+//	KUBEBUILDER_ASSETS=... MYSQLBENCH_SCALE_RUNS=200 go test ./controllers -run '^$' -bench Scale -benchtime=1x -timeout 30m
+func BenchmarkScale(b *testing.B) {
+	o := scaleOptions{
+		runs:    envInt(b, "MYSQLBENCH_SCALE_RUNS", 200),
+		targets: envInt(b, "MYSQLBENCH_SCALE_TARGETS", 2),
+		threads: []int32{1, 2, 4, 8},
+		timeout: time.Duration(envInt(b, "MYSQLBENCH_SCALE_TIMEOUT_MINUTES", 10)) * time.Minute,
+	}
+	if o.targets < 1 || o.targets > 2 || o.runs < 1 {
+		b.Fatalf("MYSQLBENCH_SCALE_RUNS must be >= 1 and MYSQLBENCH_SCALE_TARGETS 1 or 2")
+	}
+	var res scaleResult
+	for i := 0; i < b.N; i++ {
+		res = runScale(b, o)
+	}
+	b.ReportMetric(res.perStep(res.writes()), "writes/step")
+	b.ReportMetric(res.perStep(float64(res.reconciles)), "reconciles/step")
+	b.ReportMetric(mib(res.peakHeapInuse), "peak-heap-MiB")
+	b.ReportMetric(mib(res.peakHeapInuse-res.baseHeapInuse)/float64(o.runs), "MiB/run")
+	b.ReportMetric(res.elapsed.Seconds(), "s/scenario")
+}
+
+type scaleOptions struct {
+	runs, targets int
+	threads       []int32
+	timeout       time.Duration
+}
+
+type scaleResult struct {
+	o                            scaleOptions
+	elapsed                      time.Duration
+	requests                     map[requestKey]int
+	reconciles                   float64
+	reconcilesByResult           map[string]float64
+	baseHeapAlloc, baseHeapInuse uint64
+	peakHeapAlloc, peakHeapInuse uint64
+	liveHeapAlloc                uint64 // after the runs finished, after a GC, manager still running
+	vmHWM, vmRSSBase, vmRSSEnd   uint64
+	retriedSteps, failedTargets  int
+	steps, ladderSteps           int
+}
+
+func (r scaleResult) perStep(v float64) float64 { return v / float64(r.steps) }
+
+func (r scaleResult) writes() float64 {
+	n := 0
+	for k, c := range r.requests {
+		if k.write() {
+			n += c
+		}
+	}
+	return float64(n)
+}
+
+func runScale(b *testing.B, o scaleOptions) scaleResult {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := scaleResult{o: o}
+	res.steps = o.runs * o.targets * (2 + len(o.threads))
+	res.ladderSteps = o.runs * o.targets * len(o.threads)
+
+	nsLock.Lock()
+	nsSeq++
+	ns := fmt.Sprintf("scale-%d-%d", nsSeq, o.runs)
+	nsLock.Unlock()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		b.Fatal(err)
+	}
+
+	// Baseline: the API server is up, the test's client exists, nothing of the operator yet.
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	res.baseHeapAlloc, res.baseHeapInuse = ms.HeapAlloc, ms.HeapInuse
+	res.vmRSSBase = procStatus(b, "VmRSS")
+	sampler := startHeapSampler()
+
+	counter := &requestCounter{counts: map[requestKey]int{}}
+	before := reconcileTotals(b)
+	mgrCancel, mgrDone := startScaleOperator(b, ns, counter)
+	kl := startBulkKubelet(b, ns)
+
+	start := time.Now()
+	for i := range o.runs {
+		run := baseRun(ns, fmt.Sprintf("r%03d", i), o.threads...)
+		run.Spec.Targets = run.Spec.Targets[:o.targets]
+		if err := k8s.Create(ctx, run); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runs := waitAllFinished(b, ns, o)
+	res.elapsed = time.Since(start)
+	// Events are sent asynchronously by the recorder: wait until the manager's writes settle.
+	counter.settle(2*time.Second, 30*time.Second)
+
+	for _, run := range runs {
+		for _, ts := range run.Status.Targets {
+			if ts.Phase != v1.TargetSucceeded {
+				res.failedTargets++
+			}
+			for _, s := range ts.Steps {
+				if s.Attempts > 1 {
+					res.retriedSteps++
+				}
+			}
+		}
+	}
+	res.requests = counter.snapshot()
+	after := reconcileTotals(b)
+	res.reconcilesByResult = map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			res.reconcilesByResult[k] = d
+			res.reconciles += d
+		}
+	}
+
+	res.peakHeapAlloc, res.peakHeapInuse = sampler.stop()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	res.liveHeapAlloc = ms.HeapAlloc
+	res.vmHWM = procStatus(b, "VmHWM")
+	res.vmRSSEnd = procStatus(b, "VmRSS")
+	kl.stop()
+	mgrCancel()
+	if err := <-mgrDone; err != nil {
+		b.Errorf("manager: %v", err)
+	}
+	if kl.errors.Load() > 0 {
+		b.Logf("fake kubelet: %d transient errors (retried)", kl.errors.Load())
+	}
+
+	res.log(b)
+	if res.failedTargets > 0 {
+		b.Errorf("%d targets did not succeed", res.failedTargets)
+	}
+	return res
+}
+
+// startScaleOperator runs the manager as cmd/main.go wires it, on its own copy of the rest
+// config whose transport counts every request, and with its logs discarded (thousands of
+// "created sysbench job" lines would only slow the run down).
+func startScaleOperator(b *testing.B, ns string, counter *requestCounter) (context.CancelFunc, chan error) {
+	b.Helper()
+	mcfg := rest.CopyConfig(cfg)
+	mcfg.WrapTransport = counter.wrap
+	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
+		Scheme:     testenv.Scheme,
+		Logger:     ctrl.Log.WithSink(nil),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      controllers.CacheOptions(cacheFor(ns)),
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &controllers.BenchmarkRunReconciler{
+		Client:   mgr.GetClient(),
+		Scheme:   mgr.GetScheme(),
+		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines: map[v1.Engine]engine.Engine{
+			v1.EngineBuiltin:  &engine.Builtin{Client: mgr.GetClient(), Scheme: mgr.GetScheme()},
+			v1.EngineExternal: &engine.External{Reader: mgr.GetAPIReader()},
+		},
+		Logs:          &fakeLogs{log: captured(b, "run_point_select_t4.txt")},
+		SysbenchImage: "sysbench:test",
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return cancel, done
+}
+
+// waitAllFinished polls the runs (one List a second) until every one finished, or fails after
+// the timeout with how far they got.
+func waitAllFinished(b *testing.B, ns string, o scaleOptions) []v1.BenchmarkRun {
+	b.Helper()
+	deadline := time.Now().Add(o.timeout)
+	for {
+		list := &v1.BenchmarkRunList{}
+		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			b.Fatal(err)
+		}
+		phases := map[v1.RunPhase]int{}
+		done := 0
+		for i := range list.Items {
+			phases[list.Items[i].Status.Phase]++
+			if finished(&list.Items[i]) {
+				done++
+			}
+		}
+		if done == o.runs {
+			return list.Items
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d runs finished within %s; phases %v", done, o.runs, o.timeout, phases)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func (r scaleResult) log(b *testing.B) {
+	o := r.o
+	var sb strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&sb, format+"\n", args...) }
+	w("")
+	w("BenchmarkScale: %d runs x %d builtin targets x (probe + prepare + %d ladder rungs), no warm-up: %d steps (%d ladder steps); all finished in %s",
+		o.runs, o.targets, len(o.threads), r.steps, r.ladderSteps, r.elapsed.Round(time.Second))
+	w("  a step is one sysbench Job; retried steps %d, failed targets %d", r.retriedSteps, r.failedTargets)
+	w("")
+	w("  manager API requests (its own transport; the fake kubelet and the test are not counted)")
+	w("  %-8s %-28s %8s %8s %10s %10s %10s", "verb", "resource", "count", "failed", "/run", "/step", "/ladder")
+	keys := make([]requestKey, 0, len(r.requests))
+	for k := range r.requests {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].write() != keys[j].write() {
+			return keys[i].write()
+		}
+		if keys[i].verb != keys[j].verb {
+			return keys[i].verb < keys[j].verb
+		}
+		return keys[i].resource < keys[j].resource
+	})
+	type agg struct{ count, failed int }
+	rows := map[[2]string]*agg{}
+	var order [][2]string
+	for _, k := range keys {
+		id := [2]string{k.verb, k.resource}
+		a, ok := rows[id]
+		if !ok {
+			a = &agg{}
+			rows[id] = a
+			order = append(order, id)
+		}
+		a.count += r.requests[k]
+		if k.failed {
+			a.failed += r.requests[k]
+		}
+	}
+	var writes, failedWrites, reads int
+	for _, id := range order {
+		a := rows[id]
+		w("  %-8s %-28s %8d %8d %10.2f %10.2f %10.2f", id[0], id[1], a.count, a.failed,
+			float64(a.count)/float64(o.runs), float64(a.count)/float64(r.steps), float64(a.count)/float64(r.ladderSteps))
+		if isWriteVerb(id[0]) {
+			writes += a.count
+			failedWrites += a.failed
+		} else {
+			reads += a.count
+		}
+	}
+	w("  %-8s %-28s %8d %8d %10.2f %10.2f %10.2f", "WRITES", "(all)", writes, failedWrites,
+		float64(writes)/float64(o.runs), float64(writes)/float64(r.steps), float64(writes)/float64(r.ladderSteps))
+	w("  %-8s %-28s %8d %8s %10.2f %10.2f %10.2f", "READS", "(get/list/watch)", reads, "",
+		float64(reads)/float64(o.runs), float64(reads)/float64(r.steps), float64(reads)/float64(r.ladderSteps))
+	w("")
+	results := make([]string, 0, len(r.reconcilesByResult))
+	for k, v := range r.reconcilesByResult {
+		results = append(results, fmt.Sprintf("%s=%.0f", k, v))
+	}
+	sort.Strings(results)
+	w("  reconciles %.0f (%s): %.2f/run, %.2f/step, %.2f/ladder step", r.reconciles, strings.Join(results, " "),
+		r.reconciles/float64(o.runs), r.reconciles/float64(r.steps), r.reconciles/float64(r.ladderSteps))
+	w("")
+	w("  memory of the test process (manager + fake kubelet + test client; etcd and kube-apiserver are other processes)")
+	w("    heap baseline (after GC, before the manager)  HeapAlloc %7.1f MiB  HeapInuse %7.1f MiB", mib(r.baseHeapAlloc), mib(r.baseHeapInuse))
+	w("    heap peak (sampled every 100 ms)               HeapAlloc %7.1f MiB  HeapInuse %7.1f MiB", mib(r.peakHeapAlloc), mib(r.peakHeapInuse))
+	w("    peak - baseline                                HeapAlloc %7.1f MiB  HeapInuse %7.1f MiB  = %.3f MiB/run (HeapInuse)",
+		mib(r.peakHeapAlloc-r.baseHeapAlloc), mib(r.peakHeapInuse-r.baseHeapInuse), mib(r.peakHeapInuse-r.baseHeapInuse)/float64(o.runs))
+	w("    live heap at the end (after GC, manager up)    HeapAlloc %7.1f MiB  = %.3f MiB/run above baseline",
+		mib(r.liveHeapAlloc), (mib(r.liveHeapAlloc)-mib(r.baseHeapAlloc))/float64(o.runs))
+	w("    process VmHWM %.1f MiB, VmRSS %.1f MiB before the manager, %.1f MiB at the end",
+		mib(r.vmHWM), mib(r.vmRSSBase), mib(r.vmRSSEnd))
+	b.Log(sb.String())
+}
+
+func mib(v uint64) float64 { return float64(v) / (1 << 20) }
+
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		b.Fatalf("%s=%q: %v", name, s, err)
+	}
+	return n
+}
+
+// procStatus reads a "kB" field of /proc/self/status in bytes (0 where there is no /proc).
+func procStatus(b *testing.B, field string) uint64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), ":")
+		if !ok || name != field {
+			continue
+		}
+		kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/self/status %s: %v", field, err)
+		}
+		return kb << 10
+	}
+	return 0
+}
+
+// heapSampler records the largest HeapAlloc and HeapInuse seen.
+type heapSampler struct {
+	quit            chan struct{}
+	done            chan struct{}
+	maxAlloc, inuse uint64
+}
+
+func startHeapSampler() *heapSampler {
+	s := &heapSampler{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			s.maxAlloc = max(s.maxAlloc, ms.HeapAlloc)
+			s.inuse = max(s.inuse, ms.HeapInuse)
+			select {
+			case <-s.quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *heapSampler) stop() (alloc, inuse uint64) {
+	close(s.quit)
+	<-s.done
+	return s.maxAlloc, s.inuse
+}
+
+// reconcileTotals reads controller_runtime_reconcile_total of the benchmarkrun controller by
+// result (success, error, requeue, requeue_after).
+func reconcileTotals(b *testing.B) map[string]float64 {
+	b.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] == "benchmarkrun" {
+				out[labels["result"]] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// requestKey classifies one API request: verb (create, update, patch, delete, get, list, watch),
+// resource with subresource (e.g. "benchmarkruns/status"), and whether the server refused it.
+type requestKey struct {
+	verb, resource string
+	failed         bool
+}
+
+func (k requestKey) write() bool { return isWriteVerb(k.verb) }
+
+func isWriteVerb(v string) bool {
+	return v == "create" || v == "update" || v == "patch" || v == "delete"
+}
+
+type requestCounter struct {
+	mu     sync.Mutex
+	counts map[requestKey]int
+	last   time.Time // of the last write
+}
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		verb, resource := classify(req)
+		resp, err := rt.RoundTrip(req)
+		failed := err != nil || resp.StatusCode >= 400
+		c.mu.Lock()
+		c.counts[requestKey{verb: verb, resource: resource, failed: failed}]++
+		if isWriteVerb(verb) {
+			c.last = time.Now()
+		}
+		c.mu.Unlock()
+		return resp, err
+	})
+}
+
+func (c *requestCounter) snapshot() map[requestKey]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[requestKey]int, len(c.counts))
+	for k, v := range c.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// settle waits until the manager has written nothing for quiet (at most limit).
+func (c *requestCounter) settle(quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		c.mu.Lock()
+		last := c.last
+		c.mu.Unlock()
+		if time.Since(last) >= quiet {
+			return
+		}
+		time.Sleep(quiet / 4)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// classify maps a request to its verb and resource from the method and the URL path:
+// /api/v1/namespaces/NS/RESOURCE[/NAME[/SUB]] or /apis/GROUP/VERSION/namespaces/NS/...
+func classify(req *http.Request) (verb, resource string) {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return strings.ToLower(req.Method), req.URL.Path
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" && len(parts) > 2 {
+		parts = parts[2:]
+	}
+	if len(parts) == 0 {
+		return strings.ToLower(req.Method), req.URL.Path
+	}
+	resource = parts[0]
+	named := len(parts) >= 2
+	if len(parts) >= 3 {
+		resource += "/" + parts[2]
+	}
+	switch req.Method {
+	case http.MethodPost:
+		verb = "create"
+	case http.MethodPut:
+		verb = "update"
+	case http.MethodPatch:
+		verb = "patch"
+	case http.MethodDelete:
+		verb = "delete"
+	case http.MethodGet:
+		switch {
+		case req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1":
+			verb = "watch"
+		case named:
+			verb = "get"
+		default:
+			verb = "list"
+		}
+	default:
+		verb = strings.ToLower(req.Method)
+	}
+	return verb, resource
+}
+
+// bulkKubelet plays the node and the Job/StatefulSet controllers for many runs at once, like
+// the suite's kubelet but driven by watches instead of a List per tick: every StatefulSet gets
+// its server pod, Running and Ready; every Job gets a pod whose sysbench container terminated
+// with a captured termination message, then SuccessCriteriaMet and Complete, a start and a
+// completion time and succeeded=1. It keeps nothing but the names of the Jobs it finished.
+type bulkKubelet struct {
+	b  *testing.B
+	ns string
+	c  client.WithWatch
+	// messages are the termination messages of real sysbench runs, by step label; the ladder
+	// rungs get "run".
+	messages map[string]string
+	cancel   context.CancelFunc
+	watchers sync.WaitGroup
+	workers  sync.WaitGroup
+	errors   atomic.Int64
+	mu       sync.Mutex
+	done     map[string]bool // Jobs and StatefulSets handled
+}
+
+func startBulkKubelet(b *testing.B, ns string) *bulkKubelet {
+	b.Helper()
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	messages := map[string]string{
+		"probe":   probeMessage,
+		"prepare": captured(b, "prepare_point_select.termination-log"),
+		"run":     captured(b, "run_point_select_t4.termination-log"),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &bulkKubelet{messages: messages, b: b, ns: ns, c: c, cancel: cancel, done: map[string]bool{}}
+	work := make(chan client.Object, 1024)
+	k.watchers.Add(2)
+	go k.watch(ctx, &batchv1.JobList{}, work)
+	go k.watch(ctx, &appsv1.StatefulSetList{}, work)
+	const workers = 4
+	k.workers.Add(workers)
+	for range workers {
+		go func() {
+			defer k.workers.Done()
+			for obj := range work {
+				k.handle(ctx, obj)
+			}
+		}()
+	}
+	go func() {
+		k.watchers.Wait()
+		close(work)
+	}()
+	return k
+}
+
+func (k *bulkKubelet) stop() {
+	k.cancel()
+	k.watchers.Wait()
+	k.workers.Wait()
+}
+
+// watch feeds every added or modified object to the workers, re-watching when the server ends
+// the watch (a watch without a resourceVersion starts with the current objects).
+func (k *bulkKubelet) watch(ctx context.Context, list client.ObjectList, work chan<- client.Object) {
+	defer k.watchers.Done()
+	for ctx.Err() == nil {
+		w, err := k.c.Watch(ctx, list, client.InNamespace(k.ns))
+		if err != nil {
+			k.errors.Add(1)
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		k.drain(ctx, w, work)
+		w.Stop()
+	}
+}
+
+func (k *bulkKubelet) drain(ctx context.Context, w watch.Interface, work chan<- client.Object) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			if ev.Type != watch.Added && ev.Type != watch.Modified {
+				continue
+			}
+			obj, ok := ev.Object.(client.Object)
+			if !ok || !k.pending(obj) {
+				continue
+			}
+			select {
+			case work <- obj:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// pending says whether obj still needs the kubelet.
+func (k *bulkKubelet) pending(obj client.Object) bool {
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return false
+	}
+	if job, ok := obj.(*batchv1.Job); ok {
+		if jobDone(job) {
+			return false
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return !k.done[kindName(obj)]
+}
+
+func kindName(obj client.Object) string {
+	switch obj.(type) {
+	case *batchv1.Job:
+		return "job/" + obj.GetName()
+	default:
+		return "sts/" + obj.GetName()
+	}
+}
+
+// jobDone says whether the Job has a Complete or Failed condition.
+func jobDone(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
+			return true
+		}
+	}
+	return false
+}
+
+// handle plays the kubelet for one object, retrying a few times on conflicts and transient
+// errors (a Job's status is re-read before each retry).
+func (k *bulkKubelet) handle(ctx context.Context, obj client.Object) {
+	for attempt := 0; attempt < 5 && ctx.Err() == nil; attempt++ {
+		var err error
+		switch o := obj.(type) {
+		case *batchv1.Job:
+			err = k.finishJob(ctx, o)
+		case *appsv1.StatefulSet:
+			err = k.startServer(ctx, o)
+		}
+		if err == nil {
+			k.mu.Lock()
+			k.done[kindName(obj)] = true
+			k.mu.Unlock()
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		k.errors.Add(1)
+		if job, ok := obj.(*batchv1.Job); ok {
+			fresh := &batchv1.Job{}
+			if gerr := k.c.Get(ctx, client.ObjectKeyFromObject(job), fresh); gerr == nil {
+				if jobDone(fresh) {
+					return
+				}
+				obj = fresh
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	k.b.Errorf("fake kubelet gave up on %s", kindName(obj))
+}
+
+func (k *bulkKubelet) startServer(ctx context.Context, sts *appsv1.StatefulSet) error {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: sts.Name + "-0", Namespace: sts.Namespace, Labels: sts.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
+		Spec: sts.Spec.Template.Spec,
+	}
+	pod.Spec.NodeName = "db-node"
+	if err := k.c.Create(ctx, pod); apierrors.IsAlreadyExists(err) {
+		if err := k.c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	pod.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "mysql", Ready: true, Image: pod.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
+	}
+	return k.c.Status().Update(ctx, pod)
+}
+
+func (k *bulkKubelet) finishJob(ctx context.Context, job *batchv1.Job) error {
+	message, ok := k.messages[job.Labels[specs.LabelStep]]
+	if !ok {
+		message = k.messages["run"]
+	}
+	start := metav1.NewTime(time.Now().Add(-time.Second).Truncate(time.Second))
+	end := metav1.NewTime(time.Now().Truncate(time.Second))
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
+			Labels:          mergeLabels(job.Spec.Template.Labels, map[string]string{"batch.kubernetes.io/job-name": job.Name}),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+		Spec: job.Spec.Template.Spec,
+	}
+	pod.Spec.NodeName = "client-node"
+	if err := k.c.Create(ctx, pod); apierrors.IsAlreadyExists(err) {
+		if err := k.c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	pod.Status = corev1.PodStatus{
+		Phase: corev1.PodSucceeded,
+		ContainerStatuses: []corev1.ContainerStatus{{Name: specs.SysbenchContainer, Image: pod.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				Message: message, StartedAt: start, FinishedAt: end,
+			}}}},
+	}
+	if err := k.c.Status().Update(ctx, pod); err != nil {
+		return err
+	}
+	job = job.DeepCopy()
+	job.Status.StartTime = &start
+	job.Status.Succeeded = 1
+	job.Status.CompletionTime = &end
+	job.Status.Conditions = []batchv1.JobCondition{
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
+	}
+	return k.c.Status().Update(ctx, job)
+}
