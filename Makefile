@@ -230,8 +230,16 @@ kind: $(KIND) ## Install kind into bin/.
 $(HELM): | $(LOCALBIN)
 	$(call go-install-tool,$(HELM),helm.sh/helm/v3/cmd/helm,$(HELM_VERSION))
 
+# go install names kustomize's binary after the module (kustomize), not the package's last element
+# (v5), so go-install-tool does not fit.
 $(KUSTOMIZE): | $(LOCALBIN)
-	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+	@[ -f "$@" ] || { \
+		set -e; \
+		echo "Installing sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)"; \
+		GOBIN=$(LOCALBIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION); \
+		mv "$(LOCALBIN)/kustomize" "$@"; \
+		ln -sf "$(notdir $@)" "$(LOCALBIN)/kustomize"; \
+	}
 
 $(KUBECONFORM): | $(LOCALBIN)
 	$(call go-install-tool,$(KUBECONFORM),github.com/yannh/kubeconform/cmd/kubeconform,$(KUBECONFORM_VERSION))
