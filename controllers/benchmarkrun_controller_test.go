@@ -533,3 +533,36 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+func TestRunsWhoseNamesMeetDoNotShareAServer(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		if job.Labels[specs.LabelStep] == "probe" {
+			return outcome{message: probeMessage}
+		}
+		return outcome{pending: true}
+	})
+	// "a" + "b-c" and "a-b" + "c" both name their server a-b-c.
+	first := baseRun(ns, "a", 1)
+	first.Spec.Targets = []v1.Target{{Name: "b-c", Image: "mariadb:10.11"}}
+	if err := k8s.Create(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "a", 20*time.Second, "the first run to prepare", func(r *v1.BenchmarkRun) bool {
+		return r.Status.Phase == v1.RunPreparing
+	})
+	second := baseRun(ns, "a-b", 1)
+	second.Spec.Targets = []v1.Target{{Name: "c", Image: "mariadb:10.11"}}
+	if err := k8s.Create(context.Background(), second); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "a-b", 20*time.Second, "the second run to finish", finished)
+	if ts := got.Status.Targets[0]; ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, "already exists and does not belong to this run") {
+		t.Errorf("second run's target: %s %q", ts.Phase, ts.Message)
+	}
+	// The first run's server is untouched (cleanup Always of the failed target must not delete it).
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "a-b-c"}, &appsv1.StatefulSet{}); err != nil {
+		t.Errorf("the first run's server is gone: %v", err)
+	}
+}

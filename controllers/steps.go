@@ -218,15 +218,18 @@ func containerResult(pod *corev1.Pod) (int32, string, bool) {
 	return 0, "", false
 }
 
-// watchPending surfaces a sysbench pod that cannot be scheduled, after the grace period. Pod
-// events wake the controller; the timer only ends the grace period.
+// watchPending surfaces a sysbench pod that cannot be scheduled or started (unschedulable, image
+// not pullable, a missing Secret key), after the grace period. Pod events wake the controller;
+// the timer only ends the grace period.
 func (r *BenchmarkRunReconciler) watchPending(tx *transition, t v1.Target, pod *corev1.Pod) ctrl.Result {
 	if pod == nil {
 		return ctrl.Result{}
 	}
 	state := engine.PodState(pod)
-	if state.Reason != engine.ReasonUnschedulable {
-		if cond := apimeta.FindStatusCondition(tx.run.Status.Conditions, v1.ConditionProgressing); cond != nil && cond.Reason == ReasonUnschedulable {
+	switch state.Reason {
+	case engine.ReasonUnschedulable, engine.ReasonImagePull, engine.ReasonConfig:
+	default:
+		if cond := apimeta.FindStatusCondition(tx.run.Status.Conditions, v1.ConditionProgressing); cond != nil && cond.Status == metav1.ConditionFalse {
 			tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, tx.run.Status.CurrentStep))
 		}
 		return ctrl.Result{}
@@ -235,6 +238,7 @@ func (r *BenchmarkRunReconciler) watchPending(tx *transition, t v1.Target, pod *
 	if waited < r.SchedulingGrace {
 		return ctrl.Result{RequeueAfter: r.SchedulingGrace - waited}
 	}
-	tx.stalled(ReasonUnschedulable, fmt.Sprintf("target %s: sysbench %s", t.Name, state.Message))
+	// The Job's deadline ends the wait; until then the condition says what is wrong.
+	tx.stalled(state.Reason, fmt.Sprintf("target %s: sysbench %s", t.Name, state.Message))
 	return ctrl.Result{}
 }

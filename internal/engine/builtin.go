@@ -65,28 +65,42 @@ func (b *Builtin) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 }
 
 func (b *Builtin) create(ctx context.Context, run *v1.BenchmarkRun, obj client.Object) error {
-	if err := controllerutil.SetControllerReference(run, obj, b.Scheme); err != nil {
-		return fmt.Errorf("own %T %s: %w", obj, obj.GetName(), err)
+	// Provision runs on every reconcile until the server is ready: look before creating, so
+	// waiting costs cache reads, not API writes.
+	existing := obj.DeepCopyObject().(client.Object)
+	err := b.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
+	if apierrors.IsNotFound(err) {
+		if err := controllerutil.SetControllerReference(run, obj, b.Scheme); err != nil {
+			return fmt.Errorf("own %T %s: %w", obj, obj.GetName(), err)
+		}
+		err = b.Client.Create(ctx, obj)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err)
+		}
+		// Created meanwhile (a stale cache), or someone else's object without the operator's
+		// labels, which the operator's cache never holds.
+		err = b.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
+		if apierrors.IsNotFound(err) {
+			return foreign(run, obj)
+		}
 	}
-	err := b.Client.Create(ctx, obj)
-	if err == nil {
-		return nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err)
+	if err != nil {
+		return fmt.Errorf("get %T %s: %w", obj, obj.GetName(), err)
 	}
 	// Names are derived from the run and target names ("a" + "b-c" and "a-b" + "c" meet), so
 	// an existing object may belong to someone else: never benchmark another run's server.
-	existing := obj.DeepCopyObject().(client.Object)
-	if err := b.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
-		return fmt.Errorf("get %T %s: %w", obj, obj.GetName(), err)
-	}
 	if !metav1.IsControlledBy(existing, run) {
-		return &ConfigError{Message: fmt.Sprintf("%s %s/%s already exists and does not belong to this run: "+
-			"rename the run or the target so their objects get other names", existing.GetObjectKind().GroupVersionKind().Kind,
-			run.Namespace, obj.GetName())}
+		return foreign(run, obj)
 	}
 	return nil
+}
+
+func foreign(run *v1.BenchmarkRun, obj client.Object) error {
+	return &ConfigError{Message: fmt.Sprintf("%T %s/%s already exists and does not belong to this run: "+
+		"rename the run or the target so their objects get other names", obj, run.Namespace, obj.GetName())}
 }
 
 // Ready reads the server pod: Ready, or why not (unschedulable, image pull, crash loop).
@@ -142,17 +156,26 @@ func (b *Builtin) ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string {
 	return specs.ConnectionSecretName(run, t.Name)
 }
 
-// Teardown deletes the StatefulSet (its PVC goes with it), Service, ConfigMap and Secret.
+// Teardown deletes the StatefulSet (its PVC goes with it), Service, ConfigMap and Secret: only
+// those this run controls, since another run's objects can carry the same names.
 func (b *Builtin) Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
 	name := specs.ServerName(run, t.Name)
-	objs := []client.Object{
-		&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.Secret{},
-	}
+	objs := []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.Secret{}}
 	names := []string{name, name, name, specs.ConnectionSecretName(run, t.Name)}
 	for i, obj := range objs {
-		obj.SetNamespace(run.Namespace)
-		obj.SetName(names[i])
-		err := b.Client.Delete(ctx, obj, client.PropagationPolicy("Background"))
+		err := b.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: names[i]}, obj)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("get %T %s: %w", obj, names[i], err)
+		}
+		if !metav1.IsControlledBy(obj, run) {
+			continue
+		}
+		uid := obj.GetUID()
+		err = b.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: &uid})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete %T %s: %w", obj, names[i], err)
 		}
