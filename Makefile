@@ -97,6 +97,11 @@ run: manifests generate fmt vet ## Run the manager against the cluster of your k
 $(LOCALBIN):
 	mkdir -p $(LOCALBIN)
 
+.PHONY: controller-gen golangci-lint setup-envtest
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
+setup-envtest: $(SETUP_ENVTEST) ## Install setup-envtest into bin/.
+
 $(CONTROLLER_GEN): | $(LOCALBIN)
 	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
 
