@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,11 +20,13 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -44,6 +47,7 @@ import (
 // test process' heap, which holds the manager and also the fake kubelet and the test client.
 //
 // A "step" is one sysbench Job: per target the probe, the prepare and each ladder rung.
+// MYSQLBENCH_SCALE_STRIP_MANAGED_FIELDS=1 measures the cache with managedFields stripped.
 //
 //	KUBEBUILDER_ASSETS=... MYSQLBENCH_SCALE_RUNS=200 go test ./controllers -run '^$' -bench Scale -benchtime=1x -timeout 30m
 func BenchmarkScale(b *testing.B) {
@@ -85,6 +89,7 @@ type scaleResult struct {
 	vmHWM, vmRSSBase, vmRSSEnd   uint64
 	retriedSteps, failedTargets  int
 	steps, ladderSteps           int
+	cached                       []cachedKind
 }
 
 func (r scaleResult) perStep(v float64) float64 { return v / float64(r.steps) }
@@ -154,6 +159,7 @@ func runScale(b *testing.B, o scaleOptions) scaleResult {
 		}
 	}
 	res.requests = counter.snapshot()
+	res.cached = cacheContents(b, ns)
 	after := reconcileTotals(b)
 	res.reconcilesByResult = map[string]float64{}
 	for k, v := range after {
@@ -178,7 +184,7 @@ func runScale(b *testing.B, o scaleOptions) scaleResult {
 		b.Logf("fake kubelet: %d transient errors (retried)", kl.errors.Load())
 	}
 
-	res.log(b)
+	res.print()
 	if res.failedTargets > 0 {
 		b.Errorf("%d targets did not succeed", res.failedTargets)
 	}
@@ -192,11 +198,16 @@ func startScaleOperator(b *testing.B, ns string, counter *requestCounter) (conte
 	b.Helper()
 	mcfg := rest.CopyConfig(cfg)
 	mcfg.WrapTransport = counter.wrap
+	cacheOpts := controllers.CacheOptions(cacheFor(ns))
+	if os.Getenv("MYSQLBENCH_SCALE_STRIP_MANAGED_FIELDS") == "1" {
+		// What-if: the cache without managedFields (the operator never reads them).
+		cacheOpts.DefaultTransform = cache.TransformStripManagedFields()
+	}
 	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
 		Scheme:     testenv.Scheme,
 		Logger:     ctrl.Log.WithSink(nil),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      controllers.CacheOptions(cacheFor(ns)),
+		Cache:      cacheOpts,
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
@@ -250,7 +261,7 @@ func waitAllFinished(b *testing.B, ns string, o scaleOptions) []v1.BenchmarkRun 
 	}
 }
 
-func (r scaleResult) log(b *testing.B) {
+func (r scaleResult) print() {
 	o := r.o
 	var sb strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&sb, format+"\n", args...) }
@@ -324,7 +335,68 @@ func (r scaleResult) log(b *testing.B) {
 		mib(r.liveHeapAlloc), (mib(r.liveHeapAlloc)-mib(r.baseHeapAlloc))/float64(o.runs))
 	w("    process VmHWM %.1f MiB, VmRSS %.1f MiB before the manager, %.1f MiB at the end",
 		mib(r.vmHWM), mib(r.vmRSSBase), mib(r.vmRSSEnd))
-	b.Log(sb.String())
+	w("")
+	w("  what the manager's cache holds at the end (the same objects read back as JSON; decoded Go objects take roughly 2-3x)")
+	w("  %-14s %8s %12s %14s %10s", "kind", "objects", "JSON MiB", "managedFields", "KiB/run")
+	for _, c := range r.cached {
+		w("  %-14s %8d %12.2f %13.0f%% %10.1f", c.kind, c.objects, mib(c.bytes),
+			100*float64(c.managedFields)/float64(max(c.bytes, 1)), float64(c.bytes)/1024/float64(o.runs))
+	}
+	// Printed, not logged: the testing package cuts a benchmark's log to 10 lines without -v.
+	fmt.Print(sb.String())
+}
+
+// cachedKind is the size of the objects of one kind the manager's cache holds.
+type cachedKind struct {
+	kind                 string
+	objects              int
+	bytes, managedFields uint64
+}
+
+// cacheContents lists, with the test's client, what the manager's cache holds (CacheOptions:
+// the operator's objects by label; the runs) and measures it as JSON, and the share of that
+// which is managedFields.
+func cacheContents(b *testing.B, ns string) []cachedKind {
+	b.Helper()
+	ours := client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy}
+	lists := []struct {
+		kind string
+		list client.ObjectList
+		opts []client.ListOption
+	}{
+		{"BenchmarkRun", &v1.BenchmarkRunList{}, []client.ListOption{client.InNamespace(ns)}},
+		{"Pod", &corev1.PodList{}, []client.ListOption{client.InNamespace(ns), ours}},
+		{"Job", &batchv1.JobList{}, []client.ListOption{client.InNamespace(ns), ours}},
+		{"ConfigMap", &corev1.ConfigMapList{}, []client.ListOption{client.InNamespace(ns), ours}},
+		{"StatefulSet", &appsv1.StatefulSetList{}, []client.ListOption{client.InNamespace(ns), ours}},
+		{"Service", &corev1.ServiceList{}, []client.ListOption{client.InNamespace(ns), ours}},
+		{"Secret", &corev1.SecretList{}, []client.ListOption{client.InNamespace(ns), ours}},
+	}
+	out := make([]cachedKind, 0, len(lists))
+	for _, l := range lists {
+		if err := k8s.List(context.Background(), l.list, l.opts...); err != nil {
+			b.Fatal(err)
+		}
+		objs, err := apimeta.ExtractList(l.list)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := cachedKind{kind: l.kind, objects: len(objs)}
+		for _, o := range objs {
+			all, err := json.Marshal(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			mf, err := json.Marshal(o.(client.Object).GetManagedFields())
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.bytes += uint64(len(all))
+			c.managedFields += uint64(len(mf))
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func mib(v uint64) float64 { return float64(v) / (1 << 20) }
