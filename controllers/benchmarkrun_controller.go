@@ -13,8 +13,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,6 +74,8 @@ type BenchmarkRunReconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=ps.percona.com,resources=perconaservermysqls,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=pxc.percona.com,resources=perconaxtradbclusters,verbs=get;list;watch;create;delete
 
 // Reconcile advances one BenchmarkRun by one transition. Every transition that changes the
 // status is written before anything else happens, and the write's own watch event brings the
@@ -121,7 +125,7 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.SysbenchImage == "" {
 		r.SysbenchImage = DefaultSysbenchImage
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.BenchmarkRun{}).
 		Owns(&batchv1.Job{}).
 		Owns(&appsv1.StatefulSet{}).
@@ -129,9 +133,41 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun),
-			builder.WithPredicates(predicate.NewPredicateFuncs(isOurs))).
-		Named("benchmarkrun").
-		Complete(r)
+			builder.WithPredicates(predicate.NewPredicateFuncs(isOurs)))
+	r.watchForeignKinds(mgr, b)
+	return b.Named("benchmarkrun").Complete(r)
+}
+
+// watchForeignKinds owns the kinds of other operators' servers (the Percona resources) that the
+// cluster knows now. A kind whose CRD is missing cannot be watched: its informer would never
+// sync and the manager would not start. Such an engine polls its servers' readiness instead (a
+// bounded RequeueAfter), and its targets fail at once while the CRD stays missing; installing the
+// CRD later works without a restart, a restart only turns polling back into watching.
+func (r *BenchmarkRunReconciler) watchForeignKinds(mgr ctrl.Manager, b *builder.Builder) {
+	log := mgr.GetLogger().WithName("setup")
+	watched := map[schema.GroupVersionKind]bool{}
+	for name, e := range r.Engines {
+		fk, ok := e.(engine.ForeignKind)
+		if !ok {
+			continue
+		}
+		gvk := fk.ServerKind()
+		_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			fk.SetWatched(false)
+			log.Info("not watching a server kind the cluster does not know; its targets fail until its operator is installed",
+				"engine", name, "kind", gvk.String(), "reason", err.Error())
+			continue
+		}
+		if !watched[gvk] {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			b.Owns(u)
+			watched[gvk] = true
+		}
+		fk.SetWatched(true)
+		log.Info("watching server kind", "engine", name, "kind", gvk.String())
+	}
 }
 
 // podToRun maps a server or sysbench pod to its run through the run label and the name of the

@@ -199,6 +199,10 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		if waited < r.SchedulingGrace {
 			next = r.SchedulingGrace - waited
 		}
+		if state.RecheckAfter > 0 && state.RecheckAfter < next {
+			// A server whose changes do not wake the controller (a kind it could not watch).
+			next = state.RecheckAfter
+		}
 		return ctrl.Result{RequeueAfter: next}, nil
 	}
 	return r.runPhase(ctx, tx, t, ts, eng, "probe", sysbench.Step{Phase: sysbench.PhaseProbe},

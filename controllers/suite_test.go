@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopPerconaEnv()
 	if err := env.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop envtest:", err)
 	}
@@ -103,11 +104,17 @@ type operatorOptions struct {
 	schedulingGrace time.Duration
 	// log is what the fake kubelet serves as every sysbench pod's log.
 	log string
+	// restConfig is the API server to run against; the suite's envtest when nil.
+	restConfig *rest.Config
 }
 
 func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	restConfig := cfg
+	if o.restConfig != nil {
+		restConfig = o.restConfig
+	}
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:     testenv.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Cache:      controllers.CacheOptions(cacheFor(ns)),
@@ -122,8 +129,10 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 		Scheme:   mgr.GetScheme(),
 		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
 		Engines: map[v1.Engine]engine.Engine{
-			v1.EngineBuiltin:  &engine.Builtin{Client: mgr.GetClient(), Scheme: mgr.GetScheme()},
-			v1.EngineExternal: &engine.External{Reader: mgr.GetAPIReader()},
+			v1.EngineBuiltin:              &engine.Builtin{Client: mgr.GetClient(), Scheme: mgr.GetScheme()},
+			v1.EngineExternal:             &engine.External{Reader: mgr.GetAPIReader()},
+			v1.EnginePerconaServer:        engine.NewPerconaServer(mgr.GetClient(), mgr.GetScheme()),
+			v1.EnginePerconaXtraDBCluster: engine.NewPerconaXtraDBCluster(mgr.GetClient(), mgr.GetScheme()),
 		},
 		Logs:               logs,
 		SysbenchImage:      "sysbench:test",
@@ -186,6 +195,7 @@ type kubelet struct {
 	ns        string
 	decide    func(job *batchv1.Job) outcome
 	serverPod func(pod *corev1.Pod) // edits the server pod's status; nil: Ready
+	c         client.Client         // the API server it plays the node of; the suite's when nil
 	mu        sync.Mutex
 	jobs      []string // Job names in the order they were finished
 	paused    bool
@@ -202,6 +212,21 @@ func startKubeletWith(t *testing.T, ns string, decide func(*batchv1.Job) outcome
 	go k.loop()
 	t.Cleanup(func() { close(k.stop); <-k.stopped })
 	return k
+}
+
+// startKubeletOn plays the kubelet of another API server than the suite's.
+func startKubeletOn(t *testing.T, c client.Client, ns string, decide func(*batchv1.Job) outcome) *kubelet {
+	k := &kubelet{t: t, ns: ns, decide: decide, c: c, stop: make(chan struct{}), stopped: make(chan struct{})}
+	go k.loop()
+	t.Cleanup(func() { close(k.stop); <-k.stopped })
+	return k
+}
+
+func (k *kubelet) client() client.Client {
+	if k.c != nil {
+		return k.c
+	}
+	return k8s
 }
 
 func (k *kubelet) setPaused(p bool) {
@@ -240,7 +265,7 @@ func (k *kubelet) loop() {
 
 func (k *kubelet) sync(ctx context.Context) error {
 	stss := &appsv1.StatefulSetList{}
-	if err := k8s.List(ctx, stss, client.InNamespace(k.ns)); err != nil {
+	if err := k.client().List(ctx, stss, client.InNamespace(k.ns)); err != nil {
 		return err
 	}
 	for i := range stss.Items {
@@ -249,7 +274,7 @@ func (k *kubelet) sync(ctx context.Context) error {
 		}
 	}
 	jobs := &batchv1.JobList{}
-	if err := k8s.List(ctx, jobs, client.InNamespace(k.ns)); err != nil {
+	if err := k.client().List(ctx, jobs, client.InNamespace(k.ns)); err != nil {
 		return err
 	}
 	for i := range jobs.Items {
@@ -266,7 +291,7 @@ func (k *kubelet) runServer(ctx context.Context, sts *appsv1.StatefulSet) error 
 	}
 	pod := &corev1.Pod{}
 	key := client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name + "-0"}
-	if err := k8s.Get(ctx, key, pod); err == nil {
+	if err := k.client().Get(ctx, key, pod); err == nil {
 		return nil
 	} else if !apierrors.IsNotFound(err) {
 		return err
@@ -277,7 +302,7 @@ func (k *kubelet) runServer(ctx context.Context, sts *appsv1.StatefulSet) error 
 		Spec: sts.Spec.Template.Spec,
 	}
 	pod.Spec.NodeName = "db-node"
-	if err := k8s.Create(ctx, pod); err != nil {
+	if err := k.client().Create(ctx, pod); err != nil {
 		return err
 	}
 	now := metav1.Now()
@@ -293,7 +318,7 @@ func (k *kubelet) runServer(ctx context.Context, sts *appsv1.StatefulSet) error 
 	if k.serverPod != nil {
 		k.serverPod(pod)
 	}
-	return k8s.Status().Update(ctx, pod)
+	return k.client().Status().Update(ctx, pod)
 }
 
 func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
@@ -316,7 +341,7 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 			Spec: job.Spec.Template.Spec,
 		}
 		pod.Spec.NodeName = "client-node"
-		if err := k8s.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := k.client().Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 		phase := corev1.PodSucceeded
@@ -330,7 +355,7 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 					ExitCode: o.exitCode, Message: o.message, StartedAt: start, FinishedAt: end,
 				}}}},
 		}
-		if err := k8s.Status().Update(ctx, pod); err != nil {
+		if err := k.client().Status().Update(ctx, pod); err != nil {
 			return err
 		}
 	}
@@ -351,7 +376,7 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
 		}
 	}
-	if err := k8s.Status().Update(ctx, job); err != nil {
+	if err := k.client().Status().Update(ctx, job); err != nil {
 		return err
 	}
 	k.mu.Lock()

@@ -75,3 +75,11 @@ func (p DatabasePlacement) IsExclusive() bool { return p.Exclusive == nil || *p.
 
 // Finished says whether the target reached a terminal phase.
 func (p TargetPhase) Finished() bool { return p == TargetSucceeded || p == TargetFailed }
+
+// ProxyOrDefault is the proxy of a Percona target: none when unset.
+func (t Target) ProxyOrDefault() PerconaProxy {
+	if t.Percona == nil || t.Percona.Proxy == "" {
+		return PerconaProxyNone
+	}
+	return t.Percona.Proxy
+}

@@ -48,6 +48,9 @@ type OLTPScript string
 // +kubebuilder:validation:XValidation:rule="self.engine == 'external' || !has(self.secretRef)",message="secretRef is only read for engine external; the operator generates the credentials of the servers it runs: remove secretRef"
 // +kubebuilder:validation:XValidation:rule="self.engine != 'builtin' || has(self.image)",message="engine builtin needs image: the server image to run, e.g. mysql:8.0.36, percona/percona-server:8.0 or mariadb:10.11"
 // +kubebuilder:validation:XValidation:rule="self.engine != 'external' || !has(self.myCnf)",message="engine external benchmarks a server the operator does not configure: remove myCnf and configure that server yourself"
+// +kubebuilder:validation:XValidation:rule="!has(self.percona) || self.engine == 'percona-server' || self.engine == 'percona-xtradb-cluster'",message="percona is only read for engines percona-server and percona-xtradb-cluster: remove it, or set engine to one of them"
+// +kubebuilder:validation:XValidation:rule="!has(self.percona) || !has(self.percona.proxy) || self.percona.proxy != 'proxysql' || self.engine == 'percona-xtradb-cluster'",message="percona.proxy proxysql is only offered by engine percona-xtradb-cluster: use haproxy or router with percona-server"
+// +kubebuilder:validation:XValidation:rule="!has(self.percona) || !has(self.percona.proxy) || self.percona.proxy != 'router' || self.engine == 'percona-server'",message="percona.proxy router is only offered by engine percona-server: use haproxy or proxysql with percona-xtradb-cluster"
 type Target struct {
 	// Name of the target: a DNS label of at most 40 characters, unique within the run. It names
 	// the target's column in the results and the objects created for it.
@@ -88,6 +91,54 @@ type Target struct {
 	// (and optionally database, default sbtest) of an existing server. Only for engine external.
 	// +optional
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
+
+	// Percona holds settings of the Percona operators' custom resource. Only for engines
+	// percona-server and percona-xtradb-cluster.
+	// +optional
+	Percona *PerconaOptions `json:"percona,omitempty"`
+}
+
+// PerconaProxy is the proxy a Percona operator puts between sysbench and the server.
+// +kubebuilder:validation:Enum=none;haproxy;router;proxysql
+type PerconaProxy string
+
+const (
+	// PerconaProxyNone connects sysbench straight to the server: no proxy in the data path.
+	PerconaProxyNone PerconaProxy = "none"
+	// PerconaProxyHAProxy routes through HAProxy (both engines).
+	PerconaProxyHAProxy PerconaProxy = "haproxy"
+	// PerconaProxyRouter routes through MySQL Router (percona-server only; the Percona operator
+	// runs Router only with group replication, so the server becomes a one-member group).
+	PerconaProxyRouter PerconaProxy = "router"
+	// PerconaProxySQL routes through ProxySQL (percona-xtradb-cluster only).
+	PerconaProxySQL PerconaProxy = "proxysql"
+)
+
+// PerconaOptions are settings for targets run by the Percona operators.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.proxyImage) || (has(self.proxy) && self.proxy != 'none')",message="percona.proxyImage needs percona.proxy set to haproxy, router or proxysql: without a proxy there is no proxy image to run"
+type PerconaOptions struct {
+	// CRVersion is the spec.crVersion of the Percona resource: the Percona operator release
+	// whose behaviour the server gets, e.g. 1.2.0 (percona-server) or 1.18.0
+	// (percona-xtradb-cluster). When unset, the release this operator was tested with.
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	CRVersion string `json:"crVersion,omitempty"`
+
+	// Proxy puts a proxy in the data path: none (the default: sysbench connects to the server
+	// itself), haproxy, router (percona-server) or proxysql (percona-xtradb-cluster). A proxy
+	// costs throughput and latency; benchmark it on purpose, as its own target.
+	// +kubebuilder:default=none
+	// +optional
+	Proxy PerconaProxy `json:"proxy,omitempty"`
+
+	// ProxyImage replaces the proxy image the operator picks for the proxy, e.g.
+	// percona/haproxy:2.8.18-1.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	ProxyImage string `json:"proxyImage,omitempty"`
 }
 
 // Workload is what sysbench runs at every step of the ladder.

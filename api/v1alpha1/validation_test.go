@@ -145,6 +145,29 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			`Unsupported value: "Sometimes"`},
 		{"retry limit too high", func(r *v1.BenchmarkRun) { r.Spec.StepRetryLimit = ptr.To[int32](11) },
 			"should be less than or equal to 10"},
+		{"percona options on a builtin target", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0].Percona = &v1.PerconaOptions{Proxy: v1.PerconaProxyHAProxy}
+		}, "percona is only read for engines percona-server and percona-xtradb-cluster"},
+		{"proxysql with percona-server", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0] = v1.Target{Name: "ps", Engine: v1.EnginePerconaServer,
+				Percona: &v1.PerconaOptions{Proxy: v1.PerconaProxySQL}}
+		}, "percona.proxy proxysql is only offered by engine percona-xtradb-cluster"},
+		{"router with percona-xtradb-cluster", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0] = v1.Target{Name: "pxc", Engine: v1.EnginePerconaXtraDBCluster,
+				Percona: &v1.PerconaOptions{Proxy: v1.PerconaProxyRouter}}
+		}, "percona.proxy router is only offered by engine percona-server"},
+		{"proxy image without a proxy", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0] = v1.Target{Name: "pxc", Engine: v1.EnginePerconaXtraDBCluster,
+				Percona: &v1.PerconaOptions{ProxyImage: "percona/haproxy:2.8.15"}}
+		}, "percona.proxyImage needs percona.proxy set to haproxy, router or proxysql"},
+		{"unknown percona proxy", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0] = v1.Target{Name: "pxc", Engine: v1.EnginePerconaXtraDBCluster,
+				Percona: &v1.PerconaOptions{Proxy: "envoy"}}
+		}, `Unsupported value: "envoy"`},
+		{"malformed crVersion", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0] = v1.Target{Name: "ps", Engine: v1.EnginePerconaServer,
+				Percona: &v1.PerconaOptions{CRVersion: "v1.2"}}
+		}, "spec.targets[0].percona.crVersion in body should match"},
 	}
 	// Not a spec field, so outside the table: the run's name is a label value.
 	t.Run("name too long", func(t *testing.T) {
@@ -228,6 +251,11 @@ func TestValidationAcceptsEveryEngine(t *testing.T) {
 			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}},
 		{Name: "ps", Engine: v1.EnginePerconaServer, Image: "percona/percona-server:8.0.46-37.1"},
 		{Name: "pxc", Engine: v1.EnginePerconaXtraDBCluster},
+		{Name: "ps-router", Engine: v1.EnginePerconaServer, Percona: &v1.PerconaOptions{
+			CRVersion: "1.2.0", Proxy: v1.PerconaProxyRouter, ProxyImage: "percona/percona-mysql-router:8.0.43"}},
+		{Name: "pxc57-proxysql", Engine: v1.EnginePerconaXtraDBCluster, Image: "percona/percona-xtradb-cluster:5.7.44-31.65",
+			Percona: &v1.PerconaOptions{CRVersion: "1.18.0", Proxy: v1.PerconaProxySQL}},
+		{Name: "pxc-haproxy", Engine: v1.EnginePerconaXtraDBCluster, Percona: &v1.PerconaOptions{Proxy: v1.PerconaProxyHAProxy}},
 		{Name: "prod", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}},
 	}
 	r.Spec.Workload = v1.Workload{CustomScript: &corev1.ConfigMapKeySelector{

@@ -7,6 +7,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
@@ -19,6 +22,8 @@ const (
 	ReasonCrashing      = "ServerCrashing"
 	ReasonConfig        = "InvalidServerConfig"
 	ReasonSecret        = "ConnectionSecretMissing"
+	// ReasonOperator: another operator (Percona's) runs the server and reports it unhealthy.
+	ReasonOperator = "ServerOperatorError"
 )
 
 // State is what an engine observed of a target's server.
@@ -33,6 +38,9 @@ type State struct {
 	// (e.g. the scheduler's message).
 	Reason  string
 	Message string
+	// RecheckAfter asks the controller to look again this soon while not ready: for servers
+	// whose changes do not wake the controller (kinds it could not watch). 0: events wake it.
+	RecheckAfter time.Duration
 }
 
 // Engine runs the servers of one kind of target.
@@ -48,6 +56,16 @@ type Engine interface {
 	ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string
 	// Teardown deletes the target's server and its data. Idempotent.
 	Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error
+}
+
+// ForeignKind is implemented by engines whose servers are objects of another operator's kind
+// (the Percona engines). The controller watches that kind when the cluster knows it at setup
+// time and tells the engine, so that it polls only when it must.
+type ForeignKind interface {
+	// ServerKind is the kind of the server objects the engine creates.
+	ServerKind() schema.GroupVersionKind
+	// SetWatched records whether changes to ServerKind objects wake the controller.
+	SetWatched(bool)
 }
 
 // ConfigError is a spec that cannot work as written; retrying does not help.

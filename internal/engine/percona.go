@@ -1,0 +1,367 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// DefaultPerconaPollInterval is how often a Percona server's readiness is read when the
+// controller could not watch its kind (the CRD was installed after the operator started).
+const DefaultPerconaPollInterval = 10 * time.Second
+
+// perconaFlavor is what differs between the two Percona operators.
+type perconaFlavor struct {
+	engine   v1.Engine
+	kind     schema.GroupVersionKind
+	resource string
+	operator string
+	docs     string
+	build    func(*v1.BenchmarkRun, v1.Target) (*unstructured.Unstructured, error)
+}
+
+var (
+	psFlavor = perconaFlavor{
+		engine: v1.EnginePerconaServer, kind: specs.PerconaServerMySQLKind, resource: "perconaservermysqls.ps.percona.com",
+		operator: "Percona Operator for MySQL (based on Percona Server), v1.2.0 or later",
+		docs:     "https://docs.percona.com/percona-operator-for-mysql/ps/",
+		build:    specs.PerconaServerMySQL,
+	}
+	pxcFlavor = perconaFlavor{
+		engine: v1.EnginePerconaXtraDBCluster, kind: specs.PerconaXtraDBClusterKind, resource: "perconaxtradbclusters.pxc.percona.com",
+		operator: "Percona Operator for MySQL based on Percona XtraDB Cluster, v1.16.0 or later",
+		docs:     "https://docs.percona.com/percona-operator-for-mysql/pxc/",
+		build:    specs.PerconaXtraDBCluster,
+	}
+)
+
+// Percona runs each target's server through a Percona operator: a PerconaServerMySQL or a
+// PerconaXtraDBCluster owned by the run, a Secret with the operator's system users, a Secret with
+// the benchmark user's password and, once the operator publishes the endpoint, the connection
+// Secret sysbench reads. The Percona objects are read and written as unstructured objects, which
+// the manager's client reads from the API server, not its cache: nothing starts an informer for
+// a kind the cluster may not have.
+type Percona struct {
+	Client client.Client
+	Scheme *runtime.Scheme
+	// PollInterval bounds the wait between readiness reads while the kind is not watched;
+	// DefaultPerconaPollInterval when 0.
+	PollInterval time.Duration
+
+	flavor  perconaFlavor
+	watched atomic.Bool
+}
+
+// NewPerconaServer is the percona-server engine (PerconaServerMySQL, ps.percona.com/v1).
+func NewPerconaServer(c client.Client, scheme *runtime.Scheme) *Percona {
+	return &Percona{Client: c, Scheme: scheme, flavor: psFlavor}
+}
+
+// NewPerconaXtraDBCluster is the percona-xtradb-cluster engine (PerconaXtraDBCluster,
+// pxc.percona.com/v1).
+func NewPerconaXtraDBCluster(c client.Client, scheme *runtime.Scheme) *Percona {
+	return &Percona{Client: c, Scheme: scheme, flavor: pxcFlavor}
+}
+
+var (
+	_ Engine      = (*Percona)(nil)
+	_ ForeignKind = (*Percona)(nil)
+)
+
+// ServerKind is the Percona kind this engine creates.
+func (p *Percona) ServerKind() schema.GroupVersionKind { return p.flavor.kind }
+
+// SetWatched records whether the controller watches ServerKind.
+func (p *Percona) SetWatched(w bool) { p.watched.Store(w) }
+
+// notInstalled is the failure of a target whose Percona operator is missing: retrying does not
+// help until someone installs it.
+func (p *Percona) notInstalled(t v1.Target) *ConfigError {
+	return &ConfigError{Message: fmt.Sprintf(
+		"target %s: engine %s needs the %s, but its CustomResourceDefinition %s is not installed in this cluster: "+
+			"install the Percona operator (%s) and create the run again, or use engine builtin",
+		t.Name, p.flavor.engine, p.flavor.operator, p.flavor.resource, p.flavor.docs)}
+}
+
+// Provision creates the Secrets and the Percona resource, each owned by the run, and the
+// connection Secret once the Percona operator has published the server's endpoint. It only
+// creates: the spec cannot change once the run started, and passwords stay as generated.
+func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
+	obj, err := p.flavor.build(run, t)
+	if err != nil {
+		return &ConfigError{Message: err.Error()}
+	}
+	// Look for the resource first: without the Percona CRD the target fails before anything is
+	// created for it.
+	current, err := p.get(ctx, run, t)
+	if meta.IsNoMatchError(err) {
+		return p.notInstalled(t)
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get %s: %w", describe(obj), err)
+	}
+	missing := apierrors.IsNotFound(err)
+	users := specs.PerconaUsersSecretName(run, t.Name)
+	if err := p.ensureSecret(ctx, run, users, func() (*corev1.Secret, error) {
+		pw := map[string]string{}
+		for _, u := range specs.PerconaSystemUsers[p.flavor.engine] {
+			s, err := password()
+			if err != nil {
+				return nil, fmt.Errorf("generate the %s password: %w", u, err)
+			}
+			pw[u] = s
+		}
+		return specs.PerconaUsersSecret(run, t, pw), nil
+	}); err != nil {
+		return err
+	}
+	if err := p.ensureSecret(ctx, run, specs.PerconaPasswordSecretName(run, t.Name), func() (*corev1.Secret, error) {
+		s, err := password()
+		if err != nil {
+			return nil, fmt.Errorf("generate the benchmark user's password: %w", err)
+		}
+		return specs.PerconaPasswordSecret(run, t, s), nil
+	}); err != nil {
+		return err
+	}
+
+	if missing {
+		return p.create(ctx, run, obj)
+	}
+	if !metav1.IsControlledBy(current, run) {
+		return p.foreign(current)
+	}
+	st := specs.ReadPerconaStatus(current)
+	if st.State != specs.PerconaStateReady || st.Host == "" {
+		return nil
+	}
+	return p.ensureConnectionSecret(ctx, run, t, st.Host)
+}
+
+// ensureConnectionSecret writes the Secret sysbench reads, from the published endpoint and the
+// generated passwords.
+func (p *Percona) ensureConnectionSecret(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, endpoint string) error {
+	return p.ensureSecret(ctx, run, specs.ConnectionSecretName(run, t.Name), func() (*corev1.Secret, error) {
+		users, err := p.secret(ctx, run, specs.PerconaUsersSecretName(run, t.Name))
+		if err != nil {
+			return nil, err
+		}
+		pw, err := p.secret(ctx, run, specs.PerconaPasswordSecretName(run, t.Name))
+		if err != nil {
+			return nil, err
+		}
+		return specs.PerconaConnectionSecret(run, t, endpoint, string(users.Data["root"]),
+			string(pw.Data[specs.PerconaPasswordKey])), nil
+	})
+}
+
+func (p *Percona) secret(ctx context.Context, run *v1.BenchmarkRun, name string) (*corev1.Secret, error) {
+	s := &corev1.Secret{}
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, s); err != nil {
+		return nil, fmt.Errorf("get secret %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// ensureSecret creates a Secret when it does not exist yet; build runs only then, so passwords
+// are generated once.
+func (p *Percona) ensureSecret(ctx context.Context, run *v1.BenchmarkRun, name string, build func() (*corev1.Secret, error)) error {
+	existing := &corev1.Secret{}
+	err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, existing)
+	if err == nil {
+		if !metav1.IsControlledBy(existing, run) {
+			return p.foreign(existing)
+		}
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get secret %s: %w", name, err)
+	}
+	s, err := build()
+	if err != nil {
+		return err
+	}
+	return p.create(ctx, run, s)
+}
+
+// create creates obj owned by the run. An object that exists already (the cache had not seen our
+// own create yet, or a name collision) is accepted only when the run controls it.
+func (p *Percona) create(ctx context.Context, run *v1.BenchmarkRun, obj client.Object) error {
+	if err := controllerutil.SetControllerReference(run, obj, p.Scheme); err != nil {
+		return fmt.Errorf("own %s: %w", describe(obj), err)
+	}
+	err := p.Client.Create(ctx, obj)
+	switch {
+	case err == nil:
+		return nil
+	case meta.IsNoMatchError(err):
+		return p.notInstalled(v1.Target{Name: obj.GetLabels()[specs.LabelTarget]})
+	case apierrors.IsInvalid(err):
+		// The Percona CRD's own validation refused the object: a target setting (crVersion,
+		// image, ...) the installed operator does not accept.
+		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(obj), err)}
+	case !apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("create %s: %w", describe(obj), err)
+	}
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(gvkOf(obj, p.Scheme))
+	if err := p.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+		return fmt.Errorf("get %s: %w", describe(obj), err)
+	}
+	if !metav1.IsControlledBy(existing, run) {
+		return p.foreign(existing)
+	}
+	return nil
+}
+
+func (p *Percona) foreign(obj client.Object) error {
+	return &ConfigError{Message: fmt.Sprintf("%s already exists and does not belong to this run: "+
+		"rename the run or the target so their objects get other names", describe(obj))}
+}
+
+func (p *Percona) get(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(p.flavor.kind)
+	err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: specs.PerconaName(run, t.Name)}, u)
+	return u, err
+}
+
+// Ready reads the Percona resource's status: ready with an endpoint (and the connection Secret
+// written), or the operator's state and messages. The error state fails the target with the
+// operator's own words; a missing CRD fails it with how to install the operator.
+func (p *Percona) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (State, error) {
+	name := specs.PerconaName(run, t.Name)
+	what := fmt.Sprintf("%s %s/%s", p.flavor.kind.Kind, run.Namespace, name)
+	waiting := func(msg string) (State, error) {
+		s := State{Reason: ReasonStarting, Message: msg}
+		if !p.watched.Load() {
+			s.RecheckAfter = p.pollInterval()
+		}
+		return s, nil
+	}
+	u, err := p.get(ctx, run, t)
+	switch {
+	case meta.IsNoMatchError(err):
+		return State{Failed: true, Reason: ReasonConfig, Message: p.notInstalled(t).Message}, nil
+	case apierrors.IsNotFound(err):
+		return waiting("waiting for " + what + " to be created")
+	case err != nil:
+		return State{}, fmt.Errorf("get %s: %w", what, err)
+	}
+	st := specs.ReadPerconaStatus(u)
+	details := ""
+	if len(st.Messages) > 0 {
+		details = ": " + strings.Join(st.Messages, "; ")
+	}
+	switch {
+	case st.State == specs.PerconaStateError:
+		return State{Failed: true, Reason: ReasonOperator, Message: fmt.Sprintf(
+			"the Percona operator reports %s in state error%s", what, orNoDetails(details))}, nil
+	case st.State == "":
+		return waiting(fmt.Sprintf("waiting for the %s to take up %s (is it running and watching namespace %s?)",
+			p.flavor.operator, what, run.Namespace))
+	case st.State != specs.PerconaStateReady || st.Stale:
+		return waiting(fmt.Sprintf("%s is %s%s", what, st.State, details))
+	case st.Host == "":
+		return waiting(what + " is ready but has no status.host yet")
+	}
+	err = p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: specs.ConnectionSecretName(run, t.Name)}, &corev1.Secret{})
+	if apierrors.IsNotFound(err) {
+		// Provision writes it on the next pass now that the endpoint is known.
+		return waiting(what + " is ready; writing the connection Secret")
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("get connection secret: %w", err)
+	}
+	return State{Ready: true}, nil
+}
+
+func orNoDetails(details string) string {
+	if details == "" {
+		return " (it published no message; see the Percona operator's log)"
+	}
+	return details
+}
+
+func (p *Percona) pollInterval() time.Duration {
+	if p.PollInterval > 0 {
+		return p.PollInterval
+	}
+	return DefaultPerconaPollInterval
+}
+
+// ConnectionSecret is the Secret Provision writes once the endpoint is known.
+func (p *Percona) ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string {
+	return specs.ConnectionSecretName(run, t.Name)
+}
+
+// Teardown deletes the Percona resource (its operator deletes the pods, and the PVCs through the
+// delete-PVC finalizer the resource was created with) and the three Secrets. Only objects the run controls are deleted; a missing CRD means
+// there is nothing to delete.
+func (p *Percona) Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(p.flavor.kind)
+	objs := []client.Object{u, &corev1.Secret{}, &corev1.Secret{}, &corev1.Secret{}}
+	names := []string{
+		specs.PerconaName(run, t.Name), specs.ConnectionSecretName(run, t.Name),
+		specs.PerconaPasswordSecretName(run, t.Name), specs.PerconaUsersSecretName(run, t.Name),
+	}
+	var errs []error
+	for i, obj := range objs {
+		err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: names[i]}, obj)
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("get %s %s: %w", gvkOf(obj, p.Scheme).Kind, names[i], err))
+			continue
+		}
+		if !metav1.IsControlledBy(obj, run) {
+			continue
+		}
+		err = p.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete %s: %w", describe(obj), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// gvkOf is an object's kind: from the object (unstructured) or the scheme (typed).
+func gvkOf(obj client.Object, scheme *runtime.Scheme) schema.GroupVersionKind {
+	if gvk := obj.GetObjectKind().GroupVersionKind(); !gvk.Empty() {
+		return gvk
+	}
+	if scheme != nil {
+		if gvks, _, err := scheme.ObjectKinds(obj); err == nil && len(gvks) > 0 {
+			return gvks[0]
+		}
+	}
+	return schema.GroupVersionKind{}
+}
+
+func describe(obj client.Object) string {
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		if _, ok := obj.(*corev1.Secret); ok {
+			kind = "Secret"
+		}
+	}
+	return fmt.Sprintf("%s %s/%s", kind, obj.GetNamespace(), obj.GetName())
+}
