@@ -114,15 +114,10 @@ func run(o options) error {
 		return fmt.Errorf("create clientset: %w", err)
 	}
 	reconciler := &controllers.BenchmarkRunReconciler{
-		Client:   mgr.GetClient(),
-		Scheme:   mgr.GetScheme(),
-		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Engines: map[mysqlbenchv1alpha1.Engine]engine.Engine{
-			mysqlbenchv1alpha1.EngineBuiltin:              &engine.Builtin{Client: mgr.GetClient(), Scheme: mgr.GetScheme()},
-			mysqlbenchv1alpha1.EngineExternal:             &engine.External{Reader: mgr.GetAPIReader()},
-			mysqlbenchv1alpha1.EnginePerconaServer:        engine.NewPerconaServer(mgr.GetClient(), mgr.GetScheme()),
-			mysqlbenchv1alpha1.EnginePerconaXtraDBCluster: engine.NewPerconaXtraDBCluster(mgr.GetClient(), mgr.GetScheme()),
-		},
+		Client:             mgr.GetClient(),
+		Scheme:             mgr.GetScheme(),
+		Recorder:           mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines:            engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
 		Logs:               controllers.ClientsetLogs{Clientset: clientset},
 		SysbenchImage:      o.sysbenchImage,
 		ServerReadyTimeout: o.readyTimeout,

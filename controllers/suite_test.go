@@ -125,15 +125,10 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	}
 	logs := &fakeLogs{log: o.log}
 	r := &controllers.BenchmarkRunReconciler{
-		Client:   mgr.GetClient(),
-		Scheme:   mgr.GetScheme(),
-		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Engines: map[v1.Engine]engine.Engine{
-			v1.EngineBuiltin:              &engine.Builtin{Client: mgr.GetClient(), Scheme: mgr.GetScheme()},
-			v1.EngineExternal:             &engine.External{Reader: mgr.GetAPIReader()},
-			v1.EnginePerconaServer:        engine.NewPerconaServer(mgr.GetClient(), mgr.GetScheme()),
-			v1.EnginePerconaXtraDBCluster: engine.NewPerconaXtraDBCluster(mgr.GetClient(), mgr.GetScheme()),
-		},
+		Client:             mgr.GetClient(),
+		Scheme:             mgr.GetScheme(),
+		Recorder:           mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines:            engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
 		Logs:               logs,
 		SysbenchImage:      "sysbench:test",
 		ServerReadyTimeout: o.readyTimeout,

@@ -7,6 +7,9 @@ package engine
 import (
 	"context"
 	"errors"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -77,4 +80,15 @@ func (e *ConfigError) Error() string { return e.Message }
 func IsConfigError(err error) bool {
 	var ce *ConfigError
 	return errors.As(err, &ce)
+}
+
+// All returns every engine the operator has, wired to a manager's cached client (the operator's
+// own objects), its direct API reader (the user's objects) and scheme.
+func All(c client.Client, reader client.Reader, scheme *runtime.Scheme) map[v1.Engine]Engine {
+	return map[v1.Engine]Engine{
+		v1.EngineBuiltin:              &Builtin{Client: c, Scheme: scheme},
+		v1.EngineExternal:             &External{Reader: reader},
+		v1.EnginePerconaServer:        NewPerconaServer(c, scheme),
+		v1.EnginePerconaXtraDBCluster: NewPerconaXtraDBCluster(c, scheme),
+	}
 }
