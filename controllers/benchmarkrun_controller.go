@@ -187,17 +187,39 @@ func isOurs(obj client.Object) bool {
 // CacheOptions restricts the manager's cache to the objects the operator created (by label), so
 // its memory does not grow with the cluster's Pods, Secrets and ConfigMaps. Objects the user
 // owns (an external target's Secret) are read directly from the API server.
+//
+// Finished runs keep their Jobs and pods (owned, deleted with the run), so the cache trims what
+// the controller never reads: managedFields everywhere, the spec of pods (only their status is
+// read) and the pod template of Jobs (only their status and deadline are read). Never Update a
+// cached Pod or Job: the trimmed spec would be written back.
 func CacheOptions(opts cache.Options) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{specs.LabelManagedBy: specs.ManagedBy})
+	opts.DefaultTransform = cache.TransformStripManagedFields()
 	opts.ByObject = map[client.Object]cache.ByObject{
-		&corev1.Pod{}:         {Label: ours},
+		&corev1.Pod{}:         {Label: ours, Transform: trimPod},
 		&corev1.Secret{}:      {Label: ours},
 		&corev1.ConfigMap{}:   {Label: ours},
 		&corev1.Service{}:     {Label: ours},
-		&batchv1.Job{}:        {Label: ours},
+		&batchv1.Job{}:        {Label: ours, Transform: trimJob},
 		&appsv1.StatefulSet{}: {Label: ours},
 	}
 	return opts
+}
+
+func trimPod(in any) (any, error) {
+	if pod, ok := in.(*corev1.Pod); ok {
+		pod.ManagedFields = nil
+		pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
+	}
+	return in, nil
+}
+
+func trimJob(in any) (any, error) {
+	if job, ok := in.(*batchv1.Job); ok {
+		job.ManagedFields = nil
+		job.Spec.Template = corev1.PodTemplateSpec{}
+	}
+	return in, nil
 }
 
 // engineFor returns the engine of a target.
