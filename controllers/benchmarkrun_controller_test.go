@@ -566,3 +566,28 @@ func TestRunsWhoseNamesMeetDoNotShareAServer(t *testing.T) {
 		t.Errorf("the first run's server is gone: %v", err)
 	}
 }
+
+func TestStepResultArrivingAfterTheJobConditionIsNotAFailure(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	ok := succeedAll(t)
+	startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		o := ok(job)
+		o.resultLate = true
+		return o
+	})
+	run := baseRun(ns, "late", 1, 2)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "late", 60*time.Second, "the run to finish", finished)
+	if got.Status.Phase != v1.RunSucceeded {
+		t.Fatalf("phase %s: %+v", got.Status.Phase, got.Status.Targets)
+	}
+	for _, s := range got.Status.Targets[0].Steps {
+		if s.Attempts != 1 || s.QPS.Total != want4.qps {
+			t.Errorf("step %+v: want one attempt with the captured result", s)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -132,6 +133,15 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 	}
 	out := jobOutcome{job: job, done: true, pod: pod}
 	exitCode, message, terminated := containerResult(pod)
+	if !terminated {
+		// The Job and pod informers are independent: the Job's final condition can reach the
+		// cache before the pod update that carries the result. The pod's event brings the next
+		// reconcile; past the grace the result is taken as lost (a deleted pod, for example one
+		// the deadline killed, never reports).
+		if since := r.Clock.Since(jobFinishedAt(job)); since < podResultGrace {
+			return jobOutcome{}, ctrl.Result{RequeueAfter: podResultGrace - since}, nil
+		}
+	}
 	switch {
 	case terminated:
 		parsed, perr := sysbench.ParseOutput(strings.NewReader(message))
@@ -152,6 +162,20 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 		out.failure = "Job " + name + " completed but its pod and result are gone"
 	}
 	return out, ctrl.Result{}, nil
+}
+
+// podResultGrace is how long after a Job finished the operator waits for its pod's result to
+// show up in the cache.
+const podResultGrace = 30 * time.Second
+
+// jobFinishedAt is when the Job's Complete or Failed condition was set.
+func jobFinishedAt(job *batchv1.Job) time.Time {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 // jobFinished reads a Job's outcome from its conditions (never from completionTime, which only

@@ -180,6 +180,9 @@ type outcome struct {
 	failed   bool   // Job fails (with a terminated container unless noPod)
 	noPod    bool
 	pending  bool // leave the Job running
+	// resultLate writes the pod's result a second after the Job's final condition, as when the
+	// operator's pod informer lags behind its Job informer.
+	resultLate bool
 }
 
 // kubelet plays the node and the Job/StatefulSet controllers that envtest lacks: it creates the
@@ -350,7 +353,16 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 					ExitCode: o.exitCode, Message: o.message, StartedAt: start, FinishedAt: end,
 				}}}},
 		}
-		if err := k.client().Status().Update(ctx, pod); err != nil {
+		writeResult := func() error { return k.client().Status().Update(ctx, pod) }
+		if o.resultLate {
+			// The Job's condition lands first, the pod's result a moment later.
+			defer func() {
+				time.Sleep(time.Second)
+				if err := writeResult(); err != nil {
+					k.t.Logf("fake kubelet: late pod result: %v", err)
+				}
+			}()
+		} else if err := writeResult(); err != nil {
 			return err
 		}
 	}
