@@ -776,12 +776,7 @@ func (k *bulkKubelet) handle(ctx context.Context, obj client.Object) {
 }
 
 func (k *bulkKubelet) startServer(ctx context.Context, sts *appsv1.StatefulSet) error {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: sts.Name + "-0", Namespace: sts.Namespace, Labels: sts.Spec.Template.Labels,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
-		Spec: sts.Spec.Template.Spec,
-	}
-	pod.Spec.NodeName = "db-node"
+	pod := serverPodOf(sts)
 	if err := k.c.Create(ctx, pod); apierrors.IsAlreadyExists(err) {
 		if err := k.c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return err
@@ -789,16 +784,7 @@ func (k *bulkKubelet) startServer(ctx context.Context, sts *appsv1.StatefulSet) 
 	} else if err != nil {
 		return err
 	}
-	now := metav1.Now()
-	pod.Status = corev1.PodStatus{
-		Phase: corev1.PodRunning,
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		},
-		ContainerStatuses: []corev1.ContainerStatus{{Name: "mysql", Ready: true, Image: pod.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
-	}
+	pod.Status = readyServerStatus(pod)
 	return k.c.Status().Update(ctx, pod)
 }
 
@@ -809,13 +795,7 @@ func (k *bulkKubelet) finishJob(ctx context.Context, job *batchv1.Job) error {
 	}
 	start := metav1.NewTime(time.Now().Add(-time.Second).Truncate(time.Second))
 	end := metav1.NewTime(time.Now().Truncate(time.Second))
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
-			Labels:          mergeLabels(job.Spec.Template.Labels, map[string]string{"batch.kubernetes.io/job-name": job.Name}),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
-		Spec: job.Spec.Template.Spec,
-	}
-	pod.Spec.NodeName = "client-node"
+	pod := jobPodOf(job)
 	if err := k.c.Create(ctx, pod); apierrors.IsAlreadyExists(err) {
 		if err := k.c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return err
@@ -823,23 +803,11 @@ func (k *bulkKubelet) finishJob(ctx context.Context, job *batchv1.Job) error {
 	} else if err != nil {
 		return err
 	}
-	pod.Status = corev1.PodStatus{
-		Phase: corev1.PodSucceeded,
-		ContainerStatuses: []corev1.ContainerStatus{{Name: specs.SysbenchContainer, Image: pod.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				Message: message, StartedAt: start, FinishedAt: end,
-			}}}},
-	}
+	pod.Status = terminatedStatus(pod, 0, message, start, end)
 	if err := k.c.Status().Update(ctx, pod); err != nil {
 		return err
 	}
 	job = job.DeepCopy()
-	job.Status.StartTime = &start
-	job.Status.Succeeded = 1
-	job.Status.CompletionTime = &end
-	job.Status.Conditions = []batchv1.JobCondition{
-		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
-		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
-	}
+	job.Status = finishedJobStatus(true, start, end)
 	return k.c.Status().Update(ctx, job)
 }

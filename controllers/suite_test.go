@@ -294,25 +294,11 @@ func (k *kubelet) runServer(ctx context.Context, sts *appsv1.StatefulSet) error 
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
-	pod = &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: sts.Spec.Template.Labels,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
-		Spec: sts.Spec.Template.Spec,
-	}
-	pod.Spec.NodeName = "db-node"
+	pod = serverPodOf(sts)
 	if err := k.client().Create(ctx, pod); err != nil {
 		return err
 	}
-	now := metav1.Now()
-	pod.Status = corev1.PodStatus{
-		Phase: corev1.PodRunning,
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		},
-		ContainerStatuses: []corev1.ContainerStatus{{Name: "mysql", Ready: true, Image: pod.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
-	}
+	pod.Status = readyServerStatus(pod)
 	if k.serverPod != nil {
 		k.serverPod(pod)
 	}
@@ -332,27 +318,11 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 	start := metav1.NewTime(time.Now().Add(-time.Second).Truncate(time.Second))
 	end := metav1.NewTime(time.Now().Truncate(time.Second))
 	if !o.noPod {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
-				Labels:          mergeLabels(job.Spec.Template.Labels, map[string]string{"batch.kubernetes.io/job-name": job.Name}),
-				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
-			Spec: job.Spec.Template.Spec,
-		}
-		pod.Spec.NodeName = "client-node"
+		pod := jobPodOf(job)
 		if err := k.client().Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
-		phase := corev1.PodSucceeded
-		if o.exitCode != 0 {
-			phase = corev1.PodFailed
-		}
-		pod.Status = corev1.PodStatus{
-			Phase: phase,
-			ContainerStatuses: []corev1.ContainerStatus{{Name: specs.SysbenchContainer, Image: pod.Spec.Containers[0].Image,
-				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-					ExitCode: o.exitCode, Message: o.message, StartedAt: start, FinishedAt: end,
-				}}}},
-		}
+		pod.Status = terminatedStatus(pod, o.exitCode, o.message, start, end)
 		writeResult := func() error { return k.client().Status().Update(ctx, pod) }
 		if o.resultLate {
 			// The Job's condition lands first, the pod's result a moment later.
@@ -366,23 +336,7 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 			return err
 		}
 	}
-	job.Status.StartTime = &start
-	if o.failed {
-		job.Status.Failed = 1
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
-				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
-				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
-		}
-	} else {
-		job.Status.Succeeded = 1
-		job.Status.CompletionTime = &end
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
-		}
-	}
+	job.Status = finishedJobStatus(!o.failed, start, end)
 	if err := k.client().Status().Update(ctx, job); err != nil {
 		return err
 	}
@@ -390,6 +344,84 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 	k.jobs = append(k.jobs, job.Name)
 	k.mu.Unlock()
 	return nil
+}
+
+// What the Job and StatefulSet controllers and the kubelet would write, for the fake kubelets of
+// this suite and of BenchmarkScale.
+
+// serverPodOf is the pod a StatefulSet's controller creates, bound to the database node.
+func serverPodOf(sts *appsv1.StatefulSet) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: sts.Name + "-0", Namespace: sts.Namespace, Labels: sts.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
+		Spec: sts.Spec.Template.Spec,
+	}
+	pod.Spec.NodeName = "db-node"
+	return pod
+}
+
+// readyServerStatus is a running, ready server pod.
+func readyServerStatus(pod *corev1.Pod) corev1.PodStatus {
+	now := metav1.Now()
+	return corev1.PodStatus{
+		Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "mysql", Ready: true, Image: pod.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
+	}
+}
+
+// jobPodOf is the pod the Job controller creates, bound to the client node.
+func jobPodOf(job *batchv1.Job) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
+			Labels:          mergeLabels(job.Spec.Template.Labels, map[string]string{"batch.kubernetes.io/job-name": job.Name}),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+		Spec: job.Spec.Template.Spec,
+	}
+	pod.Spec.NodeName = "client-node"
+	return pod
+}
+
+// terminatedStatus is a sysbench pod whose container exited with exitCode and message.
+func terminatedStatus(pod *corev1.Pod, exitCode int32, message string, start, end metav1.Time) corev1.PodStatus {
+	phase := corev1.PodSucceeded
+	if exitCode != 0 {
+		phase = corev1.PodFailed
+	}
+	return corev1.PodStatus{
+		Phase: phase,
+		ContainerStatuses: []corev1.ContainerStatus{{Name: specs.SysbenchContainer, Image: pod.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: exitCode, Message: message, StartedAt: start, FinishedAt: end,
+			}}}},
+	}
+}
+
+// finishedJobStatus is what the Job controller writes when a Job with backoffLimit 0 ends, with
+// the conditions the API server requires before Complete or Failed.
+func finishedJobStatus(succeeded bool, start, end metav1.Time) batchv1.JobStatus {
+	st := batchv1.JobStatus{StartTime: &start}
+	if !succeeded {
+		st.Failed = 1
+		st.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
+				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
+				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
+		}
+		return st
+	}
+	st.Succeeded = 1
+	st.CompletionTime = &end
+	st.Conditions = []batchv1.JobCondition{
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
+	}
+	return st
 }
 
 func mergeLabels(a, b map[string]string) map[string]string {
