@@ -254,3 +254,23 @@ $(CRANE): | $(LOCALBIN)
 
 $(KIND): | $(LOCALBIN)
 	$(call go-install-tool,$(KIND),sigs.k8s.io/kind,$(KIND_VERSION))
+
+##@ Local cluster
+
+LOCALCLUSTER ?= test/localcluster/cluster.sh
+
+.PHONY: cluster-binaries cluster-up cluster-down cluster-status cluster-check
+cluster-binaries: ## Build the local cluster's binaries into ~/.cache/mysqlbench-operator (first time: ~15-25 min).
+	hack/build-cluster-binaries.sh
+
+cluster-up: $(CRANE) ## Start a two-node cluster (database + client pools) in network namespaces; serves bin/images/*.tar.
+	CRANE=$(CRANE) $(LOCALCLUSTER) up
+
+cluster-down: ## Stop the local cluster and remove everything cluster-up created (idempotent).
+	$(LOCALCLUSTER) down
+
+cluster-status: ## Show the local cluster's processes and nodes.
+	$(LOCALCLUSTER) status
+
+cluster-check: ## Prove the local cluster works: pods on both nodes, cross-node traffic, DNS, Services.
+	$(LOCALCLUSTER) check
