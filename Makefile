@@ -259,9 +259,15 @@ $(KIND): | $(LOCALBIN)
 
 LOCALCLUSTER ?= test/localcluster/cluster.sh
 
-.PHONY: cluster-binaries cluster-up cluster-down cluster-status cluster-check
+.PHONY: cluster-binaries cluster-images cluster-load cluster-up cluster-down cluster-status cluster-check
 cluster-binaries: ## Build the local cluster's binaries into ~/.cache/mysqlbench-operator (first time: ~15-25 min).
 	hack/build-cluster-binaries.sh
+
+cluster-images: $(CRANE) image-offline ## Build the manager, MariaDB and sysbench images offline into bin/images (debootstrap; first time a few minutes).
+	CRANE=$(CRANE) hack/build-debian-images.sh
+
+cluster-load: $(CRANE) ## Serve the images in bin/images/*.tar to the running local cluster (like kind load).
+	CRANE=$(CRANE) $(LOCALCLUSTER) load $(wildcard $(IMAGE_TAR:manager.tar=)*.tar)
 
 cluster-up: $(CRANE) ## Start a two-node cluster (database + client pools) in network namespaces; serves bin/images/*.tar.
 	CRANE=$(CRANE) $(LOCALCLUSTER) up

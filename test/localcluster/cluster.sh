@@ -5,6 +5,7 @@
 #   test/localcluster/cluster.sh up       start it (builds missing binaries into the cache first)
 #   test/localcluster/cluster.sh down     stop it and remove everything up created (idempotent)
 #   test/localcluster/cluster.sh status   what is running
+#   test/localcluster/cluster.sh load TARBALL...  serve new images to the running cluster
 #   test/localcluster/cluster.sh check    pods on both nodes talk to each other, DNS and Services work
 #   test/localcluster/cluster.sh snapshot print the host state that up/down must leave unchanged
 #
@@ -347,15 +348,41 @@ images_up() {
 	image_from_dir "$BUSYBOX_IMAGE" "$d" /bin/sh
 	rm -rf "$STATE/images/pause" "$STATE/images/coredns" "$STATE/images/busybox"
 
-	# Image tarballs of the project (make image-offline), under the name recorded in each.
+	# Image tarballs of the project (make image-offline, hack/build-debian-images.sh).
 	local tarball
 	for tarball in ${LOCALCLUSTER_IMAGES-$root/bin/images/*.tar}; do
-		[ -f "$tarball" ] || continue
-		local tag
-		tag=$(tar -xOf "$tarball" manifest.json 2>/dev/null | jq -r '.[0].RepoTags[0] // empty')
-		[ -n "$tag" ] || { log "skipping $tarball: no tag recorded in it"; continue; }
-		crane_cp push "$tarball" "$REGISTRY/${tag#*/}"
-		log "serving $tag from $tarball"
+		[ -f "$tarball" ] && push_tarball "$tarball"
+	done
+	return 0
+}
+
+# push_tarball TARBALL: serve a docker image tarball under the name recorded in it; prints that name.
+push_tarball() {
+	local tag
+	tag=$(tar -xOf "$1" manifest.json 2>/dev/null | jq -r '.[0].RepoTags[0] // empty')
+	[ -n "$tag" ] || die "$1: no image name recorded in it (a docker image tarball with a tag?)"
+	case ${tag%%/*} in
+	*.*) ;;
+	*) tag=docker.io/$tag ;; # a name without a registry host means Docker Hub
+	esac
+	crane_cp push "$1" "$REGISTRY/${tag#*/}"
+	log "serving $tag from $1"
+	LOADED=$tag
+}
+
+# load TARBALL...: serve new images in a running cluster, like `kind load image-archive`. The nodes
+# forget their copy of each name, so the next pod start pulls the new one even with
+# imagePullPolicy IfNotPresent.
+load() {
+	ours "$PIDS/registry" || die "the cluster is not up"
+	binaries_quiet
+	local tarball n
+	for tarball in "$@"; do
+		push_tarball "$tarball"
+		for n in "${NODES[@]}"; do
+			in_ns "$n" "$DEB_ROOT/usr/bin/ctr" --address "$STATE/$n/containerd.sock" --namespace k8s.io \
+				images rm "$LOADED" >/dev/null 2>&1 || true
+		done
 	done
 }
 
@@ -642,10 +669,12 @@ down() {
 	stop kube-scheduler kube-controller-manager
 	if ours "$PIDS/kube-apiserver" && [ -f "$STATE/kubeconfig" ]; then
 		binaries_quiet
+		log "deleting all pods"
 		kubectl delete pods --all --all-namespaces --grace-period=1 --timeout=60s >/dev/null 2>&1 ||
 			log "some pods did not go away through the API; removing them through containerd"
 	fi
-	for n in "${NODES[@]}"; do stop "kube-proxy-$n" "kubelet-$n"; done
+	log "stopping the nodes"
+	stop $(for n in "${NODES[@]}"; do echo "kube-proxy-$n" "kubelet-$n"; done)
 	# 2. Whatever containerd still runs (crash leftovers): kill and delete through its own client.
 	for n in "${NODES[@]}"; do
 		local sock=$STATE/$n/containerd.sock ctr
@@ -668,6 +697,7 @@ down() {
 		done
 	done
 	# 3. The control plane and the relays.
+	log "stopping the control plane"
 	stop registry relay-host relay-cp kube-apiserver
 	stop etcd
 	# 4. Mounts (kubelet's root-dir bind mount, volumes, overlay rootfs, sandbox netns and shm, the
@@ -797,6 +827,7 @@ up) up ;;
 down) down ;;
 status) status ;;
 check) check ;;
+load) shift; load "$@" ;;
 snapshot) snapshot ;;
-*) die "usage: $0 up|down|status|check|snapshot" ;;
+*) die "usage: $0 up|down|status|check|load TARBALL...|snapshot" ;;
 esac
