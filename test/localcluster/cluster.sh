@@ -628,6 +628,11 @@ up() {
 	if [ -d "$PIDS" ] && [ -n "$(ls -A "$PIDS" 2>/dev/null)" ]; then
 		die "a cluster is already up under $STATE (cluster.sh down first)"
 	fi
+	# Cgroup roots are host-wide names: a second cluster (another state dir) would share them.
+	local h
+	for h in $(cgroup_hierarchies); do
+		[ ! -d "$h/$NAME-n1" ] || die "$h/$NAME-n1 exists: another local cluster is up (or was not taken down)"
+	done
 	local t0=$SECONDS
 	trap '[ $? = 0 ] || log "up failed; logs in $LOGS; \"$0 down\" removes what was started"' EXIT
 	binaries
