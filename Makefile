@@ -82,6 +82,10 @@ test: manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) ## Run all tes
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
 		go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: test-e2e
+test-e2e: ## Run test/e2e against the cluster of your kubeconfig (operator installed; E2E_IMAGES, E2E_SYSBENCH_IMAGE).
+	go test -tags e2e -count=1 -v -timeout 60m ./test/e2e/...
+
 ##@ Build
 
 .PHONY: build

@@ -1,0 +1,257 @@
+//go:build e2e
+
+// Package e2e runs a real BenchmarkRun on whatever cluster the kubeconfig names: kind (public
+// images, the default) or the project's local cluster (images from its registry). It needs the
+// operator installed (make kind-deploy, or the local cluster's Helm install), nodes labelled and
+// tainted as the database and client pools, and kubectl on PATH (or $KUBECTL).
+//
+//	make test-e2e                         # kind: mysql:8.0, mysql:5.7, percona/percona-server:8.0
+//	E2E_IMAGES=localhost:5000/mariadb:10.11 E2E_SYSBENCH_IMAGE=... make test-e2e
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1.AddToScheme(scheme))
+	cfg, err := config.GetConfig()
+	if err != nil {
+		t.Fatalf("no cluster: %v (set KUBECONFIG)", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestBenchmarkRunOnARealCluster runs one target per image, a performance_schema=OFF variant of
+// the first, and a target whose server cannot start, through a short ladder.
+func TestBenchmarkRunOnARealCluster(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	images := strings.Split(env("E2E_IMAGES", "mysql:8.0,mysql:5.7,percona/percona-server:8.0"), ",")
+	step, err := time.ParseDuration(env("E2E_STEP", "10s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	run := &v1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e", Namespace: ns},
+		Spec: v1.BenchmarkRunSpec{
+			Workload: v1.Workload{Script: "oltp_point_select", Tables: 2, TableSize: 10000},
+			Ladder: v1.Ladder{Threads: []int32{1, 2, 4, 8}, StepDuration: &metav1.Duration{Duration: step},
+				Warmup: &metav1.Duration{Duration: 5 * time.Second}},
+			SysbenchImage:  os.Getenv("E2E_SYSBENCH_IMAGE"),
+			StepRetryLimit: ptr.To[int32](1),
+			// Keep the servers to look inside them; deleting the run removes them.
+			Cleanup: v1.CleanupNever,
+		},
+	}
+	for i, img := range images {
+		run.Spec.Targets = append(run.Spec.Targets, v1.Target{Name: fmt.Sprintf("server%d", i+1), Image: img})
+	}
+	run.Spec.Targets = append(run.Spec.Targets,
+		v1.Target{Name: "psoff", Image: images[0], MyCnf: "performance_schema = OFF"},
+		v1.Target{Name: "broken", Image: images[0], MyCnf: "no_such_server_option_mysqlbench = 1"},
+	)
+	_ = c.Delete(ctx, run)
+	waitGone(t, c, run)
+	if err := c.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+
+	timeout, err := time.ParseDuration(env("E2E_TIMEOUT", "40m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &v1.BenchmarkRun{}
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase == v1.RunSucceeded || got.Status.Phase == v1.RunFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run not finished after %s: %+v", timeout, got.Status)
+		}
+		time.Sleep(5 * time.Second)
+	}
+
+	for _, ts := range got.Status.Targets {
+		t.Logf("target %s: %s, server %q, %d steps, %s", ts.Name, ts.Phase, ts.ServerVersion, len(ts.Steps), ts.Message)
+		if ts.Name == "broken" {
+			if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, "server did not start") {
+				t.Errorf("broken target: %s %q, want Failed saying the server did not start", ts.Phase, ts.Message)
+			}
+			continue
+		}
+		if ts.Phase != v1.TargetSucceeded || ts.ServerVersion == "" || len(ts.Steps) != len(run.Spec.Ladder.Threads) {
+			t.Errorf("target %s: %s, version %q, %d steps", ts.Name, ts.Phase, ts.ServerVersion, len(ts.Steps))
+		}
+		for _, s := range ts.Steps {
+			if s.QPS.Total <= 0 || s.Latency.AvgMs <= 0 || s.Latency.MinMs > s.Latency.AvgMs || s.Latency.AvgMs > s.Latency.MaxMs {
+				t.Errorf("target %s, %d threads: %+v", ts.Name, s.Threads, s)
+			}
+		}
+	}
+	if cond := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionFailed); cond == nil || !strings.Contains(cond.Message, "target broken") {
+		t.Errorf("Failed condition %+v, want it to name the broken target", cond)
+	}
+
+	assertPlacement(t, c, ns)
+	if v := serverVariable(t, ns, specs.ServerName(got, "psoff")+"-0", "@@performance_schema"); v != "0" {
+		t.Errorf("performance_schema on the psoff server is %q, want 0 (the my.cnf override)", v)
+	}
+	if v := serverVariable(t, ns, specs.ServerName(got, "server1")+"-0", "@@performance_schema"); v != "1" {
+		t.Errorf("performance_schema on server1 is %q, want 1 (the image default)", v)
+	}
+	report := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: got.Status.ResultsConfigMap}, report); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report.md:\n%s", report.Data["report.md"])
+
+	// Deleting the run leaves nothing behind (the real garbage collector).
+	if err := c.Delete(ctx, got, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, c, got)
+	assertNoChildren(t, c, ns, got.Name)
+}
+
+// assertPlacement checks where the real scheduler put every pod of the run.
+func assertPlacement(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := c.List(context.Background(), pods, client.InNamespace(ns),
+		client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]string{}
+	nodeList := &corev1.NodeList{}
+	if err := c.List(context.Background(), nodeList); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodeList.Items {
+		nodes[n.Name] = n.Labels[specs.PoolLabel]
+	}
+	var servers, clients int
+	for _, p := range pods.Items {
+		pool := nodes[p.Spec.NodeName]
+		switch p.Labels[specs.LabelComponent] {
+		case specs.ComponentServer:
+			servers++
+			if p.Spec.NodeName != "" && pool != specs.PoolDatabase {
+				t.Errorf("server pod %s on node %s (pool %q), want the database pool", p.Name, p.Spec.NodeName, pool)
+			}
+		case specs.ComponentClient:
+			clients++
+			if pool != specs.PoolClient {
+				t.Errorf("sysbench pod %s on node %s (pool %q), want the client pool", p.Name, p.Spec.NodeName, pool)
+			}
+		}
+	}
+	if servers == 0 || clients == 0 {
+		t.Errorf("found %d server and %d sysbench pods; want both", servers, clients)
+	}
+}
+
+// serverVariable reads a server variable inside the server pod with its own client and the root
+// password from the pod's environment, so the password is never on a command line here.
+func serverVariable(t *testing.T, ns, pod, variable string) string {
+	t.Helper()
+	kubectl := env("KUBECTL", "kubectl")
+	script := `client=$(command -v mariadb || command -v mysql); ` +
+		`MYSQL_PWD="$MYSQL_ROOT_PASSWORD" exec "$client" -uroot -N -B -e "SELECT ` + variable + `"`
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(kubectl, "exec", "-n", ns, pod, "-c", "mysql", "--", "sh", "-c", script)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Errorf("kubectl exec %s: %v: %s", pod, err, errOut.String())
+		return ""
+	}
+	return strings.TrimSpace(out.String())
+}
+
+func waitGone(t *testing.T, c client.Client, run *v1.BenchmarkRun) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(run), &v1.BenchmarkRun{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s still exists after 5m", run.Name)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// assertNoChildren waits for the garbage collector to remove everything labelled with the run.
+func assertNoChildren(t *testing.T, c client.Client, ns, run string) {
+	t.Helper()
+	sel := client.MatchingLabels{specs.LabelRun: run}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		var left []string
+		for _, l := range []client.ObjectList{&appsv1.StatefulSetList{}, &batchv1.JobList{}, &corev1.PodList{},
+			&corev1.ConfigMapList{}, &corev1.SecretList{}, &corev1.ServiceList{}, &corev1.PersistentVolumeClaimList{}} {
+			if err := c.List(context.Background(), l, client.InNamespace(ns), sel); err != nil {
+				t.Fatal(err)
+			}
+			items, _ := meta.ExtractList(l)
+			for _, o := range items {
+				left = append(left, fmt.Sprintf("%T %s", o, o.(client.Object).GetName()))
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left behind after deleting the run: %v", left)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
