@@ -284,3 +284,10 @@ cluster-status: ## Show the local cluster's processes and nodes.
 
 cluster-check: ## Prove the local cluster works: pods on both nodes, cross-node traffic, DNS, Services.
 	$(LOCALCLUSTER) check
+
+.PHONY: demo demo-down
+demo: $(HELM) ## See it work: local cluster, the operator by Helm, a two-target MariaDB run, its report.
+	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/demo.sh
+
+demo-down: ## Remove what make demo started (the local cluster with everything in it).
+	$(LOCALCLUSTER) down
