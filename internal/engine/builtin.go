@@ -128,7 +128,7 @@ func PodState(pod *corev1.Pod) State {
 		if term := cs.LastTerminationState.Terminated; term != nil && cs.RestartCount >= crashLoopLimit {
 			return State{Failed: true, Reason: ReasonCrashing, Message: fmt.Sprintf(
 				"server container exited %d times (last exit code %d); its last output: %s",
-				cs.RestartCount, term.ExitCode, lastLines(term.Message, 6))}
+				cs.RestartCount, term.ExitCode, serverOutput(term.Message))}
 		}
 		if w := cs.State.Waiting; w != nil {
 			switch w.Reason {
@@ -140,7 +140,7 @@ func PodState(pod *corev1.Pod) State {
 		}
 		if term := cs.State.Terminated; term != nil && cs.RestartCount >= crashLoopLimit {
 			return State{Failed: true, Reason: ReasonCrashing, Message: fmt.Sprintf(
-				"server container exited with code %d: %s", term.ExitCode, lastLines(term.Message, 6))}
+				"server container exited with code %d: %s", term.ExitCode, serverOutput(term.Message))}
 		}
 	}
 	for _, c := range pod.Status.Conditions {
@@ -196,6 +196,26 @@ func password() (string, error) {
 		b.WriteByte(alphabet[n.Int64()])
 	}
 	return b.String(), nil
+}
+
+// serverOutput picks what explains a server's exit from its log tail: the lines the server marked
+// as errors ("[ERROR] ... unknown variable ..."), which an entrypoint may have buried under
+// the output of `mysqld --verbose --help`, else the last lines.
+func serverOutput(tail string) string {
+	var errs []string
+	for _, line := range strings.Split(tail, "\n") {
+		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "unknown variable") ||
+			strings.Contains(line, "unknown option") {
+			errs = append(errs, strings.TrimSpace(line))
+		}
+	}
+	if len(errs) > 0 {
+		if len(errs) > 4 {
+			errs = errs[:4]
+		}
+		return lastLines(strings.Join(errs, "\n"), 4)
+	}
+	return lastLines(tail, 6)
 }
 
 // lastLines keeps the end of a log tail for a condition message.

@@ -110,7 +110,7 @@ func TestPodState(t *testing.T) {
 			}),
 			want: State{Failed: true, Reason: ReasonCrashing},
 			wantMessage: []string{"exited 3 times", "last exit code 1",
-				"[Note] starting | 2026-11-22 [ERROR] unknown variable 'innodb_bufer_pool_size=2G' | 2026-11-22 [ERROR] Aborting"},
+				"its last output: 2026-11-22 [ERROR] unknown variable 'innodb_bufer_pool_size=2G' | 2026-11-22 [ERROR] Aborting"},
 		},
 		{
 			name: "crash loop without a message",
@@ -271,5 +271,25 @@ func TestPassword(t *testing.T) {
 			t.Errorf("password %q generated twice", p)
 		}
 		seen[p] = true
+	}
+}
+
+func TestServerOutputPrefersErrorLines(t *testing.T) {
+	cases := []struct{ name, tail, want string }{
+		{"error under help output",
+			"2026-11-22 4:50:01 0 [ERROR] mariadbd: unknown variable 'no_such_option=1'\n" +
+				"wsrep-sync-wait 0\nwsrep-trx-fragment-unit bytes\n\nTo see what variables a running server is using, type\n",
+			"2026-11-22 4:50:01 0 [ERROR] mariadbd: unknown variable 'no_such_option=1'"},
+		{"mysql 8 style", "2026-11-22T04:50:01.1Z 0 [ERROR] [MY-000067] [Server] unknown variable 'x=1'.\n" +
+			"2026-11-22T04:50:01.1Z 0 [ERROR] [MY-010119] [Server] Aborting\n",
+			"2026-11-22T04:50:01.1Z 0 [ERROR] [MY-000067] [Server] unknown variable 'x=1'. | 2026-11-22T04:50:01.1Z 0 [ERROR] [MY-010119] [Server] Aborting"},
+		{"no error lines: the end", "a\nb\nc\n", "a | b | c"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := serverOutput(tc.tail); got != tc.want {
+				t.Errorf("serverOutput = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
