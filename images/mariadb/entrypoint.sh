@@ -40,7 +40,11 @@ esac
 if [ "$(id -u)" = 0 ]; then set -- "$@" --user=mysql; fi
 
 # datadir and socket as the server will see them: config files (conf.d included) plus arguments.
-help=$("$@" --verbose --help 2>&1) || die "the server rejects its configuration: $help"
+# Only the server's error output goes into the failure message (as the official images do): the
+# help text on stdout would bury the one line that says what is wrong.
+errors=$(mktemp)
+help=$("$@" --verbose --help 2>"$errors") || die "the server rejects its configuration: $(cat "$errors")"
+rm -f "$errors"
 # The values are in the table after the option descriptions (whose wrapped lines can start with
 # the same words).
 value() { awk -v k="$1" '/^Variables \(--variable-name=value\)/ {table = 1} table && $1 == k {print $2; exit}' <<<"$help"; }

@@ -82,15 +82,18 @@ func TestBenchmarkRunOnARealCluster(t *testing.T) {
 				Warmup: &metav1.Duration{Duration: 5 * time.Second}},
 			SysbenchImage:  os.Getenv("E2E_SYSBENCH_IMAGE"),
 			StepRetryLimit: ptr.To[int32](1),
-			// Keep the servers to look inside them; deleting the run removes them.
-			Cleanup: v1.CleanupNever,
+			// Each server goes once its ladder is done: servers are exclusive, so a kept server
+			// would hold the database node a small cluster has only one of.
+			Cleanup: v1.CleanupAlways,
 		},
 	}
 	for i, img := range images {
 		run.Spec.Targets = append(run.Spec.Targets, v1.Target{Name: fmt.Sprintf("server%d", i+1), Image: img})
 	}
 	run.Spec.Targets = append(run.Spec.Targets,
-		v1.Target{Name: "psoff", Image: images[0], MyCnf: "performance_schema = OFF"},
+		// table_open_cache proves the override reaches the server on every image: MariaDB
+		// already defaults performance_schema to OFF.
+		v1.Target{Name: "psoff", Image: images[0], MyCnf: "performance_schema = OFF\ntable_open_cache = 1234"},
 		v1.Target{Name: "broken", Image: images[0], MyCnf: "no_such_server_option_mysqlbench = 1"},
 	)
 	_ = c.Delete(ctx, run)
@@ -103,11 +106,19 @@ func TestBenchmarkRunOnARealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The my.cnf override is read inside the server while its ladder runs (it is deleted after).
+	wantPS := map[string]string{"psoff": "0\t1234"}
+	seenPS := map[string]string{}
+	placed := map[string]placement{} // pod name -> where the scheduler put it, seen while it existed
 	got := &v1.BenchmarkRun{}
 	deadline := time.Now().Add(timeout)
 	for {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
 			t.Fatal(err)
+		}
+		recordPlacement(t, c, ns, placed)
+		if cur := got.Status.CurrentTarget; got.Status.Phase == v1.RunRunning && wantPS[cur] != "" && seenPS[cur] == "" {
+			seenPS[cur] = serverVariable(t, ns, specs.ServerName(got, cur)+"-0", "@@performance_schema, @@table_open_cache")
 		}
 		if got.Status.Phase == v1.RunSucceeded || got.Status.Phase == v1.RunFailed {
 			break
@@ -115,14 +126,15 @@ func TestBenchmarkRunOnARealCluster(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("run not finished after %s: %+v", timeout, got.Status)
 		}
-		time.Sleep(5 * time.Second)
+		time.Sleep(2 * time.Second)
 	}
 
 	for _, ts := range got.Status.Targets {
 		t.Logf("target %s: %s, server %q, %d steps, %s", ts.Name, ts.Phase, ts.ServerVersion, len(ts.Steps), ts.Message)
 		if ts.Name == "broken" {
-			if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, "server did not start") {
-				t.Errorf("broken target: %s %q, want Failed saying the server did not start", ts.Phase, ts.Message)
+			if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, "server did not start") ||
+				!strings.Contains(ts.Message, "no_such_server_option_mysqlbench") {
+				t.Errorf("broken target: %s %q, want Failed saying the server did not start and naming the bad option", ts.Phase, ts.Message)
 			}
 			continue
 		}
@@ -139,12 +151,11 @@ func TestBenchmarkRunOnARealCluster(t *testing.T) {
 		t.Errorf("Failed condition %+v, want it to name the broken target", cond)
 	}
 
-	assertPlacement(t, c, ns)
-	if v := serverVariable(t, ns, specs.ServerName(got, "psoff")+"-0", "@@performance_schema"); v != "0" {
-		t.Errorf("performance_schema on the psoff server is %q, want 0 (the my.cnf override)", v)
-	}
-	if v := serverVariable(t, ns, specs.ServerName(got, "server1")+"-0", "@@performance_schema"); v != "1" {
-		t.Errorf("performance_schema on server1 is %q, want 1 (the image default)", v)
+	assertPlacement(t, c, placed)
+	for target, want := range wantPS {
+		if seenPS[target] != want {
+			t.Errorf("@@performance_schema, @@table_open_cache on %s's server were %q while its ladder ran, want %q", target, seenPS[target], want)
+		}
 	}
 	report := &corev1.ConfigMap{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: got.Status.ResultsConfigMap}, report); err != nil {
@@ -160,14 +171,27 @@ func TestBenchmarkRunOnARealCluster(t *testing.T) {
 	assertNoChildren(t, c, ns, got.Name)
 }
 
-// assertPlacement checks where the real scheduler put every pod of the run.
-func assertPlacement(t *testing.T, c client.Client, ns string) {
+type placement struct{ component, node string }
+
+// recordPlacement notes the node of every scheduled pod of the run; servers are deleted once
+// their target is done, so their placement is read while they exist.
+func recordPlacement(t *testing.T, c client.Client, ns string, placed map[string]placement) {
 	t.Helper()
 	pods := &corev1.PodList{}
 	if err := c.List(context.Background(), pods, client.InNamespace(ns),
 		client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy}); err != nil {
 		t.Fatal(err)
 	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			placed[p.Name] = placement{component: p.Labels[specs.LabelComponent], node: p.Spec.NodeName}
+		}
+	}
+}
+
+// assertPlacement checks where the real scheduler put every pod of the run.
+func assertPlacement(t *testing.T, c client.Client, placed map[string]placement) {
+	t.Helper()
 	nodes := map[string]string{}
 	nodeList := &corev1.NodeList{}
 	if err := c.List(context.Background(), nodeList); err != nil {
@@ -177,24 +201,25 @@ func assertPlacement(t *testing.T, c client.Client, ns string) {
 		nodes[n.Name] = n.Labels[specs.PoolLabel]
 	}
 	var servers, clients int
-	for _, p := range pods.Items {
-		pool := nodes[p.Spec.NodeName]
-		switch p.Labels[specs.LabelComponent] {
+	for name, p := range placed {
+		pool := nodes[p.node]
+		switch p.component {
 		case specs.ComponentServer:
 			servers++
-			if p.Spec.NodeName != "" && pool != specs.PoolDatabase {
-				t.Errorf("server pod %s on node %s (pool %q), want the database pool", p.Name, p.Spec.NodeName, pool)
+			if pool != specs.PoolDatabase {
+				t.Errorf("server pod %s on node %s (pool %q), want the database pool", name, p.node, pool)
 			}
 		case specs.ComponentClient:
 			clients++
 			if pool != specs.PoolClient {
-				t.Errorf("sysbench pod %s on node %s (pool %q), want the client pool", p.Name, p.Spec.NodeName, pool)
+				t.Errorf("sysbench pod %s on node %s (pool %q), want the client pool", name, p.node, pool)
 			}
 		}
 	}
 	if servers == 0 || clients == 0 {
-		t.Errorf("found %d server and %d sysbench pods; want both", servers, clients)
+		t.Errorf("saw %d server and %d sysbench pods scheduled; want both", servers, clients)
 	}
+	t.Logf("placement: %d server pods on the database pool, %d sysbench pods on the client pool", servers, clients)
 }
 
 // serverVariable reads a server variable inside the server pod with its own client and the root
