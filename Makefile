@@ -82,9 +82,15 @@ test: manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) ## Run all tes
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
 		go test $(GO_TEST_FLAGS) ./...
 
-.PHONY: test-e2e
+.PHONY: test-e2e test-e2e-local bench-fidelity
 test-e2e: ## Run test/e2e against the cluster of your kubeconfig (operator installed; E2E_IMAGES, E2E_SYSBENCH_IMAGE).
-	go test -tags e2e -count=1 -v -timeout 60m ./test/e2e/...
+	go test -tags e2e -count=1 -v -run '^Test' -timeout 60m ./test/e2e/...
+
+test-e2e-local: $(HELM) ## Local cluster + operator by Helm + test/e2e, then stop the cluster (needs root; KEEP_CLUSTER=1 keeps it).
+	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/e2e-local.sh
+
+bench-fidelity: ## QPS through the operator vs the same sysbench by hand on the client node, interleaved (cluster of your kubeconfig).
+	go test -tags e2e -count=1 -v -run '^$$' -bench Fidelity -benchtime=1x -timeout 60m ./test/e2e/...
 
 ##@ Build
 

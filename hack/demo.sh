@@ -15,21 +15,7 @@ export KUBECONFIG=$PWD/test/localcluster/.state/kubeconfig
 kubectl=("$MYSQLBENCH_CACHE/k8s/${K8S_BUILD_VERSION:-v1.33.13}/kubectl")
 phase() { printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-phase "1/6 Kubernetes, etcd, CoreDNS, containerd binaries (cached; first time 10-20 min on 2 cores)"
-make --no-print-directory cluster-binaries
-phase "2/6 images without a registry: manager (go build + crane), MariaDB and sysbench (debootstrap; first time a few minutes)"
-make --no-print-directory cluster-images
-phase "3/6 local cluster: control plane + a database node and a client node, in network namespaces"
-if "${kubectl[@]}" get --raw /readyz >/dev/null 2>&1; then
-	make --no-print-directory cluster-load
-else
-	make --no-print-directory cluster-up
-fi
-phase "4/6 the operator, installed by its Helm chart"
-"$HELM" upgrade --install mysqlbench-operator charts/mysqlbench-operator --namespace "$NAMESPACE" --create-namespace \
-	-f test/localcluster/values.yaml --wait --timeout 5m >/dev/null
-"${kubectl[@]}" -n "$NAMESPACE" rollout restart deployment >/dev/null # pick up a rebuilt image
-"${kubectl[@]}" -n "$NAMESPACE" rollout status deployment --timeout 3m >/dev/null
+PHASES=6 HELM=$HELM NAMESPACE=$NAMESPACE hack/local-operator.sh
 phase "5/6 BenchmarkRun $RUN: two MariaDB targets (defaults vs performance_schema=OFF), 1/2/4/8 threads"
 "${kubectl[@]}" delete benchmarkrun "$RUN" --ignore-not-found --wait >/dev/null
 "${kubectl[@]}" apply -f "$SAMPLE" >/dev/null

@@ -43,7 +43,7 @@ func env(name, def string) string {
 	return def
 }
 
-func newClient(t *testing.T) client.Client {
+func newClient(t testing.TB) client.Client {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -239,7 +239,7 @@ func serverVariable(t *testing.T, ns, pod, variable string) string {
 	return strings.TrimSpace(out.String())
 }
 
-func waitGone(t *testing.T, c client.Client, run *v1.BenchmarkRun) {
+func waitGone(t testing.TB, c client.Client, run *v1.BenchmarkRun) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for {

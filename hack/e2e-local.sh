@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# make test-e2e-local: test/e2e on the local cluster (test/localcluster) with the operator
+# installed by its Helm chart and the images built offline (MariaDB 10.11 and the project's
+# sysbench image). A cluster this script started is stopped at the end, also on failure or
+# Ctrl-C (KEEP_CLUSTER=1 keeps it); a cluster that was already running is left running.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. hack/lib.sh
+
+export KUBECONFIG=$PWD/test/localcluster/.state/kubeconfig
+kubedir=$MYSQLBENCH_CACHE/k8s/${K8S_BUILD_VERSION:-v1.33.13}
+phase() { printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+started=0
+if ! "$kubedir/kubectl" get --raw /readyz >/dev/null 2>&1; then
+	started=1
+fi
+stop() {
+	rc=$?
+	if [ "$started" = 1 ] && [ "${KEEP_CLUSTER:-0}" != 1 ]; then
+		phase "stopping the local cluster (KEEP_CLUSTER=1 keeps it)"
+		make --no-print-directory cluster-down || rc=1
+	fi
+	exit $rc
+}
+trap stop EXIT
+trap 'exit 130' INT TERM
+
+PHASES=5 hack/local-operator.sh
+phase "5/5 test/e2e: MariaDB targets on the database node, sysbench Jobs on the client node"
+KUBECTL=$kubedir/kubectl \
+	E2E_IMAGES=${E2E_IMAGES:-mariadb:10.11} \
+	E2E_SYSBENCH_IMAGE=${E2E_SYSBENCH_IMAGE:-ghcr.io/mysqlbench/sysbench:1.0.20} \
+	make --no-print-directory test-e2e
