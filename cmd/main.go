@@ -2,6 +2,9 @@
 package main
 
 import (
+	// Time zone data in the binary: the distroless image has none, and spec.timeZone needs it.
+	_ "time/tzdata"
+
 	"crypto/tls"
 	"flag"
 	"fmt"
@@ -124,6 +127,13 @@ func run(o options) error {
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the BenchmarkRun controller: %w", err)
+	}
+	if err := (&controllers.BenchmarkScheduleReconciler{
+		Client:   mgr.GetClient(),
+		Scheme:   mgr.GetScheme(),
+		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the BenchmarkSchedule controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -12,6 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 )
 
 // Condition reasons.
@@ -81,8 +83,13 @@ func (tx *transition) stalled(reason, message string) {
 
 // commit writes the status (a merge patch with optimistic locking, so a stale reconcile can never
 // overwrite a newer step result) when it changed, then records the Events.
+//
+// It also derives the kstatus conditions from the phase (Reconciling while the run is not
+// finished, Stalled once it failed) and, once the write succeeded, exports the new step results
+// and the outcome as metrics.
 func (tx *transition) commit(ctx context.Context) error {
 	if !equality.Semantic.DeepEqual(tx.before.Status, tx.run.Status) {
+		tx.kstatusConditions()
 		tx.run.Status.ObservedGeneration = tx.run.Generation
 		patch := client.MergeFromWithOptions(tx.before, client.MergeFromWithOptimisticLock{})
 		if err := tx.r.Status().Patch(ctx, tx.run, patch); err != nil {
@@ -90,6 +97,7 @@ func (tx *transition) commit(ctx context.Context) error {
 		}
 		logf.FromContext(ctx).V(1).Info("status written", "phase", tx.run.Status.Phase,
 			"target", tx.run.Status.CurrentTarget, "step", tx.run.Status.CurrentStep)
+		tx.exportMetrics()
 	}
 	for _, e := range tx.events {
 		tx.r.Recorder.Event(tx.run, e.kind, e.reason, e.message)
@@ -103,3 +111,45 @@ const (
 	normal  = corev1.EventTypeNormal
 	warning = corev1.EventTypeWarning
 )
+
+// kstatusConditions sets the conditions kstatus, Flux and Argo CD read: Reconciling is True
+// while the run has not finished, Stalled is True once it failed (a failed run does not retry:
+// a new run is needed).
+func (tx *transition) kstatusConditions() {
+	st := &tx.run.Status
+	switch st.Phase {
+	case v1.RunSucceeded:
+		tx.setCondition(v1.ConditionReconciling, metav1.ConditionFalse, ReasonSucceeded, "the run has finished")
+		tx.setCondition(v1.ConditionStalled, metav1.ConditionFalse, ReasonSucceeded, "the run has finished")
+	case v1.RunFailed:
+		msg := "the run failed"
+		if c := meta.FindStatusCondition(st.Conditions, v1.ConditionFailed); c != nil && c.Message != "" {
+			msg = c.Message
+		}
+		tx.setCondition(v1.ConditionReconciling, metav1.ConditionFalse, ReasonTargetFailed, "the run has finished")
+		tx.setCondition(v1.ConditionStalled, metav1.ConditionTrue, ReasonTargetFailed, msg)
+	default:
+		phase := string(st.Phase)
+		if phase == "" {
+			phase = string(v1.RunPending)
+		}
+		tx.setCondition(v1.ConditionReconciling, metav1.ConditionTrue, phase, "the run is "+strings.ToLower(phase))
+		tx.setCondition(v1.ConditionStalled, metav1.ConditionFalse, phase, "the run is "+strings.ToLower(phase))
+	}
+}
+
+// exportMetrics exports what this transition recorded: new step results and a final outcome.
+func (tx *transition) exportMetrics() {
+	steps := map[string]int{}
+	for _, t := range tx.before.Status.Targets {
+		steps[t.Name] = len(t.Steps)
+	}
+	for _, t := range tx.run.Status.Targets {
+		for _, s := range t.Steps[min(steps[t.Name], len(t.Steps)):] {
+			metrics.RecordStep(tx.run, t.Name, t.ServerVersion, s)
+		}
+	}
+	if p := tx.run.Status.Phase; p != tx.before.Status.Phase && (p == v1.RunSucceeded || p == v1.RunFailed) {
+		metrics.RecordOutcome(tx.run, p)
+	}
+}

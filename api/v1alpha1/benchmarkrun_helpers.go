@@ -83,3 +83,54 @@ func (t Target) ProxyOrDefault() PerconaProxy {
 	}
 	return t.Percona.Proxy
 }
+
+// Defaults of a BenchmarkSchedule the CRD schema applies.
+const (
+	DefaultQPSDropPercent             = 5.0
+	DefaultP95RisePercent             = 10.0
+	DefaultSuccessfulRunsHistoryLimit = 3
+	DefaultFailedRunsHistoryLimit     = 1
+)
+
+// QPSDropPercentOrDefault is the QPS drop beyond which a cell regressed.
+func (p RegressionPolicy) QPSDropPercentOrDefault() float64 {
+	if p.QPSDropPercent == nil {
+		return DefaultQPSDropPercent
+	}
+	return *p.QPSDropPercent
+}
+
+// P95RisePercentOrDefault is the p95 latency rise beyond which a cell regressed.
+func (p RegressionPolicy) P95RisePercentOrDefault() float64 {
+	if p.P95RisePercent == nil {
+		return DefaultP95RisePercent
+	}
+	return *p.P95RisePercent
+}
+
+// ConcurrencyPolicyOrDefault is Forbid unless the spec says otherwise.
+func (s BenchmarkScheduleSpec) ConcurrencyPolicyOrDefault() ConcurrencyPolicy {
+	if s.ConcurrencyPolicy == "" {
+		return ConcurrencyForbid
+	}
+	return s.ConcurrencyPolicy
+}
+
+// IsSuspended says whether new runs are stopped.
+func (s BenchmarkScheduleSpec) IsSuspended() bool { return s.Suspend != nil && *s.Suspend }
+
+// SuccessfulHistory is how many successful runs to keep (at least 1: the next baseline).
+func (s BenchmarkScheduleSpec) SuccessfulHistory() int {
+	if s.SuccessfulRunsHistoryLimit == nil {
+		return DefaultSuccessfulRunsHistoryLimit
+	}
+	return max(1, int(*s.SuccessfulRunsHistoryLimit))
+}
+
+// FailedHistory is how many failed runs to keep.
+func (s BenchmarkScheduleSpec) FailedHistory() int {
+	if s.FailedRunsHistoryLimit == nil {
+		return DefaultFailedRunsHistoryLimit
+	}
+	return max(0, int(*s.FailedRunsHistoryLimit))
+}

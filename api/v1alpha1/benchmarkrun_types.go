@@ -470,7 +470,8 @@ type BenchmarkRunStatus struct {
 	// Phase of the run: Pending, Provisioning, Preparing, Running, Succeeded or Failed.
 	// +optional
 	Phase RunPhase `json:"phase,omitempty"`
-	// Conditions: Ready, Progressing and Failed, with reasons.
+	// Conditions: Ready, Progressing, Failed, Reconciling (kstatus: True while the run is not
+	// finished), Stalled (kstatus: True when it failed) and, for scheduled runs, Regressed.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -495,6 +496,10 @@ type BenchmarkRunStatus struct {
 	// CompletionTime is when the run succeeded or failed.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Comparison is this run against its baseline, written by the BenchmarkSchedule that
+	// created the run once it succeeded (with the Regressed condition).
+	// +optional
+	Comparison *Comparison `json:"comparison,omitempty"`
 }
 
 // BenchmarkRun benchmarks MySQL-family servers with a sysbench thread ladder and records QPS and

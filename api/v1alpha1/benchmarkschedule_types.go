@@ -1,0 +1,279 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ConcurrencyPolicy says what a schedule does when a run is due while an earlier one is active.
+// +kubebuilder:validation:Enum=Forbid;Allow;Replace
+type ConcurrencyPolicy string
+
+const (
+	// ConcurrencyForbid never overlaps runs: a run that comes due while the previous one is active
+	// waits for it, and starts once it finishes if that is still within startingDeadlineSeconds.
+	ConcurrencyForbid ConcurrencyPolicy = "Forbid"
+	// ConcurrencyAllow starts every run on time, whatever is still running.
+	ConcurrencyAllow ConcurrencyPolicy = "Allow"
+	// ConcurrencyReplace deletes the active runs (and their servers) and starts the new one.
+	ConcurrencyReplace ConcurrencyPolicy = "Replace"
+)
+
+// Labels and annotations on the BenchmarkRuns a schedule creates.
+const (
+	// LabelSchedule names the BenchmarkSchedule that created a run.
+	LabelSchedule = "mysqlbench.io/schedule"
+	// AnnotationScheduledTime is the instant (RFC 3339, UTC) the run was scheduled for.
+	AnnotationScheduledTime = "mysqlbench.io/scheduled-time"
+)
+
+// Condition types a BenchmarkSchedule and the runs it compares carry, besides Ready.
+const (
+	// ConditionReconciling is True while the object is changing: a run is active, or a schedule's
+	// new spec has not been acted on yet (kstatus' "abnormal-true" condition).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the object cannot make progress without a change from the
+	// user: a failed run, or a schedule whose cron expression or time zone is invalid.
+	ConditionStalled = "Stalled"
+	// ConditionRegressed is True when a run is slower than its baseline beyond the schedule's
+	// thresholds in at least one cell; on the schedule it reflects the last compared run.
+	ConditionRegressed = "Regressed"
+)
+
+// BenchmarkRunTemplate is the BenchmarkRun a schedule creates each time.
+type BenchmarkRunTemplate struct {
+	// Metadata: labels and annotations copied onto every run.
+	// +optional
+	Metadata RunTemplateMetadata `json:"metadata,omitempty"`
+	// Spec of every run.
+	Spec BenchmarkRunSpec `json:"spec"`
+}
+
+// RunTemplateMetadata are the labels and annotations of a scheduled run.
+type RunTemplateMetadata struct {
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// RegressionPolicy says what counts as a regression when a run is compared with its baseline.
+type RegressionPolicy struct {
+	// QPSDropPercent: a cell (one target at one thread count) regressed when its QPS fell by
+	// more than this percentage of the baseline's, e.g. 5 for "more than 5 % slower".
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	QPSDropPercent *float64 `json:"qpsDropPercent,omitempty"`
+	// P95RisePercent: a cell regressed when its 95th percentile latency rose by more than this
+	// percentage of the baseline's, e.g. 10.
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	P95RisePercent *float64 `json:"p95RisePercent,omitempty"`
+	// BaselineRun pins the BenchmarkRun (same namespace, Succeeded) every run is compared with,
+	// e.g. a run of the last release. When unset, each run is compared with the previous
+	// successful run of this schedule.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	BaselineRun string `json:"baselineRun,omitempty"`
+}
+
+// BenchmarkScheduleSpec is when to run which benchmark, and what counts as a regression.
+type BenchmarkScheduleSpec struct {
+	// Schedule in cron format: five fields (minute hour day-of-month month day-of-week), or a
+	// macro such as @daily or @hourly, e.g. "0 2 * * *" for 02:00 every night.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="!self.contains('TZ=')",message="schedule must not carry CRON_TZ= or TZ=: set spec.timeZone instead"
+	Schedule string `json:"schedule"`
+
+	// TimeZone the schedule is read in: an IANA name such as Europe/Berlin or America/New_York.
+	// When unset, UTC (not the manager's local time, which differs between clusters).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	TimeZone *string `json:"timeZone,omitempty"`
+
+	// StartingDeadlineSeconds: a run that could not start within this many seconds of its
+	// scheduled time (the manager was down, or Forbid kept it waiting) is skipped and reported
+	// with a MissedSchedule Event. When unset, a late run starts as soon as it can.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+
+	// ConcurrencyPolicy: Forbid (the default: a run never overlaps the previous one), Allow, or
+	// Replace (delete the active runs and start the new one).
+	// +kubebuilder:default=Forbid
+	// +optional
+	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
+
+	// Suspend stops new runs; active runs go on. When it is cleared, the newest time missed while
+	// suspended is started late unless startingDeadlineSeconds has passed (as for a CronJob).
+	// +optional
+	Suspend *bool `json:"suspend,omitempty"`
+
+	// SuccessfulRunsHistoryLimit is how many successful runs to keep, at least 1 because the
+	// newest is the next run's baseline. Older ones are deleted with their results.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	SuccessfulRunsHistoryLimit *int32 `json:"successfulRunsHistoryLimit,omitempty"`
+
+	// FailedRunsHistoryLimit is how many failed runs to keep.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	FailedRunsHistoryLimit *int32 `json:"failedRunsHistoryLimit,omitempty"`
+
+	// Regression holds the thresholds and the baseline of the comparison made when a run
+	// succeeds.
+	// +optional
+	Regression RegressionPolicy `json:"regression,omitempty"`
+
+	// Template is the BenchmarkRun to create at each scheduled time. Editing it changes the next
+	// run only; runs already created keep their spec.
+	Template BenchmarkRunTemplate `json:"template"`
+}
+
+// BenchmarkScheduleStatus is what the schedule did and what its last run showed.
+type BenchmarkScheduleStatus struct {
+	// ObservedGeneration is the spec generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready (the schedule is valid and acted on), Stalled (the schedule, time zone
+	// or template is invalid) and Regressed (the newest compared run).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Active are the names of the runs that have not finished.
+	// +listType=atomic
+	// +optional
+	Active []string `json:"active,omitempty"`
+	// LastScheduleTime is the scheduled time of the newest run created.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+	// LastMissedTime is the newest scheduled time that was skipped: past
+	// startingDeadlineSeconds, or its run could not be created.
+	// +optional
+	LastMissedTime *metav1.Time `json:"lastMissedTime,omitempty"`
+	// NextScheduleTime is when the next run is due (unset while suspended).
+	// +optional
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+	// LastSuccessfulTime is when the newest successful run completed.
+	// +optional
+	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
+	// LastRun is the newest finished run, and LastRunPhase its phase.
+	// +optional
+	LastRun string `json:"lastRun,omitempty"`
+	// +optional
+	LastRunPhase RunPhase `json:"lastRunPhase,omitempty"`
+	// Verdict of the newest compared run, short, e.g. "Regressed 3/24", "OK 0/24" or
+	// "NoBaseline".
+	// +optional
+	Verdict string `json:"verdict,omitempty"`
+	// LastComparison is the newest run's comparison with its baseline.
+	// +optional
+	LastComparison *Comparison `json:"lastComparison,omitempty"`
+}
+
+// Verdict of a comparison.
+// +kubebuilder:validation:Enum=Regressed;NoRegression;NoBaseline
+type Verdict string
+
+const (
+	VerdictRegressed    Verdict = "Regressed"
+	VerdictNoRegression Verdict = "NoRegression"
+	// VerdictNoBaseline: nothing to compare with (the first run, or no common cells).
+	VerdictNoBaseline Verdict = "NoBaseline"
+)
+
+// Comparison is a run's QPS and p95 latency against its baseline, cell by cell (one target at
+// one thread count); the full table is comparison.md in the run's results ConfigMap.
+type Comparison struct {
+	// Run is the compared run.
+	Run string `json:"run"`
+	// Baseline is the run it was compared with; empty when there was none.
+	// +optional
+	Baseline string `json:"baseline,omitempty"`
+	// Verdict: Regressed, NoRegression or NoBaseline.
+	Verdict Verdict `json:"verdict"`
+	// ComparedCells counts the cells both runs measured.
+	ComparedCells int32 `json:"comparedCells"`
+	// RegressedCells counts the cells beyond a threshold.
+	RegressedCells int32 `json:"regressedCells"`
+	// QPSDropPercent and P95RisePercent are the thresholds applied.
+	QPSDropPercent float64 `json:"qpsDropPercent"`
+	P95RisePercent float64 `json:"p95RisePercent"`
+	// Worst are up to five regressed cells, worst first.
+	// +listType=atomic
+	// +optional
+	Worst []CellChange `json:"worst,omitempty"`
+	// Message is the verdict in a sentence, naming the worst cells.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// CellChange is one target at one thread count, against the baseline.
+type CellChange struct {
+	Target  string `json:"target"`
+	Threads int32  `json:"threads"`
+	// BaselineQPS and QPS are the total queries per second of baseline and run.
+	BaselineQPS float64 `json:"baselineQPS"`
+	QPS         float64 `json:"qps"`
+	// QPSChangePercent is (QPS - BaselineQPS) / BaselineQPS x 100: negative is slower.
+	QPSChangePercent float64 `json:"qpsChangePercent"`
+	// BaselineP95Ms and P95Ms are the 95th percentile latencies; 0 when not measured.
+	// +optional
+	BaselineP95Ms float64 `json:"baselineP95Ms,omitempty"`
+	// +optional
+	P95Ms float64 `json:"p95Ms,omitempty"`
+	// P95ChangePercent is (P95Ms - BaselineP95Ms) / BaselineP95Ms x 100: positive is slower.
+	// +optional
+	P95ChangePercent float64 `json:"p95ChangePercent,omitempty"`
+	// Regressed is true when the QPS drop or the p95 rise crossed its threshold.
+	// +optional
+	Regressed bool `json:"regressed,omitempty"`
+}
+
+// BenchmarkSchedule creates a BenchmarkRun from its template on a cron schedule (nightly runs
+// from Git), keeps a bounded history, and compares each successful run with the previous one.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bms,categories=mysqlbench
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
+// +kubebuilder:printcolumn:name="Last Run",type=string,JSONPath=`.status.lastRun`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.lastRunPhase`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
+// +kubebuilder:printcolumn:name="Next",type=date,JSONPath=`.status.nextScheduleTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="metadata.name must be at most 50 characters: runs are named <schedule>-<yyyymmddhhmm> and a run name is at most 63"
+type BenchmarkSchedule struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is when to run what.
+	Spec BenchmarkScheduleSpec `json:"spec"`
+	// Status is what the schedule did.
+	// +optional
+	Status BenchmarkScheduleStatus `json:"status,omitempty"`
+}
+
+// BenchmarkScheduleList is a list of BenchmarkSchedules.
+//
+// +kubebuilder:object:root=true
+type BenchmarkScheduleList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BenchmarkSchedule `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BenchmarkSchedule{}, &BenchmarkScheduleList{})
+}

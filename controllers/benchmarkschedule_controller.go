@@ -1,0 +1,457 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
+)
+
+// Condition reasons of a BenchmarkSchedule.
+const (
+	ReasonScheduled       = "Scheduled"
+	ReasonSuspended       = "Suspended"
+	ReasonWaitingForRun   = "WaitingForActiveRun"
+	ReasonValid           = "Valid"
+	ReasonInvalidSchedule = "InvalidSchedule"
+	ReasonInvalidTimeZone = "InvalidTimeZone"
+	ReasonNeverFires      = "ScheduleNeverFires"
+	ReasonInvalidTemplate = "InvalidTemplate"
+	ReasonRunNameTaken    = "RunNameTaken"
+	ReasonRegressed       = "Regressed"
+	ReasonNoRegression    = "NoRegression"
+	ReasonNoBaseline      = "NoBaseline"
+	ReasonMissedSchedule  = "MissedSchedule"
+)
+
+// runNameTimeLayout is the scheduled time in a run's name: <schedule>-<yyyymmddhhmm>, in UTC.
+const runNameTimeLayout = "200601021504"
+
+// BenchmarkScheduleReconciler creates BenchmarkRuns from a schedule's template at the times of
+// its cron expression, compares each successful run with its baseline, and prunes old runs.
+//
+// The schedule's status is written in one place (writeStatus). A child run's status belongs to
+// the BenchmarkRun controller except for status.comparison and the Regressed condition, which
+// this controller writes once the run has succeeded (the run controller no longer writes a
+// finished run's status).
+type BenchmarkScheduleReconciler struct {
+	client.Client
+	Scheme   *runtime.Scheme
+	Recorder record.EventRecorder
+	// Clock is injected so tests control time.
+	Clock clock.PassiveClock
+}
+
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;update
+
+// Reconcile compares newly succeeded runs, updates the status from the runs, prunes the history
+// and creates the run that is due, then asks to be woken at the next scheduled time.
+func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	sched := &v1.BenchmarkSchedule{}
+	if err := r.Get(ctx, req.NamespacedName, sched); err != nil {
+		if apierrors.IsNotFound(err) {
+			metrics.ForgetSchedule(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !sched.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // its runs are owned by it: the garbage collector removes them
+	}
+	before := sched.DeepCopy()
+	children, err := r.children(ctx, sched)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.compareSucceeded(ctx, sched, children); err != nil {
+		return ctrl.Result{}, err
+	}
+	summarize(sched, children)
+	if err := r.prune(ctx, sched, children); err != nil {
+		return ctrl.Result{}, err
+	}
+	result, err := r.schedule(ctx, sched, children, r.Clock.Now())
+	if werr := r.writeStatus(ctx, before, sched); werr != nil {
+		if apierrors.IsConflict(werr) {
+			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // plain retry on conflict
+		}
+		return ctrl.Result{}, werr
+	}
+	return result, err
+}
+
+// SetupWithManager registers the controller; it owns the runs it creates.
+func (r *BenchmarkScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.BenchmarkSchedule{}).
+		Owns(&v1.BenchmarkRun{}).
+		Named("benchmarkschedule").
+		Complete(r)
+}
+
+// RunName is the name of the run a schedule creates for a scheduled time: deterministic, so a
+// manager restarted at that instant finds the run it created instead of creating another.
+func RunName(schedule string, at time.Time) string {
+	return schedule + "-" + at.UTC().Format(runNameTimeLayout)
+}
+
+// ParseSchedule reads spec.schedule in spec.timeZone (UTC when unset). The error says what to
+// fix; reason is the condition reason for it.
+func ParseSchedule(spec v1.BenchmarkScheduleSpec) (sched cron.Schedule, reason string, err error) {
+	loc := time.UTC
+	if spec.TimeZone != nil {
+		loc, err = time.LoadLocation(*spec.TimeZone)
+		if err != nil || *spec.TimeZone == "" || *spec.TimeZone == "Local" {
+			return nil, ReasonInvalidTimeZone, fmt.Errorf(
+				"spec.timeZone %q is not a time zone: use an IANA name such as UTC, Europe/Berlin or America/New_York", *spec.TimeZone)
+		}
+	}
+	s, err := cron.ParseStandard(spec.Schedule)
+	if err != nil {
+		return nil, ReasonInvalidSchedule, fmt.Errorf(
+			"spec.schedule %q: %v: write five fields (minute hour day-of-month month day-of-week), e.g. \"0 2 * * *\", or a macro such as @daily",
+			spec.Schedule, err)
+	}
+	if ss, ok := s.(*cron.SpecSchedule); ok {
+		ss.Location = loc // ParseStandard reads the expression in the manager's local time
+	}
+	return s, "", nil
+}
+
+// children are the runs this schedule created, oldest scheduled time first.
+func (r *BenchmarkScheduleReconciler) children(ctx context.Context, sched *v1.BenchmarkSchedule) ([]*v1.BenchmarkRun, error) {
+	list := &v1.BenchmarkRunList{}
+	if err := r.List(ctx, list, client.InNamespace(sched.Namespace), client.MatchingLabels{v1.LabelSchedule: sched.Name}); err != nil {
+		return nil, fmt.Errorf("list runs of schedule %s: %w", sched.Name, err)
+	}
+	var runs []*v1.BenchmarkRun
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], sched) {
+			runs = append(runs, &list.Items[i])
+		}
+	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		ti, tj := scheduledTime(runs[i]), scheduledTime(runs[j])
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return runs[i].Name < runs[j].Name
+	})
+	return runs, nil
+}
+
+// scheduledTime is the time a run was scheduled for (its creation time if the annotation is
+// missing or unreadable).
+func scheduledTime(run *v1.BenchmarkRun) time.Time {
+	if t, err := time.Parse(time.RFC3339, run.Annotations[v1.AnnotationScheduledTime]); err == nil {
+		return t
+	}
+	return run.CreationTimestamp.Time
+}
+
+func finished(run *v1.BenchmarkRun) bool {
+	return run.Status.Phase == v1.RunSucceeded || run.Status.Phase == v1.RunFailed
+}
+
+// summarize derives the status fields that describe the runs: active runs, the newest finished
+// run and the newest comparison (also exported as metrics, so a restarted manager shows them).
+func summarize(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
+	st := &sched.Status
+	st.Active = nil
+	for _, run := range children {
+		if !finished(run) {
+			st.Active = append(st.Active, run.Name)
+		}
+	}
+	for i := len(children) - 1; i >= 0; i-- {
+		if run := children[i]; finished(run) {
+			st.LastRun, st.LastRunPhase = run.Name, run.Status.Phase
+			break
+		}
+	}
+	for i := len(children) - 1; i >= 0; i-- {
+		run := children[i]
+		if run.Status.Phase != v1.RunSucceeded {
+			continue
+		}
+		if st.LastSuccessfulTime == nil || (run.Status.CompletionTime != nil && run.Status.CompletionTime.After(st.LastSuccessfulTime.Time)) {
+			st.LastSuccessfulTime = run.Status.CompletionTime
+		}
+		break
+	}
+	for i := len(children) - 1; i >= 0; i-- {
+		c := children[i].Status.Comparison
+		if children[i].Status.Phase != v1.RunSucceeded || c == nil {
+			continue
+		}
+		st.LastComparison = c.DeepCopy()
+		st.Verdict = compare.Short(*c)
+		status, reason := metav1.ConditionFalse, ReasonNoRegression
+		switch c.Verdict {
+		case v1.VerdictRegressed:
+			status, reason = metav1.ConditionTrue, ReasonRegressed
+		case v1.VerdictNoBaseline:
+			reason = ReasonNoBaseline
+		}
+		setScheduleCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+c.Message)
+		metrics.RecordComparison(sched.Namespace, sched.Name, *c)
+		break
+	}
+}
+
+// prune deletes the oldest finished runs beyond the history limits. The pinned baseline is never
+// deleted, and neither is the newest successful run (the next run's baseline).
+func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) error {
+	var succeeded, failed []*v1.BenchmarkRun
+	for _, run := range children {
+		switch run.Status.Phase {
+		case v1.RunSucceeded:
+			succeeded = append(succeeded, run)
+		case v1.RunFailed:
+			failed = append(failed, run)
+		}
+	}
+	var doomed []*v1.BenchmarkRun
+	if n := len(succeeded) - sched.Spec.SuccessfulHistory(); n > 0 {
+		doomed = append(doomed, succeeded[:n]...)
+	}
+	if n := len(failed) - sched.Spec.FailedHistory(); n > 0 {
+		doomed = append(doomed, failed[:n]...)
+	}
+	for _, run := range doomed {
+		if run.Name == sched.Spec.Regression.BaselineRun || !run.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete old run %s: %w", run.Name, err)
+		}
+		logf.FromContext(ctx).Info("deleted run beyond the history limit", "run", run.Name, "phase", run.Status.Phase)
+		r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Pruned", "deleted %s run %s: beyond the history limit", run.Status.Phase, run.Name)
+	}
+	return nil
+}
+
+// schedule creates the run that is due, if any, and says when to look again.
+func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.BenchmarkSchedule,
+	children []*v1.BenchmarkRun, now time.Time) (ctrl.Result, error) {
+	cronSched, reason, err := ParseSchedule(sched.Spec)
+	if err != nil {
+		r.stall(sched, reason, err.Error())
+		return ctrl.Result{}, nil // only a spec change can fix it; that brings a reconcile
+	}
+	next := cronSched.Next(now)
+	if next.IsZero() {
+		r.stall(sched, ReasonNeverFires, fmt.Sprintf("spec.schedule %q never fires (no such date within five years): fix the day and month fields", sched.Spec.Schedule))
+		return ctrl.Result{}, nil
+	}
+	setScheduleCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, ReasonValid, "the schedule is valid")
+
+	if sched.Spec.IsSuspended() {
+		sched.Status.NextScheduleTime = nil
+		setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonSuspended,
+			fmt.Sprintf("suspended: no new runs (%d active)", len(sched.Status.Active)))
+		return ctrl.Result{}, nil
+	}
+	nextTime := metav1.NewTime(next)
+	sched.Status.NextScheduleTime = &nextTime
+	wake := ctrl.Result{RequeueAfter: next.Sub(now)}
+
+	due := lastDue(cronSched, handledUntil(sched, children), now)
+	if due.IsZero() {
+		setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonScheduled,
+			"next run at "+next.UTC().Format(time.RFC3339))
+		return wake, nil
+	}
+	if d := sched.Spec.StartingDeadlineSeconds; d != nil && now.Sub(due) > time.Duration(*d)*time.Second {
+		missed := metav1.NewTime(due)
+		sched.Status.LastMissedTime = &missed
+		r.Recorder.Eventf(sched, corev1.EventTypeWarning, ReasonMissedSchedule,
+			"the run due at %s did not start within startingDeadlineSeconds (%d s): it would be %s late; skipped",
+			due.UTC().Format(time.RFC3339), *d, now.Sub(due).Round(time.Second))
+		setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonScheduled,
+			"next run at "+next.UTC().Format(time.RFC3339))
+		return wake, nil
+	}
+
+	switch sched.Spec.ConcurrencyPolicyOrDefault() {
+	case v1.ConcurrencyForbid:
+		if len(sched.Status.Active) > 0 {
+			setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonWaitingForRun,
+				fmt.Sprintf("the run due at %s waits for %s to finish (concurrencyPolicy Forbid)",
+					due.UTC().Format(time.RFC3339), sched.Status.Active[0]))
+			// The active run's completion brings a reconcile; the deadline may pass before that.
+			if d := sched.Spec.StartingDeadlineSeconds; d != nil {
+				if expiry := due.Add(time.Duration(*d)*time.Second + time.Second).Sub(now); expiry < wake.RequeueAfter {
+					wake.RequeueAfter = expiry
+				}
+			}
+			return wake, nil
+		}
+	case v1.ConcurrencyReplace:
+		for _, run := range children {
+			if finished(run) || !run.DeletionTimestamp.IsZero() {
+				continue
+			}
+			if err := r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, fmt.Errorf("replace active run %s: %w", run.Name, err)
+			}
+			r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Replaced",
+				"deleted active run %s to start the run due at %s (concurrencyPolicy Replace)", run.Name, due.UTC().Format(time.RFC3339))
+		}
+	}
+
+	if err := r.createRun(ctx, sched, due); err != nil {
+		return ctrl.Result{}, err
+	}
+	return wake, nil
+}
+
+// handledUntil is the newest time the schedule has acted on: a run created or a time skipped,
+// or its creation. A restart reads it from the status and from the runs themselves, so a run
+// created just before a crash (status not yet written) is not created again.
+func handledUntil(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) time.Time {
+	t := sched.CreationTimestamp.Time
+	for _, mt := range []*metav1.Time{sched.Status.LastScheduleTime, sched.Status.LastMissedTime} {
+		if mt != nil && mt.After(t) {
+			t = mt.Time
+		}
+	}
+	for _, run := range children {
+		if st := scheduledTime(run); st.After(t) {
+			t = st
+		}
+	}
+	return t
+}
+
+// lastDue is the newest scheduled time after since and at or before now; zero when none. Only
+// the newest missed time is started (like a CronJob), however many were missed.
+func lastDue(s cron.Schedule, since, now time.Time) time.Time {
+	var due time.Time
+	for t := s.Next(since); !t.IsZero() && !t.After(now); t = s.Next(t) {
+		due = t
+	}
+	return due
+}
+
+// createRun creates the run for scheduled time due from the template.
+func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.BenchmarkSchedule, due time.Time) error {
+	tmpl := sched.Spec.Template
+	run := &v1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        RunName(sched.Name, due),
+			Namespace:   sched.Namespace,
+			Labels:      map[string]string{},
+			Annotations: map[string]string{},
+		},
+		Spec: *tmpl.Spec.DeepCopy(),
+	}
+	for k, v := range tmpl.Metadata.Labels {
+		run.Labels[k] = v
+	}
+	for k, v := range tmpl.Metadata.Annotations {
+		run.Annotations[k] = v
+	}
+	run.Labels[v1.LabelSchedule] = sched.Name
+	run.Annotations[v1.AnnotationScheduledTime] = due.UTC().Format(time.RFC3339)
+	if err := controllerutil.SetControllerReference(sched, run, r.Scheme); err != nil {
+		return err
+	}
+	dueTime := metav1.NewTime(due)
+	err := r.Create(ctx, run)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		existing := &v1.BenchmarkRun{}
+		if gerr := r.Get(ctx, client.ObjectKeyFromObject(run), existing); gerr != nil {
+			return gerr
+		}
+		if !metav1.IsControlledBy(existing, sched) {
+			sched.Status.LastMissedTime = &dueTime
+			msg := fmt.Sprintf("the run due at %s is named %s, but a BenchmarkRun of that name exists that this schedule does not own: delete or rename it",
+				due.UTC().Format(time.RFC3339), run.Name)
+			setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionFalse, ReasonRunNameTaken, msg)
+			r.Recorder.Event(sched, corev1.EventTypeWarning, ReasonRunNameTaken, msg)
+			return nil
+		}
+		// Created before a restart: the deterministic name makes this a no-op.
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		sched.Status.LastMissedTime = &dueTime
+		r.stall(sched, ReasonInvalidTemplate, fmt.Sprintf("the API server refused the run due at %s: %v: fix spec.template",
+			due.UTC().Format(time.RFC3339), err))
+		return nil
+	case err != nil:
+		return fmt.Errorf("create run %s: %w", run.Name, err)
+	default:
+		logf.FromContext(ctx).Info("created scheduled run", "run", run.Name, "scheduledTime", due.UTC().Format(time.RFC3339))
+		r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Created", "created BenchmarkRun %s for %s", run.Name, due.UTC().Format(time.RFC3339))
+		sched.Status.Active = append(sched.Status.Active, run.Name)
+	}
+	sched.Status.LastScheduleTime = &dueTime
+	setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonScheduled,
+		fmt.Sprintf("created %s; next run at %s", run.Name, sched.Status.NextScheduleTime.UTC().Format(time.RFC3339)))
+	return nil
+}
+
+// stall marks the schedule as unable to go on until its spec changes, with an Event the first
+// time.
+func (r *BenchmarkScheduleReconciler) stall(sched *v1.BenchmarkSchedule, reason, message string) {
+	old := meta.FindStatusCondition(sched.Status.Conditions, v1.ConditionStalled)
+	if old == nil || old.Status != metav1.ConditionTrue || old.Message != message {
+		r.Recorder.Event(sched, corev1.EventTypeWarning, reason, message)
+	}
+	sched.Status.NextScheduleTime = nil
+	setScheduleCondition(sched, v1.ConditionStalled, metav1.ConditionTrue, reason, message)
+	setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionFalse, reason, message)
+}
+
+func setScheduleCondition(sched *v1.BenchmarkSchedule, typ string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&sched.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: truncate(message, 32768),
+		ObservedGeneration: sched.Generation,
+	})
+}
+
+// writeStatus is the only place a schedule's status is written: a merge patch with optimistic
+// locking, skipped when nothing changed.
+func (r *BenchmarkScheduleReconciler) writeStatus(ctx context.Context, before, sched *v1.BenchmarkSchedule) error {
+	sched.Status.ObservedGeneration = sched.Generation
+	if equality.Semantic.DeepEqual(before.Status, sched.Status) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := r.Status().Patch(ctx, sched, patch); err != nil {
+		return fmt.Errorf("write schedule status: %w", err)
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

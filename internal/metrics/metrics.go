@@ -1,0 +1,143 @@
+// Package metrics exports benchmark results and outcomes on the manager's metrics endpoint
+// (controller-runtime's registry, served at /metrics).
+//
+// Label cardinality is bounded: the result gauges hold the newest run of each schedule (a new
+// run's first step replaces the previous run's series) and each standalone run until it is
+// deleted, so at most (schedules + standalone runs present) x targets (<= 16) x thread counts
+// (<= 64) series per gauge; a server version changes only when the run does. The counters and
+// histograms are labelled by namespace and schedule only (schedule="" for standalone runs), and
+// a deleted schedule's series are removed.
+package metrics
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// Label names.
+const (
+	LabelNamespace     = "namespace"
+	LabelSchedule      = "schedule"
+	LabelRun           = "run"
+	LabelTarget        = "target"
+	LabelServerVersion = "server_version"
+	LabelThreads       = "threads"
+	LabelOutcome       = "outcome"
+)
+
+var resultLabels = []string{LabelNamespace, LabelSchedule, LabelRun, LabelTarget, LabelServerVersion, LabelThreads}
+
+var (
+	stepQPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_step_qps",
+		Help: "Queries per second of the newest finished ladder step, per schedule (or standalone run), target, server version and thread count.",
+	}, resultLabels)
+	stepTPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_step_tps",
+		Help: "Transactions (sysbench events) per second of the newest finished ladder step.",
+	}, resultLabels)
+	stepP95 = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_step_latency_p95_seconds",
+		Help: "95th percentile latency of the newest finished ladder step.",
+	}, resultLabels)
+	runsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mysqlbench_runs_total",
+		Help: "BenchmarkRuns finished, by outcome (succeeded, failed).",
+	}, []string{LabelNamespace, LabelSchedule, LabelOutcome})
+	stepDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "mysqlbench_step_duration_seconds",
+		Help: "Wall time of a ladder step's Job, from its start to its finish (the configured step duration plus start-up).",
+		// 5 s to ~5.7 h: steps run from seconds to hours.
+		Buckets: prometheus.ExponentialBuckets(5, 2, 13),
+	}, []string{LabelNamespace, LabelSchedule})
+	regressedCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_schedule_regressed_cells",
+		Help: "Cells (target x thread count) of a schedule's newest compared run beyond a regression threshold.",
+	}, []string{LabelNamespace, LabelSchedule})
+	comparedCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_schedule_compared_cells",
+		Help: "Cells a schedule's newest compared run had in common with its baseline.",
+	}, []string{LabelNamespace, LabelSchedule})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepP95, runsTotal, stepDuration, regressedCells, comparedCells)
+}
+
+var (
+	mu sync.Mutex
+	// shown is the run whose result series a schedule currently exports.
+	shown = map[[2]string]string{}
+)
+
+// Schedule is the schedule a run belongs to, "" for a standalone run.
+func Schedule(run *v1.BenchmarkRun) string { return run.Labels[v1.LabelSchedule] }
+
+// RecordStep exports one finished step of run's target.
+func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.StepResult) {
+	sched := Schedule(run)
+	if sched != "" {
+		key := [2]string{run.Namespace, sched}
+		mu.Lock()
+		if shown[key] != run.Name {
+			// A newer run of the schedule: its series replace the previous run's.
+			for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95} {
+				g.DeletePartialMatch(prometheus.Labels{LabelNamespace: run.Namespace, LabelSchedule: sched})
+			}
+			shown[key] = run.Name
+		}
+		mu.Unlock()
+	}
+	l := prometheus.Labels{
+		LabelNamespace: run.Namespace, LabelSchedule: sched, LabelRun: run.Name, LabelTarget: target,
+		LabelServerVersion: serverVersion, LabelThreads: strconv.Itoa(int(step.Threads)),
+	}
+	stepQPS.With(l).Set(step.QPS.Total)
+	stepTPS.With(l).Set(step.TPS)
+	if step.Latency.P95Ms > 0 {
+		stepP95.With(l).Set(step.Latency.P95Ms / 1000)
+	}
+	if step.StartTime != nil && step.FinishTime != nil {
+		stepDuration.WithLabelValues(run.Namespace, sched).Observe(step.FinishTime.Sub(step.StartTime.Time).Seconds())
+	}
+}
+
+// RecordOutcome counts a run that reached phase (Succeeded or Failed).
+func RecordOutcome(run *v1.BenchmarkRun, phase v1.RunPhase) {
+	outcome := "succeeded"
+	if phase == v1.RunFailed {
+		outcome = "failed"
+	}
+	runsTotal.WithLabelValues(run.Namespace, Schedule(run), outcome).Inc()
+}
+
+// RecordComparison exports a schedule's newest comparison.
+func RecordComparison(namespace, schedule string, c v1.Comparison) {
+	regressedCells.WithLabelValues(namespace, schedule).Set(float64(c.RegressedCells))
+	comparedCells.WithLabelValues(namespace, schedule).Set(float64(c.ComparedCells))
+}
+
+// ForgetRun removes the result series of a deleted run.
+func ForgetRun(namespace, name string) {
+	for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95} {
+		g.DeletePartialMatch(prometheus.Labels{LabelNamespace: namespace, LabelRun: name})
+	}
+}
+
+// ForgetSchedule removes every series of a deleted schedule.
+func ForgetSchedule(namespace, name string) {
+	l := prometheus.Labels{LabelNamespace: namespace, LabelSchedule: name}
+	for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95, regressedCells, comparedCells} {
+		g.DeletePartialMatch(l)
+	}
+	runsTotal.DeletePartialMatch(l)
+	stepDuration.DeletePartialMatch(l)
+	mu.Lock()
+	delete(shown, [2]string{namespace, name})
+	mu.Unlock()
+}
