@@ -167,4 +167,6 @@ func round1(x float64) float64 { return math.Round(x*10) / 10 }
 func signed(x float64) string { return fmt.Sprintf("%+.1f", x) }
 
 // pct prints a threshold without a needless fraction: 5, 2.5.
-func pct(x float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", x), "0"), ".") }
+func pct(x float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", x), "0"), ".")
+}
