@@ -139,16 +139,20 @@ func cell(k cellKey, b, s v1.StepResult, qpsThr, p95Thr float64) v1.CellChange {
 	}
 	// The threshold is applied to the unrounded change, the rounding is only for display.
 	qpsDrop := (b.QPS.Total - s.QPS.Total) / b.QPS.Total * 100
-	regressed := qpsDrop > qpsThr
+	regressed := beyond(qpsDrop, qpsThr)
 	if b.Latency.P95Ms > 0 && s.Latency.P95Ms > 0 {
 		c.BaselineP95Ms, c.P95Ms = b.Latency.P95Ms, s.Latency.P95Ms
 		rise := (s.Latency.P95Ms - b.Latency.P95Ms) / b.Latency.P95Ms * 100
 		c.P95ChangePercent = round1(rise)
-		regressed = regressed || rise > p95Thr
+		regressed = regressed || beyond(rise, p95Thr)
 	}
 	c.Regressed = regressed
 	return c
 }
+
+// beyond reports whether change crossed thr, tolerating floating-point error: a p95 from 2.00 to
+// 2.20 ms computes as a 10.000000000000009% rise, which is equal to a 10% threshold, not beyond it.
+func beyond(change, thr float64) bool { return change > thr+1e-9 }
 
 // severity orders regressed cells: how many percentage points the worse of the two changes went
 // beyond its threshold.

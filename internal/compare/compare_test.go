@@ -1,0 +1,531 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// meas is one measured step of a test run: target at threads, QPS and p95 in ms (0: not measured).
+type meas struct {
+	target  string
+	threads int32
+	qps     float64
+	p95     float64
+}
+
+// mkRun builds a run named name whose status holds cells, grouped by target in first-seen order.
+func mkRun(name string, cells ...meas) *v1.BenchmarkRun {
+	r := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+	idx := map[string]int{}
+	for _, c := range cells {
+		i, ok := idx[c.target]
+		if !ok {
+			i = len(r.Status.Targets)
+			idx[c.target] = i
+			r.Status.Targets = append(r.Status.Targets, v1.TargetStatus{Name: c.target})
+		}
+		r.Status.Targets[i].Steps = append(r.Status.Targets[i].Steps, v1.StepResult{
+			Threads: c.threads,
+			QPS:     v1.QPS{Total: c.qps},
+			Latency: v1.Latency{P95Ms: c.p95},
+		})
+	}
+	return r
+}
+
+// grid is targets x threads cells, all with the same QPS and p95.
+func grid(targets []string, threads []int32, qps, p95 float64) []meas {
+	var cs []meas
+	for _, t := range targets {
+		for _, th := range threads {
+			cs = append(cs, meas{t, th, qps, p95})
+		}
+	}
+	return cs
+}
+
+// withCell returns cs with the cell at (target, threads) replaced by c.
+func withCell(cs []meas, c meas) []meas {
+	out := append([]meas(nil), cs...)
+	for i := range out {
+		if out[i].target == c.target && out[i].threads == c.threads {
+			out[i] = c
+			return out
+		}
+	}
+	panic(fmt.Sprintf("no cell %s@%d", c.target, c.threads))
+}
+
+func f(x float64) *float64 { return &x }
+
+func TestCompareNoBaseline(t *testing.T) {
+	run := mkRun("run-2", meas{"mysql80", 8, 1000, 5})
+	res := Compare(run, nil, v1.RegressionPolicy{})
+	s := res.Summary
+	if s.Verdict != v1.VerdictNoBaseline {
+		t.Errorf("Verdict = %q, want %q", s.Verdict, v1.VerdictNoBaseline)
+	}
+	if s.Run != "run-2" || s.Baseline != "" {
+		t.Errorf("Run, Baseline = %q, %q, want run-2, empty", s.Run, s.Baseline)
+	}
+	if s.ComparedCells != 0 || s.RegressedCells != 0 || len(s.Worst) != 0 || len(res.Cells) != 0 {
+		t.Errorf("compared %d, regressed %d, worst %d, cells %d; want all 0", s.ComparedCells, s.RegressedCells, len(s.Worst), len(res.Cells))
+	}
+	if s.QPSDropPercent != v1.DefaultQPSDropPercent || s.P95RisePercent != v1.DefaultP95RisePercent {
+		t.Errorf("thresholds = %v, %v, want defaults %v, %v", s.QPSDropPercent, s.P95RisePercent, v1.DefaultQPSDropPercent, v1.DefaultP95RisePercent)
+	}
+	if !strings.Contains(s.Message, "no baseline") {
+		t.Errorf("Message = %q, want it to say there is no baseline", s.Message)
+	}
+	if got := Short(s); got != "NoBaseline" {
+		t.Errorf("Short = %q, want NoBaseline", got)
+	}
+	md := Markdown(res)
+	if !strings.HasPrefix(md, "# run-2: no baseline\n") {
+		t.Errorf("Markdown does not start with the no-baseline header:\n%s", md)
+	}
+	if strings.Contains(md, "| target |") {
+		t.Errorf("Markdown has a table without a baseline:\n%s", md)
+	}
+}
+
+func TestCompareIdentical(t *testing.T) {
+	cells := grid([]string{"mysql80", "mysql84"}, []int32{1, 8, 64}, 1000, 5)
+	res := Compare(mkRun("run-2", cells...), mkRun("run-1", cells...), v1.RegressionPolicy{})
+	s := res.Summary
+	if s.Verdict != v1.VerdictNoRegression {
+		t.Errorf("Verdict = %q, want %q", s.Verdict, v1.VerdictNoRegression)
+	}
+	if s.ComparedCells != 6 || len(res.Cells) != 6 {
+		t.Errorf("ComparedCells = %d, len(Cells) = %d, want 6", s.ComparedCells, len(res.Cells))
+	}
+	if s.RegressedCells != 0 || len(s.Worst) != 0 {
+		t.Errorf("RegressedCells = %d, Worst = %v, want none", s.RegressedCells, s.Worst)
+	}
+	if len(res.OnlyInRun) != 0 || len(res.OnlyInBaseline) != 0 {
+		t.Errorf("OnlyInRun = %v, OnlyInBaseline = %v, want none", res.OnlyInRun, res.OnlyInBaseline)
+	}
+	if s.Baseline != "run-1" || s.Run != "run-2" {
+		t.Errorf("Run, Baseline = %q, %q", s.Run, s.Baseline)
+	}
+	wantMsg := "0 of 6 cells regressed against run-1 (QPS drop > 5%, p95 rise > 10%)"
+	if s.Message != wantMsg {
+		t.Errorf("Message = %q, want %q", s.Message, wantMsg)
+	}
+	if got := Short(s); got != "OK 0/6" {
+		t.Errorf("Short = %q, want OK 0/6", got)
+	}
+	for _, c := range res.Cells {
+		if c.Regressed || c.QPSChangePercent != 0 || c.P95ChangePercent != 0 || c.BaselineP95Ms != 5 || c.P95Ms != 5 {
+			t.Errorf("identical cell %+v: want unchanged, not regressed, p95 5 on both sides", c)
+		}
+	}
+}
+
+// TestCompareCell checks one cell's verdict and changes against thresholds.
+func TestCompareCell(t *testing.T) {
+	tests := []struct {
+		name           string
+		policy         v1.RegressionPolicy
+		baseQPS, qps   float64
+		baseP95, p95   float64
+		wantRegressed  bool
+		wantQPSChange  float64
+		wantP95Change  float64
+		wantP95Compare bool
+	}{
+		{name: "unchanged", baseQPS: 1000, qps: 1000, baseP95: 5, p95: 5, wantQPSChange: 0, wantP95Compare: true},
+		{name: "QPS improved", baseQPS: 1000, qps: 1200, baseP95: 5, p95: 5, wantQPSChange: 20, wantP95Compare: true},
+		{name: "QPS drop exactly at 5% is not regressed", baseQPS: 1000, qps: 950, baseP95: 5, p95: 5, wantQPSChange: -5, wantP95Compare: true},
+		{name: "QPS drop at 5% with inexact floats is not regressed", baseQPS: 1234, qps: 1172.3, baseP95: 5, p95: 5, wantQPSChange: -5, wantP95Compare: true},
+		// The threshold applies to the unrounded drop: 5.01% displays as -5.0% but regressed.
+		{name: "QPS drop just beyond 5% regresses", baseQPS: 1000, qps: 949.9, baseP95: 5, p95: 5, wantRegressed: true, wantQPSChange: -5, wantP95Compare: true},
+		{name: "QPS drop 10% regresses", baseQPS: 1000, qps: 900, baseP95: 5, p95: 5, wantRegressed: true, wantQPSChange: -10, wantP95Compare: true},
+		{name: "QPS drop regresses even when p95 improved", baseQPS: 1000, qps: 900, baseP95: 5, p95: 4, wantRegressed: true, wantQPSChange: -10, wantP95Change: -20, wantP95Compare: true},
+		{name: "p95 rise exactly at 10% is not regressed", baseQPS: 1000, qps: 1000, baseP95: 20, p95: 22, wantP95Change: 10, wantP95Compare: true},
+		{name: "p95 rise at 10% with inexact floats is not regressed", baseQPS: 1000, qps: 1000, baseP95: 2, p95: 2.2, wantP95Change: 10, wantP95Compare: true},
+		{name: "p95 rise beyond 10% regresses with QPS unchanged", baseQPS: 1000, qps: 1000, baseP95: 20, p95: 22.1, wantRegressed: true, wantP95Change: 10.5, wantP95Compare: true},
+		{name: "p95 missing in baseline is not compared", baseQPS: 1000, qps: 1000, baseP95: 0, p95: 100},
+		{name: "p95 missing in run is not compared", baseQPS: 1000, qps: 1000, baseP95: 5, p95: 0},
+		{name: "p95 missing still compares QPS", baseQPS: 1000, qps: 800, baseP95: 0, p95: 5, wantRegressed: true, wantQPSChange: -20},
+		{name: "custom QPS 2.5%: drop 3% regresses", policy: v1.RegressionPolicy{QPSDropPercent: f(2.5)}, baseQPS: 1000, qps: 970, baseP95: 5, p95: 5, wantRegressed: true, wantQPSChange: -3, wantP95Compare: true},
+		{name: "custom QPS 2.5%: drop exactly 2.5% is not regressed", policy: v1.RegressionPolicy{QPSDropPercent: f(2.5)}, baseQPS: 1000, qps: 975, baseP95: 5, p95: 5, wantQPSChange: -2.5, wantP95Compare: true},
+		{name: "custom QPS 0%: any drop regresses", policy: v1.RegressionPolicy{QPSDropPercent: f(0)}, baseQPS: 1000, qps: 999, baseP95: 5, p95: 5, wantRegressed: true, wantQPSChange: -0.1, wantP95Compare: true},
+		{name: "custom QPS 0%: no drop is not regressed", policy: v1.RegressionPolicy{QPSDropPercent: f(0)}, baseQPS: 1000, qps: 1000, baseP95: 5, p95: 5, wantP95Compare: true},
+		{name: "custom p95 0%: any rise regresses", policy: v1.RegressionPolicy{P95RisePercent: f(0)}, baseQPS: 1000, qps: 1000, baseP95: 10, p95: 10.1, wantRegressed: true, wantP95Change: 1, wantP95Compare: true},
+		{name: "custom p95 50%: rise 40% is not regressed", policy: v1.RegressionPolicy{P95RisePercent: f(50)}, baseQPS: 1000, qps: 1000, baseP95: 10, p95: 14, wantP95Change: 40, wantP95Compare: true},
+		{name: "custom QPS 20%: drop 10% is not regressed", policy: v1.RegressionPolicy{QPSDropPercent: f(20)}, baseQPS: 1000, qps: 900, baseP95: 5, p95: 5, wantQPSChange: -10, wantP95Compare: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := mkRun("base", meas{"mysql80", 16, tt.baseQPS, tt.baseP95})
+			run := mkRun("run", meas{"mysql80", 16, tt.qps, tt.p95})
+			res := Compare(run, base, tt.policy)
+			s := res.Summary
+			if s.QPSDropPercent != tt.policy.QPSDropPercentOrDefault() || s.P95RisePercent != tt.policy.P95RisePercentOrDefault() {
+				t.Errorf("thresholds applied = %v, %v, want %v, %v", s.QPSDropPercent, s.P95RisePercent,
+					tt.policy.QPSDropPercentOrDefault(), tt.policy.P95RisePercentOrDefault())
+			}
+			if len(res.Cells) != 1 || s.ComparedCells != 1 {
+				t.Fatalf("Cells = %v, ComparedCells = %d, want one cell", res.Cells, s.ComparedCells)
+			}
+			c := res.Cells[0]
+			if c.Target != "mysql80" || c.Threads != 16 || c.BaselineQPS != tt.baseQPS || c.QPS != tt.qps {
+				t.Errorf("cell = %+v, want mysql80@16 with QPS %v -> %v", c, tt.baseQPS, tt.qps)
+			}
+			if c.Regressed != tt.wantRegressed {
+				t.Errorf("Regressed = %v, want %v (cell %+v)", c.Regressed, tt.wantRegressed, c)
+			}
+			if c.QPSChangePercent != tt.wantQPSChange {
+				t.Errorf("QPSChangePercent = %v, want %v", c.QPSChangePercent, tt.wantQPSChange)
+			}
+			if c.P95ChangePercent != tt.wantP95Change {
+				t.Errorf("P95ChangePercent = %v, want %v", c.P95ChangePercent, tt.wantP95Change)
+			}
+			if tt.wantP95Compare {
+				if c.BaselineP95Ms != tt.baseP95 || c.P95Ms != tt.p95 {
+					t.Errorf("p95 = %v -> %v, want %v -> %v", c.BaselineP95Ms, c.P95Ms, tt.baseP95, tt.p95)
+				}
+			} else if c.BaselineP95Ms != 0 || c.P95Ms != 0 {
+				t.Errorf("p95 compared (%v -> %v) although one side lacks it", c.BaselineP95Ms, c.P95Ms)
+			}
+			wantVerdict, wantRegressed := v1.VerdictNoRegression, int32(0)
+			if tt.wantRegressed {
+				wantVerdict, wantRegressed = v1.VerdictRegressed, 1
+			}
+			if s.Verdict != wantVerdict || s.RegressedCells != wantRegressed {
+				t.Errorf("Verdict = %q with %d regressed, want %q with %d", s.Verdict, s.RegressedCells, wantVerdict, wantRegressed)
+			}
+			if tt.wantRegressed && (len(s.Worst) != 1 || s.Worst[0] != c) {
+				t.Errorf("Worst = %+v, want the regressed cell", s.Worst)
+			}
+		})
+	}
+}
+
+func TestCompareNotCompared(t *testing.T) {
+	base := mkRun("run-1",
+		meas{"mysql80", 1, 100, 1},
+		meas{"mysql80", 8, 800, 2},
+		meas{"mysql80", 64, 3000, 9}, // the run lacks 64 threads
+		meas{"mysql84", 8, 900, 2},   // the run failed this step (QPS 0)
+		meas{"mysql57", 8, 700, 3},   // target dropped from the run
+		meas{"mysql80", 16, 0, 0},    // failed in the baseline: not measured
+	)
+	run := mkRun("run-2",
+		meas{"mysql80", 1, 100, 1},
+		meas{"mysql80", 8, 400, 2}, // regressed
+		meas{"mysql80", 16, 1500, 4},
+		meas{"mysql84", 8, 0, 0},
+		meas{"mysql84", 128, 5000, 20}, // new thread count
+		meas{"mariadb", 8, 850, 2},     // new target
+	)
+	res := Compare(run, base, v1.RegressionPolicy{})
+	wantRun := []string{"mysql80@16", "mysql84@128", "mariadb@8"}
+	wantBase := []string{"mysql80@64", "mysql84@8", "mysql57@8"}
+	if fmt.Sprint(res.OnlyInRun) != fmt.Sprint(wantRun) {
+		t.Errorf("OnlyInRun = %v, want %v", res.OnlyInRun, wantRun)
+	}
+	if fmt.Sprint(res.OnlyInBaseline) != fmt.Sprint(wantBase) {
+		t.Errorf("OnlyInBaseline = %v, want %v", res.OnlyInBaseline, wantBase)
+	}
+	var compared []string
+	for _, c := range res.Cells {
+		compared = append(compared, cellName(cellKey{c.Target, c.Threads}))
+	}
+	if want := []string{"mysql80@1", "mysql80@8"}; fmt.Sprint(compared) != fmt.Sprint(want) {
+		t.Errorf("compared cells = %v, want %v", compared, want)
+	}
+	s := res.Summary
+	if s.ComparedCells != 2 || s.RegressedCells != 1 || s.Verdict != v1.VerdictRegressed {
+		t.Errorf("Verdict %q, compared %d, regressed %d; want Regressed, 2, 1", s.Verdict, s.ComparedCells, s.RegressedCells)
+	}
+	if got := Short(s); got != "Regressed 1/2" {
+		t.Errorf("Short = %q, want Regressed 1/2", got)
+	}
+}
+
+func TestCompareNoCommonCells(t *testing.T) {
+	base := mkRun("nightly-202401010000", meas{"mysql80", 8, 800, 2}, meas{"mysql80", 16, 1500, 4})
+	run := mkRun("nightly-202401020000", meas{"mysql84", 8, 800, 2}, meas{"mysql80", 32, 2000, 6})
+	res := Compare(run, base, v1.RegressionPolicy{})
+	s := res.Summary
+	if s.Verdict != v1.VerdictNoBaseline {
+		t.Errorf("Verdict = %q, want %q", s.Verdict, v1.VerdictNoBaseline)
+	}
+	if s.Baseline != "nightly-202401010000" {
+		t.Errorf("Baseline = %q, want the baseline's name", s.Baseline)
+	}
+	if s.ComparedCells != 0 || s.RegressedCells != 0 {
+		t.Errorf("compared %d, regressed %d, want 0, 0", s.ComparedCells, s.RegressedCells)
+	}
+	if !strings.Contains(s.Message, "no cell in common with baseline nightly-202401010000") {
+		t.Errorf("Message = %q, want it to name the baseline", s.Message)
+	}
+	if got := Short(s); got != "NoBaseline" {
+		t.Errorf("Short = %q, want NoBaseline", got)
+	}
+	if len(res.OnlyInRun) != 2 || len(res.OnlyInBaseline) != 2 {
+		t.Errorf("OnlyInRun = %v, OnlyInBaseline = %v, want 2 each", res.OnlyInRun, res.OnlyInBaseline)
+	}
+	md := Markdown(res)
+	for _, want := range []string{
+		"# nightly-202401020000 vs nightly-202401010000\n",
+		"**Verdict: no baseline**",
+		"Not in the baseline (not compared): mysql84@8, mysql80@32\n",
+		"Measured by the baseline only (not compared): mysql80@8, mysql80@16\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "| target |") {
+		t.Errorf("Markdown has a table without common cells:\n%s", md)
+	}
+}
+
+// worstFixture is 3 targets x 8 thread counts = 24 cells, of which regressed (target@threads,
+// run QPS, run p95) against QPS 1000 and p95 10 in the baseline.
+func worstFixture(regressed ...meas) (run, base *v1.BenchmarkRun) {
+	cells := grid([]string{"a", "b", "c"}, []int32{1, 2, 4, 8, 16, 32, 64, 128}, 1000, 10)
+	base = mkRun("base", cells...)
+	for _, r := range regressed {
+		cells = withCell(cells, r)
+	}
+	return mkRun("run", cells...), base
+}
+
+func TestCompareWorst(t *testing.T) {
+	tests := []struct {
+		name      string
+		regressed []meas
+		// wantWorst is the expected Worst as target@threads, worst first.
+		wantWorst []string
+	}{
+		{
+			name: "three regressed, ordered by how far beyond the threshold",
+			regressed: []meas{
+				{"a", 1, 920, 10},  // QPS -8%: 3 beyond
+				{"b", 4, 1000, 13}, // p95 +30%: 20 beyond
+				{"c", 8, 850, 10},  // QPS -15%: 10 beyond
+			},
+			wantWorst: []string{"b@4", "c@8", "a@1"},
+		},
+		{
+			// The p95 rise is larger in percent, but less beyond its (higher) threshold.
+			name: "severity is relative to each threshold",
+			regressed: []meas{
+				{"a", 2, 1000, 12.2}, // p95 +22%: 12 beyond
+				{"a", 4, 800, 10},    // QPS -20%: 15 beyond
+			},
+			wantWorst: []string{"a@4", "a@2"},
+		},
+		{
+			name: "a cell regressed both ways counts its worse change",
+			regressed: []meas{
+				{"a", 8, 900, 10},     // QPS -10%: 5 beyond
+				{"b", 8, 930, 15},     // QPS -7%: 2 beyond, p95 +50%: 40 beyond
+				{"c", 128, 700, 10},   // QPS -30%: 25 beyond
+				{"c", 64, 1000, 11.5}, // p95 +15%: 5 beyond, ties a@8, keeps cell order
+			},
+			wantWorst: []string{"b@8", "c@128", "a@8", "c@64"},
+		},
+		{
+			name: "seven regressed, capped at five",
+			regressed: []meas{
+				{"a", 1, 940, 10},   // 1 beyond
+				{"a", 2, 930, 10},   // 2
+				{"b", 16, 1000, 17}, // 60
+				{"b", 32, 500, 10},  // 45
+				{"c", 1, 920, 10},   // 3
+				{"c", 2, 1000, 14},  // 30
+				{"c", 4, 900, 10},   // 5
+			},
+			wantWorst: []string{"b@16", "b@32", "c@2", "c@4", "c@1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run, base := worstFixture(tt.regressed...)
+			res := Compare(run, base, v1.RegressionPolicy{})
+			s := res.Summary
+			if s.Verdict != v1.VerdictRegressed {
+				t.Errorf("Verdict = %q, want Regressed", s.Verdict)
+			}
+			n := len(tt.regressed)
+			if s.ComparedCells != 24 || int(s.RegressedCells) != n {
+				t.Errorf("compared %d, regressed %d, want 24, %d", s.ComparedCells, s.RegressedCells, n)
+			}
+			var worst []string
+			for _, c := range s.Worst {
+				if !c.Regressed {
+					t.Errorf("Worst holds a cell that did not regress: %+v", c)
+				}
+				worst = append(worst, cellName(cellKey{c.Target, c.Threads}))
+			}
+			if fmt.Sprint(worst) != fmt.Sprint(tt.wantWorst) {
+				t.Errorf("Worst = %v, want %v", worst, tt.wantWorst)
+			}
+			if len(s.Worst) > MaxWorst {
+				t.Errorf("len(Worst) = %d, above MaxWorst %d", len(s.Worst), MaxWorst)
+			}
+			wantPrefix := fmt.Sprintf("%d of 24 cells regressed against base (QPS drop > 5%%, p95 rise > 10%%); worst: %s",
+				n, Describe(s.Worst[0]))
+			if !strings.HasPrefix(s.Message, wantPrefix) {
+				t.Errorf("Message = %q, want prefix %q", s.Message, wantPrefix)
+			}
+			for _, c := range s.Worst {
+				if !strings.Contains(s.Message, Describe(c)) {
+					t.Errorf("Message %q does not name worst cell %q", s.Message, Describe(c))
+				}
+			}
+			if got, want := Short(s), fmt.Sprintf("Regressed %d/24", n); got != want {
+				t.Errorf("Short = %q, want %q", got, want)
+			}
+			regressedInCells := 0
+			for _, c := range res.Cells {
+				if c.Regressed {
+					regressedInCells++
+				}
+			}
+			if regressedInCells != n {
+				t.Errorf("%d regressed cells in Cells, want %d", regressedInCells, n)
+			}
+		})
+	}
+}
+
+func TestCompareWorstNotInMessageWhenCapped(t *testing.T) {
+	run, base := worstFixture(
+		meas{"a", 1, 100, 10}, meas{"a", 2, 200, 10}, meas{"a", 4, 300, 10},
+		meas{"a", 8, 400, 10}, meas{"a", 16, 500, 10}, meas{"a", 32, 940, 10},
+	)
+	s := Compare(run, base, v1.RegressionPolicy{}).Summary
+	if s.RegressedCells != 6 || len(s.Worst) != MaxWorst {
+		t.Fatalf("regressed %d, len(Worst) %d, want 6, %d", s.RegressedCells, len(s.Worst), MaxWorst)
+	}
+	if strings.Contains(s.Message, "a at 32 threads") {
+		t.Errorf("Message names the sixth, least regressed cell: %q", s.Message)
+	}
+	if !strings.HasPrefix(s.Message, "6 of 24 cells regressed") {
+		t.Errorf("Message = %q, want it to count all 6", s.Message)
+	}
+}
+
+func TestShort(t *testing.T) {
+	tests := []struct {
+		c    v1.Comparison
+		want string
+	}{
+		{v1.Comparison{Verdict: v1.VerdictRegressed, RegressedCells: 3, ComparedCells: 24}, "Regressed 3/24"},
+		{v1.Comparison{Verdict: v1.VerdictNoRegression, ComparedCells: 24}, "OK 0/24"},
+		{v1.Comparison{Verdict: v1.VerdictNoBaseline}, "NoBaseline"},
+		{v1.Comparison{Verdict: v1.VerdictNoBaseline, Baseline: "x"}, "NoBaseline"},
+		{v1.Comparison{}, "NoBaseline"},
+	}
+	for _, tt := range tests {
+		if got := Short(tt.c); got != tt.want {
+			t.Errorf("Short(%+v) = %q, want %q", tt.c, got, tt.want)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		c    v1.CellChange
+		want string
+	}{
+		{v1.CellChange{Target: "mysql80", Threads: 64, QPSChangePercent: -12.3, BaselineP95Ms: 10, P95Ms: 11.5, P95ChangePercent: 15},
+			"mysql80 at 64 threads: QPS -12.3%, p95 +15.0%"},
+		{v1.CellChange{Target: "mysql80", Threads: 1, QPSChangePercent: 4},
+			"mysql80 at 1 threads: QPS +4.0%"},
+		{v1.CellChange{Target: "m", Threads: 8, QPSChangePercent: -6, BaselineP95Ms: 0, P95Ms: 3, P95ChangePercent: 0},
+			"m at 8 threads: QPS -6.0%"},
+	}
+	for _, tt := range tests {
+		if got := Describe(tt.c); got != tt.want {
+			t.Errorf("Describe(%+v) = %q, want %q", tt.c, got, tt.want)
+		}
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	base := mkRun("run-1",
+		meas{"mysql80", 1, 100, 1},
+		meas{"mysql80", 8, 800, 2},
+		meas{"mysql80", 64, 3000, 0}, // no p95 in the baseline
+		meas{"mysql84", 8, 900, 2},
+		meas{"mysql57", 8, 700, 3},
+	)
+	run := mkRun("run-2",
+		meas{"mysql80", 1, 100, 1},
+		meas{"mysql80", 8, 700, 2}, // QPS -12.5%
+		meas{"mysql80", 64, 3100, 9},
+		meas{"mysql84", 8, 900, 2.5}, // p95 +25%
+		meas{"mariadb", 8, 850, 2},
+	)
+	res := Compare(run, base, v1.RegressionPolicy{QPSDropPercent: f(2.5)})
+	md := Markdown(res)
+
+	for _, want := range []string{
+		"# run-2 vs run-1\n",
+		"QPS dropped by more than 2.5% or its p95 latency rose by more than 10%.",
+		"**Verdict: regressed**: 2 of 4 cells regressed against run-1",
+		"| target | threads | baseline QPS | QPS | QPS change | baseline p95 ms | p95 ms | p95 change | |\n",
+		"| mysql80 | 1 | 100.0 | 100.0 | +0.0% | 1.00 | 1.00 | +0.0% |  |\n",
+		"| mysql80 | 8 | 800.0 | 700.0 | -12.5% | 2.00 | 2.00 | +0.0% | **regressed** |\n",
+		"| mysql80 | 64 | 3000.0 | 3100.0 | +3.3% | - | - | - |  |\n",
+		"| mysql84 | 8 | 900.0 | 900.0 | +0.0% | 2.00 | 2.50 | +25.0% | **regressed** |\n",
+		"Not in the baseline (not compared): mariadb@8\n",
+		"Measured by the baseline only (not compared): mysql57@8\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+
+	var rows, marked int
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| target |") {
+			continue
+		}
+		rows++
+		if strings.Contains(line, "**regressed**") {
+			marked++
+		}
+		for _, c := range []string{"mariadb", "mysql57"} {
+			if strings.HasPrefix(line, "| "+c+" ") {
+				t.Errorf("not-compared cell %s has a row: %q", c, line)
+			}
+		}
+	}
+	if rows != len(res.Cells) || rows != 4 {
+		t.Errorf("%d table rows, want one per compared cell (%d)", rows, len(res.Cells))
+	}
+	if marked != 2 {
+		t.Errorf("%d rows marked regressed, want 2", marked)
+	}
+	if n := strings.Count(md, "**regressed**"); n != 2 {
+		t.Errorf("%d **regressed** markers in the document, want 2 (one per regressed row)", n)
+	}
+}
+
+func TestMarkdownNoRegression(t *testing.T) {
+	cells := grid([]string{"mysql80"}, []int32{1, 8}, 1000, 5)
+	md := Markdown(Compare(mkRun("run-2", cells...), mkRun("run-1", cells...), v1.RegressionPolicy{}))
+	for _, want := range []string{"# run-2 vs run-1\n", "**Verdict: no regression**: 0 of 2 cells regressed against run-1"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	for _, unwanted := range []string{"**regressed**", "not compared"} {
+		if strings.Contains(md, unwanted) {
+			t.Errorf("Markdown has %q:\n%s", unwanted, md)
+		}
+	}
+}
