@@ -260,20 +260,35 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 	children []*v1.BenchmarkRun, now time.Time) (ctrl.Result, error) {
 	cronSched, reason, err := ParseSchedule(sched.Spec)
 	if err != nil {
+		sched.Status.NextScheduleTime = nil
 		r.stall(sched, reason, err.Error())
 		return ctrl.Result{}, nil // only a spec change can fix it; that brings a reconcile
 	}
 	next := cronSched.Next(now)
 	if next.IsZero() {
+		sched.Status.NextScheduleTime = nil
 		r.stall(sched, ReasonNeverFires, fmt.Sprintf("spec.schedule %q never fires (no such date within five years): fix the day and month fields", sched.Spec.Schedule))
 		return ctrl.Result{}, nil
 	}
-	setScheduleCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, ReasonValid, "the schedule is valid")
+	// A run that could not be created (a foreign run holds its name, or the API server refused
+	// the template) keeps the schedule Stalled until a later run is created or the spec changes.
+	stuck := false
+	if c := meta.FindStatusCondition(sched.Status.Conditions, v1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue &&
+		c.ObservedGeneration == sched.Generation && (c.Reason == ReasonRunNameTaken || c.Reason == ReasonInvalidTemplate) {
+		stuck = true
+	}
+	ready := func(reason, message string) {
+		if !stuck {
+			setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, reason, message)
+		}
+	}
+	if !stuck {
+		setScheduleCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, ReasonValid, "the schedule is valid")
+	}
 
 	if sched.Spec.IsSuspended() {
 		sched.Status.NextScheduleTime = nil
-		setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonSuspended,
-			fmt.Sprintf("suspended: no new runs (%d active)", len(sched.Status.Active)))
+		ready(ReasonSuspended, fmt.Sprintf("suspended: no new runs (%d active)", len(sched.Status.Active)))
 		return ctrl.Result{}, nil
 	}
 	nextTime := metav1.NewTime(next)
@@ -282,8 +297,7 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 
 	due := lastDue(cronSched, handledUntil(sched, children), now)
 	if due.IsZero() {
-		setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonScheduled,
-			"next run at "+next.UTC().Format(time.RFC3339))
+		ready(ReasonScheduled, "next run at "+next.UTC().Format(time.RFC3339))
 		return wake, nil
 	}
 	if d := sched.Spec.StartingDeadlineSeconds; d != nil && now.Sub(due) > time.Duration(*d)*time.Second {
@@ -292,15 +306,14 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 		r.Recorder.Eventf(sched, corev1.EventTypeWarning, ReasonMissedSchedule,
 			"the run due at %s did not start within startingDeadlineSeconds (%d s): it would be %s late; skipped",
 			due.UTC().Format(time.RFC3339), *d, now.Sub(due).Round(time.Second))
-		setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonScheduled,
-			"next run at "+next.UTC().Format(time.RFC3339))
+		ready(ReasonScheduled, "next run at "+next.UTC().Format(time.RFC3339))
 		return wake, nil
 	}
 
 	switch sched.Spec.ConcurrencyPolicyOrDefault() {
 	case v1.ConcurrencyForbid:
 		if len(sched.Status.Active) > 0 {
-			setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonWaitingForRun,
+			ready(ReasonWaitingForRun,
 				fmt.Sprintf("the run due at %s waits for %s to finish (concurrencyPolicy Forbid)",
 					due.UTC().Format(time.RFC3339), sched.Status.Active[0]))
 			// The active run's completion brings a reconcile; the deadline may pass before that.
@@ -391,10 +404,9 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 		}
 		if !metav1.IsControlledBy(existing, sched) {
 			sched.Status.LastMissedTime = &dueTime
-			msg := fmt.Sprintf("the run due at %s is named %s, but a BenchmarkRun of that name exists that this schedule does not own: delete or rename it",
-				due.UTC().Format(time.RFC3339), run.Name)
-			setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionFalse, ReasonRunNameTaken, msg)
-			r.Recorder.Event(sched, corev1.EventTypeWarning, ReasonRunNameTaken, msg)
+			r.stall(sched, ReasonRunNameTaken, fmt.Sprintf(
+				"the run due at %s is named %s, but a BenchmarkRun of that name exists that this schedule does not own: delete or rename it",
+				due.UTC().Format(time.RFC3339), run.Name))
 			return nil
 		}
 		// Created before a restart: the deterministic name makes this a no-op.
@@ -411,6 +423,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 		sched.Status.Active = append(sched.Status.Active, run.Name)
 	}
 	sched.Status.LastScheduleTime = &dueTime
+	setScheduleCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, ReasonValid, "the schedule is valid")
 	setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonScheduled,
 		fmt.Sprintf("created %s; next run at %s", run.Name, sched.Status.NextScheduleTime.UTC().Format(time.RFC3339)))
 	return nil
@@ -423,7 +436,6 @@ func (r *BenchmarkScheduleReconciler) stall(sched *v1.BenchmarkSchedule, reason,
 	if old == nil || old.Status != metav1.ConditionTrue || old.Message != message {
 		r.Recorder.Event(sched, corev1.EventTypeWarning, reason, message)
 	}
-	sched.Status.NextScheduleTime = nil
 	setScheduleCondition(sched, v1.ConditionStalled, metav1.ConditionTrue, reason, message)
 	setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionFalse, reason, message)
 }

@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -106,6 +108,13 @@ type operatorOptions struct {
 	log string
 	// restConfig is the API server to run against; the suite's envtest when nil.
 	restConfig *rest.Config
+	// schedules also runs the BenchmarkSchedule controller, with scheduleClock (real when nil).
+	schedules     bool
+	scheduleClock clock.PassiveClock
+	// noRuns leaves the BenchmarkRun controller out: the test writes the runs' status itself.
+	noRuns bool
+	// metricsAddr serves /metrics there (host:port); off when empty.
+	metricsAddr string
 }
 
 func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
@@ -116,7 +125,7 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:     testenv.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Metrics:    metricsserver.Options{BindAddress: cmp.Or(o.metricsAddr, "0")},
 		Cache:      controllers.CacheOptions(cacheFor(ns)),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -134,8 +143,21 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 		ServerReadyTimeout: o.readyTimeout,
 		SchedulingGrace:    o.schedulingGrace,
 	}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
+	if !o.noRuns {
+		if err := r.SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o.schedules {
+		sr := &controllers.BenchmarkScheduleReconciler{
+			Client:   mgr.GetClient(),
+			Scheme:   mgr.GetScheme(),
+			Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
+			Clock:    o.scheduleClock,
+		}
+		if err := sr.SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &operator{cancel: cancel, done: make(chan error, 1), logs: logs}

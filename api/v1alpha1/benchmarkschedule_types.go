@@ -28,8 +28,9 @@ const (
 
 // Condition types a BenchmarkSchedule and the runs it compares carry, besides Ready.
 const (
-	// ConditionReconciling is True while the object is changing: a run is active, or a schedule's
-	// new spec has not been acted on yet (kstatus' "abnormal-true" condition).
+	// ConditionReconciling is True while a BenchmarkRun has not finished (kstatus'
+	// "abnormal-true" condition). A schedule does not carry it: its observedGeneration says
+	// whether its spec was acted on, and its runs are objects of their own.
 	ConditionReconciling = "Reconciling"
 	// ConditionStalled is True when the object cannot make progress without a change from the
 	// user: a failed run, or a schedule whose cron expression or time zone is invalid.

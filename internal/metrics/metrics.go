@@ -84,7 +84,16 @@ func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.Step
 	if sched != "" {
 		key := [2]string{run.Namespace, sched}
 		mu.Lock()
-		if shown[key] != run.Name {
+		current := shown[key]
+		switch {
+		case current == run.Name:
+		case run.Name < current:
+			// An older run of the schedule still running (concurrencyPolicy Allow): the gauges
+			// show the newest run; a schedule's run names sort by scheduled time.
+			mu.Unlock()
+			observeDuration(run, sched, step)
+			return
+		default:
 			// A newer run of the schedule: its series replace the previous run's.
 			for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95} {
 				g.DeletePartialMatch(prometheus.Labels{LabelNamespace: run.Namespace, LabelSchedule: sched})
@@ -102,6 +111,10 @@ func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.Step
 	if step.Latency.P95Ms > 0 {
 		stepP95.With(l).Set(step.Latency.P95Ms / 1000)
 	}
+	observeDuration(run, sched, step)
+}
+
+func observeDuration(run *v1.BenchmarkRun, sched string, step v1.StepResult) {
 	if step.StartTime != nil && step.FinishTime != nil {
 		stepDuration.WithLabelValues(run.Namespace, sched).Observe(step.FinishTime.Sub(step.StartTime.Time).Seconds())
 	}
