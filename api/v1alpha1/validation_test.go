@@ -2,6 +2,7 @@ package v1alpha1_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -317,7 +318,7 @@ func TestSamplesAreAccepted(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 				t.Fatalf("%s document %d: %v", f, i, err)
 			}
-			if u.GetKind() != "BenchmarkRun" {
+			if u.GetKind() != "BenchmarkRun" && u.GetKind() != "BenchmarkSchedule" {
 				continue
 			}
 			u.SetNamespace("default")
@@ -327,8 +328,8 @@ func TestSamplesAreAccepted(t *testing.T) {
 			n++
 		}
 	}
-	if n < 2 {
-		t.Fatalf("found %d BenchmarkRun samples in config/samples, want at least 2", n)
+	if n < 3 {
+		t.Fatalf("found %d BenchmarkRun/BenchmarkSchedule samples in config/samples, want at least 3", n)
 	}
 }
 
@@ -370,4 +371,65 @@ func readAll(t *testing.T, r io.Reader) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func validSchedule(name string) *v1.BenchmarkSchedule {
+	return &v1.BenchmarkSchedule{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: v1.BenchmarkScheduleSpec{
+			Schedule: "0 2 * * *",
+			Template: v1.BenchmarkRunTemplate{Spec: validRun("unused").Spec},
+		},
+	}
+}
+
+func TestScheduleValidation(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(s *v1.BenchmarkSchedule)
+		want   string
+	}{
+		{"name too long for its run names", func(s *v1.BenchmarkSchedule) { s.Name = strings.Repeat("n", 51) },
+			"metadata.name must be at most 50 characters"},
+		{"time zone inside the schedule", func(s *v1.BenchmarkSchedule) { s.Spec.Schedule = "CRON_TZ=Europe/Berlin 0 2 * * *" },
+			"set spec.timeZone instead"},
+		{"empty schedule", func(s *v1.BenchmarkSchedule) { s.Spec.Schedule = "" }, "spec.schedule"},
+		{"unknown concurrency policy", func(s *v1.BenchmarkSchedule) { s.Spec.ConcurrencyPolicy = "Queue" }, `Unsupported value: "Queue"`},
+		{"no successful history", func(s *v1.BenchmarkSchedule) { s.Spec.SuccessfulRunsHistoryLimit = ptr.To[int32](0) },
+			"spec.successfulRunsHistoryLimit"},
+		{"negative QPS threshold", func(s *v1.BenchmarkSchedule) { s.Spec.Regression.QPSDropPercent = ptr.To(-1.0) },
+			"spec.regression.qpsDropPercent"},
+		{"zero starting deadline", func(s *v1.BenchmarkSchedule) { s.Spec.StartingDeadlineSeconds = ptr.To[int64](0) },
+			"spec.startingDeadlineSeconds"},
+		// The template is a BenchmarkRun spec: its own rules apply at admission.
+		{"template with duplicate targets", func(s *v1.BenchmarkSchedule) { s.Spec.Template.Spec.Targets[1].Name = s.Spec.Template.Spec.Targets[0].Name },
+			"target names must be unique"},
+		{"template with descending threads", func(s *v1.BenchmarkSchedule) { s.Spec.Template.Spec.Ladder.Threads = []int32{8, 4} },
+			"spec.template.spec.ladder: Invalid value: \"object\": ladder.threads must be strictly ascending"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := validSchedule(fmt.Sprintf("sched-%d", i))
+			tc.mutate(s)
+			err := k8s.Create(context.Background(), s)
+			if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want an Invalid error containing %q, got %v", tc.want, err)
+			}
+		})
+	}
+
+	ok := validSchedule("sched-defaults")
+	if err := k8s.Create(context.Background(), ok); err != nil {
+		t.Fatalf("a valid schedule was refused: %v", err)
+	}
+	got := &v1.BenchmarkSchedule{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(ok), got); err != nil {
+		t.Fatal(err)
+	}
+	sp := got.Spec
+	if sp.ConcurrencyPolicy != v1.ConcurrencyForbid || sp.SuccessfulRunsHistoryLimit == nil || *sp.SuccessfulRunsHistoryLimit != 3 ||
+		sp.FailedRunsHistoryLimit == nil || *sp.FailedRunsHistoryLimit != 1 || sp.Regression.QPSDropPercent == nil ||
+		*sp.Regression.QPSDropPercent != 5 || *sp.Regression.P95RisePercent != 10 || sp.Template.Spec.Cleanup != v1.CleanupAlways {
+		t.Errorf("defaults not applied: %+v", sp)
+	}
 }
