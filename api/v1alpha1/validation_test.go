@@ -402,7 +402,9 @@ func TestScheduleValidation(t *testing.T) {
 		{"zero starting deadline", func(s *v1.BenchmarkSchedule) { s.Spec.StartingDeadlineSeconds = ptr.To[int64](0) },
 			"spec.startingDeadlineSeconds"},
 		// The template is a BenchmarkRun spec: its own rules apply at admission.
-		{"template with duplicate targets", func(s *v1.BenchmarkSchedule) { s.Spec.Template.Spec.Targets[1].Name = s.Spec.Template.Spec.Targets[0].Name },
+		{"template with duplicate targets", func(s *v1.BenchmarkSchedule) {
+			s.Spec.Template.Spec.Targets[1].Name = s.Spec.Template.Spec.Targets[0].Name
+		},
 			"target names must be unique"},
 		{"template with descending threads", func(s *v1.BenchmarkSchedule) { s.Spec.Template.Spec.Ladder.Threads = []int32{8, 4} },
 			"spec.template.spec.ladder: Invalid value: \"object\": ladder.threads must be strictly ascending"},
