@@ -436,7 +436,7 @@ func TestArgoCDHealthOfSchedules(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
 	op := startArgoScheduleManager(t, ns)
-	schedule := func(name, cron string, suspend bool) *v1.BenchmarkSchedule {
+	schedule := func(name, cron string, suspend bool) {
 		s := &v1.BenchmarkSchedule{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			Spec: v1.BenchmarkScheduleSpec{
@@ -450,7 +450,6 @@ func TestArgoCDHealthOfSchedules(t *testing.T) {
 		if err := k8s.Create(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		return s
 	}
 	const yearly = "0 2 1 1 *" // valid, and never due while the test runs (but on 1 January at 02:00 UTC)
 	schedule("broken", "not a cron", false)

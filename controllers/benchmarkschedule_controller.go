@@ -133,7 +133,7 @@ func ParseSchedule(spec v1.BenchmarkScheduleSpec) (sched cron.Schedule, reason s
 	s, err := cron.ParseStandard(spec.Schedule)
 	if err != nil {
 		return nil, ReasonInvalidSchedule, fmt.Errorf(
-			"spec.schedule %q: %v: write five fields (minute hour day-of-month month day-of-week), e.g. \"0 2 * * *\", or a macro such as @daily",
+			"spec.schedule %q: %w: write five fields (minute hour day-of-month month day-of-week), e.g. \"0 2 * * *\", or a macro such as @daily",
 			spec.Schedule, err)
 	}
 	if ss, ok := s.(*cron.SpecSchedule); ok {

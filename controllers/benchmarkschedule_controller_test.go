@@ -796,7 +796,7 @@ func scrape(t *testing.T, addr string) string {
 			if rerr == nil && resp.StatusCode == http.StatusOK {
 				return string(b)
 			}
-			err = fmt.Errorf("status %d, %v", resp.StatusCode, rerr)
+			err = fmt.Errorf("status %d, %w", resp.StatusCode, rerr)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("scrape %s: %v", addr, err)
