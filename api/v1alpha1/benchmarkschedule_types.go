@@ -252,7 +252,7 @@ type CellChange struct {
 // +kubebuilder:printcolumn:name="Last Run",type=string,JSONPath=`.status.lastRun`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.lastRunPhase`
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
-// +kubebuilder:printcolumn:name="Next",type=date,JSONPath=`.status.nextScheduleTime`
+// +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.nextScheduleTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="metadata.name must be at most 50 characters: runs are named <schedule>-<yyyymmddhhmm> and a run name is at most 63"
 type BenchmarkSchedule struct {
