@@ -676,6 +676,7 @@ func TestThresholdsAndPinnedBaselineAreHonoured(t *testing.T) {
 	}
 
 	// A pinned baseline that does not exist: NoBaseline, saying what to fix.
+	s.clock.SetTime(time.Now())
 	gone := nightly(ns, "gone", "0 * * * *")
 	gone.Spec.Regression.BaselineRun = "no-such-run"
 	createSchedule(t, gone)
