@@ -258,6 +258,34 @@ func TestNewerRunReplacesSchedulesSeries(t *testing.T) {
 	}
 }
 
+// With concurrencyPolicy Allow an older run of a schedule may still record steps after a newer
+// one started: the gauges keep showing the newest run (run names sort by scheduled time), and the
+// older run's step durations still count.
+func TestOlderOverlappingRunDoesNotReplaceTheNewest(t *testing.T) {
+	ns := "overlap"
+	older := mkRun(ns, "hourly-202611220100", "hourly")
+	newer := mkRun(ns, "hourly-202611220200", "hourly")
+	start := metav1.NewTime(time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC))
+	finish := metav1.NewTime(start.Add(30 * time.Second))
+	RecordStep(older, "mysql80", "8.0.36", step(1, 100, 5, 2))
+	RecordStep(newer, "mysql80", "8.0.36", step(1, 110, 5, 2))
+	late := step(2, 200, 10, 2)
+	late.StartTime, late.FinishTime = &start, &finish
+	RecordStep(older, "mysql80", "8.0.36", late)
+	for _, g := range resultGauges {
+		if got := runsOf(t, ns, g); fmt.Sprint(got) != "[hourly-202611220200]" {
+			t.Errorf("%s runs = %v, want only the newest run", g, got)
+		}
+	}
+	var count uint64
+	for _, m := range series(t, ns, "mysqlbench_step_duration_seconds") {
+		count += m.GetHistogram().GetSampleCount()
+	}
+	if count != 1 {
+		t.Errorf("step durations observed %d, want the older run's step counted once", count)
+	}
+}
+
 func TestStandaloneRunsKeepTheirSeries(t *testing.T) {
 	ns := "standalone"
 	for i := 1; i <= 3; i++ {
