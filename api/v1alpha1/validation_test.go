@@ -435,3 +435,45 @@ func TestScheduleValidation(t *testing.T) {
 		t.Errorf("defaults not applied: %+v", sp)
 	}
 }
+
+// kubectl get bms shows the newest run and its verdict (the printer columns).
+func TestKubectlGetSchedulesShowsTheVerdict(t *testing.T) {
+	ctx := context.Background()
+	s := validSchedule("verdict-columns")
+	if err := k8s.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	next := metav1.NewTime(time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC))
+	s.Status = v1.BenchmarkScheduleStatus{LastRun: "verdict-columns-202611220100", LastRunPhase: v1.RunSucceeded,
+		Verdict: "Regressed 2/10", NextScheduleTime: &next}
+	if err := k8s.Status().Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	user, err := env.AddUser(envtest.User{Name: "getter", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl, err := user.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := kubectl.Run("get", "bms", "verdict-columns", "-n", "default")
+	out := readAll(t, stdout)
+	if err != nil {
+		t.Fatalf("kubectl get bms: %v\n%s", err, readAll(t, stderr))
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("kubectl get bms printed:\n%s", out)
+	}
+	for _, want := range []string{"SCHEDULE", "SUSPEND", "LAST RUN", "PHASE", "VERDICT", "NEXT"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("header lacks %s: %q", want, lines[0])
+		}
+	}
+	for _, want := range []string{"0 2 * * *", "verdict-columns-202611220100", "Succeeded", "Regressed 2/10", "2026-11-23T01:00:00Z"} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("row lacks %q: %q", want, lines[1])
+		}
+	}
+}
