@@ -20,11 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -386,56 +383,19 @@ func TestArgoCDHealthOfAFailedRun(t *testing.T) {
 	}
 }
 
-// startArgoScheduleManager runs only the BenchmarkSchedule controller, on the real clock, for
-// namespace ns.
-func startArgoScheduleManager(t *testing.T, ns string) *operator {
-	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:     testenv.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      controllers.CacheOptions(cacheFor(ns)),
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &controllers.BenchmarkScheduleReconciler{
-		Client:   mgr.GetClient(),
-		Scheme:   mgr.GetScheme(),
-		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	op := &operator{cancel: cancel, done: make(chan error, 1)}
-	go func() { op.done <- mgr.Start(ctx) }()
-	t.Cleanup(op.stop)
-	return op
-}
-
 // waitArgoSchedule polls schedule name until the controller has written the status of its
 // current generation.
 func waitArgoSchedule(t *testing.T, ns, name string) *v1.BenchmarkSchedule {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	s := &v1.BenchmarkSchedule{}
-	for {
-		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s)
-		if err == nil && s.Status.ObservedGeneration == s.Generation && meta.FindStatusCondition(s.Status.Conditions, v1.ConditionReady) != nil {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for the status of schedule %s generation %d: %+v", name, s.Generation, s.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return waitScheduleFor(t, ns, name, 30*time.Second, "the status of its current generation", func(s *v1.BenchmarkSchedule) bool {
+		return s.Status.ObservedGeneration == s.Generation && meta.FindStatusCondition(s.Status.Conditions, v1.ConditionReady) != nil
+	})
 }
 
 func TestArgoCDHealthOfSchedules(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	op := startArgoScheduleManager(t, ns)
+	op := startOperator(t, ns, operatorOptions{schedules: true, noRuns: true})
 	schedule := func(name, cron string, suspend bool) {
 		s := &v1.BenchmarkSchedule{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -507,7 +467,7 @@ func TestArgoCDHealthOfSchedules(t *testing.T) {
 	wantArgo(t, "BenchmarkSchedule", broken, "Progressing", "waiting for the operator to observe generation 2")
 	wantKstatus(t, "BenchmarkSchedule", broken, kstatus.InProgressStatus)
 
-	startArgoScheduleManager(t, ns)
+	startOperator(t, ns, operatorOptions{schedules: true, noRuns: true})
 	fixed := waitArgoSchedule(t, ns, "broken")
 	wantArgo(t, "BenchmarkSchedule", fixed, "Healthy", "next run at ")
 	wantKstatus(t, "BenchmarkSchedule", fixed, kstatus.CurrentStatus)

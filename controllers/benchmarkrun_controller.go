@@ -94,7 +94,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		// Everything the run created is owned by it; the garbage collector removes it.
 		return ctrl.Result{}, nil
 	}
-	if run.Status.Phase == v1.RunSucceeded || run.Status.Phase == v1.RunFailed {
+	if run.Status.Phase.Finished() {
 		return ctrl.Result{}, nil
 	}
 

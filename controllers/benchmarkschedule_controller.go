@@ -173,22 +173,18 @@ func scheduledTime(run *v1.BenchmarkRun) time.Time {
 	return run.CreationTimestamp.Time
 }
 
-func finished(run *v1.BenchmarkRun) bool {
-	return run.Status.Phase == v1.RunSucceeded || run.Status.Phase == v1.RunFailed
-}
-
 // summarize derives the status fields that describe the runs: active runs, the newest finished
 // run and the newest comparison (also exported as metrics, so a restarted manager shows them).
 func summarize(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
 	st := &sched.Status
 	st.Active = nil
 	for _, run := range children {
-		if !finished(run) {
+		if !run.Status.Phase.Finished() {
 			st.Active = append(st.Active, run.Name)
 		}
 	}
 	for i := len(children) - 1; i >= 0; i-- {
-		if run := children[i]; finished(run) {
+		if run := children[i]; run.Status.Phase.Finished() {
 			st.LastRun, st.LastRunPhase = run.Name, run.Status.Phase
 			break
 		}
@@ -210,13 +206,7 @@ func summarize(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
 		}
 		st.LastComparison = c.DeepCopy()
 		st.Verdict = compare.Short(*c)
-		status, reason := metav1.ConditionFalse, ReasonNoRegression
-		switch c.Verdict {
-		case v1.VerdictRegressed:
-			status, reason = metav1.ConditionTrue, ReasonRegressed
-		case v1.VerdictNoBaseline:
-			reason = ReasonNoBaseline
-		}
+		status, reason := regressedCondition(*c)
 		setScheduleCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+c.Message)
 		metrics.RecordComparison(sched.Namespace, sched.Name, *c)
 		break
@@ -326,7 +316,7 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 		}
 	case v1.ConcurrencyReplace:
 		for _, run := range children {
-			if finished(run) || !run.DeletionTimestamp.IsZero() {
+			if run.Status.Phase.Finished() || !run.DeletionTimestamp.IsZero() {
 				continue
 			}
 			if err := r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {

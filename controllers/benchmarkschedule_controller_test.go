@@ -89,18 +89,7 @@ func createSchedule(t *testing.T, s *v1.BenchmarkSchedule) *v1.BenchmarkSchedule
 // waitSchedule polls the schedule until cond holds.
 func waitSchedule(t *testing.T, ns, name, what string, cond func(*v1.BenchmarkSchedule) bool) *v1.BenchmarkSchedule {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	s := &v1.BenchmarkSchedule{}
-	for {
-		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s)
-		if err == nil && cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; status: %+v", what, s.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return waitScheduleFor(t, ns, name, 20*time.Second, what, cond)
 }
 
 // runsOf lists the schedule's runs by name.
@@ -279,7 +268,7 @@ func TestScheduleCreatesTheRunOnTimeInItsTimeZone(t *testing.T) {
 		!got.Status.NextScheduleTime.Equal(&metav1.Time{Time: due.AddDate(0, 0, 1)}) {
 		t.Errorf("status %+v", got.Status)
 	}
-	assertScheduleEvents(t, ns, "nightly", "Created")
+	assertEvents(t, ns, "nightly", "Created")
 }
 
 func TestMissedWindowInsideAndOutsideTheStartingDeadline(t *testing.T) {
@@ -307,7 +296,7 @@ func TestMissedWindowInsideAndOutsideTheStartingDeadline(t *testing.T) {
 		t.Errorf("lastMissedTime %s, want %s", got.Status.LastMissedTime, h2)
 	}
 	waitRuns(t, ns, "hourly", run1)
-	assertScheduleEvents(t, ns, "hourly", "Created", controllers.ReasonMissedSchedule)
+	assertEvents(t, ns, "hourly", "Created", controllers.ReasonMissedSchedule)
 
 	// Without a deadline, a manager down for three hours starts one run, for the newest time.
 	s.clock.SetTime(time.Now())
@@ -366,7 +355,7 @@ func TestReplaceDeletesTheActiveRun(t *testing.T) {
 	waitRuns(t, ns, "replace", first)
 	s.at("replace", h1.Add(time.Hour+time.Second))
 	waitRuns(t, ns, "replace", "replace-"+h1.Add(time.Hour).UTC().Format("200601021504"))
-	assertScheduleEvents(t, ns, "replace", "Created", "Replaced")
+	assertEvents(t, ns, "replace", "Created", "Replaced")
 }
 
 func TestSuspendedScheduleCreatesNothing(t *testing.T) {
@@ -427,7 +416,7 @@ func TestHistoryLimitsPruneTheOldestRuns(t *testing.T) {
 	if got.Status.LastRunPhase != v1.RunSucceeded || len(got.Status.Active) != 0 || got.Status.LastSuccessfulTime == nil {
 		t.Errorf("status %+v", got.Status)
 	}
-	assertScheduleEvents(t, ns, "hist", "Created", "Pruned")
+	assertEvents(t, ns, "hist", "Created", "Pruned")
 }
 
 func TestDeterministicNamesSurviveARestartAndForeignRunsAreNotAdopted(t *testing.T) {
@@ -636,7 +625,7 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 	if got.Status.LastComparison == nil || got.Status.LastComparison.Run != name(2) {
 		t.Errorf("lastComparison %+v", got.Status.LastComparison)
 	}
-	assertScheduleEvents(t, ns, "reg", "Created", controllers.ReasonNoBaseline, controllers.ReasonNoRegression, controllers.ReasonRegressed)
+	assertEvents(t, ns, "reg", "Created", controllers.ReasonNoBaseline, controllers.ReasonNoRegression, controllers.ReasonRegressed)
 	assertWarning(t, ns, "reg", controllers.ReasonRegressed, "mariadb-psoff at 1 threads")
 }
 
@@ -803,37 +792,6 @@ func scrape(t *testing.T, addr string) string {
 			t.Fatalf("scrape %s: %v", addr, err)
 		}
 		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// assertScheduleEvents waits until the schedule has an Event of each reason.
-func assertScheduleEvents(t *testing.T, ns, name string, reasons ...string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		events := &corev1.EventList{}
-		if err := k8s.List(context.Background(), events, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{}
-		for _, e := range events.Items {
-			if e.InvolvedObject.Kind == "BenchmarkSchedule" && e.InvolvedObject.Name == name {
-				seen[e.Reason] = true
-			}
-		}
-		var missing []string
-		for _, r := range reasons {
-			if !seen[r] {
-				missing = append(missing, r)
-			}
-		}
-		if len(missing) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("schedule %s lacks Events %v (has %v)", name, missing, seen)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -99,13 +99,7 @@ func (r *BenchmarkScheduleReconciler) recordComparison(ctx context.Context, sche
 	before := run.DeepCopy()
 	summary := res.Summary
 	run.Status.Comparison = &summary
-	status, reason := metav1.ConditionFalse, ReasonNoRegression
-	switch summary.Verdict {
-	case v1.VerdictRegressed:
-		status, reason = metav1.ConditionTrue, ReasonRegressed
-	case v1.VerdictNoBaseline:
-		reason = ReasonNoBaseline
-	}
+	status, reason := regressedCondition(summary)
 	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{
 		Type: v1.ConditionRegressed, Status: status, Reason: reason, Message: truncate(summary.Message, 32768),
 		ObservedGeneration: run.Generation, LastTransitionTime: metav1.NewTime(r.Clock.Now().Truncate(1e9)),
@@ -123,4 +117,17 @@ func (r *BenchmarkScheduleReconciler) recordComparison(ctx context.Context, sche
 	r.Recorder.Event(run, kind, reason, summary.Message)
 	r.Recorder.Event(sched, kind, reason, run.Name+": "+summary.Message)
 	return nil
+}
+
+// regressedCondition is the Regressed condition's status and reason for a comparison, the same
+// on the run and on its schedule.
+func regressedCondition(c v1.Comparison) (metav1.ConditionStatus, string) {
+	switch c.Verdict {
+	case v1.VerdictRegressed:
+		return metav1.ConditionTrue, ReasonRegressed
+	case v1.VerdictNoBaseline:
+		return metav1.ConditionFalse, ReasonNoBaseline
+	default:
+		return metav1.ConditionFalse, ReasonNoRegression
+	}
 }

@@ -149,7 +149,7 @@ func (tx *transition) exportMetrics() {
 			metrics.RecordStep(tx.run, t.Name, t.ServerVersion, s)
 		}
 	}
-	if p := tx.run.Status.Phase; p != tx.before.Status.Phase && (p == v1.RunSucceeded || p == v1.RunFailed) {
+	if p := tx.run.Status.Phase; p != tx.before.Status.Phase && p.Finished() {
 		metrics.RecordOutcome(tx.run, p)
 	}
 }

@@ -134,3 +134,6 @@ func (s BenchmarkScheduleSpec) FailedHistory() int {
 	}
 	return max(0, int(*s.FailedRunsHistoryLimit))
 }
+
+// Finished says whether the run is done: Succeeded or Failed.
+func (p RunPhase) Finished() bool { return p == RunSucceeded || p == RunFailed }
