@@ -73,12 +73,18 @@ verify: manifests generate ## Fail when generated files or formatting are stale 
 	@git diff --exit-code -- config api || { echo "generated files are stale: run make manifests generate and commit"; exit 1; }
 	@test -z "$$(git ls-files --others --exclude-standard config api)" || { git ls-files --others --exclude-standard config api; echo "untracked generated files: commit them"; exit 1; }
 
+.PHONY: host-deps-test host-deps-cluster
+host-deps-test: ## Install (as root) the Debian packages of the real sysbench tests; warn otherwise.
+	@hack/host-deps.sh --optional test
+host-deps-cluster: ## Install (as root) the Debian packages of the local cluster, or name what is missing.
+	@hack/host-deps.sh cluster
+
 .PHONY: test-assets
 test-assets: $(SETUP_ENVTEST) ## Get the envtest API server and etcd (setup-envtest, else built offline).
 	@SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) ## Run all tests (envtest against a real API server, real sysbench when installed).
+test: host-deps-test manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) ## Run all tests (envtest against a real API server, real sysbench against MariaDB).
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
 		go test $(GO_TEST_FLAGS) ./...
 
@@ -86,7 +92,7 @@ test: manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) ## Run all tes
 test-e2e: ## Run test/e2e against the cluster of your kubeconfig (operator installed; E2E_IMAGES, E2E_SYSBENCH_IMAGE).
 	go test -tags e2e -count=1 -v -run '^Test' -timeout 60m ./test/e2e/...
 
-test-e2e-local: $(HELM) ## Local cluster + operator by Helm + test/e2e, then stop the cluster (needs root; KEEP_CLUSTER=1 keeps it).
+test-e2e-local: host-deps-cluster $(HELM) ## Local cluster + operator by Helm + test/e2e, then stop the cluster (needs root; KEEP_CLUSTER=1 keeps it).
 	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/e2e-local.sh
 
 bench-fidelity: ## QPS through the operator vs the same sysbench by hand on the client node, interleaved (cluster of your kubeconfig).
@@ -279,7 +285,7 @@ cluster-images: $(CRANE) image-offline ## Build the manager, MariaDB and sysbenc
 cluster-load: $(CRANE) ## Serve the images in bin/images/*.tar to the running local cluster (like kind load).
 	CRANE=$(CRANE) $(LOCALCLUSTER) load $(wildcard $(IMAGE_TAR:manager.tar=)*.tar)
 
-cluster-up: $(CRANE) ## Start a two-node cluster (database + client pools) in network namespaces; serves bin/images/*.tar.
+cluster-up: host-deps-cluster $(CRANE) ## Start a two-node cluster (database + client pools) in network namespaces; serves bin/images/*.tar.
 	CRANE=$(CRANE) $(LOCALCLUSTER) up
 
 cluster-down: ## Stop the local cluster and remove everything cluster-up created (idempotent).
@@ -292,7 +298,7 @@ cluster-check: ## Prove the local cluster works: pods on both nodes, cross-node 
 	$(LOCALCLUSTER) check
 
 .PHONY: demo demo-down
-demo: $(HELM) ## See it work: local cluster, the operator by Helm, a two-target MariaDB run, its report.
+demo: host-deps-cluster $(HELM) ## See it work: local cluster, the operator by Helm, a two-target MariaDB run, its report.
 	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/demo.sh
 
 demo-down: ## Remove what make demo started (the local cluster with everything in it).

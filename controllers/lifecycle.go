@@ -180,8 +180,16 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if state.Exit != nil && ts.FirstServerExit == "" && !state.Ready {
+		ts.FirstServerExit = state.Exit.String()
+	}
 	if state.Failed {
-		return r.failTarget(ctx, tx, t, ts, eng, "server did not start: "+state.Message)
+		msg := state.Message
+		if first := ts.FirstServerExit; first != "" && (state.Exit == nil || first != state.Exit.String()) {
+			// The first exit has left the pod's status: quote it before the later ones.
+			msg = first + "; later: " + msg
+		}
+		return r.failTarget(ctx, tx, t, ts, eng, "server did not start: "+msg)
 	}
 	if !state.Ready {
 		waited := r.Clock.Since(ts.StartTime.Time)

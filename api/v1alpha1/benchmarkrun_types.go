@@ -447,6 +447,12 @@ type TargetStatus struct {
 	// (e.g. "step 3 (8 threads): error 1040: too many connections").
 	// +optional
 	Message string `json:"message,omitempty"`
+	// FirstServerExit is the earliest exit of the server container the operator saw before the
+	// server was first ready: which exit it was, its exit code and the server's error lines. A
+	// failure message quotes it, because a restart often fails on what the first attempt left
+	// behind (e.g. "Table 'mysql.user' doesn't exist" after a failed initialization).
+	// +optional
+	FirstServerExit string `json:"firstServerExit,omitempty"`
 	// FailedAttempts counts the failed attempts of the step in progress.
 	// +optional
 	FailedAttempts int32 `json:"failedAttempts,omitempty"`

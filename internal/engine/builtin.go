@@ -124,11 +124,28 @@ func PodState(pod *corev1.Pod) State {
 			return State{Reason: ReasonUnschedulable, Message: "pod " + pod.Name + " cannot be scheduled: " + c.Message}
 		}
 	}
+	ready := false
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	var exit *ServerExit
 	for _, cs := range pod.Status.ContainerStatuses {
-		if term := cs.LastTerminationState.Terminated; term != nil && cs.RestartCount >= crashLoopLimit {
-			return State{Failed: true, Reason: ReasonCrashing, Message: fmt.Sprintf(
-				"server container exited %d times (last exit code %d); its last output: %s",
-				cs.RestartCount, term.ExitCode, serverOutput(term.Message))}
+		first, last := exits(cs)
+		if ready {
+			exit = first
+			continue
+		}
+		if last != nil && last.Ordinal > crashLoopLimit {
+			msg := fmt.Sprintf("server container exited %s; ", times(last.Ordinal))
+			if first.Ordinal == last.Ordinal || first.Output == last.Output {
+				msg += "the last time with code " + fmt.Sprint(last.ExitCode) + ": " + last.Output
+			} else {
+				msg += fmt.Sprintf("exit %d (code %d): %s; the last one (code %d): %s",
+					first.Ordinal, first.ExitCode, first.Output, last.ExitCode, last.Output)
+			}
+			return State{Failed: true, Reason: ReasonCrashing, Message: msg, Exit: first}
 		}
 		if w := cs.State.Waiting; w != nil {
 			switch w.Reason {
@@ -138,17 +155,50 @@ func PodState(pod *corev1.Pod) State {
 				return State{Reason: ReasonConfig, Message: w.Reason + ": " + w.Message}
 			}
 		}
-		if term := cs.State.Terminated; term != nil && cs.RestartCount >= crashLoopLimit {
-			return State{Failed: true, Reason: ReasonCrashing, Message: fmt.Sprintf(
-				"server container exited with code %d: %s", term.ExitCode, serverOutput(term.Message))}
+		if first != nil {
+			return State{Reason: ReasonCrashing, Exit: first, Message: fmt.Sprintf(
+				"server container exited %s, the last time with code %d: %s", times(last.Ordinal), last.ExitCode, last.Output)}
 		}
 	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return State{Ready: true}
-		}
+	if ready {
+		return State{Ready: true, Exit: exit}
 	}
 	return State{Reason: ReasonStarting, Message: "server pod " + pod.Name + " is starting (" + string(pod.Status.Phase) + ")"}
+}
+
+func times(n int32) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// exits returns the earliest and the latest exit of a container that its status shows (nil when
+// it never exited). The kubelet keeps two: the current state (terminated, or waiting before a
+// restart after the last termination) and the last termination before it. RestartCount counts
+// the instances started after the first, so:
+//   - running or terminated: the last termination before it is exit RestartCount,
+//     a terminated current state exit RestartCount+1;
+//   - waiting (back-off before the next restart): the last termination is exit RestartCount+1.
+func exits(cs corev1.ContainerStatus) (first, last *ServerExit) {
+	exit := func(t *corev1.ContainerStateTerminated, ordinal int32) *ServerExit {
+		return &ServerExit{Ordinal: max(ordinal, 1), ExitCode: t.ExitCode, Output: serverOutput(t.Message)}
+	}
+	if t := cs.LastTerminationState.Terminated; t != nil {
+		ordinal := cs.RestartCount
+		if cs.State.Waiting != nil {
+			ordinal++
+		}
+		first = exit(t, ordinal)
+		last = first
+	}
+	if t := cs.State.Terminated; t != nil {
+		last = exit(t, cs.RestartCount+1)
+		if first == nil || first.Ordinal >= last.Ordinal {
+			first = last
+		}
+	}
+	return first, last
 }
 
 // ConnectionSecret is the Secret Provision generated.

@@ -31,6 +31,7 @@ func TestPodState(t *testing.T) {
 		pod         *corev1.Pod
 		want        State
 		wantMessage []string // substrings of Message
+		wantExit    int32    // the ordinal of the earliest exit reported; 0: none
 	}{
 		{
 			name: "unschedulable keeps the scheduler's message",
@@ -109,8 +110,9 @@ func TestPodState(t *testing.T) {
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: crashLog}
 			}),
 			want: State{Failed: true, Reason: ReasonCrashing},
-			wantMessage: []string{"exited 3 times", "last exit code 1",
-				"its last output: 2026-11-22 [ERROR] unknown variable 'innodb_bufer_pool_size=2G' | 2026-11-22 [ERROR] Aborting"},
+			wantMessage: []string{"exited 4 times", "the last time with code 1",
+				": 2026-11-22 [ERROR] unknown variable 'innodb_bufer_pool_size=2G' | 2026-11-22 [ERROR] Aborting"},
+			wantExit: 4,
 		},
 		{
 			name: "crash loop without a message",
@@ -120,7 +122,8 @@ func TestPodState(t *testing.T) {
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}
 			}),
 			want:        State{Failed: true, Reason: ReasonCrashing},
-			wantMessage: []string{"exited 5 times", "last exit code 137", "(none)"},
+			wantMessage: []string{"exited 5 times", "the last time with code 137", "(none)"},
+			wantExit:    5,
 		},
 		{
 			name: "terminated now after 3 restarts",
@@ -130,7 +133,8 @@ func TestPodState(t *testing.T) {
 				cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 2, Message: "bad option"}
 			}),
 			want:        State{Failed: true, Reason: ReasonCrashing},
-			wantMessage: []string{"exited with code 2", "bad option"},
+			wantMessage: []string{"exited 4 times", "the last time with code 2: bad option"},
+			wantExit:    4,
 		},
 		{
 			name: "one restart: not failed yet",
@@ -141,8 +145,11 @@ func TestPodState(t *testing.T) {
 				cs.State.Running = &corev1.ContainerStateRunning{}
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Message: crashLog}
 			}),
-			want:        State{Reason: ReasonStarting},
-			wantMessage: []string{"starting", "Running"},
+			// Not failed yet, but the first exit is there to keep: the restart may fail on
+			// what it left behind.
+			want:        State{Reason: ReasonCrashing},
+			wantMessage: []string{"exited once", "code 1", "unknown variable 'innodb_bufer_pool_size=2G'"},
+			wantExit:    1,
 		},
 		{
 			name: "two restarts, back-off: not failed yet",
@@ -152,7 +159,34 @@ func TestPodState(t *testing.T) {
 				cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Message: crashLog}
 			}),
-			want: State{Reason: ReasonStarting},
+			want:        State{Reason: ReasonCrashing},
+			wantMessage: []string{"exited 3 times"},
+			wantExit:    3,
+		},
+		{
+			name: "first exit still shown next to a later one: both in the failure, the first kept",
+			pod: serverPod(func(p *corev1.Pod) {
+				cs := &p.Status.ContainerStatuses[0]
+				cs.RestartCount = 3
+				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1,
+					Message: "[ERROR] [MY-013797] [Server] Option --authentication-policy is set to an invalid value.\n[ERROR] [MY-010119] [Server] Aborting\n"}
+				cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1,
+					Message: "[ERROR] [MY-010735] [Server] Table 'mysql.user' doesn't exist\n"}
+			}),
+			want: State{Failed: true, Reason: ReasonCrashing},
+			wantMessage: []string{"exited 4 times", "exit 3 (code 1): [ERROR] [MY-013797]",
+				"the last one (code 1): [ERROR] [MY-010735] [Server] Table 'mysql.user' doesn't exist"},
+			wantExit: 3,
+		},
+		{
+			name: "terminated before the first restart: exit 1",
+			pod: serverPod(func(p *corev1.Pod) {
+				cs := &p.Status.ContainerStatuses[0]
+				cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Message: "[ERROR] first\n"}
+			}),
+			want:        State{Reason: ReasonCrashing},
+			wantMessage: []string{"exited once", "[ERROR] first"},
+			wantExit:    1,
 		},
 		{
 			name: "ready",
@@ -174,7 +208,8 @@ func TestPodState(t *testing.T) {
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
 				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
 			}),
-			want: State{Ready: true},
+			want:     State{Ready: true},
+			wantExit: 1,
 		},
 		{
 			name: "running, not ready: starting",
@@ -210,6 +245,12 @@ func TestPodState(t *testing.T) {
 				if !strings.Contains(got.Message, w) {
 					t.Errorf("message %q lacks %q", got.Message, w)
 				}
+			}
+			switch {
+			case tc.wantExit == 0 && got.Exit != nil:
+				t.Errorf("Exit = %+v, want none", got.Exit)
+			case tc.wantExit != 0 && (got.Exit == nil || got.Exit.Ordinal != tc.wantExit):
+				t.Errorf("Exit = %+v, want exit %d", got.Exit, tc.wantExit)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,6 +44,26 @@ type State struct {
 	// RecheckAfter asks the controller to look again this soon while not ready: for servers
 	// whose changes do not wake the controller (kinds it could not watch). 0: events wake it.
 	RecheckAfter time.Duration
+	// Exit is the earliest exit of the server container that the pod's status still shows, if
+	// any. The controller keeps the first one it sees: a restart often fails on what the first
+	// attempt left behind (a half-initialized data directory), so the last exit can hide the
+	// cause.
+	Exit *ServerExit
+}
+
+// ServerExit is one exit of a server container.
+type ServerExit struct {
+	// Ordinal counts the container's exits: 1 is its first.
+	Ordinal int32
+	// ExitCode is the container's exit code.
+	ExitCode int32
+	// Output is what explains the exit: the server's error lines from its log tail.
+	Output string
+}
+
+// String describes the exit for a status message.
+func (e ServerExit) String() string {
+	return fmt.Sprintf("exit %d (code %d): %s", e.Ordinal, e.ExitCode, e.Output)
 }
 
 // Engine runs the servers of one kind of target.

@@ -27,12 +27,19 @@ const (
 // run without the user asking:
 //   - max_connections above the ladder's peak (a 1000-thread step against the default 151 fails
 //     with error 1040);
-//   - an authentication plugin sysbench 1.0's client library speaks without TLS: MySQL 8.0
-//     defaults to caching_sha2_password, which needs TLS or RSA key exchange on first login, and
-//     8.4 disables mysql_native_password unless it is turned on. The loose- prefix makes servers
-//     that lack an option (MariaDB, 5.x, 8.4 for default-authentication-plugin) skip it;
 //   - skip-name-resolve, so a slow or missing reverse DNS never adds to connect latency;
-//   - the datadir below the data volume's root (see DataDir).
+//   - the datadir below the data volume's root (see DataDir);
+//   - for MySQL 8.x, an authentication plugin that old sysbench client libraries speak without
+//     TLS (sysbench issues #244/#341): 8.0 defaults to caching_sha2_password, and 8.4 disables
+//     mysql_native_password unless it is turned on.
+//
+// What depends on the server's version goes into version-specific option groups, which each
+// server reads only for its own major.minor: [mysqld-8.4] is read by MySQL and Percona Server
+// 8.4.x and by nothing else (MariaDB reads [mysqld-10.11] or [mariadb-11.8], 9.x [mysqld-9.7]).
+// So no server ever sees an option it rejects, whatever the image tag says: MySQL 9.x removed
+// mysql_native_password, and an authentication-policy naming it makes `mysqld --initialize`
+// abort (MY-013797). 9.x gets nothing here; its caching_sha2_password works with the default
+// sysbench image (libmariadb 3.3) over plain TCP.
 func OperatorMyCnf(run *v1.BenchmarkRun, target string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by mysqlbench-operator for BenchmarkRun %s/%s, target %s.\n", run.Namespace, run.Name, target)
@@ -41,10 +48,34 @@ func OperatorMyCnf(run *v1.BenchmarkRun, target string) string {
 	fmt.Fprintf(&b, "max_connections = %d\n", RequiredMaxConnections(run.Spec.Ladder))
 	b.WriteString("skip-name-resolve\n")
 	b.WriteString("datadir = " + DataDir + "\n")
-	b.WriteString("loose-mysql-native-password = ON\n")
-	b.WriteString("loose-default-authentication-plugin = mysql_native_password\n")
-	b.WriteString("loose-authentication-policy = mysql_native_password,,\n")
+	for _, g := range authGroups {
+		b.WriteString("\n# " + g.why + "\n")
+		for _, version := range g.versions {
+			b.WriteString("[mysqld-" + version + "]\n")
+			for _, opt := range g.options {
+				b.WriteString(opt + "\n")
+			}
+		}
+	}
 	return b.String()
+}
+
+// authGroups are the version-specific settings of OperatorMyCnf.
+var authGroups = []struct {
+	why      string
+	versions []string
+	options  []string
+}{
+	{
+		why:      "MySQL 8.0-8.3: new accounts use mysql_native_password (default_authentication_plugin).",
+		versions: []string{"8.0", "8.1", "8.2", "8.3"},
+		options:  []string{"default-authentication-plugin = mysql_native_password"},
+	},
+	{
+		why:      "MySQL 8.4: mysql_native_password is off by default and default_authentication_plugin is gone.",
+		versions: []string{"8.4"},
+		options:  []string{"mysql-native-password = ON", "authentication-policy = mysql_native_password,,"},
+	},
 }
 
 // RequiredMaxConnections is the max_connections the operator sets: the ladder's peak plus

@@ -44,9 +44,6 @@ func TestOperatorMyCnf(t *testing.T) {
 		"max_connections = 1010",
 		"skip-name-resolve",
 		"datadir = /var/lib/mysql-data/mysql",
-		"loose-mysql-native-password = ON",
-		"loose-default-authentication-plugin = mysql_native_password",
-		"loose-authentication-policy = mysql_native_password,,",
 	} {
 		found := false
 		for _, l := range lines {
@@ -68,6 +65,62 @@ func TestOperatorMyCnf(t *testing.T) {
 	// The operator's own file passes its own check.
 	if err := CheckMyCnf(run.Spec, v1.Target{Name: "self", MyCnf: got}); err != nil {
 		t.Errorf("CheckMyCnf rejects the operator's own my.cnf: %v", err)
+	}
+}
+
+// optionsReadBy returns the options a server reads from a my.cnf text, in order: those of the
+// groups it reads ([mysqld], [server], [mysqld-<major.minor>], and for MariaDB [mariadb],
+// [mariadbd], [mariadb-<major.minor>], [mariadbd-<major.minor>], [client-server]).
+func optionsReadBy(cnf, family, version string) []string {
+	groups := map[string]bool{"mysqld": true, "server": true, "mysqld-" + version: true}
+	if family == "mariadb" {
+		for _, g := range []string{"mariadb", "mariadbd", "client-server", "mariadb-" + version, "mariadbd-" + version} {
+			groups[g] = true
+		}
+	}
+	var out []string
+	group := ""
+	for _, line := range strings.Split(cnf, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || line[0] == '#':
+		case line[0] == '[':
+			group = strings.Trim(line, "[]")
+		case groups[group]:
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func TestOperatorMyCnfByServerVersion(t *testing.T) {
+	cnf := OperatorMyCnf(newRun(), "t")
+	common := []string{"max_connections = 1010", "skip-name-resolve", "datadir = /var/lib/mysql-data/mysql"}
+	tests := []struct {
+		family, version string
+		auth            []string
+	}{
+		// 9.x removed mysql_native_password: any option naming it breaks --initialize.
+		{"mysql", "9.7", nil},
+		{"mysql", "9.1", nil},
+		{"mysql", "8.4", []string{"mysql-native-password = ON", "authentication-policy = mysql_native_password,,"}},
+		{"mysql", "8.0", []string{"default-authentication-plugin = mysql_native_password"}},
+		{"mysql", "8.3", []string{"default-authentication-plugin = mysql_native_password"}},
+		{"mysql", "5.7", nil},
+		{"mysql", "5.5", nil},
+		{"mariadb", "10.5", nil},
+		{"mariadb", "10.11", nil},
+		{"mariadb", "11.8", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.family+"-"+tc.version, func(t *testing.T) {
+			got := optionsReadBy(cnf, tc.family, tc.version)
+			want := append(append([]string{}, common...), tc.auth...)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s %s reads\n%s\nwant\n%s\nfrom:\n%s", tc.family, tc.version,
+					strings.Join(got, "\n"), strings.Join(want, "\n"), cnf)
+			}
+		})
 	}
 }
 

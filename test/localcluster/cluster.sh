@@ -625,6 +625,8 @@ restore_host() {
 
 up() {
 	[ "$(id -u)" = 0 ] || die "needs root (network namespaces, cgroups, mounts)"
+	# Host commands (socat) first: the binaries may take many minutes to build.
+	"$root/hack/host-deps.sh" cluster
 	if [ -d "$PIDS" ] && [ -n "$(ls -A "$PIDS" 2>/dev/null)" ]; then
 		die "a cluster is already up under $STATE (cluster.sh down first)"
 	fi
