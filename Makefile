@@ -279,8 +279,10 @@ LOCALCLUSTER ?= test/localcluster/cluster.sh
 cluster-binaries: ## Build the local cluster's binaries into ~/.cache/mysqlbench-operator (first time: ~15-25 min).
 	hack/build-cluster-binaries.sh
 
-cluster-images: $(CRANE) image-offline ## Build the manager, MariaDB and sysbench images offline into bin/images (debootstrap; first time a few minutes).
-	CRANE=$(CRANE) hack/build-debian-images.sh
+# Server images of the local cluster (hack/build-debian-images.sh knows these four).
+SERVER_IMAGES ?= mysql:9.7 mariadb:10.5 mariadb:10.11 mariadb:11.8
+cluster-images: $(CRANE) image-offline ## Build the manager, server (SERVER_IMAGES) and sysbench images offline into bin/images (debootstrap; first time ~8 min).
+	CRANE=$(CRANE) SERVER_IMAGES="$(SERVER_IMAGES)" hack/build-debian-images.sh
 
 cluster-load: $(CRANE) ## Serve the images in bin/images/*.tar to the running local cluster (like kind load).
 	CRANE=$(CRANE) $(LOCALCLUSTER) load $(wildcard $(IMAGE_TAR:manager.tar=)*.tar)

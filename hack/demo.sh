@@ -16,7 +16,7 @@ kubectl=("$MYSQLBENCH_CACHE/k8s/${K8S_BUILD_VERSION:-v1.33.13}/kubectl")
 phase() { printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 PHASES=6 HELM=$HELM NAMESPACE=$NAMESPACE hack/local-operator.sh
-phase "5/6 BenchmarkRun $RUN: two MariaDB targets (defaults vs performance_schema=OFF), 1/2/4/8 threads"
+phase "5/6 BenchmarkRun $RUN: MySQL 9.7, MariaDB 10.11 and 11.8, each with performance_schema ON and OFF, 1/2/4/8 threads"
 "${kubectl[@]}" delete benchmarkrun "$RUN" --ignore-not-found --wait >/dev/null
 "${kubectl[@]}" apply -f "$SAMPLE" >/dev/null
 last=""
@@ -35,5 +35,17 @@ done
 phase "6/6 report (ConfigMap $RUN-results, key report.md)"
 "${kubectl[@]}" get configmap "$RUN-results" -o jsonpath='{.data.report\.md}'
 echo
+# Per-step overhead: each step Job's wall time (start to finish, as recorded in status, whole
+# seconds) minus the configured step duration, and the gap from one step's end to the next one's
+# start; medians over every step of the run.
+"${kubectl[@]}" get benchmarkrun "$RUN" -o json | jq -r '
+	def secs: sub("\\.[0-9]+"; "") | fromdateiso8601;
+	def median: sort | if length == 0 then "n/a" else .[(length - 1) / 2 | floor] end;
+	(.spec.ladder.stepDuration | rtrimstr("s") | tonumber) as $d
+	| [.status.targets[].steps // [] | (map(select(.startTime and .finishTime))) as $s
+		| {wall: [$s[] | (.finishTime | secs) - (.startTime | secs) - $d],
+		   gap: [range(1; $s | length) as $i | ($s[$i].startTime | secs) - ($s[$i - 1].finishTime | secs)]}] as $t
+	| "per-step overhead (Job wall time minus stepDuration): median \([$t[].wall[]] | median) s over \([$t[].wall[]] | length) steps; "
+	  + "median gap between steps \([$t[].gap[]] | median) s"'
 printf '\nKUBECONFIG=%s kubectl get benchmarkrun %s -o yaml   # everything in status\n' "$KUBECONFIG" "$RUN"
 printf 'make demo-down                                        # remove the cluster\n'

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make test-e2e-local: test/e2e on the local cluster (test/localcluster) with the operator
-# installed by its Helm chart and the images built offline (MariaDB 10.11 and the project's
-# sysbench image). A cluster this script started is stopped at the end, also on failure or
-# Ctrl-C (KEEP_CLUSTER=1 keeps it); a cluster that was already running is left running.
+# installed by its Helm chart and the images built offline (MySQL 9.7, MariaDB 10.5, 10.11 and
+# 11.8, and the project's sysbench image; E2E_IMAGES picks which servers run). A cluster this
+# script started is stopped at the end, also on failure or Ctrl-C (KEEP_CLUSTER=1 keeps it); a
+# cluster that was already running is left running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
@@ -27,8 +28,8 @@ trap stop EXIT
 trap 'exit 130' INT TERM
 
 PHASES=5 hack/local-operator.sh
-phase "5/5 test/e2e: MariaDB targets on the database node, sysbench Jobs on the client node"
+phase "5/5 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node"
 KUBECTL=$kubedir/kubectl \
-	E2E_IMAGES=${E2E_IMAGES:-mariadb:10.11} \
+	E2E_IMAGES=$E2E_IMAGES \
 	E2E_SYSBENCH_IMAGE=${E2E_SYSBENCH_IMAGE:-ghcr.io/mysqlbench/sysbench:1.0.20} \
 	make --no-print-directory test-e2e

@@ -119,9 +119,13 @@ trap undo EXIT
 
 log "initializing the $family data directory $datadir"
 if [ "$family" = MariaDB ]; then
-	mariadb-install-db --datadir="$datadir" --user=mysql --skip-test-db \
-		--auth-root-authentication-method=normal --skip-name-resolve >/dev/null ||
+	# --rpm skips its host name lookup (a pod's name may not resolve yet), as the official
+	# image does; it prints its errors on stdout, among much advice for interactive installs.
+	if ! out=$(mariadb-install-db --datadir="$datadir" --user=mysql --rpm --skip-test-db \
+		--auth-root-authentication-method=normal --skip-name-resolve 2>&1); then
+		printf '%s\n' "$out" >&2
 		die "mariadb-install-db failed (its errors are above)"
+	fi
 else
 	# The server's own errors (e.g. an option value this version rejects) are on stderr above.
 	"$@" --initialize-insecure || die "mysqld --initialize-insecure failed (its errors are above)"
