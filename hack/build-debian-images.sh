@@ -193,6 +193,15 @@ for img in $SERVER_IMAGES; do
 		rm -rf /var/lib/mysql && mkdir -p /var/lib/mysql /var/lib/mysql-files /var/run/mysqld
 		chown mysql:mysql /var/lib/mysql /var/lib/mysql-files /var/run/mysqld
 		$server --version | tee /SERVER_VERSION")
+	# The image is a function of its root filesystem and the project's files on top: skip the
+	# crane work (tens of seconds per image) when neither changed since the tarball was written.
+	stamp=$(cat "$root/images/mysql-server/docker-entrypoint.sh" "$root/images/mysql-server/$family"/* - <<<"$img $(ls -l --time-style=+%s "$tarball")" |
+		sha256sum | cut -c1-16)
+	if [ -f "$OUT_DIR/$name.tar" ] && [ "$(cat "$OUT_DIR/$name.tar.stamp" 2>/dev/null)" = "$stamp" ]; then
+		log "$img: $OUT_DIR/$name.tar is current"
+		continue
+	fi
+	rm -f "$OUT_DIR/$name.tar.stamp"
 	version=$(tar -xOf "$tarball" ./SERVER_VERSION | sed -n 's/.*Ver \([0-9][0-9.]*[0-9]\).*/\1/p')
 	[ -n "$version" ] || die "$img: cannot read the server version from its root filesystem"
 	log "writing $img ($family $version from Debian $suite)"
@@ -203,6 +212,7 @@ for img in $SERVER_IMAGES; do
 		--label "org.opencontainers.image.version=$version" \
 		--label "org.opencontainers.image.description=$family $version from Debian $suite with the official image's env contract"
 	crane_q mutate "$reg/$name:image" --tag "docker.io/library/$img" --output "$OUT_DIR/$name.tar"
+	echo "$stamp" >"$OUT_DIR/$name.tar.stamp"
 	log "wrote $OUT_DIR/$name.tar ($(du -h "$OUT_DIR/$name.tar" | cut -f1))"
 done
 
@@ -212,10 +222,17 @@ sysbench_tar=$(install_tar sysbench "$(sha256sum <<<"$packages" | cut -c1-12)" b
 	sysbench --version && test -f /usr/share/sysbench/oltp_point_select.lua
 	useradd --uid 10001 --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin sysbench")
 
+stamp=$(sha256sum <<<"$SYSBENCH_IMG $(ls -l --time-style=+%s "$sysbench_tar")" | cut -c1-16)
+if [ -f "$OUT_DIR/sysbench.tar" ] && [ "$(cat "$OUT_DIR/sysbench.tar.stamp" 2>/dev/null)" = "$stamp" ]; then
+	log "$SYSBENCH_IMG: $OUT_DIR/sysbench.tar is current"
+	exit 0
+fi
+rm -f "$OUT_DIR/sysbench.tar.stamp"
 log "writing $SYSBENCH_IMG"
 crane_q append --oci-empty-base --new_layer "$sysbench_tar" --new_tag "$reg/sysbench:layers"
 crane_q mutate "$reg/sysbench:layers" --tag "$reg/sysbench:image" --set-platform linux/amd64 \
 	--entrypoint sysbench --cmd=--version --user 10001:10001 --workdir / \
 	--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 crane_q mutate "$reg/sysbench:image" --tag "$SYSBENCH_IMG" --output "$OUT_DIR/sysbench.tar"
+echo "$stamp" >"$OUT_DIR/sysbench.tar.stamp"
 log "wrote $OUT_DIR/sysbench.tar ($(du -h "$OUT_DIR/sysbench.tar" | cut -f1))"

@@ -45,7 +45,7 @@ func lookTools(tb testing.TB) map[string]string {
 			}
 		}
 		if tools[role] == "" {
-			msg := fmt.Sprintf("real tests need %s (one of %v): apt-get install sysbench mariadb-server", role, names)
+			msg := fmt.Sprintf("real tests need %s (one of %v): apt-get install sysbench mariadb-server-core mariadb-client-core, or make test as root", role, names)
 			if os.Getenv("MYSQLBENCH_REQUIRE_REAL") == "1" {
 				tb.Fatal(msg)
 			}
