@@ -118,6 +118,7 @@ func run(o options) error {
 	}
 	reconciler := &controllers.BenchmarkRunReconciler{
 		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
 		Scheme:             mgr.GetScheme(),
 		Recorder:           mgr.GetEventRecorderFor("mysqlbench-operator"),
 		Engines:            engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),

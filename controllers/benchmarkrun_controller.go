@@ -48,8 +48,11 @@ const (
 // down; then write the results ConfigMap.
 type BenchmarkRunReconciler struct {
 	client.Client
-	Scheme   *runtime.Scheme
-	Recorder record.EventRecorder
+	// APIReader reads the user's objects (a custom script's ConfigMap) from the API server:
+	// the cache holds only the operator's own. Nil reads through Client.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  record.EventRecorder
 	// Engines by target engine; a target whose engine is missing fails with a clear message.
 	Engines map[v1.Engine]engine.Engine
 	// Logs reads a finished sysbench pod's log for the per-second series.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -257,53 +258,73 @@ func TestServerThatNeverBecomesReady(t *testing.T) {
 
 // A failed initialization leaves a data directory the restarts then fail on with another error
 // (MySQL 9.x with an authentication-policy it rejects, then "Table 'mysql.user' doesn't exist").
-// The failure must quote the first exit, which has left the pod's status by then.
+// The failure must quote the first exit, which has left the pod's status by then, and quote an
+// error once when every restart repeats it (with another timestamp each time).
 func TestServerFailureQuotesTheFirstExit(t *testing.T) {
-	ns := newNamespace(t)
-	startOperator(t, ns, operatorOptions{readyTimeout: time.Minute})
 	const firstErr = "[ERROR] [MY-013797] [Server] Option --authentication-policy is set to an invalid value."
-	const laterErr = "[ERROR] [MY-010735] [Server] Table 'mysql.user' doesn't exist"
-	startKubeletWith(t, ns, succeedAll(t), func(pod *corev1.Pod) {
-		// Exit 1, before the kubelet restarted the container.
-		pod.Status.Conditions[1].Status = corev1.ConditionFalse
-		cs := &pod.Status.ContainerStatuses[0]
-		cs.Ready = false
-		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: firstErr + "\n[ERROR] [MY-010119] [Server] Aborting\n"}}
-	})
-	run := baseRun(ns, "firstexit", 1)
-	run.Spec.Targets = run.Spec.Targets[:1]
-	if err := k8s.Create(context.Background(), run); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name, later string
+		check       func(msg string) bool
+		want        string
+	}{
+		{"a later restart fails otherwise", "2026-11-22T04:50:09Z 0 [ERROR] [MY-010735] [Server] Table 'mysql.user' doesn't exist\n",
+			func(msg string) bool {
+				i, j := strings.Index(msg, "MY-013797"), strings.Index(msg, "mysql.user")
+				return strings.HasPrefix(msg, "server did not start: exit 1 (code 1): ") && i >= 0 && j > i &&
+					strings.Contains(msg, "exited 4 times")
+			}, "exit 1 (MY-013797) quoted before the later exits (mysql.user, 4 exits)"},
+		{"every restart repeats it", "2026-11-22T04:50:09Z 0 " + firstErr + "\n2026-11-22T04:50:09Z 0 [ERROR] [MY-010119] [Server] Aborting\n",
+			func(msg string) bool {
+				return strings.Count(msg, "MY-013797") == 1 && strings.Contains(msg, "exited 4 times") &&
+					!strings.Contains(msg, "later:")
+			}, "the error quoted once, with the count of exits"},
 	}
-	got := waitFor(t, ns, "firstexit", 20*time.Second, "the first exit in status", func(r *v1.BenchmarkRun) bool {
-		return len(r.Status.Targets) == 1 && r.Status.Targets[0].FirstServerExit != ""
-	})
-	if fe := got.Status.Targets[0].FirstServerExit; !strings.HasPrefix(fe, "exit 1 (code 1): ") || !strings.Contains(fe, "MY-013797") {
-		t.Errorf("firstServerExit %q, want exit 1 with the server's error", fe)
-	}
-	if c := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionProgressing); c == nil || !strings.Contains(c.Message, "exited once") {
-		t.Errorf("Progressing %+v, want it to say the server exited once", c)
-	}
-	// Later restarts fail on what the first one left; the kubelet keeps only the last two exits.
-	pod := &corev1.Pod{}
-	key := client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, "mariadb") + "-0"}
-	if err := k8s.Get(context.Background(), key, pod); err != nil {
-		t.Fatal(err)
-	}
-	cs := &pod.Status.ContainerStatuses[0]
-	cs.RestartCount = 3
-	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
-	cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: laterErr + "\n"}}
-	if err := k8s.Status().Update(context.Background(), pod); err != nil {
-		t.Fatal(err)
-	}
-	got = waitFor(t, ns, "firstexit", 20*time.Second, "the run to finish", finished)
-	ts := got.Status.Targets[0]
-	msg := ts.Message
-	i, j := strings.Index(msg, "MY-013797"), strings.Index(msg, "mysql.user")
-	if ts.Phase != v1.TargetFailed || !strings.HasPrefix(msg, "server did not start: exit 1 (code 1): ") || i < 0 || j < i ||
-		!strings.Contains(msg, "exited 4 times") {
-		t.Errorf("target %s %q, want Failed quoting exit 1 (MY-013797) before the later exits (mysql.user, 4 exits)", ts.Phase, msg)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := newNamespace(t)
+			startOperator(t, ns, operatorOptions{readyTimeout: time.Minute})
+			startKubeletWith(t, ns, succeedAll(t), func(pod *corev1.Pod) {
+				// Exit 1, before the kubelet restarted the container.
+				pod.Status.Conditions[1].Status = corev1.ConditionFalse
+				cs := &pod.Status.ContainerStatuses[0]
+				cs.Ready = false
+				cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1,
+					Message: "2026-11-22T04:50:01Z 0 " + firstErr + "\n2026-11-22T04:50:01Z 0 [ERROR] [MY-010119] [Server] Aborting\n"}}
+			})
+			name := fmt.Sprintf("firstexit%d", i)
+			run := baseRun(ns, name, 1)
+			run.Spec.Targets = run.Spec.Targets[:1]
+			if err := k8s.Create(context.Background(), run); err != nil {
+				t.Fatal(err)
+			}
+			got := waitFor(t, ns, name, 20*time.Second, "the first exit in status", func(r *v1.BenchmarkRun) bool {
+				return len(r.Status.Targets) == 1 && r.Status.Targets[0].FirstServerExit != ""
+			})
+			if fe := got.Status.Targets[0].FirstServerExit; fe != "exit 1 (code 1): "+firstErr+" | [ERROR] [MY-010119] [Server] Aborting" {
+				t.Errorf("firstServerExit %q, want exit 1 with the server's errors", fe)
+			}
+			if c := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionProgressing); c == nil || !strings.Contains(c.Message, "exited once") {
+				t.Errorf("Progressing %+v, want it to say the server exited once", c)
+			}
+			// Later restarts; the kubelet keeps only the last two exits.
+			pod := &corev1.Pod{}
+			key := client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, "mariadb") + "-0"}
+			if err := k8s.Get(context.Background(), key, pod); err != nil {
+				t.Fatal(err)
+			}
+			cs := &pod.Status.ContainerStatuses[0]
+			cs.RestartCount = 3
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+			cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: tc.later}}
+			if err := k8s.Status().Update(context.Background(), pod); err != nil {
+				t.Fatal(err)
+			}
+			got = waitFor(t, ns, name, 20*time.Second, "the run to finish", finished)
+			ts := got.Status.Targets[0]
+			if ts.Phase != v1.TargetFailed || !tc.check(ts.Message) {
+				t.Errorf("target %s %q, want Failed with %s", ts.Phase, ts.Message, tc.want)
+			}
+		})
 	}
 }
 

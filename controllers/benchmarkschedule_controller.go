@@ -21,6 +21,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 )
@@ -432,7 +433,7 @@ func (r *BenchmarkScheduleReconciler) stall(sched *v1.BenchmarkSchedule, reason,
 
 func setScheduleCondition(sched *v1.BenchmarkSchedule, typ string, status metav1.ConditionStatus, reason, message string) {
 	meta.SetStatusCondition(&sched.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: truncate(message, 32768),
+		Type: typ, Status: status, Reason: reason, Message: bounded.Head(message, bounded.Condition),
 		ObservedGeneration: sched.Generation,
 	})
 }
@@ -449,11 +450,4 @@ func (r *BenchmarkScheduleReconciler) writeStatus(ctx context.Context, before, s
 		return fmt.Errorf("write schedule status: %w", err)
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

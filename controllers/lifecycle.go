@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +11,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -64,6 +66,10 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 
 	switch ts.Phase {
 	case v1.TargetPending, "":
+		// Nothing is provisioned for a run that names a ConfigMap that is not there.
+		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
+			return res, err
+		}
 		now := tx.now()
 		ts.StartTime = &now
 		r.enter(tx, t, ts, v1.TargetProvisioning)
@@ -181,12 +187,20 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		return ctrl.Result{}, err
 	}
 	if state.Exit != nil && ts.FirstServerExit == "" && !state.Ready {
-		ts.FirstServerExit = state.Exit.String()
+		ts.FirstServerExit = bounded.Head(state.Exit.String(), bounded.Status)
 	}
 	if state.Failed {
+		if state.Reason == engine.ReasonImagePull {
+			// Nothing to inspect, and its pod would hold the node: remove it whatever the
+			// cleanup policy says.
+			if err := eng.Teardown(ctx, run, t); err != nil {
+				return ctrl.Result{}, fmt.Errorf("tear down target %s: %w", t.Name, err)
+			}
+		}
 		msg := state.Message
-		if first := ts.FirstServerExit; first != "" && (state.Exit == nil || first != state.Exit.String()) {
-			// The first exit has left the pod's status: quote it before the later ones.
+		if first := ts.FirstServerExit; first != "" && !strings.Contains(msg, exitOutput(first)) {
+			// The first exit has left the pod's status and failed otherwise: quote it before
+			// the later ones.
 			msg = first + "; later: " + msg
 		}
 		return r.failTarget(ctx, tx, t, ts, eng, "server did not start: "+msg)
@@ -196,6 +210,10 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		if waited >= r.ServerReadyTimeout {
 			return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("server not ready after %s: %s",
 				r.ServerReadyTimeout, state.Message))
+		}
+		if state.Reason == engine.ReasonSecret && waited >= r.SchedulingGrace {
+			// The user's connection Secret: nothing the operator starts will create it.
+			return r.failTarget(ctx, tx, t, ts, eng, state.Message)
 		}
 		if state.Reason == engine.ReasonUnschedulable && waited >= r.SchedulingGrace {
 			tx.stalled(ReasonUnschedulable, fmt.Sprintf("target %s: %s", t.Name, state.Message))
@@ -258,7 +276,7 @@ func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition,
 		ts.StartTime = &now
 	}
 	ts.Phase = v1.TargetFailed
-	ts.Message = message
+	ts.Message = bounded.Head(message, bounded.Status)
 	ts.CompletionTime = &now
 	tx.setCondition(v1.ConditionFailed, metav1.ConditionTrue, ReasonTargetFailed, fmt.Sprintf("target %s: %s", t.Name, message))
 	tx.event(warning, "TargetFailed", "target %s: %s", t.Name, message)
@@ -309,4 +327,13 @@ func (r *BenchmarkRunReconciler) concludeAndWriteResults(ctx context.Context, tx
 	tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, ReasonTargetFailed, "the run has finished")
 	tx.event(warning, "Failed", "%s", msg)
 	return r.writeResults(ctx, run)
+}
+
+// exitOutput is the server's output in an exit as engine.ServerExit.String wrote it
+// ("exit 1 (code 1): <output>").
+func exitOutput(exit string) string {
+	if _, out, ok := strings.Cut(exit, "): "); ok {
+		return out
+	}
+	return exit
 }

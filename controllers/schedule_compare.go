@@ -12,6 +12,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 )
 
@@ -101,7 +102,7 @@ func (r *BenchmarkScheduleReconciler) recordComparison(ctx context.Context, sche
 	run.Status.Comparison = &summary
 	status, reason := regressedCondition(summary)
 	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{
-		Type: v1.ConditionRegressed, Status: status, Reason: reason, Message: truncate(summary.Message, 32768),
+		Type: v1.ConditionRegressed, Status: status, Reason: reason, Message: bounded.Head(summary.Message, bounded.Condition),
 		ObservedGeneration: run.Generation, LastTransitionTime: metav1.NewTime(r.Clock.Now().Truncate(1e9)),
 	})
 	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})

@@ -13,6 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 )
 
@@ -59,12 +60,12 @@ func (tx *transition) target(name string) *v1.TargetStatus {
 }
 
 func (tx *transition) event(kind, reason, format string, args ...any) {
-	tx.events = append(tx.events, event{kind: kind, reason: reason, message: fmt.Sprintf(format, args...)})
+	tx.events = append(tx.events, event{kind: kind, reason: reason, message: bounded.Head(fmt.Sprintf(format, args...), bounded.Event)})
 }
 
 func (tx *transition) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
 	meta.SetStatusCondition(&tx.run.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: message,
+		Type: typ, Status: status, Reason: reason, Message: bounded.Head(message, bounded.Condition),
 		ObservedGeneration: tx.run.Generation,
 		LastTransitionTime: tx.now(),
 	})

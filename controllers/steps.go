@@ -103,6 +103,10 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 	job := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
 	if apierrors.IsNotFound(err) {
+		// A ConfigMap deleted since the run started would leave the pod unable to mount it.
+		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
+			return jobOutcome{}, res, err
+		}
 		inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), sb)
 		if err != nil {
 			_, ferr := r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("cannot build the sysbench command for %s: %v", step, err))
@@ -114,6 +118,10 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 			return jobOutcome{}, ctrl.Result{}, err
 		}
 		if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+			if engine.IsPermanentAPIError(err) {
+				_, ferr := r.failTarget(ctx, tx, t, ts, eng, engine.Rejected(job, err).Error())
+				return jobOutcome{}, ctrl.Result{}, ferr
+			}
 			return jobOutcome{}, ctrl.Result{}, fmt.Errorf("create job %s: %w", name, err)
 		}
 		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step, "threads", sb.Threads)
@@ -129,6 +137,16 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 	}
 	finished, failed, why := jobFinished(job)
 	if !finished {
+		if pod != nil {
+			if state := engine.PodState(pod); state.Failed && state.Reason == engine.ReasonImagePull {
+				// Another attempt would pull the same image: end the Job and the target now.
+				if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+					return jobOutcome{}, ctrl.Result{}, fmt.Errorf("delete job %s: %w", name, err)
+				}
+				_, ferr := r.failTarget(ctx, tx, t, ts, eng, "sysbench "+state.Message)
+				return jobOutcome{}, ctrl.Result{}, ferr
+			}
+		}
 		return jobOutcome{}, r.watchPending(tx, t, pod), nil
 	}
 	out := jobOutcome{job: job, done: true, pod: pod}

@@ -135,6 +135,7 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	logs := &fakeLogs{log: o.log}
 	r := &controllers.BenchmarkRunReconciler{
 		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
 		Scheme:             mgr.GetScheme(),
 		Recorder:           mgr.GetEventRecorderFor("mysqlbench-operator"),
 		Engines:            engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),

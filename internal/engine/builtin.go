@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -29,7 +29,12 @@ const crashLoopLimit = 3
 // Builtin runs each target's server itself: a Secret with generated credentials, a ConfigMap
 // with my.cnf, a headless Service and a one-pod StatefulSet.
 type Builtin struct {
+	// Client is the manager's cached client: the operator's own objects.
 	Client client.Client
+	// Reader reads from the API server directly. A create that finds its object exists
+	// confirms through it: the cache may not have seen the operator's own earlier create, and
+	// never holds objects without the operator's labels. Nil reads through Client.
+	Reader client.Reader
 	Scheme *runtime.Scheme
 }
 
@@ -74,17 +79,25 @@ func (b *Builtin) create(ctx context.Context, run *v1.BenchmarkRun, obj client.O
 			return fmt.Errorf("own %T %s: %w", obj, obj.GetName(), err)
 		}
 		err = b.Client.Create(ctx, obj)
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
+		case IsPermanentAPIError(err):
+			return Rejected(obj, err)
+		case !apierrors.IsAlreadyExists(err):
 			return fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err)
 		}
-		// Created meanwhile (a stale cache), or someone else's object without the operator's
-		// labels, which the operator's cache never holds.
-		err = b.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
+		// Created meanwhile (the cache had not seen it yet), or someone else's object without
+		// the operator's labels, which the operator's cache never holds: only the API server
+		// can say which.
+		reader := b.Reader
+		if reader == nil {
+			reader = b.Client
+		}
+		err = reader.Get(ctx, client.ObjectKeyFromObject(obj), existing)
 		if apierrors.IsNotFound(err) {
-			return foreign(run, obj)
+			// Deleted since: the next reconcile creates it again.
+			return fmt.Errorf("%T %s existed at create and was gone when read back", obj, obj.GetName())
 		}
 	}
 	if err != nil {
@@ -150,7 +163,11 @@ func PodState(pod *corev1.Pod) State {
 		if w := cs.State.Waiting; w != nil {
 			switch w.Reason {
 			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName":
-				return State{Reason: ReasonImagePull, Message: fmt.Sprintf("cannot pull image %s: %s", cs.Image, w.Message)}
+				// A registry's "not found" or "denied" does not heal by waiting, and the spec
+				// cannot change: fail now instead of holding the node until the timeout.
+				hopeless := w.Reason == "InvalidImageName" || PullCannotHeal(w.Message)
+				return State{Reason: ReasonImagePull, Failed: hopeless,
+					Message: fmt.Sprintf("cannot pull image %s: %s", cs.Image, w.Message)}
 			case "CreateContainerConfigError", "CreateContainerError":
 				return State{Reason: ReasonConfig, Message: w.Reason + ": " + w.Message}
 			}
@@ -164,6 +181,22 @@ func PodState(pod *corev1.Pod) State {
 		return State{Ready: true, Exit: exit}
 	}
 	return State{Reason: ReasonStarting, Message: "server pod " + pod.Name + " is starting (" + string(pod.Status.Phase) + ")"}
+}
+
+// PullCannotHeal says whether a kubelet's image pull error is one that retrying cannot fix: the
+// registry answered that the image or tag does not exist or that access is denied, or the
+// reference is malformed. Network errors (timeouts, refused connections, DNS, rate limits) may
+// heal and are waited out.
+func PullCannotHeal(message string) bool {
+	m := strings.ToLower(message)
+	for _, s := range []string{"not found", "manifest unknown", "name unknown", "repository does not exist",
+		"invalid reference format", "pull access denied", "401 unauthorized", "403 forbidden", "denied:",
+		"no match for platform"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func times(n int32) string {
@@ -250,13 +283,24 @@ func password() (string, error) {
 
 // serverOutput picks what explains a server's exit from its log tail: the lines the server marked
 // as errors ("[ERROR] ... unknown variable ..."), which an entrypoint may have buried under
-// the output of `mysqld --verbose --help`, else the last lines.
+// the output of `mysqld --verbose --help`, else the last lines. An error line loses the timestamp
+// and thread id before its "[ERROR]": they differ on every restart, and without them the same
+// failure reads the same each time, so repeated exits can be recognised and quoted once.
 func serverOutput(tail string) string {
 	var errs []string
+	seen := map[string]bool{}
 	for _, line := range strings.Split(tail, "\n") {
-		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "unknown variable") ||
-			strings.Contains(line, "unknown option") {
-			errs = append(errs, strings.TrimSpace(line))
+		i := strings.Index(line, "[ERROR]")
+		if i < 0 && !strings.Contains(line, "unknown variable") && !strings.Contains(line, "unknown option") {
+			continue
+		}
+		if i >= 0 {
+			line = line[i:]
+		}
+		line = strings.TrimSpace(line)
+		if !seen[line] {
+			seen[line] = true
+			errs = append(errs, line)
 		}
 	}
 	if len(errs) > 0 {
@@ -274,15 +318,7 @@ func lastLines(s string, n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	out := strings.Join(lines, " | ")
-	if len(out) > 600 {
-		// Cut on a rune boundary: the message must stay valid UTF-8.
-		i := len(out) - 600
-		for i < len(out) && !utf8.RuneStart(out[i]) {
-			i++
-		}
-		out = "..." + out[i:]
-	}
+	out := bounded.Tail(strings.Join(lines, " | "), 603)
 	if out == "" {
 		return "(none)"
 	}

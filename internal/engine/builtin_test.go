@@ -62,8 +62,47 @@ func TestPodState(t *testing.T) {
 					Reason: "ErrImagePull", Message: `rpc error: manifest for mysql:5.7.99 not found`,
 				}
 			}),
-			want:        State{Reason: ReasonImagePull},
+			want:        State{Reason: ReasonImagePull, Failed: true},
 			wantMessage: []string{"cannot pull image mysql:5.7.99", "manifest for mysql:5.7.99 not found"},
+		},
+		{
+			name: "ErrImagePull from containerd: no such tag fails at once",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].Image = "mariadb:does-not-exist-99"
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{
+					Reason: "ErrImagePull", Message: `failed to pull and unpack image "docker.io/library/mariadb:does-not-exist-99": ` +
+						`failed to resolve reference "docker.io/library/mariadb:does-not-exist-99": docker.io/library/mariadb:does-not-exist-99: not found`,
+				}
+			}),
+			want:        State{Reason: ReasonImagePull, Failed: true},
+			wantMessage: []string{"cannot pull image mariadb:does-not-exist-99", "not found"},
+		},
+		{
+			name: "ErrImagePull: access denied fails at once",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{
+					Reason: "ErrImagePull", Message: `pull access denied for private/mysql, repository does not exist or may require 'docker login'`,
+				}
+			}),
+			want: State{Reason: ReasonImagePull, Failed: true},
+		},
+		{
+			name: "ErrImagePull: a network error is waited out",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{
+					Reason: "ErrImagePull", Message: `failed to do request: Head "https://registry-1.docker.io/v2/library/mysql/manifests/8.4": dial tcp 54.1.1.1:443: i/o timeout`,
+				}
+			}),
+			want: State{Reason: ReasonImagePull},
+		},
+		{
+			name: "ErrImagePull: a rate limit is waited out",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{
+					Reason: "ErrImagePull", Message: `429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit`,
+				}
+			}),
+			want: State{Reason: ReasonImagePull},
 		},
 		{
 			name: "ImagePullBackOff",
@@ -80,7 +119,7 @@ func TestPodState(t *testing.T) {
 			pod: serverPod(func(p *corev1.Pod) {
 				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "InvalidImageName", Message: "bad"}
 			}),
-			want: State{Reason: ReasonImagePull},
+			want: State{Reason: ReasonImagePull, Failed: true},
 		},
 		{
 			name: "CreateContainerConfigError",
@@ -111,7 +150,7 @@ func TestPodState(t *testing.T) {
 			}),
 			want: State{Failed: true, Reason: ReasonCrashing},
 			wantMessage: []string{"exited 4 times", "the last time with code 1",
-				": 2026-11-22 [ERROR] unknown variable 'innodb_bufer_pool_size=2G' | 2026-11-22 [ERROR] Aborting"},
+				": [ERROR] unknown variable 'innodb_bufer_pool_size=2G' | [ERROR] Aborting"},
 			wantExit: 4,
 		},
 		{
@@ -320,10 +359,13 @@ func TestServerOutputPrefersErrorLines(t *testing.T) {
 		{"error under help output",
 			"2026-11-22 4:50:01 0 [ERROR] mariadbd: unknown variable 'no_such_option=1'\n" +
 				"wsrep-sync-wait 0\nwsrep-trx-fragment-unit bytes\n\nTo see what variables a running server is using, type\n",
-			"2026-11-22 4:50:01 0 [ERROR] mariadbd: unknown variable 'no_such_option=1'"},
+			"[ERROR] mariadbd: unknown variable 'no_such_option=1'"},
 		{"mysql 8 style", "2026-11-22T04:50:01.1Z 0 [ERROR] [MY-000067] [Server] unknown variable 'x=1'.\n" +
 			"2026-11-22T04:50:01.1Z 0 [ERROR] [MY-010119] [Server] Aborting\n",
-			"2026-11-22T04:50:01.1Z 0 [ERROR] [MY-000067] [Server] unknown variable 'x=1'. | 2026-11-22T04:50:01.1Z 0 [ERROR] [MY-010119] [Server] Aborting"},
+			"[ERROR] [MY-000067] [Server] unknown variable 'x=1'. | [ERROR] [MY-010119] [Server] Aborting"},
+		{"old server without [ERROR]", "mysqld: unknown variable 'x=1'\n", "mysqld: unknown variable 'x=1'"},
+		{"a repeated error is quoted once", "2026-11-22 4:50:01 0 [ERROR] Aborting\n2026-11-22 4:50:02 0 [ERROR] Aborting\n",
+			"[ERROR] Aborting"},
 		{"no error lines: the end", "a\nb\nc\n", "a | b | c"},
 	}
 	for _, tc := range cases {

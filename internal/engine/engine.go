@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,6 +98,27 @@ type ConfigError struct{ Message string }
 
 func (e *ConfigError) Error() string { return e.Message }
 
+// IsPermanentAPIError says whether the API server refused a request in a way that repeating it
+// cannot change: the object is invalid (422), malformed (400), too large (413), or forbidden
+// (403: RBAC, a ResourceQuota, an admission policy). Such a refusal ends the target with the API
+// server's own message instead of being retried forever.
+func IsPermanentAPIError(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsMethodNotSupported(err)
+}
+
+// Rejected is the ConfigError of an object the API server refused for good.
+func Rejected(obj client.Object, err error) *ConfigError {
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		// Typed objects carry no TypeMeta: *v1.StatefulSet says StatefulSet.
+		t := fmt.Sprintf("%T", obj)
+		kind = t[strings.LastIndex(t, ".")+1:]
+	}
+	return &ConfigError{Message: fmt.Sprintf("the API server rejected %s %s: %v "+
+		"(fix the target's settings, or the namespace's quota or admission policy that refuses it)", kind, obj.GetName(), err)}
+}
+
 // IsConfigError says whether err is (or wraps) a *ConfigError.
 func IsConfigError(err error) bool {
 	var ce *ConfigError
@@ -106,7 +129,7 @@ func IsConfigError(err error) bool {
 // own objects), its direct API reader (the user's objects) and scheme.
 func All(c client.Client, reader client.Reader, scheme *runtime.Scheme) map[v1.Engine]Engine {
 	return map[v1.Engine]Engine{
-		v1.EngineBuiltin:              &Builtin{Client: c, Scheme: scheme},
+		v1.EngineBuiltin:              &Builtin{Client: c, Reader: reader, Scheme: scheme},
 		v1.EngineExternal:             &External{Reader: reader},
 		v1.EnginePerconaServer:        NewPerconaServer(c, scheme),
 		v1.EnginePerconaXtraDBCluster: NewPerconaXtraDBCluster(c, scheme),

@@ -212,9 +212,9 @@ func (p *Percona) create(ctx context.Context, run *v1.BenchmarkRun, obj client.O
 		return nil
 	case meta.IsNoMatchError(err):
 		return p.notInstalled(v1.Target{Name: obj.GetLabels()[specs.LabelTarget]})
-	case apierrors.IsInvalid(err):
-		// The Percona CRD's own validation refused the object: a target setting (crVersion,
-		// image, ...) the installed operator does not accept.
+	case IsPermanentAPIError(err):
+		// The Percona CRD's own validation refused the object (a target setting such as
+		// crVersion or image the installed operator does not accept), or a quota or policy did.
 		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(obj), err)}
 	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create %s: %w", describe(obj), err)

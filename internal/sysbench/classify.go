@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 )
 
 // Failure says why a sysbench container failed, for status conditions and Events.
@@ -40,6 +42,7 @@ var meanings = map[int]string{
 	1049: "unknown database: create it, or fix the database key of the connection Secret (default sbtest)",
 	1050: "the sbtest tables already exist: drop them, or set workload.skipPrepare to benchmark the existing data",
 	1114: "a table is full: the server ran out of storage (raise spec.storage.size)",
+	1142: "a privilege is missing: grant the benchmark user all privileges on its database",
 	1146: "table missing: the sbtest tables are not prepared (let the operator run prepare, or load them before using workload.skipPrepare)",
 	1203: "the benchmark user exceeded max_user_connections: raise it above the ladder's largest thread count",
 	1205: "lock wait timeout exceeded",
@@ -167,15 +170,4 @@ func exitMeaning(code int32) string {
 	return "failure"
 }
 
-func clip(s string) string {
-	if len(s) <= maxReason {
-		return s
-	}
-	cut := maxReason - len("...")
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+func clip(s string) string { return bounded.Head(s, maxReason) }

@@ -2,6 +2,7 @@ package sysbench
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -169,10 +170,32 @@ func TestReal(t *testing.T) {
 		}
 	})
 
-	t.Run("prepare over existing tables fails", func(t *testing.T) {
-		// Plain sysbench 1.0.20 exits 0 here (a parallel command's failing worker does not
-		// change the exit code); the reporter must turn it into a failure.
-		fail(t, w, Step{Phase: PhasePrepare}, secret, 1050, "already exist")
+	t.Run("a retried prepare starts from the tables a failed attempt left", func(t *testing.T) {
+		// What an attempt cut off half-way leaves: one table complete, one partly filled,
+		// one with a changed definition, the rest missing.
+		db.mustSQL(t, "DROP TABLE sbtest.sbtest3, sbtest.sbtest4")
+		db.mustSQL(t, "DELETE FROM sbtest.sbtest2 WHERE id > 7")
+		db.mustSQL(t, "ALTER TABLE sbtest.sbtest1 ADD COLUMN junk INT")
+		succeed(t, w, Step{Phase: PhasePrepare}, "prepare")
+		for i := 1; i <= 4; i++ {
+			if got := db.mustSQL(t, fmt.Sprintf("SELECT COUNT(*) FROM sbtest.sbtest%d", i)); got != "2000" {
+				t.Errorf("sbtest%d has %s rows, want 2000", i, got)
+			}
+		}
+		if got := db.mustSQL(t, "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema='sbtest' AND column_name='junk'"); got != "0" {
+			t.Errorf("sbtest1 kept the column the failed attempt left: it was not re-created")
+		}
+	})
+
+	t.Run("a failing prepare worker fails the step", func(t *testing.T) {
+		// Plain sysbench 1.0.20 exits 0 when a worker of a parallel command fails; the
+		// reporter must turn it into a failure. An account that may not create tables
+		// makes every worker fail.
+		db.mustSQL(t, "CREATE USER IF NOT EXISTS 'readonly'@'%' IDENTIFIED BY '"+password+"'")
+		db.mustSQL(t, "GRANT SELECT ON sbtest.* TO 'readonly'@'%'")
+		ro := db.secret(password)
+		ro[SecretKeyUser] = "readonly"
+		fail(t, w, Step{Phase: PhasePrepare}, ro, 1142, "command denied")
 	})
 
 	// The failures run with the tables in place, so each has exactly the one cause.

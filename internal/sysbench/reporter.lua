@@ -241,10 +241,34 @@ local function wrap(fn, name)
    end
 end
 
+-- A retried prepare must start from clean tables: the attempt before may
+-- have died half-way (the server restarted, the pod was evicted) and left
+-- some sbtest tables, complete or not, and the stock prepare then fails with
+-- 1050 (table exists). So the stock prepare (oltp_common's cmd_prepare) first
+-- drops the very tables it is about to create, in the worker that creates
+-- them: the workers partition the tables exactly like cmd_prepare, so no
+-- worker ever drops a table another one is filling. A user's own prepare
+-- stays as written.
+local function clean_then(prepare)
+   return function(...)
+      local drv = sysbench.sql.driver()
+      local con = drv:connect()
+      for i = sysbench.tid % sysbench.opt.threads + 1, sysbench.opt.tables,
+         sysbench.opt.threads do
+         con:query("DROP TABLE IF EXISTS sbtest" .. i)
+      end
+      con:disconnect()
+      return prepare(...)
+   end
+end
+
 if command == "prepare" or command == "cleanup" then
    if sysbench.cmdline.command_defined(command) then
       -- A custom command (the stock prepare is one, run in parallel).
       local def = sysbench.cmdline.commands[command]
+      if command == "prepare" and def[1] == cmd_prepare then
+         def[1] = clean_then(def[1])
+      end
       def[1] = wrap(def[1], command)
    elseif type(_G[command]) == "function" then
       -- A plain global prepare()/cleanup(), run by sysbench's main state.

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+func builtinRun(uid types.UID) *v1.BenchmarkRun {
+	return &v1.BenchmarkRun{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1.GroupVersion.String(), Kind: "BenchmarkRun"},
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "bench", UID: uid},
+		Spec: v1.BenchmarkRunSpec{
+			Targets:  []v1.Target{{Name: "mariadb", Engine: v1.EngineBuiltin, Image: "mariadb:10.11"}},
+			Workload: v1.Workload{Script: "oltp_point_select", Tables: 1, TableSize: 1000},
+			Ladder:   v1.Ladder{Threads: []int32{1, 2}, StepDuration: &metav1.Duration{Duration: time.Second}},
+		},
+	}
+}
+
+// Provision's creates: a stale cache (the operator's own earlier create not seen yet) is
+// confirmed through the API reader, never mistaken for someone else's object; an object the
+// API server refuses for good ends the target with the server's message.
+func TestBuiltinProvisionCreates(t *testing.T) {
+	s := scheme(t)
+	if err := v1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	run := builtinRun("run-uid")
+	target := run.Spec.Targets[0]
+	// store is the API server; provisioned once so every object exists, owned by owner.
+	store := func(t *testing.T, owner *v1.BenchmarkRun) client.Client {
+		c := fake.NewClientBuilder().WithScheme(s).Build()
+		if err := (&Builtin{Client: c, Scheme: s}).Provision(context.Background(), owner, owner.Spec.Targets[0]); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// staleCache never sees an object: reads miss, writes go to the API server.
+	staleCache := func(api client.Client) client.Client {
+		return interceptor.NewClient(api.(client.WithWatch), interceptor.Funcs{
+			Get: func(_ context.Context, _ client.WithWatch, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+				return apierrors.NewNotFound(schema.GroupResource{Resource: "things"}, key.Name)
+			},
+		})
+	}
+
+	t.Run("stale cache: the run's own objects are confirmed through the API reader", func(t *testing.T) {
+		api := store(t, run)
+		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
+		if err := b.Provision(context.Background(), run, target); err != nil {
+			t.Fatalf("Provision = %v, want nil: the objects are the run's own", err)
+		}
+	})
+	t.Run("another run's objects under the same names stay foreign", func(t *testing.T) {
+		other := builtinRun("other-uid")
+		api := store(t, other)
+		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
+		err := b.Provision(context.Background(), run, target)
+		if !IsConfigError(err) || !strings.Contains(err.Error(), "does not belong to this run") {
+			t.Fatalf("Provision = %v, want a ConfigError naming the foreign object", err)
+		}
+	})
+	t.Run("a create the API server forbids fails the target with its message", func(t *testing.T) {
+		api := fake.NewClientBuilder().WithScheme(s).WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if _, ok := obj.(*appsv1.StatefulSet); ok {
+					return apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "statefulsets"}, obj.GetName(),
+						errorString(`exceeded quota: no-statefulsets, requested: count/statefulsets.apps=1, used: count/statefulsets.apps=0, limited: count/statefulsets.apps=0`))
+				}
+				return c.Create(ctx, obj, opts...)
+			},
+		}).Build()
+		err := (&Builtin{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target)
+		if !IsConfigError(err) {
+			t.Fatalf("Provision = %v, want a ConfigError", err)
+		}
+		for _, w := range []string{"the API server rejected StatefulSet " + specs.ServerName(run, "mariadb"), "exceeded quota"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q lacks %q", err, w)
+			}
+		}
+	})
+	t.Run("a transient create error is retried", func(t *testing.T) {
+		api := fake.NewClientBuilder().WithScheme(s).WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+				return apierrors.NewServiceUnavailable("etcd leader changed")
+			},
+		}).Build()
+		err := (&Builtin{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target)
+		if err == nil || IsConfigError(err) {
+			t.Fatalf("Provision = %v, want a plain error (the reconcile is retried)", err)
+		}
+	})
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
