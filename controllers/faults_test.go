@@ -3,15 +3,18 @@ package controllers_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -102,6 +105,11 @@ func TestWhatCannotWorkFailsFast(t *testing.T) {
 				if err := k8s.Create(context.Background(), q); err != nil {
 					t.Fatal(err)
 				}
+				// What the quota controller (not in envtest) would write.
+				q.Status = corev1.ResourceQuotaStatus{Hard: q.Spec.Hard, Used: corev1.ResourceList{"count/statefulsets.apps": resource.MustParse("0")}}
+				if err := k8s.Status().Update(context.Background(), q); err != nil {
+					t.Fatal(err)
+				}
 			},
 			want:     []string{"the API server rejected StatefulSet ", "forbidden", "quota"},
 			within:   10 * time.Second,
@@ -154,5 +162,123 @@ func TestWhatCannotWorkFailsFast(t *testing.T) {
 				t.Errorf("StatefulSet %s still there: a server that cannot pull its image must not hold the node", sts.Name)
 			}
 		})
+	}
+}
+
+// A step Job deleted while its pod still runs (orphaned, or terminating) is not re-created until
+// that pod ended: two loads on one server would corrupt both measurements.
+func TestDeletedStepJobWaitsForItsPod(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	ok := succeedAll(t)
+	var mu sync.Mutex
+	var heldUID types.UID
+	kl := startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(job.Name, "-s01-") && (heldUID == "" || heldUID == job.UID) {
+			heldUID = job.UID // the test plays this Job's pod itself
+			return outcome{pending: true}
+		}
+		return ok(job)
+	})
+	run := baseRun(ns, "leftover", 1, 2)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	job := &batchv1.Job{}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		jobs := &batchv1.JobList{}
+		if err := k8s.List(ctx, jobs, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for i := range jobs.Items {
+			if strings.Contains(jobs.Items[i].Name, "-s01-") {
+				job = &jobs.Items[i]
+			}
+		}
+		if job.Name != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no Job for step 1")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Its pod runs sysbench; then someone deletes the Job.
+	pod := jobPodOf(job)
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: specs.SysbenchContainer, Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	// Background: envtest runs no garbage collector, so the pod stays, as an orphaned or a
+	// slowly terminating one would.
+	if err := k8s.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "leftover", 10*time.Second, "the condition to name the running pod", func(r *v1.BenchmarkRun) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
+		return c != nil && strings.Contains(c.Message, "waits for pod "+pod.Name)
+	})
+	// For as long as the pod runs, no Job of that name exists again.
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{})
+		if !apierrors.IsNotFound(err) {
+			t.Fatalf("Job %s exists again (err %v) while the old pod still runs", job.Name, err)
+		}
+	}
+	// The old pod ends: the step runs again and the run completes, every step measured once.
+	// (The fake kubelet names a Job's pod after the Job: it waits until the old pod is gone.)
+	kl.setPaused(true)
+	time.Sleep(200 * time.Millisecond) // a sync already under way ends (ticks are 50 ms)
+	pod.Status.Phase = corev1.PodFailed
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		again := &batchv1.Job{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), again); err == nil && again.UID != job.UID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no new Job for step 1 after the old pod ended")
+		}
+	}
+	if err := k8s.Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	kl.setPaused(false)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		jobs := &batchv1.JobList{}
+		_ = k8s.List(ctx, jobs, client.InNamespace(ns))
+		for _, j := range jobs.Items {
+			t.Logf("job %s uid %s conditions %+v", j.Name, j.UID, j.Status.Conditions)
+		}
+		pods := &corev1.PodList{}
+		_ = k8s.List(ctx, pods, client.InNamespace(ns))
+		for _, p := range pods.Items {
+			t.Logf("pod %s owner %v phase %s", p.Name, p.OwnerReferences, p.Status.Phase)
+		}
+	})
+	got := waitFor(t, ns, "leftover", 20*time.Second, "the run to finish", finished)
+	if got.Status.Phase != v1.RunSucceeded || len(got.Status.Targets[0].Steps) != 2 {
+		t.Fatalf("run %s with %d steps, want Succeeded with 2", got.Status.Phase, len(got.Status.Targets[0].Steps))
+	}
+	for _, s := range got.Status.Targets[0].Steps {
+		if s.Attempts != 1 {
+			t.Errorf("step at %d threads took %d attempts, want 1: the deleted Job is not a failed attempt", s.Threads, s.Attempts)
+		}
 	}
 }

@@ -107,6 +107,16 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
 			return jobOutcome{}, res, err
 		}
+		// The Job of this attempt may have been deleted while its pod still runs (orphaned,
+		// or terminating): a new one now would put two loads on the server.
+		if old, err := r.leftoverPod(ctx, run.Namespace, name); err != nil || old != nil {
+			if old != nil {
+				tx.progressing(ReasonWaiting, fmt.Sprintf("target %s: step %s waits for pod %s of its deleted Job %s to end",
+					t.Name, step, old.Name, name))
+			}
+			// The pod's own events bring the next reconcile; the requeue bounds a missed one.
+			return jobOutcome{}, ctrl.Result{RequeueAfter: 10 * time.Second}, err
+		}
 		inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), sb)
 		if err != nil {
 			_, ferr := r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("cannot build the sysbench command for %s: %v", step, err))
@@ -245,6 +255,42 @@ func (r *BenchmarkRunReconciler) jobPod(ctx context.Context, job *batchv1.Job) (
 		}
 	}
 	return newest, nil
+}
+
+// leftoverPod returns a pod of a Job named name that is still running although no such Job
+// exists, or nil. A pod that has not started yet is deleted instead of waited for: it has not
+// touched the server.
+func (r *BenchmarkRunReconciler) leftoverPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(namespace),
+		client.MatchingLabels{"batch.kubernetes.io/job-name": name, specs.LabelManagedBy: specs.ManagedBy}); err != nil {
+		return nil, fmt.Errorf("list pods of job %s: %w", name, err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+			continue
+		case p.Status.Phase == corev1.PodPending && p.DeletionTimestamp.IsZero() && !anyContainerStarted(p):
+			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("delete pod %s of the deleted job %s: %w", p.Name, name, err)
+			}
+			return p, nil
+		default:
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+// anyContainerStarted says whether a container of the pod has run.
+func anyContainerStarted(p *corev1.Pod) bool {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // containerResult is the sysbench container's exit code and termination message.
