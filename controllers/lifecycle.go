@@ -65,6 +65,14 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 	run.Status.CurrentTarget = t.Name
 
 	switch ts.Phase {
+	case v1.TargetPreparing, v1.TargetWarmingUp, v1.TargetRunning:
+		// The data and the measurements belong to one server instance.
+		if handled, res, err := r.watchServer(ctx, tx, t, ts, eng); handled || err != nil {
+			return res, err
+		}
+	}
+
+	switch ts.Phase {
 	case v1.TargetPending, "":
 		// Nothing is provisioned for a run that names a ConfigMap that is not there.
 		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
@@ -206,7 +214,11 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		return r.failTarget(ctx, tx, t, ts, eng, "server did not start: "+msg)
 	}
 	if !state.Ready {
-		waited := r.Clock.Since(ts.StartTime.Time)
+		since := ts.StartTime.Time
+		if ts.LastServerRestart != nil {
+			since = ts.LastServerRestart.Time.Time
+		}
+		waited := r.Clock.Since(since)
 		if waited >= r.ServerReadyTimeout {
 			return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("server not ready after %s: %s",
 				r.ServerReadyTimeout, state.Message))
@@ -234,7 +246,17 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 	return r.runPhase(ctx, tx, t, ts, eng, "probe", sysbench.Step{Phase: sysbench.PhaseProbe},
 		func(f *sysbench.Final) {
 			ts.ServerVersion = f.Server
-			r.enter(tx, t, ts, afterProbe(run))
+			ts.ServerInstance = state.Instance
+			if ts.ServerRestarts == 0 {
+				r.enter(tx, t, ts, afterProbe(run))
+				return
+			}
+			next, failure := afterRestartProbe(run, ts.LastServerRestart, f.Tables)
+			if failure != "" {
+				_, _ = r.failTarget(ctx, tx, t, ts, eng, failure)
+				return
+			}
+			r.enter(tx, t, ts, next)
 		})
 }
 

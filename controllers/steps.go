@@ -29,6 +29,8 @@ type jobOutcome struct {
 	done    bool
 	final   *sysbench.Final
 	failure string
+	// code is the MySQL error code of a failure, 0 when there is none.
+	code int
 	// pod is the Job's pod, when it still exists (for its log).
 	pod *corev1.Pod
 }
@@ -42,6 +44,9 @@ func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t
 		return res, err
 	}
 	if out.failure != "" {
+		if wait := r.settling(out); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
 		return r.failedAttempt(ctx, tx, t, ts, eng, step, out.failure)
 	}
 	onSuccess(out.final)
@@ -62,6 +67,9 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 		return res, err
 	}
 	if out.failure != "" {
+		if wait := r.settling(out); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
 		return r.failedAttempt(ctx, tx, t, ts, eng, describeStep(run, i), out.failure)
 	}
 	if err := r.storeSeries(ctx, run, t.Name, threads, out.pod); err != nil {
@@ -99,7 +107,8 @@ func (r *BenchmarkRunReconciler) failedAttempt(ctx context.Context, tx *transiti
 func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
 	eng engine.Engine, step string, sb sysbench.Step) (jobOutcome, ctrl.Result, error) {
 	run := tx.run
-	name := specs.JobName(run, t.Name, step, ts.FailedAttempts)
+	attempt := specs.Attempt{Restarts: ts.ServerRestarts, Failed: ts.FailedAttempts}
+	name := specs.JobName(run, t.Name, step, attempt)
 	job := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
 	if apierrors.IsNotFound(err) {
@@ -122,7 +131,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 			_, ferr := r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("cannot build the sysbench command for %s: %v", step, err))
 			return jobOutcome{}, ctrl.Result{}, ferr
 		}
-		job = specs.SysbenchJob(run, t.Name, step, ts.FailedAttempts, inv, r.sysbenchImage(run),
+		job = specs.SysbenchJob(run, t.Name, step, attempt, inv, r.sysbenchImage(run),
 			specs.StepDeadline(sb.Phase, sb.Duration))
 		if err := controllerutil.SetControllerReference(run, job, r.Scheme); err != nil {
 			return jobOutcome{}, ctrl.Result{}, err
@@ -178,7 +187,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 			break
 		}
 		if f := sysbench.Classify(exitCode, parsed); f != nil {
-			out.failure = f.Reason
+			out.failure, out.code = f.Reason, f.Code
 		} else if failed {
 			out.failure = "Job failed: " + why
 		} else {

@@ -429,6 +429,18 @@ type StepResult struct {
 	FinishTime *metav1.Time `json:"finishTime,omitempty"`
 }
 
+// ServerRestart is a restart of a target's server during its run.
+type ServerRestart struct {
+	// Time is when the operator noticed it.
+	Time metav1.Time `json:"time"`
+	// During is the step the server restarted in (e.g. "2/4 (2 threads)"), whose measurement
+	// was discarded.
+	During string `json:"during"`
+	// Message says what the operator saw (the server's exit, or that its pod is gone).
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
 // TargetStatus is the observed state of one target.
 type TargetStatus struct {
 	// Name of the target, as in spec.targets.
@@ -456,6 +468,19 @@ type TargetStatus struct {
 	// FailedAttempts counts the failed attempts of the step in progress.
 	// +optional
 	FailedAttempts int32 `json:"failedAttempts,omitempty"`
+	// ServerInstance identifies the server instance the target's data was prepared on and its
+	// steps measured against (for servers the operator runs: the pod's UID and the container's
+	// restart count). A different instance means the server restarted.
+	// +optional
+	ServerInstance string `json:"serverInstance,omitempty"`
+	// ServerRestarts counts the server's restarts after it was first probed. Each one discards
+	// the step in progress: the operator waits for the server, checks that the sbtest tables
+	// survived (prepares them again if not), warms up and measures that step again.
+	// +optional
+	ServerRestarts int32 `json:"serverRestarts,omitempty"`
+	// LastServerRestart is when the operator noticed the latest restart, and what it said about it.
+	// +optional
+	LastServerRestart *ServerRestart `json:"lastServerRestart,omitempty"`
 	// Steps are the results of the finished steps, in ladder order.
 	// +listType=atomic
 	// +optional

@@ -132,6 +132,22 @@ func (b *Builtin) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 
 // PodState reads a server pod's conditions and container statuses.
 func PodState(pod *corev1.Pod) State {
+	s := podState(pod)
+	s.Instance = Instance(pod)
+	return s
+}
+
+// Instance identifies one run of a pod's server: the pod's UID (a deleted pod's replacement has
+// another) and its first container's restart count.
+func Instance(pod *corev1.Pod) string {
+	restarts := int32(0)
+	if len(pod.Status.ContainerStatuses) > 0 {
+		restarts = pod.Status.ContainerStatuses[0].RestartCount
+	}
+	return fmt.Sprintf("%s/%d", pod.UID, restarts)
+}
+
+func podState(pod *corev1.Pod) State {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			return State{Reason: ReasonUnschedulable, Message: "pod " + pod.Name + " cannot be scheduled: " + c.Message}

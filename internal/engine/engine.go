@@ -51,6 +51,10 @@ type State struct {
 	// attempt left behind (a half-initialized data directory), so the last exit can hide the
 	// cause.
 	Exit *ServerExit
+	// Instance identifies the running server instance, "" when the engine cannot tell
+	// instances apart (a server it does not run). When it changes between two reads, the
+	// server restarted (or was replaced) in between.
+	Instance string
 }
 
 // ServerExit is one exit of a server container.

@@ -46,7 +46,7 @@ func ReporterConfigMap(run *v1.BenchmarkRun) *corev1.ConfigMap {
 // SysbenchJob is the Job of one attempt of one step: it runs inv in image on the client pool,
 // never retries by itself (the operator decides about retries, with the classified reason), and
 // is killed after deadline.
-func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt int32, inv sysbench.Invocation,
+func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv sysbench.Invocation,
 	image string, deadline time.Duration) *batchv1.Job {
 	labels := ClientPodLabels(run, target, step)
 	container := corev1.Container{

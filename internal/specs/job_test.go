@@ -23,14 +23,14 @@ func runJob(t *testing.T, run *v1.BenchmarkRun) (*batchv1.Job, sysbench.Invocati
 		t.Fatal(err)
 	}
 	deadline := StepDeadline(step.Phase, step.Duration)
-	return SysbenchJob(run, "mysql57", LadderStep(2), 1, inv, "ghcr.io/mysqlbench/sysbench:1.0.20", deadline), inv
+	return SysbenchJob(run, "mysql57", LadderStep(2), Attempt{Failed: 1}, inv, "ghcr.io/mysqlbench/sysbench:1.0.20", deadline), inv
 }
 
 func TestSysbenchJob(t *testing.T) {
 	run := newRun()
 	job, inv := runJob(t, run)
 
-	if job.Name != JobName(run, "mysql57", "s03", 1) || job.Namespace != "bench" {
+	if job.Name != JobName(run, "mysql57", "s03", Attempt{Failed: 1}) || job.Namespace != "bench" {
 		t.Errorf("Job %s/%s", job.Namespace, job.Name)
 	}
 	spec := job.Spec
@@ -220,7 +220,7 @@ func TestStepDeadline(t *testing.T) {
 	// activeDeadlineSeconds is the deadline in whole seconds.
 	run := newRun()
 	for _, d := range []time.Duration{2 * time.Minute, 6 * time.Hour, 5*time.Minute + time.Second} {
-		job := SysbenchJob(run, "mysql57", "probe", 0, sysbench.Invocation{}, "img", d)
+		job := SysbenchJob(run, "mysql57", "probe", Attempt{}, sysbench.Invocation{}, "img", d)
 		if got := *job.Spec.ActiveDeadlineSeconds; got != int64(d/time.Second) {
 			t.Errorf("deadline %s: activeDeadlineSeconds %d", d, got)
 		}
@@ -265,5 +265,5 @@ func TestSysbenchJobGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "job-probe-same-host.yaml",
-		SysbenchJob(run, "mysql57", "probe", 0, inv, "ghcr.io/mysqlbench/sysbench:1.0.20", StepDeadline(sysbench.PhaseProbe, 0)))
+		SysbenchJob(run, "mysql57", "probe", Attempt{}, inv, "ghcr.io/mysqlbench/sysbench:1.0.20", StepDeadline(sysbench.PhaseProbe, 0)))
 }

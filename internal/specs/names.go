@@ -80,11 +80,27 @@ func ResultsConfigMapName(run *v1.BenchmarkRun) string {
 	return Shorten(253, run.Name, "results")
 }
 
+// Attempt tells the Jobs of one step apart: each failed attempt gets a new Job, and so does every
+// attempt after a server restart (the Jobs of the earlier server instance keep their names).
+type Attempt struct {
+	// Restarts is the target's count of server restarts when the Job was created.
+	Restarts int32
+	// Failed is the count of failed attempts of the step before this one.
+	Failed int32
+}
+
+func (a Attempt) String() string {
+	if a.Restarts == 0 {
+		return fmt.Sprintf("a%d", a.Failed)
+	}
+	return fmt.Sprintf("r%da%d", a.Restarts, a.Failed)
+}
+
 // JobName names the Job of one attempt of a target's step. step is "probe", "prepare",
 // "warmup", "cleanup" or "sNN" for the NN-th rung of the ladder (1-based).
-func JobName(run *v1.BenchmarkRun, target, step string, attempt int32) string {
+func JobName(run *v1.BenchmarkRun, target, step string, attempt Attempt) string {
 	// The Job name becomes the job-name label of its pods: at most 63 characters.
-	return Shorten(63, run.Name, target, step, fmt.Sprintf("a%d", attempt))
+	return Shorten(63, run.Name, target, step, attempt.String())
 }
 
 // LadderStep names rung i (0-based) of the ladder for JobName and the step label.

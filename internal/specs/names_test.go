@@ -132,7 +132,7 @@ func TestNamesAtTheLimits(t *testing.T) {
 				check("ConfigMap", ReporterConfigMapName(run), validation.IsDNS1123Subdomain)
 				check("ConfigMap", ResultsConfigMapName(run), validation.IsDNS1123Subdomain)
 				for _, step := range steps {
-					for _, attempt := range []int32{0, 1, 10} {
+					for _, attempt := range []Attempt{{Failed: 0}, {Failed: 1}, {Failed: 10}, {Restarts: 3, Failed: 2}} {
 						check("Job", JobName(run, target, step, attempt), validation.IsDNS1123Label)
 					}
 					for k, v := range ClientPodLabels(run, target, step) {
@@ -152,9 +152,9 @@ func TestJobNamesDistinct(t *testing.T) {
 	target := strings.Repeat("t", 40)
 	seen := map[string]string{}
 	for _, step := range []string{"probe", "prepare", "warmup", "cleanup", LadderStep(0), LadderStep(1), LadderStep(63)} {
-		for _, attempt := range []int32{0, 1, 2} {
+		for _, attempt := range []Attempt{{Failed: 0}, {Failed: 1}, {Failed: 2}, {Restarts: 1}, {Restarts: 1, Failed: 1}, {Restarts: 11}} {
 			name := JobName(run, target, step, attempt)
-			key := fmt.Sprintf("%s/%d", step, attempt)
+			key := fmt.Sprintf("%s/%s", step, attempt)
 			if prev, ok := seen[name]; ok {
 				t.Errorf("JobName %q for both %s and %s", name, prev, key)
 			}

@@ -124,6 +124,9 @@ func TestReal(t *testing.T) {
 		if want := db.mustSQL(t, "SELECT VERSION()"); out.Final.Server != want || want == "" {
 			t.Errorf("probe reported server %q, want %q", out.Final.Server, want)
 		}
+		if out.Final.Tables != 0 {
+			t.Errorf("probe found %d sbtest tables before prepare, want 0", out.Final.Tables)
+		}
 	})
 
 	t.Run("probe with a wrong password", func(t *testing.T) {
@@ -137,6 +140,20 @@ func TestReal(t *testing.T) {
 		}
 		if got := db.mustSQL(t, "SELECT COUNT(*) FROM sbtest.sbtest4"); got != "2000" {
 			t.Errorf("sbtest4 has %s rows, want 2000", got)
+		}
+	})
+
+	t.Run("probe counts the prepared tables", func(t *testing.T) {
+		// What the operator reads after a server restart to decide whether to prepare again.
+		if out := succeed(t, w, Step{Phase: PhaseProbe}, "probe"); out.Final.Tables != 4 {
+			t.Errorf("probe found %d tables, want 4", out.Final.Tables)
+		}
+		db.mustSQL(t, "RENAME TABLE sbtest.sbtest3 TO sbtest.sbtest3_gone")
+		db.mustSQL(t, "CREATE TABLE sbtest.sbtest40 (id INT)") // beyond --tables: not counted
+		defer db.mustSQL(t, "RENAME TABLE sbtest.sbtest3_gone TO sbtest.sbtest3")
+		defer db.mustSQL(t, "DROP TABLE sbtest.sbtest40")
+		if out := succeed(t, w, Step{Phase: PhaseProbe}, "probe"); out.Final.Tables != 3 {
+			t.Errorf("probe found %d tables with sbtest3 missing, want 3", out.Final.Tables)
 		}
 	})
 

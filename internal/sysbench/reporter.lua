@@ -147,15 +147,22 @@ end
 -- sysbench's own client library (not just that the port is open) and reports the
 -- server's real version, read from the server rather than the image tag. The operator
 -- runs it once per target before prepare. It runs serially in sysbench's main state.
+-- It also counts the tables sbtest1..sbtestN (N = --tables) that exist, so that after
+-- a server restart the operator knows whether the prepared data survived.
 local function probe()
    local drv = sysbench.sql.driver()
    local con = drv:connect()
    local version = con:query_row("SELECT VERSION()")
+   local found = con:query_row(string.format(
+      "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() " ..
+         "AND table_name REGEXP '^sbtest[1-9][0-9]*$' " ..
+         "AND CAST(SUBSTRING(table_name, 7) AS UNSIGNED) <= %d", opt("tables", 1)))
    con:disconnect()
    final(string.format(
             '{"type":"final","version":%d,"command":"probe","sysbench":"%s",' ..
-               '"threads":1,"durationSeconds":0,"server":%s}',
-            FORMAT_VERSION, tostring(sysbench.version), json_string(version)))
+               '"threads":1,"tables":%d,"durationSeconds":0,"server":%s}',
+            FORMAT_VERSION, tostring(sysbench.version), tonumber(found) or 0,
+            json_string(version)))
 end
 sysbench.cmdline.commands = sysbench.cmdline.commands or {}
 sysbench.cmdline.commands.probe = {probe}

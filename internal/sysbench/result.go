@@ -68,7 +68,8 @@ type Final struct {
 	Command  string `json:"command"`
 	Sysbench string `json:"sysbench,omitempty"`
 	Threads  int32  `json:"threads"`
-	// Tables is set for prepare and cleanup.
+	// Tables is set for prepare and cleanup; for probe it is how many of the tables
+	// sbtest1..sbtestN exist (N = the workload's tables).
 	Tables     int32 `json:"tables,omitempty"`
 	Percentile int32 `json:"percentile,omitempty"`
 	// DurationSeconds is how long sysbench measured (for prepare and cleanup: whole seconds).

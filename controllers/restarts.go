@@ -1,0 +1,132 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// maxServerRestarts is how many restarts of its server a target survives: a server that keeps
+// restarting (out of memory, a failing node) cannot be measured.
+const maxServerRestarts = 3
+
+// restartSettle is how long a step that lost its connection (errors 2002, 2003, 2006, 2013) waits
+// before it counts as a failed attempt: the server's pod status may not show the restart yet, and
+// a restart is not the step's fault.
+const restartSettle = 10 * time.Second
+
+// connectionLost are the client errors a server restart causes.
+var connectionLost = map[int]bool{2002: true, 2003: true, 2006: true, 2013: true}
+
+// settling is how much longer a failed step should wait for the server's status to catch up
+// before its failure counts; 0 when it counts now.
+func (r *BenchmarkRunReconciler) settling(out jobOutcome) time.Duration {
+	if !connectionLost[out.code] || out.job == nil {
+		return 0
+	}
+	return max(restartSettle-r.Clock.Since(jobFinishedAt(out.job)), 0)
+}
+
+// watchServer checks, while the target's data and measurements depend on it, that the server is
+// still the instance they were made on. After a restart (or a replaced pod) the step in progress
+// is discarded: nothing measured across a restart is kept. It reports whether it handled the
+// reconcile.
+func (r *BenchmarkRunReconciler) watchServer(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine) (bool, ctrl.Result, error) {
+	if ts.ServerInstance == "" {
+		// An engine that cannot tell server instances apart (external, Percona): a restart
+		// shows as lost connections, retried as failed attempts.
+		return false, ctrl.Result{}, nil
+	}
+	state, err := eng.Ready(ctx, tx.run, t)
+	if err != nil {
+		return true, ctrl.Result{}, err
+	}
+	if state.Instance == ts.ServerInstance {
+		return false, ctrl.Result{}, nil
+	}
+	what := "its pod is gone"
+	switch {
+	case state.Exit != nil && state.Instance != "":
+		what = fmt.Sprintf("the server container exited (code %d): %s", state.Exit.ExitCode, state.Exit.Output)
+	case state.Instance != "":
+		what = "its pod was replaced"
+	case state.Message != "":
+		what = state.Message
+	}
+	res, err := r.serverRestarted(ctx, tx, t, ts, eng, what)
+	return true, res, err
+}
+
+// serverRestarted discards the step in progress and sends the target back to wait for its
+// server; the probe then decides whether the data must be prepared again.
+func (r *BenchmarkRunReconciler) serverRestarted(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, what string) (ctrl.Result, error) {
+	run := tx.run
+	during := run.Status.CurrentStep
+	logf.FromContext(ctx).Info("server restarted", "during", during, "restarts", ts.ServerRestarts+1, "what", what)
+	if err := r.deleteUnfinishedJobs(ctx, run, t.Name); err != nil {
+		return ctrl.Result{}, err
+	}
+	ts.ServerRestarts++
+	ts.LastServerRestart = &v1.ServerRestart{Time: tx.now(), During: during, Message: bounded.Head(what, bounded.Status)}
+	ts.ServerInstance = ""
+	if ts.ServerRestarts > maxServerRestarts {
+		return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("the server restarted %d times during the run, the last time during %s (%s): "+
+			"a server that keeps restarting cannot be measured; check its log, memory limit and node", ts.ServerRestarts, during, what))
+	}
+	tx.event(warning, "ServerRestarted", "target %s: the server restarted during %s (%s); that step is discarded and "+
+		"measured again once the server is ready, its sbtest tables checked (prepared again if gone) and warmed up",
+		t.Name, during, what)
+	r.enter(tx, t, ts, v1.TargetProvisioning)
+	return ctrl.Result{}, nil
+}
+
+// deleteUnfinishedJobs deletes the target's sysbench Jobs that have not finished: their load
+// ran against the server that is gone, and their result must never be read.
+func (r *BenchmarkRunReconciler) deleteUnfinishedJobs(ctx context.Context, run *v1.BenchmarkRun, target string) error {
+	jobs := &batchv1.JobList{}
+	if err := r.List(ctx, jobs, client.InNamespace(run.Namespace), client.MatchingLabels(specs.TargetLabels(run, target))); err != nil {
+		return fmt.Errorf("list jobs of target %s: %w", target, err)
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if finished, _, _ := jobFinished(job); finished || !metav1.IsControlledBy(job, run) {
+			continue
+		}
+		if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete job %s: %w", job.Name, err)
+		}
+	}
+	return nil
+}
+
+// afterRestartProbe is where a target goes after the probe of a restarted server: its sbtest
+// tables survived (a container restart, or a persistent volume), so a warm-up brings the caches
+// back, or they are gone (a new pod on an emptyDir) and must be prepared again. Tables that a
+// prepare cut short by the restart was filling are never trusted.
+func afterRestartProbe(run *v1.BenchmarkRun, restart *v1.ServerRestart, tablesFound int32) (v1.TargetPhase, string) {
+	w := run.Spec.Workload
+	tables := max(w.Tables, 1)
+	duringPrepare := restart != nil && restart.During == "prepare"
+	switch {
+	case tablesFound >= tables && !duringPrepare:
+		return afterPrepare(run), ""
+	case w.SkipPrepare:
+		return v1.TargetFailed, fmt.Sprintf("the server restarted and %d of the %d sbtest tables are left; "+
+			"with workload.skipPrepare the operator does not create them: load them again and start a new run", tablesFound, tables)
+	default:
+		return v1.TargetPreparing, ""
+	}
+}
