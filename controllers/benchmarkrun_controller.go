@@ -75,6 +75,7 @@ type BenchmarkRunReconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -140,7 +141,10 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun),
-			builder.WithPredicates(predicate.NewPredicateFuncs(isOurs)))
+			builder.WithPredicates(predicate.NewPredicateFuncs(isOurs))).
+		// A run that lets go of a pool's node wakes the runs queued for one.
+		Watches(&v1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.queuedRuns),
+			builder.WithPredicates(nodeReleased))
 	r.watchForeignKinds(mgr, b)
 	return b.Named("benchmarkrun").Complete(r)
 }

@@ -25,8 +25,12 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
-func cacheFor(ns string) cache.Options {
-	return cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}
+func cacheFor(namespaces ...string) cache.Options {
+	opts := cache.Options{DefaultNamespaces: map[string]cache.Config{}}
+	for _, ns := range namespaces {
+		opts.DefaultNamespaces[ns] = cache.Config{}
+	}
+	return opts
 }
 
 // The captured 4-thread run every successful step reports (run_point_select_t4.termination-log).

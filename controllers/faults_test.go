@@ -188,25 +188,22 @@ func TestDeletedStepJobWaitsForItsPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	// Wait until the fake kubelet holds step 1's Job (it then never finishes that one).
 	job := &batchv1.Job{}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		jobs := &batchv1.JobList{}
-		if err := k8s.List(ctx, jobs, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		for i := range jobs.Items {
-			if strings.Contains(jobs.Items[i].Name, "-s01-") {
-				job = &jobs.Items[i]
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		uid := heldUID
+		mu.Unlock()
+		if uid != "" {
+			name := specs.JobName(run, "mariadb", "s01", specs.Attempt{})
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+				t.Fatal(err)
 			}
-		}
-		if job.Name != "" {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no Job for step 1")
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	// Its pod runs sysbench; then someone deletes the Job.
 	pod := jobPodOf(job)

@@ -78,6 +78,10 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
 			return res, err
 		}
+		// A server needs a node of its pool to itself: wait in line, without a timeout.
+		if ok, res, err := r.admitToPool(ctx, tx, t); !ok {
+			return res, err
+		}
 		now := tx.now()
 		ts.StartTime = &now
 		r.enter(tx, t, ts, v1.TargetProvisioning)

@@ -115,6 +115,8 @@ type operatorOptions struct {
 	noRuns bool
 	// metricsAddr serves /metrics there (host:port); off when empty.
 	metricsAddr string
+	// namespaces the operator watches; only the test's namespace when empty.
+	namespaces []string
 }
 
 func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
@@ -126,7 +128,7 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:     testenv.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: cmp.Or(o.metricsAddr, "0")},
-		Cache:      controllers.CacheOptions(cacheFor(ns)),
+		Cache:      controllers.CacheOptions(cacheFor(append([]string{ns}, o.namespaces...)...)),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {

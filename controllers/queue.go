@@ -1,0 +1,235 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// ReasonQueued: the run waits for a node of its database pool, behind the runs named.
+const ReasonQueued = "Queued"
+
+// queueRecheck is how often a queued run looks at its pool again: a freed node shows as a deleted
+// StatefulSet or a finished run, neither of which is the queued run's own event.
+const queueRecheck = 10 * time.Second
+
+// nodeReleased passes the run events that can free a node of a pool: a run deleted, or its
+// current target leaving the phases that hold a server.
+var nodeReleased = predicate.Funcs{
+	CreateFunc:  func(crevent.CreateEvent) bool { return false },
+	GenericFunc: func(crevent.GenericEvent) bool { return false },
+	DeleteFunc:  func(crevent.DeleteEvent) bool { return true },
+	UpdateFunc: func(e crevent.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*v1.BenchmarkRun)
+		cur, okNew := e.ObjectNew.(*v1.BenchmarkRun)
+		return okOld && okNew && holdsServer(old) && !holdsServer(cur)
+	},
+}
+
+// holdsServer says whether the run's current target has a server up or coming up.
+func holdsServer(run *v1.BenchmarkRun) bool {
+	_, ts := currentTarget(run)
+	if ts == nil {
+		return false
+	}
+	return ts.Phase != v1.TargetPending && ts.Phase != ""
+}
+
+// queuedRuns are the runs waiting in a pool queue (a Queued condition), to be woken.
+func (r *BenchmarkRunReconciler) queuedRuns(ctx context.Context, _ client.Object) []reconcile.Request {
+	runs := &v1.BenchmarkRunList{}
+	if err := r.List(ctx, runs); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range runs.Items {
+		run := &runs.Items[i]
+		if c := apimeta.FindStatusCondition(run.Status.Conditions, v1.ConditionProgressing); c != nil && c.Reason == ReasonQueued {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(run)})
+		}
+	}
+	return reqs
+}
+
+// poolUser is a run that holds or waits for a node of a database pool.
+type poolUser struct {
+	key     string // namespace/name
+	target  string
+	started time.Time
+	why     string // for holders: what holds the node
+}
+
+// admitToPool decides whether the run's next target may start its server now. Servers that must
+// be alone on their nodes (exclusive database placement, the default) are queued per node pool:
+// a target starts only while the pool has a node that no server holds and no run that started
+// earlier is waiting for. Runs wait in the order they started (to the second, then by namespace
+// and name) across namespaces, and a queued run never fails for waiting: its condition says
+// Queued, its position and who holds the pool. A pool with no matching Ready node is not queued:
+// the scheduler then says why the pod cannot run.
+func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition, t v1.Target) (bool, ctrl.Result, error) {
+	run := tx.run
+	if t.Engine == v1.EngineExternal || !run.Spec.Placement.Database.IsExclusive() {
+		return true, ctrl.Result{}, nil
+	}
+	selector := specs.DatabasePlacement(run).NodeSelector
+	pool := poolName(selector)
+	nodes := &corev1.NodeList{}
+	if err := r.List(ctx, nodes, client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(selector)}); err != nil {
+		return false, ctrl.Result{}, fmt.Errorf("list nodes of pool %s: %w", pool, err)
+	}
+	capacity := 0
+	for i := range nodes.Items {
+		if nodeUsable(&nodes.Items[i]) {
+			capacity++
+		}
+	}
+	if capacity == 0 {
+		return true, ctrl.Result{}, nil
+	}
+	holders, waiting, err := r.poolUsers(ctx, pool, run)
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	self := run.Namespace + "/" + run.Name
+	ahead := 0
+	for _, w := range waiting {
+		if w.key == self {
+			break
+		}
+		ahead++
+	}
+	if len(holders)+ahead < capacity {
+		return true, ctrl.Result{}, nil
+	}
+	held := make([]string, 0, len(holders))
+	for _, h := range holders {
+		held = append(held, h.why)
+	}
+	msg := fmt.Sprintf("target %s is queued for the database node pool %s (%d Ready node(s)): position %d; held by %s",
+		t.Name, pool, capacity, ahead+1, strings.Join(held, ", "))
+	if ahead > 0 {
+		msg += fmt.Sprintf("; %d run(s) that started earlier wait before it", ahead)
+	}
+	tx.progressing(ReasonQueued, msg)
+	return false, ctrl.Result{RequeueAfter: queueRecheck}, nil
+}
+
+// poolUsers returns the runs holding a node of pool (a server StatefulSet with the pool's node
+// selector, or a target past Pending whose StatefulSet the cache has not shown yet) and the runs
+// waiting for one, oldest first. self counts as waiting.
+func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, self *v1.BenchmarkRun) (holders, waiting []poolUser, err error) {
+	held := map[string]poolUser{}
+	stss := &appsv1.StatefulSetList{}
+	if err := r.List(ctx, stss, client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy, specs.LabelComponent: specs.ComponentServer}); err != nil {
+		return nil, nil, fmt.Errorf("list server statefulsets: %w", err)
+	}
+	for _, sts := range stss.Items {
+		if poolName(sts.Spec.Template.Spec.NodeSelector) != pool || !sts.DeletionTimestamp.IsZero() {
+			continue
+		}
+		owner := metav1.GetControllerOf(&sts)
+		key := sts.Namespace + "/" + sts.Labels[specs.LabelRun]
+		if owner != nil {
+			key = sts.Namespace + "/" + owner.Name
+		}
+		id := key + "#" + sts.Labels[specs.LabelTarget]
+		held[id] = poolUser{key: key, target: sts.Labels[specs.LabelTarget],
+			why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, sts.Labels[specs.LabelTarget], sts.Name)}
+	}
+	runs := &v1.BenchmarkRunList{}
+	if err := r.List(ctx, runs); err != nil {
+		return nil, nil, fmt.Errorf("list runs: %w", err)
+	}
+	for i := range runs.Items {
+		other := &runs.Items[i]
+		if other.Namespace == self.Namespace && other.Name == self.Name {
+			other = self // the newest status
+		}
+		if other.Status.Phase.Finished() || other.Status.StartTime == nil || !other.DeletionTimestamp.IsZero() ||
+			!other.Spec.Placement.Database.IsExclusive() || poolName(specs.DatabasePlacement(other).NodeSelector) != pool {
+			continue
+		}
+		key := other.Namespace + "/" + other.Name
+		t, ts := currentTarget(other)
+		if t == nil || t.Engine == v1.EngineExternal {
+			continue
+		}
+		user := poolUser{key: key, target: t.Name, started: other.Status.StartTime.Time}
+		if ts == nil || ts.Phase == v1.TargetPending || ts.Phase == "" {
+			waiting = append(waiting, user)
+			continue
+		}
+		if _, ok := held[key+"#"+t.Name]; !ok {
+			user.why = fmt.Sprintf("%s (target %s, %s)", key, t.Name, strings.ToLower(string(ts.Phase)))
+			held[key+"#"+t.Name] = user
+		}
+	}
+	for _, h := range held {
+		holders = append(holders, h)
+	}
+	sort.Slice(holders, func(i, j int) bool { return holders[i].why < holders[j].why })
+	sort.SliceStable(waiting, func(i, j int) bool {
+		if !waiting[i].started.Equal(waiting[j].started) {
+			return waiting[i].started.Before(waiting[j].started)
+		}
+		return waiting[i].key < waiting[j].key
+	})
+	return holders, waiting, nil
+}
+
+// currentTarget is the first target of a run that has not finished, with its status (nil
+// before the run started on it).
+func currentTarget(run *v1.BenchmarkRun) (*v1.Target, *v1.TargetStatus) {
+	for i := range run.Spec.Targets {
+		t := &run.Spec.Targets[i]
+		var ts *v1.TargetStatus
+		for j := range run.Status.Targets {
+			if run.Status.Targets[j].Name == t.Name {
+				ts = &run.Status.Targets[j]
+			}
+		}
+		if ts == nil || !ts.Phase.Finished() {
+			return t, ts
+		}
+	}
+	return nil, nil
+}
+
+// poolName is a node selector in a stable, readable form ("mysqlbench.io/pool=database").
+func poolName(selector map[string]string) string {
+	parts := make([]string, 0, len(selector))
+	for k, v := range selector {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// nodeUsable says whether a node can take a server: Ready and not cordoned.
+func nodeUsable(n *corev1.Node) bool {
+	if n.Spec.Unschedulable {
+		return false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

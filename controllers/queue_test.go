@@ -1,0 +1,131 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// Three runs in two namespaces need the one node of a database pool: they take turns in the
+// order they started, the waiting ones say Queued with their position and who holds the pool,
+// and none fails for waiting.
+func TestRunsQueueForTheirNodePool(t *testing.T) {
+	ctx := context.Background()
+	pool := fmt.Sprintf("queue-%d", time.Now().UnixNano())
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: pool, Labels: map[string]string{specs.PoolLabel: pool}}}
+	if err := k8s.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), node) })
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	if err := k8s.Status().Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+
+	nsA, nsB := newNamespace(t), newNamespace(t)
+	// One operator for both namespaces, as in a cluster.
+	startOperator(t, nsA, operatorOptions{namespaces: []string{nsA, nsB}})
+	var mu sync.Mutex
+	var order []string // runs in the order their servers started
+	held := true       // the first run's first step runs until the test has seen the queue
+	ok := succeedAll(t)
+	decide := func(job *batchv1.Job) outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		if job.Labels[specs.LabelStep] == "probe" && (len(order) == 0 || order[len(order)-1] != job.Labels[specs.LabelRun]) {
+			order = append(order, job.Labels[specs.LabelRun])
+		}
+		if held && job.Labels[specs.LabelRun] == "first" && job.Labels[specs.LabelStep] == "s01" {
+			return outcome{pending: true}
+		}
+		return ok(job)
+	}
+	startKubelet(t, nsA, decide)
+	startKubelet(t, nsB, decide)
+
+	runs := []*v1.BenchmarkRun{baseRun(nsA, "first", 1, 2), baseRun(nsB, "second", 1, 2), baseRun(nsA, "third", 1, 2)}
+	// Never two servers in the pool at once.
+	keys := make([]client.ObjectKey, len(runs))
+	for i, run := range runs {
+		keys[i] = client.ObjectKeyFromObject(run)
+	}
+	stop := make(chan struct{})
+	overlap := make(chan string, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			var holding []string
+			for _, key := range keys {
+				r := &v1.BenchmarkRun{}
+				if err := k8s.Get(ctx, key, r); err != nil || len(r.Status.Targets) == 0 {
+					continue
+				}
+				if p := r.Status.Targets[0].Phase; p != v1.TargetPending && !p.Finished() {
+					holding = append(holding, r.Name)
+				}
+			}
+			if len(holding) > 1 {
+				select {
+				case overlap <- strings.Join(holding, ", "):
+				default:
+				}
+			}
+		}
+	}()
+	for i, run := range runs {
+		run.Spec.Targets = run.Spec.Targets[:1]
+		run.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: pool}
+		if err := k8s.Create(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		if i < len(runs)-1 {
+			time.Sleep(1100 * time.Millisecond) // start times have whole seconds
+		}
+	}
+	// While the first holds the node, the others say where they stand.
+	waitFor(t, nsA, "third", 20*time.Second, "the third run to say it is queued second", func(r *v1.BenchmarkRun) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
+		return c != nil && c.Reason == "Queued" && strings.Contains(c.Message, "position 2") &&
+			strings.Contains(c.Message, "held by "+nsA+"/first")
+	})
+	waitFor(t, nsB, "second", 20*time.Second, "the second run to say it is queued first", func(r *v1.BenchmarkRun) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
+		return c != nil && c.Reason == "Queued" && strings.Contains(c.Message, "position 1")
+	})
+	mu.Lock()
+	held = false
+	mu.Unlock()
+	for _, run := range runs {
+		got := waitFor(t, run.Namespace, run.Name, 60*time.Second, "the run to finish", finished)
+		if got.Status.Phase != v1.RunSucceeded {
+			t.Errorf("run %s: %s (%s), want Succeeded: a queued run never fails for waiting", run.Name, got.Status.Phase, got.Status.Targets[0].Message)
+		}
+	}
+	close(stop)
+	select {
+	case o := <-overlap:
+		t.Errorf("runs %s held the one-node pool at the same time", o)
+	default:
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(order, " ") != "first second third" {
+		t.Errorf("servers started in the order %v, want first second third", order)
+	}
+}
