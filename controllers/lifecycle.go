@@ -74,7 +74,13 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 
 	switch ts.Phase {
 	case v1.TargetPending, "":
-		// Nothing is provisioned for a run that names a ConfigMap that is not there.
+		// Nothing is provisioned for data that cannot fit the volume, or for a run that names
+		// a ConfigMap that is not there.
+		if t.Engine != v1.EngineExternal {
+			if err := specs.CheckDataFits(run.Spec); err != nil {
+				return r.failTarget(ctx, tx, t, ts, nil, err.Error())
+			}
+		}
 		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
 			return res, err
 		}

@@ -71,6 +71,7 @@ type Target struct {
 	// it replaces the image the Percona operator would pick; not allowed for external.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:[.][a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$')",message="image must be an image reference such as mysql:8.4, percona/percona-server:8.0 or registry.example.com:5000/db/mysql@sha256:<64 hex digits> (lower-case repository, a tag of letters, digits, '_', '.' and '-')"
 	// +optional
 	Image string `json:"image,omitempty"`
 
@@ -78,7 +79,14 @@ type Target struct {
 	// header is added when missing), e.g. `performance_schema = OFF`. They override the
 	// operator's own settings, except that a max_connections too low for the ladder is
 	// rejected rather than silently raised.
-	// +kubebuilder:validation:MaxLength=16384
+	// Only server option groups are accepted ([mysqld], [server], [mariadb], [mariadbd],
+	// [galera] and version groups such as [mysqld-8.4]); no !include or !includedir; and none
+	// of the options the operator owns (port, socket, bind-address, skip-networking,
+	// skip-grant-tables, datadir). At most 4096 characters.
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:(?:[[:blank:]]*(?:[^[[:blank:]\\n].*)?|[[:blank:]]*[[](?i:mysqld|server|mariadb|mariadbd|galera|(?:mysqld|mariadb|mariadbd)-[0-9]+(?:[.][0-9]+)*)][[:blank:]\\r]*(?:[#;].*)?)\\n)*(?:[[:blank:]]*(?:[^[[:blank:]\\n].*)?|[[:blank:]]*[[](?i:mysqld|server|mariadb|mariadbd|galera|(?:mysqld|mariadb|mariadbd)-[0-9]+(?:[.][0-9]+)*)][[:blank:]\\r]*(?:[#;].*)?)$')",message="myCnf may only hold server option groups: [mysqld], [server], [mariadb], [mariadbd], [galera] or a version group such as [mysqld-8.4] or [mariadb-11.8]; client options such as [client] password belong to the client, not the server's my.cnf"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(?m)^[[:blank:]]*!include')",message="myCnf must not use !include or !includedir: the server would read files the run does not describe; put the options themselves in myCnf"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(?mi)^[[:blank:]]*(?:loose[-_])?(?:port|socket|bind[-_]address|skip[-_]networking|skip[-_]grant[-_]tables|datadir)[[:blank:]]*(?:=|$)')",message="myCnf must not set port, socket, bind-address, skip-networking, skip-grant-tables or datadir: the operator connects and health-checks the server through them and keeps its data on the run's volume"
 	// +optional
 	MyCnf string `json:"myCnf,omitempty"`
 
@@ -276,7 +284,9 @@ type Placement struct {
 
 // Storage is the volume each server keeps its data on.
 type Storage struct {
-	// Size of each server's data volume, e.g. 20Gi.
+	// Size of each server's data volume, e.g. 20Gi. A run whose sbtest data cannot fit
+	// (workload.tables × workload.tableSize rows at 200 bytes or more each) fails before any
+	// server is provisioned.
 	Size resource.Quantity `json:"size"`
 
 	// StorageClassName of the data volume's PersistentVolumeClaim; the cluster's default class

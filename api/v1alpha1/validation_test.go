@@ -70,6 +70,33 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 		}, "must have at most 16 items"},
 		{"duplicate target names", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].Name = "mysql80" },
 			"target names must be unique"},
+		// myCnf: only server option groups, no includes, none of the options the operator owns.
+		{"myCnf with a [client] section", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[client]\npassword=x\n" },
+			"myCnf may only hold server option groups"},
+		{"myCnf switching to [mysqldump] later", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[1].MyCnf = "[mysqld]\nperformance_schema=OFF\n  [mysqldump]\nquick\n"
+		}, "myCnf may only hold server option groups"},
+		{"myCnf with [client-server]", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[client-server]\nuser=x" },
+			"myCnf may only hold server option groups"},
+		{"myCnf with !include", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "!include /etc/shadow\n" },
+			"myCnf must not use !include"},
+		{"myCnf with an indented !includedir", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mysqld]\n  !includedir /etc\n" },
+			"myCnf must not use !include"},
+		{"myCnf setting bind_address", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "bind_address=0.0.0.0" },
+			"myCnf must not set port, socket, bind-address"},
+		{"myCnf setting loose-port", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mysqld-8.4]\nloose-port = 3307\n" },
+			"myCnf must not set port"},
+		{"myCnf setting skip-grant-tables", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "skip-grant-tables" },
+			"myCnf must not set port"},
+		{"myCnf setting datadir", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mariadb]\ndatadir = /tmp\n" },
+			"myCnf must not set port"},
+		{"myCnf setting skip_networking", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "SKIP_NETWORKING = 1" },
+			"myCnf must not set port"},
+		// Image references.
+		{"image with upper case", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "MySQL:8.0" }, "image must be an image reference"},
+		{"image with an empty tag", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mysql:" }, "image must be an image reference"},
+		{"image with a blank", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mysql 8" }, "image must be an image reference"},
+		{"image with a short digest", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mysql@sha256:abc" }, "image must be an image reference"},
 		{"target name not a DNS label", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Name = "MySQL_80" },
 			`spec.targets[0].name: Invalid value: "MySQL_80": spec.targets[0].name in body should match`},
 		{"target name too long", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Name = strings.Repeat("a", 41) },
@@ -242,6 +269,42 @@ func TestValidationAppliesDefaults(t *testing.T) {
 	}
 	if got.Spec.Placement.Database.Exclusive == nil || !*got.Spec.Placement.Database.Exclusive {
 		t.Errorf("placement.database.exclusive should default to true")
+	}
+}
+
+// What the admission rules must let through: server sections and version groups, options whose
+// names merely contain an owned one, comments, any syntactically valid image (whether it exists
+// is the registry's business).
+func TestValidationAcceptsServerOptions(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(r *v1.BenchmarkRun)
+	}{
+		{"options before any header", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "performance_schema = OFF\ninnodb_buffer_pool_size=2G" }},
+		{"every server section", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[1].MyCnf = "[mysqld]\na=1\n[server]\n[mariadb]\n[MariaDBd]\n[galera]\n[mysqld-8.4]\n" +
+				"[mariadb-11.8] # comment\n[mariadbd-10.11]\nloose_performance_schema=OFF\n"
+		}},
+		{"names that contain an owned option", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[1].MyCnf = "port_open_timeout = 10\nreport_port = 3306\ninnodb_data_home_dir = /var/lib/mysql/data\n" +
+				"socket_timeout=1\n# port = 3307\n; datadir = /x\n"
+		}},
+		{"blank lines, tabs and CRLF", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "\n\t\n[mysqld]\r\n\tperformance_schema=OFF\r\n" }},
+		{"a tag that may not exist", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mariadb:does-not-exist-99" }},
+		{"registry, port, path and digest", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0].Image = "registry.example.com:5000/db/mysql-server:8.4.3_1@sha256:" + strings.Repeat("ab", 32)
+		}},
+		{"localhost registry", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "localhost:5000/mysql" }},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := validRun(fmt.Sprintf("accepts-%d", i))
+			tc.mutate(r)
+			if err := k8s.Create(context.Background(), r); err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			_ = k8s.Delete(context.Background(), r)
+		})
 	}
 }
 

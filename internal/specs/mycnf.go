@@ -3,6 +3,7 @@ package specs
 import (
 	"bufio"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -107,9 +108,21 @@ func firstSetting(text string) string {
 	return ""
 }
 
-// CheckMyCnf rejects target overrides that would break the run. Today: a max_connections (in a
-// section the server reads) at or below the ladder's peak thread count, which would fail the top
-// steps with error 1040. The message says what to change.
+// ownedOptions are the server options the operator sets and depends on: it connects and
+// health-checks the server over them, and keeps the data on the run's volume.
+var ownedOptions = map[string]bool{"port": true, "socket": true, "bind_address": true, "skip_networking": true,
+	"skip_grant_tables": true, "datadir": true}
+
+// CheckMyCnf rejects target overrides that would break the run, with a message that says what
+// to change. The API server's validation rejects the first three already (the same rules as CEL
+// on the field); this keeps the operator safe from objects stored before those rules existed:
+//   - a section the server does not read, or that clients read too ([client], [client-server]):
+//     only [mysqld], [server], [mariadb], [mariadbd], [galera] and version groups;
+//   - !include and !includedir;
+//   - the options the operator owns (port, socket, bind-address, skip-networking,
+//     skip-grant-tables, datadir);
+//   - a max_connections at or below the ladder's peak thread count, which would fail the top
+//     steps with error 1040.
 func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 	peak := int(spec.Ladder.PeakConnections())
 	section := "mysqld"
@@ -123,18 +136,27 @@ func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 		if line == "" || line[0] == '#' || line[0] == ';' {
 			continue
 		}
+		if strings.HasPrefix(line, "!include") {
+			return fmt.Errorf("target %s: myCnf line %d: %q: !include and !includedir are not allowed (the server would read "+
+				"files the run does not describe); put the options themselves in myCnf", t.Name, n, line)
+		}
 		if strings.HasPrefix(line, "[") {
 			// "[mysqld]  # comment": the group name ends at the first "]".
 			name, _, _ := strings.Cut(line[1:], "]")
 			section = strings.ToLower(strings.TrimSpace(name))
-			continue
-		}
-		if !serverSection(section) {
+			if !serverSection(section) {
+				return fmt.Errorf("target %s: myCnf line %d: [%s] is not a server option group: use [mysqld], [server], [mariadb], "+
+					"[mariadbd], [galera] or a version group such as [mysqld-8.4]", t.Name, n, section)
+			}
 			continue
 		}
 		name, value, _ := strings.Cut(line, "=")
 		name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
 		name = strings.TrimPrefix(name, "loose_")
+		if ownedOptions[name] {
+			return fmt.Errorf("target %s: myCnf line %d sets %s, which the operator owns (it connects and health-checks "+
+				"the server through port, socket and bind-address, and keeps the data on the run's volume): remove it", t.Name, n, name)
+		}
 		if name != "max_connections" {
 			continue
 		}
@@ -200,11 +222,21 @@ func parseOptionInt(s string) (int, error) {
 }
 
 // serverSection says whether mysqld reads options from a my.cnf section.
+// serverSection says whether a user may put options in group s: groups only the server reads.
+// mariadbd also reads [client-server], but so do the clients in the server's container (the
+// health checks), so it is refused; [galera] is read by wsrep builds of mariadbd.
 func serverSection(s string) bool {
 	switch s {
-	// mariadbd also reads [client-server] and, when built with wsrep, [galera].
-	case "mysqld", "server", "mariadb", "mariadbd", "client-server", "galera":
+	case "mysqld", "server", "mariadb", "mariadbd", "galera":
 		return true
 	}
-	return strings.HasPrefix(s, "mysqld-") || strings.HasPrefix(s, "mariadb-") || strings.HasPrefix(s, "mariadbd-")
+	for _, prefix := range []string{"mysqld-", "mariadb-", "mariadbd-"} {
+		if v, ok := strings.CutPrefix(s, prefix); ok {
+			return versionGroup.MatchString(v)
+		}
+	}
+	return false
 }
+
+// versionGroup is the version part of a group such as [mysqld-8.4] or [mariadb-10.11].
+var versionGroup = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)

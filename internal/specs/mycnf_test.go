@@ -62,9 +62,13 @@ func TestOperatorMyCnf(t *testing.T) {
 	if i, j := strings.Index(got, "[mysqld]"), strings.Index(got, "max_connections"); i < 0 || j < i {
 		t.Errorf("max_connections is not under [mysqld]:\n%s", got)
 	}
-	// The operator's own file passes its own check.
-	if err := CheckMyCnf(run.Spec, v1.Target{Name: "self", MyCnf: got}); err != nil {
+	// The operator's own file passes the user's check, except for the datadir it owns.
+	own := strings.Replace(got, "datadir = "+DataDir+"\n", "", 1)
+	if err := CheckMyCnf(run.Spec, v1.Target{Name: "self", MyCnf: own}); err != nil {
 		t.Errorf("CheckMyCnf rejects the operator's own my.cnf: %v", err)
+	}
+	if err := CheckMyCnf(run.Spec, v1.Target{Name: "self", MyCnf: got}); err == nil || !strings.Contains(err.Error(), "datadir") {
+		t.Errorf("CheckMyCnf with the operator's datadir = %v, want datadir refused", err)
 	}
 }
 
@@ -175,14 +179,23 @@ func TestCheckMyCnf(t *testing.T) {
 		{"in [mysqld-8.0]", "[mysqld-8.0]\nmax_connections = 200", []string{"at least 1001"}},
 		{"in [mariadb-10.11]", "[mariadb-10.11]\nmax_connections = 200", []string{"at least 1001"}},
 		{"in [mariadbd-11.4]", "[mariadbd-11.4]\nmax_connections = 200", []string{"at least 1001"}},
-		{"in [client-server], read by mariadbd", "[client-server]\nmax_connections = 200", []string{"at least 1001"}},
+		{"[client-server] is refused: clients read it too", "[client-server]\nmax_connections = 2000", []string{"[client-server] is not a server option group"}},
 		{"in [galera], read by mariadbd", "[galera]\nmax_connections = 200", []string{"at least 1001"}},
 		{"section names are case-insensitive", "[MYSQLD]\nmax_connections = 200", []string{"at least 1001"}},
 		{"section header with a comment", "[mysqld] # server\nmax_connections = 200", []string{"at least 1001"}},
-		{"in [client]: ignored", "[client]\nmax_connections = 200", nil},
-		{"in [mysqldump]: ignored", "[mysqldump]\nmax_connections = 200", nil},
-		{"in [mysqld_safe]: ignored", "[mysqld_safe]\nmax_connections = 200", nil},
-		{"back in [mysqld] after [client]", "[client]\nport = 3306\n[mysqld]\nmax_connections = 200", []string{"at least 1001"}},
+		{"[client] is refused", "[client]\npassword = x", []string{"line 1", "[client] is not a server option group", "[mysqld-8.4]"}},
+		{"[mysqldump] is refused", "[mysqld]\na=1\n[mysqldump]\nquick", []string{"line 3", "[mysqldump]"}},
+		{"[mysqld_safe] is refused", "[mysqld_safe]\nmax_connections = 200", []string{"[mysqld_safe] is not a server option group"}},
+		{"a version group needs a version", "[mysqld-latest]\na=1", []string{"[mysqld-latest] is not a server option group"}},
+		{"!include", "!include /etc/shadow", []string{"line 1", "!include and !includedir are not allowed"}},
+		{"!includedir indented", "[mysqld]\n  !includedir /etc/mysql", []string{"line 2", "!include"}},
+		{"port", "port = 3307", []string{"sets port, which the operator owns"}},
+		{"bind-address with dashes", "[mysqld-8.4]\nbind-address=0.0.0.0", []string{"line 2", "sets bind_address"}},
+		{"loose-skip-networking", "loose-skip-networking", []string{"sets skip_networking"}},
+		{"SKIP_GRANT_TABLES", "SKIP_GRANT_TABLES", []string{"sets skip_grant_tables"}},
+		{"datadir", "[mariadb]\ndatadir=/tmp", []string{"sets datadir"}},
+		{"socket", "socket=/tmp/x.sock", []string{"sets socket"}},
+		{"names that contain an owned one", "port_open_timeout=10\nreport_port=3306\ninnodb_data_home_dir=/x\n# port = 1", nil},
 		{"double quotes", `max_connections = "200"`, []string{"max_connections = 200"}},
 		{"single quotes", `max_connections = '200'`, []string{"max_connections = 200"}},
 		{"quoted and high", `max_connections = "2000"`, nil},
