@@ -280,7 +280,9 @@ func TestValidationAcceptsServerOptions(t *testing.T) {
 		name   string
 		mutate func(r *v1.BenchmarkRun)
 	}{
-		{"options before any header", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "performance_schema = OFF\ninnodb_buffer_pool_size=2G" }},
+		{"options before any header", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[1].MyCnf = "performance_schema = OFF\ninnodb_buffer_pool_size=2G"
+		}},
 		{"every server section", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets[1].MyCnf = "[mysqld]\na=1\n[server]\n[mariadb]\n[MariaDBd]\n[galera]\n[mysqld-8.4]\n" +
 				"[mariadb-11.8] # comment\n[mariadbd-10.11]\nloose_performance_schema=OFF\n"
