@@ -46,6 +46,7 @@ type options struct {
 	enableHTTP2      bool
 	sysbenchImage    string
 	readyTimeout     time.Duration
+	schedulingGrace  time.Duration
 }
 
 func main() {
@@ -67,6 +68,9 @@ func main() {
 		"sysbench 1.0.x image for runs whose spec names none.")
 	flag.DurationVar(&o.readyTimeout, "server-ready-timeout", controllers.DefaultServerReadyTimeout,
 		"How long a target's server may take to accept connections before the target fails.")
+	flag.DurationVar(&o.schedulingGrace, "scheduling-grace", controllers.DefaultSchedulingGrace,
+		"How long a pod may stay unschedulable or a referenced ConfigMap/Secret missing before the run says so "+
+			"(Stalled) or, for a missing reference, the target fails.")
 	klog.InitFlags(nil) // -v, -vmodule, ...: Kubernetes-style structured logs
 	flag.Parse()
 	ctrl.SetLogger(klog.NewKlogr())
@@ -125,6 +129,7 @@ func run(o options) error {
 		Logs:               controllers.ClientsetLogs{Clientset: clientset},
 		SysbenchImage:      o.sysbenchImage,
 		ServerReadyTimeout: o.readyTimeout,
+		SchedulingGrace:    o.schedulingGrace,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the BenchmarkRun controller: %w", err)
