@@ -7,6 +7,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -65,6 +66,12 @@ type BenchmarkRunReconciler struct {
 	ServerReadyTimeout time.Duration
 	// SchedulingGrace is how long a pod may stay unschedulable before a condition says so.
 	SchedulingGrace time.Duration
+
+	// written holds, per run, the resourceVersion of the operator's last status write (or of
+	// the last fresh read). A cached run with another resourceVersion may predate that write:
+	// acting on it would redo a transition already made (re-provision a server that was just
+	// torn down), so such a run is read again from the API server.
+	written sync.Map // types.NamespacedName -> string
 }
 
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
@@ -91,8 +98,16 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
 			metrics.ForgetRun(req.Namespace, req.Name)
+			r.written.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if last, ok := r.written.Load(req.NamespacedName); ok && last != run.ResourceVersion {
+		// The cache has not caught up with the last write, or someone else wrote since.
+		if err := r.apiReader().Get(ctx, req.NamespacedName, run); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		r.written.Store(req.NamespacedName, run.ResourceVersion)
 	}
 	if !run.DeletionTimestamp.IsZero() {
 		// Everything the run created is owned by it; the garbage collector removes it.

@@ -7,15 +7,23 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
 // A server that restarts in the middle of a step: the step's Job is discarded, the operator waits
@@ -146,4 +154,109 @@ func indexOf(names []string, sub string) int {
 		}
 	}
 	return len(names)
+}
+
+// A reconcile that reads the run from a cache that has not caught up with the operator's own
+// last status write must not redo a transition already made: here, re-create the server of a
+// target that has just failed and been torn down (seen on the local cluster: the server then held
+// the only database node and the next target never got one).
+func TestStaleCacheDoesNotRedoATransition(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	var stale *v1.BenchmarkRun // when set, reads of the run return this older copy
+	var mu sync.Mutex
+	direct, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := interceptor.NewClient(direct, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			mu.Lock()
+			s := stale
+			mu.Unlock()
+			if run, ok := obj.(*v1.BenchmarkRun); ok && s != nil {
+				s.DeepCopyInto(run)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	// The engines' writes are counted: a stale reconcile must not create anything.
+	creates := 0
+	engineClient := interceptor.NewClient(direct, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			mu.Lock()
+			creates++
+			mu.Unlock()
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	r := &controllers.BenchmarkRunReconciler{
+		Client: c, APIReader: k8s, Scheme: testenv.Scheme, Recorder: record.NewFakeRecorder(100),
+		Engines: engine.All(engineClient, k8s, testenv.Scheme), Logs: &fakeLogs{}, Clock: clock.RealClock{},
+		ServerReadyTimeout: time.Minute, SchedulingGrace: time.Minute,
+	}
+	run := baseRun(ns, "stale", 1)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	run.Spec.Cleanup = v1.CleanupAlways
+	if err := k8s.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(run)
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sts := &appsv1.StatefulSet{}
+	stsKey := client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, "mariadb")}
+	for i := 0; i < 10 && apierrors.IsNotFound(k8s.Get(ctx, stsKey, sts)); i++ {
+		reconcile()
+	}
+	if err := k8s.Get(ctx, stsKey, sts); err != nil {
+		t.Fatalf("no StatefulSet after provisioning: %v", err)
+	}
+	provisioning := &v1.BenchmarkRun{}
+	if err := k8s.Get(ctx, key, provisioning); err != nil {
+		t.Fatal(err)
+	}
+	// The server crash-loops: the target fails and its objects are deleted.
+	pod := serverPodOf(sts)
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "mysql", Image: "mariadb:10.11", RestartCount: 3,
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "[ERROR] bad option\n"}},
+	}}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	failed := &v1.BenchmarkRun{}
+	if err := k8s.Get(ctx, key, failed); err != nil {
+		t.Fatal(err)
+	}
+	if ts := failed.Status.Targets[0]; ts.Phase != v1.TargetFailed {
+		t.Fatalf("target %s %q, want Failed", ts.Phase, ts.Message)
+	}
+	if err := k8s.Get(ctx, stsKey, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("StatefulSet after the failure: %v, want it deleted (cleanup Always)", err)
+	}
+	// The cache still shows the run provisioning.
+	mu.Lock()
+	stale = provisioning
+	creates = 0
+	mu.Unlock()
+	reconcile()
+	mu.Lock()
+	defer mu.Unlock()
+	if creates != 0 {
+		t.Errorf("a reconcile from the stale cache created %d objects for the failed target", creates)
+	}
+	if err := k8s.Get(ctx, stsKey, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the failed target's StatefulSet exists again (err %v)", err)
+	}
 }

@@ -96,6 +96,7 @@ func (tx *transition) commit(ctx context.Context) error {
 		if err := tx.r.Status().Patch(ctx, tx.run, patch); err != nil {
 			return fmt.Errorf("write status: %w", err)
 		}
+		tx.r.written.Store(client.ObjectKeyFromObject(tx.run), tx.run.ResourceVersion)
 		logf.FromContext(ctx).V(1).Info("status written", "phase", tx.run.Status.Phase,
 			"target", tx.run.Status.CurrentTarget, "step", tx.run.Status.CurrentStep)
 		tx.exportMetrics()

@@ -261,8 +261,14 @@ func (b *Builtin) Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Targe
 	name := specs.ServerName(run, t.Name)
 	objs := []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.Secret{}}
 	names := []string{name, name, name, specs.ConnectionSecretName(run, t.Name)}
+	// Read through the API server: the cache may not show an object created moments ago, which
+	// would then outlive its run.
+	reader := b.Reader
+	if reader == nil {
+		reader = b.Client
+	}
 	for i, obj := range objs {
-		err := b.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: names[i]}, obj)
+		err := reader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: names[i]}, obj)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
