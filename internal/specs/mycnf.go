@@ -125,7 +125,6 @@ var ownedOptions = map[string]bool{"port": true, "socket": true, "bind_address":
 //     steps with error 1040.
 func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 	peak := int(spec.Ladder.PeakConnections())
-	section := "mysqld"
 	// The server keeps the last max_connections it reads, so only that one matters.
 	last, set := 0, false
 	// Read the user's text itself, so line numbers match what they wrote; options before any
@@ -143,7 +142,7 @@ func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 		if strings.HasPrefix(line, "[") {
 			// "[mysqld]  # comment": the group name ends at the first "]".
 			name, _, _ := strings.Cut(line[1:], "]")
-			section = strings.ToLower(strings.TrimSpace(name))
+			section := strings.ToLower(strings.TrimSpace(name))
 			if !serverSection(section) {
 				return fmt.Errorf("target %s: myCnf line %d: [%s] is not a server option group: use [mysqld], [server], [mariadb], "+
 					"[mariadbd], [galera] or a version group such as [mysqld-8.4]", t.Name, n, section)
@@ -221,7 +220,6 @@ func parseOptionInt(s string) (int, error) {
 	return v * mult, nil
 }
 
-// serverSection says whether mysqld reads options from a my.cnf section.
 // serverSection says whether a user may put options in group s: groups only the server reads.
 // mariadbd also reads [client-server], but so do the clients in the server's container (the
 // health checks), so it is refused; [galera] is read by wsrep builds of mariadbd.
