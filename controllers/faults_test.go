@@ -289,3 +289,80 @@ func TestDeletedStepJobWaitsForItsPod(t *testing.T) {
 		}
 	}
 }
+
+// A pod that never starts says why within the grace, from the cluster's Events: the server's
+// volume cannot be mounted, a step's Job cannot create its pod.
+func TestWaitsSayWhatTheyWaitFor(t *testing.T) {
+	ctx := context.Background()
+	warn := func(t *testing.T, obj client.Object, kind, reason, message string) {
+		t.Helper()
+		e := &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: obj.GetName() + ".", Namespace: obj.GetNamespace()},
+			InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(),
+				UID: obj.GetUID()},
+			Type: corev1.EventTypeWarning, Reason: reason, Message: message,
+			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+			Source: corev1.EventSource{Component: "kubelet"},
+		}
+		if err := k8s.Create(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("server volume cannot be mounted", func(t *testing.T) {
+		ns := newNamespace(t)
+		startOperator(t, ns, operatorOptions{readyTimeout: 10 * time.Minute, schedulingGrace: 2 * time.Second})
+		startKubeletWith(t, ns, succeedAll(t), func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodPending
+			p.Status.Conditions[1].Status = corev1.ConditionFalse
+			p.Status.ContainerStatuses[0].Ready = false
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+		})
+		run := baseRun(ns, "mount", 1)
+		run.Spec.Targets = run.Spec.Targets[:1]
+		if err := k8s.Create(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{}
+		key := client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, "mariadb") + "-0"}
+		for deadline := time.Now().Add(10 * time.Second); k8s.Get(ctx, key, pod) != nil; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no server pod")
+			}
+		}
+		warn(t, pod, "Pod", "FailedMount", `MountVolume.SetUp failed for volume "data" : rpc error: volume not attached`)
+		waitFor(t, ns, "mount", 15*time.Second, "Stalled with the mount failure", func(r *v1.BenchmarkRun) bool {
+			c := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "NotStarting" &&
+				strings.Contains(c.Message, "FailedMount: MountVolume.SetUp failed")
+		})
+	})
+	t.Run("step Job cannot create its pod", func(t *testing.T) {
+		ns := newNamespace(t)
+		startOperator(t, ns, operatorOptions{schedulingGrace: 2 * time.Second})
+		ok := succeedAll(t)
+		startKubelet(t, ns, func(job *batchv1.Job) outcome {
+			if job.Labels[specs.LabelStep] == "s01" {
+				return outcome{pending: true} // no pod: the Job controller is refused
+			}
+			return ok(job)
+		})
+		run := baseRun(ns, "quota", 1)
+		run.Spec.Targets = run.Spec.Targets[:1]
+		if err := k8s.Create(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		job := &batchv1.Job{}
+		key := client.ObjectKey{Namespace: ns, Name: specs.JobName(run, "mariadb", "s01", specs.Attempt{})}
+		for deadline := time.Now().Add(15 * time.Second); k8s.Get(ctx, key, job) != nil; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no Job for step 1")
+			}
+		}
+		warn(t, job, "Job", "FailedCreate", `Error creating: pods "x" is forbidden: exceeded quota: compute, requested: cpu=1, used: cpu=4, limited: cpu=4`)
+		waitFor(t, ns, "quota", 15*time.Second, "Stalled with the Job's FailedCreate", func(r *v1.BenchmarkRun) bool {
+			c := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "NotStarting" &&
+				strings.Contains(c.Message, "has no pod") && strings.Contains(c.Message, "exceeded quota")
+		})
+	})
+}

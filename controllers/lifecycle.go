@@ -237,8 +237,16 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			// The user's connection Secret: nothing the operator starts will create it.
 			return r.failTarget(ctx, tx, t, ts, eng, state.Message)
 		}
+		why := ""
+		if state.Reason == engine.ReasonStarting && waited >= r.SchedulingGrace && t.Engine == v1.EngineBuiltin {
+			if why, err = r.serverWarning(ctx, run, t); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		if state.Reason == engine.ReasonUnschedulable && waited >= r.SchedulingGrace {
 			tx.stalled(ReasonUnschedulable, fmt.Sprintf("target %s: %s", t.Name, state.Message))
+		} else if why != "" {
+			tx.stalled(ReasonNotStarting, fmt.Sprintf("target %s: %s; the Events say %s", t.Name, state.Message, why))
 		} else if state.Message != "" {
 			tx.progressing(ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, state.Message))
 		}

@@ -166,7 +166,8 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 				return jobOutcome{}, ctrl.Result{}, ferr
 			}
 		}
-		return jobOutcome{}, r.watchPending(tx, t, pod), nil
+		res, err := r.watchPending(ctx, tx, t, job, pod)
+		return jobOutcome{}, res, err
 	}
 	out := jobOutcome{job: job, done: true, pod: pod}
 	exitCode, message, terminated := containerResult(pod)
@@ -316,26 +317,43 @@ func containerResult(pod *corev1.Pod) (int32, string, bool) {
 }
 
 // watchPending surfaces a sysbench pod that cannot be scheduled or started (unschedulable, image
-// not pullable, a missing Secret key), after the grace period. Pod events wake the controller;
-// the timer only ends the grace period.
-func (r *BenchmarkRunReconciler) watchPending(tx *transition, t v1.Target, pod *corev1.Pod) ctrl.Result {
-	if pod == nil {
-		return ctrl.Result{}
+// not pullable, a missing Secret key, a volume that cannot be mounted), or a Job that cannot
+// create its pod (a quota, an admission policy), after the grace period. Pod events wake the
+// controller; the timer only ends the grace period, and the Job's deadline ends the wait.
+func (r *BenchmarkRunReconciler) watchPending(ctx context.Context, tx *transition, t v1.Target, job *batchv1.Job, pod *corev1.Pod) (ctrl.Result, error) {
+	state := engine.State{Reason: engine.ReasonStarting}
+	since := job.CreationTimestamp.Time
+	if pod != nil {
+		state = engine.PodState(pod)
+		since = pod.CreationTimestamp.Time
 	}
-	state := engine.PodState(pod)
 	switch state.Reason {
-	case engine.ReasonUnschedulable, engine.ReasonImagePull, engine.ReasonConfig:
+	case engine.ReasonUnschedulable, engine.ReasonImagePull, engine.ReasonConfig, engine.ReasonStarting:
 	default:
 		if cond := apimeta.FindStatusCondition(tx.run.Status.Conditions, v1.ConditionProgressing); cond != nil && cond.Status == metav1.ConditionFalse {
 			tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, tx.run.Status.CurrentStep))
 		}
-		return ctrl.Result{}
+		return ctrl.Result{}, nil
 	}
-	waited := r.Clock.Since(pod.CreationTimestamp.Time)
+	if pod != nil && pod.Status.Phase != corev1.PodPending {
+		return ctrl.Result{}, nil // running: nothing to wait for
+	}
+	waited := r.Clock.Since(since)
 	if waited < r.SchedulingGrace {
-		return ctrl.Result{RequeueAfter: r.SchedulingGrace - waited}
+		return ctrl.Result{RequeueAfter: r.SchedulingGrace - waited}, nil
 	}
-	// The Job's deadline ends the wait; until then the condition says what is wrong.
-	tx.stalled(state.Reason, fmt.Sprintf("target %s: sysbench %s", t.Name, state.Message))
-	return ctrl.Result{}
+	if state.Reason != engine.ReasonStarting {
+		tx.stalled(state.Reason, fmt.Sprintf("target %s: sysbench %s", t.Name, state.Message))
+		return ctrl.Result{}, nil
+	}
+	why, err := r.jobWarning(ctx, job, pod)
+	if err != nil || why == "" {
+		return ctrl.Result{}, err
+	}
+	what := "Job " + job.Name + " has no pod"
+	if pod != nil {
+		what = "sysbench pod " + pod.Name + " is not starting"
+	}
+	tx.stalled(ReasonNotStarting, fmt.Sprintf("target %s: %s; the Events say %s", t.Name, what, why))
+	return ctrl.Result{}, nil
 }
