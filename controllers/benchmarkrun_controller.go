@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -76,6 +77,7 @@ type BenchmarkRunReconciler struct {
 
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
@@ -110,11 +112,21 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		r.written.Store(req.NamespacedName, run.ResourceVersion)
 	}
 	if !run.DeletionTimestamp.IsZero() {
-		// Everything the run created is owned by it; the garbage collector removes it.
+		// Everything the run created is owned by it; the garbage collector removes it. Only
+		// tables on external servers need the operator.
+		if controllerutil.ContainsFinalizer(run, ExternalCleanupFinalizer) {
+			return r.finalizeDeletion(ctx, run)
+		}
 		return ctrl.Result{}, nil
 	}
 	if run.Status.Phase.Finished() {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)
+	}
+	if hasExternalData(run) {
+		// Before any table exists on a server the operator does not run.
+		if wrote, err := r.ensureExternalFinalizer(ctx, run); wrote || err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	tx := newTransition(r, run)

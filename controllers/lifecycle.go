@@ -117,7 +117,14 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 	case v1.TargetCleaningUp:
 		if needsDataCleanup(run, t) {
 			return r.runPhase(ctx, tx, t, ts, eng, "cleanup", sysbench.Step{Phase: sysbench.PhaseCleanup},
-				func(*sysbench.Final) { r.succeedTarget(ctx, tx, t, ts, eng) })
+				func(*sysbench.Final) {
+					if ts.Message != "" {
+						// It failed earlier; its tables are gone now.
+						_, _ = r.failTarget(ctx, tx, t, ts, eng, ts.Message)
+						return
+					}
+					r.succeedTarget(ctx, tx, t, ts, eng)
+				})
 		}
 		r.succeedTarget(ctx, tx, t, ts, eng)
 		return ctrl.Result{}, nil
@@ -305,6 +312,16 @@ func (r *BenchmarkRunReconciler) succeedTarget(ctx context.Context, tx *transiti
 // cleanup policy (OnSuccess and Never keep it for inspection), and lets the run go on with the
 // next target.
 func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, eng engine.Engine, message string) (ctrl.Result, error) {
+	if holdsExternalTables(tx.run, t, ts) && ts.Phase != v1.TargetCleaningUp {
+		// The run's tables must not stay on the user's server: drop them, then end Failed.
+		ts.Message = bounded.Head(message, bounded.Status)
+		r.enter(tx, t, ts, v1.TargetCleaningUp)
+		tx.event(warning, "TargetFailing", "target %s: %s; dropping its sbtest tables before it ends", t.Name, message)
+		return ctrl.Result{}, nil
+	}
+	if ts.Phase == v1.TargetCleaningUp && ts.Message != "" && message != ts.Message {
+		message = ts.Message + "; dropping its sbtest tables failed too: " + message
+	}
 	logf.FromContext(ctx).Info("target failed", "reason", message)
 	if eng != nil && tx.run.Spec.Cleanup == v1.CleanupAlways {
 		if err := eng.Teardown(ctx, tx.run, t); err != nil {

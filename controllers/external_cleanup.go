@@ -1,0 +1,153 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+)
+
+// ExternalCleanupFinalizer holds a run that created sbtest tables on a server the operator does
+// not run (an external target) until they are dropped, or until ExternalCleanupTimeout has passed
+// since the run's deletion began: deleting the run must not leave them on the user's server, and
+// must not hang on a server that is gone.
+const ExternalCleanupFinalizer = "mysqlbench.io/external-cleanup"
+
+// ExternalCleanupTimeout bounds how long a deleted run waits for its external tables to be dropped.
+const ExternalCleanupTimeout = 5 * time.Minute
+
+// dropStep names the Job that drops an external target's tables when its run is deleted.
+const dropStep = "drop"
+
+// holdsExternalTables says whether an external target may have sbtest tables on its server that
+// the run created and has not dropped.
+func holdsExternalTables(run *v1.BenchmarkRun, t v1.Target, ts *v1.TargetStatus) bool {
+	if !needsDataCleanup(run, t) || ts == nil {
+		return false
+	}
+	switch ts.Phase {
+	case v1.TargetPreparing, v1.TargetWarmingUp, v1.TargetRunning, v1.TargetCleaningUp:
+		return true
+	}
+	return false
+}
+
+// ensureExternalFinalizer adds the finalizer before an external target's prepare creates tables.
+// It reports whether it wrote (the write's event brings the next reconcile).
+func (r *BenchmarkRunReconciler) ensureExternalFinalizer(ctx context.Context, run *v1.BenchmarkRun) (bool, error) {
+	if controllerutil.ContainsFinalizer(run, ExternalCleanupFinalizer) {
+		return false, nil
+	}
+	patch := client.MergeFromWithOptions(run.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(run, ExternalCleanupFinalizer)
+	if err := r.Patch(ctx, run, patch); err != nil {
+		return false, fmt.Errorf("add finalizer: %w", err)
+	}
+	r.written.Store(client.ObjectKeyFromObject(run), run.ResourceVersion)
+	return true, nil
+}
+
+// removeExternalFinalizer lets the run go once its external tables are dropped or abandoned.
+func (r *BenchmarkRunReconciler) removeExternalFinalizer(ctx context.Context, run *v1.BenchmarkRun) error {
+	if !controllerutil.ContainsFinalizer(run, ExternalCleanupFinalizer) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(run.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(run, ExternalCleanupFinalizer)
+	if err := r.Patch(ctx, run, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	r.written.Store(client.ObjectKeyFromObject(run), run.ResourceVersion)
+	return nil
+}
+
+// finalizeDeletion drops the sbtest tables that a deleted run's external targets may hold: one
+// cleanup Job per such target, waited for up to ExternalCleanupTimeout after the deletion began.
+// Then the finalizer goes, with an Event for every target whose tables could not be dropped.
+func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.BenchmarkRun) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	waited := r.Clock.Since(run.DeletionTimestamp.Time)
+	pending := false
+	var failures []string
+	for _, t := range run.Spec.Targets {
+		var ts *v1.TargetStatus
+		for i := range run.Status.Targets {
+			if run.Status.Targets[i].Name == t.Name {
+				ts = &run.Status.Targets[i]
+			}
+		}
+		if !holdsExternalTables(run, t, ts) {
+			continue
+		}
+		job, err := r.dropJob(ctx, run, t)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		finished, failed, why := jobFinished(job)
+		switch {
+		case !finished:
+			pending = true
+		case failed:
+			failures = append(failures, fmt.Sprintf("target %s: %s", t.Name, why))
+		}
+	}
+	if pending && waited < ExternalCleanupTimeout {
+		return ctrl.Result{RequeueAfter: ExternalCleanupTimeout - waited}, nil
+	}
+	if pending {
+		failures = append(failures, fmt.Sprintf("not finished within %s", ExternalCleanupTimeout))
+	}
+	for _, f := range failures {
+		r.Recorder.Eventf(run, warning, "CleanupFailed", "the sbtest tables on the external server may be left: %s; drop them by hand", f)
+	}
+	log.Info("external tables dropped, releasing the run", "failures", len(failures))
+	return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)
+}
+
+// dropJob returns the Job that drops target t's tables for a deleted run, creating it first.
+func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*batchv1.Job, error) {
+	eng, err := r.engineFor(t)
+	if err != nil {
+		return nil, err
+	}
+	name := specs.JobName(run, t.Name, dropStep, specs.Attempt{})
+	job := &batchv1.Job{}
+	err = r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return job, err
+	}
+	step := sysbench.Step{Phase: sysbench.PhaseCleanup}
+	inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), step)
+	if err != nil {
+		return nil, fmt.Errorf("build the cleanup of target %s: %w", t.Name, err)
+	}
+	job = specs.SysbenchJob(run, t.Name, dropStep, specs.Attempt{}, inv, r.sysbenchImage(run), specs.StepDeadline(step.Phase, 0))
+	if err := controllerutil.SetControllerReference(run, job, r.Scheme); err != nil {
+		return nil, err
+	}
+	if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create job %s: %w", name, err)
+	}
+	// Not finished yet; the Job's events bring the next reconcile.
+	return job, nil
+}
+
+// hasExternalData says whether the run prepares tables on a server it does not run.
+func hasExternalData(run *v1.BenchmarkRun) bool {
+	for _, t := range run.Spec.Targets {
+		if needsDataCleanup(run, t) {
+			return true
+		}
+	}
+	return false
+}
