@@ -205,6 +205,10 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		if engine.IsConfigError(err) {
 			return r.failTarget(ctx, tx, t, ts, eng, err.Error())
 		}
+		if we := engine.AsWait(err); we != nil {
+			tx.progressing(ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, we.Message))
+			return ctrl.Result{RequeueAfter: we.After}, nil
+		}
 		return ctrl.Result{}, fmt.Errorf("provision target %s: %w", t.Name, err)
 	}
 	state, err := eng.Ready(ctx, run, t)

@@ -581,3 +581,61 @@ func TestPerconaReadyPollsOnlyWhenNotWatched(t *testing.T) {
 		}
 	}
 }
+
+// An earlier run's PerconaServerMySQL under the name a new run needs, stuck in deletion because
+// no Percona operator runs its delete-PVC finalizer: the new run says what it waits for, and after
+// the grace removes the Percona finalizer itself, so the name is never blocked for good.
+func TestPerconaNameHeldByAStuckDeletion(t *testing.T) {
+	restCfg, c := perconaAPI(t)
+	ns := perconaNamespace(t, c, "percona-stuck")
+	ctx := context.Background()
+	target := v1.Target{Name: "ps84", Engine: v1.EnginePerconaServer}
+	earlier := perconaRun(ns, "nightly", target)
+	earlier.Spec.Storage = &v1.Storage{Size: resource.MustParse("5Gi")}
+	stuck, err := specs.PerconaServerMySQL(earlier, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stuck.GetFinalizers()) == 0 {
+		t.Fatal("the builder set no finalizer: nothing to test")
+	}
+	if err := c.Create(ctx, stuck); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, stuck); err != nil {
+		t.Fatal(err)
+	}
+	startOperator(t, ns, operatorOptions{log: captured(t, "run_point_select_t4.txt"), restConfig: restCfg,
+		stuckDeletionGrace: 3 * time.Second})
+	startKubeletOn(t, c, ns, func(*batchv1.Job) outcome { return outcome{pending: true} })
+	fakePercona(t, c, ns, specs.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
+		return map[string]any{"state": "initializing"}
+	})
+	run := perconaRun(ns, "nightly", target)
+	run.Spec.Storage = &v1.Storage{Size: resource.MustParse("5Gi")}
+	if err := c.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	waitForOn(t, c, ns, run.Name, 10*time.Second, "the wait for the earlier resource", func(r *v1.BenchmarkRun) bool {
+		cond := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
+		return cond != nil && strings.Contains(cond.Message, "of an earlier run to be deleted")
+	})
+	// After the grace the earlier resource goes, and the run's own takes its name.
+	name := specs.PerconaName(run, "ps84")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(specs.PerconaServerMySQLKind)
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
+		if err == nil && metav1.IsControlledBy(u, getRun(t, c, run)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's PerconaServerMySQL never replaced the stuck one (err %v, finalizers %v)", err, u.GetFinalizers())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r := getRun(t, c, run); r.Status.Targets[0].Phase.Finished() {
+		t.Errorf("target %s %q: waiting for a stuck deletion must not fail it", r.Status.Targets[0].Phase, r.Status.Targets[0].Message)
+	}
+}

@@ -117,6 +117,8 @@ type operatorOptions struct {
 	metricsAddr string
 	// namespaces the operator watches; only the test's namespace when empty.
 	namespaces []string
+	// stuckDeletionGrace is the Percona engines' StuckDeletionGrace; their default when 0.
+	stuckDeletionGrace time.Duration
 }
 
 func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
@@ -135,12 +137,16 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 		t.Fatal(err)
 	}
 	logs := &fakeLogs{log: o.log}
+	engines := engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme())
+	for _, e := range []v1.Engine{v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster} {
+		engines[e].(*engine.Percona).StuckDeletionGrace = o.stuckDeletionGrace
+	}
 	r := &controllers.BenchmarkRunReconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		Scheme:             mgr.GetScheme(),
 		Recorder:           mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Engines:            engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
+		Engines:            engines,
 		Logs:               logs,
 		SysbenchImage:      "sysbench:test",
 		ServerReadyTimeout: o.readyTimeout,

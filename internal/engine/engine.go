@@ -123,6 +123,25 @@ func Rejected(obj client.Object, err error) *ConfigError {
 		"(fix the target's settings, or the namespace's quota or admission policy that refuses it)", kind, obj.GetName(), err)}
 }
 
+// WaitError says that Provision cannot go on yet for a reason the user should see (an earlier
+// run's object under the same name is still being deleted); the controller says Message and tries
+// again after After.
+type WaitError struct {
+	Message string
+	After   time.Duration
+}
+
+func (e *WaitError) Error() string { return e.Message }
+
+// AsWait returns the *WaitError err is or wraps, or nil.
+func AsWait(err error) *WaitError {
+	var we *WaitError
+	if errors.As(err, &we) {
+		return we
+	}
+	return nil
+}
+
 // IsConfigError says whether err is (or wraps) a *ConfigError.
 func IsConfigError(err error) bool {
 	var ce *ConfigError

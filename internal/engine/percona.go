@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,10 @@ type Percona struct {
 	// PollInterval bounds the wait between readiness reads while the kind is not watched;
 	// DefaultPerconaPollInterval when 0.
 	PollInterval time.Duration
+	// StuckDeletionGrace is how long an earlier run's resource under the same name may stay in
+	// deletion before the operator removes the Percona finalizers that hold it (no Percona
+	// operator runs them); DefaultStuckDeletionGrace when 0.
+	StuckDeletionGrace time.Duration
 
 	flavor  perconaFlavor
 	watched atomic.Bool
@@ -145,6 +150,9 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 		return p.create(ctx, run, obj)
 	}
 	if !metav1.IsControlledBy(current, run) {
+		if current.GetDeletionTimestamp() != nil {
+			return p.awaitDeletion(ctx, current)
+		}
 		return p.foreign(current)
 	}
 	st := specs.ReadPerconaStatus(current)
@@ -224,10 +232,47 @@ func (p *Percona) create(ctx context.Context, run *v1.BenchmarkRun, obj client.O
 	if err := p.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
 		return fmt.Errorf("get %s: %w", describe(obj), err)
 	}
-	if !metav1.IsControlledBy(existing, run) {
-		return p.foreign(existing)
+	if metav1.IsControlledBy(existing, run) {
+		return nil
 	}
-	return nil
+	if existing.GetDeletionTimestamp() != nil {
+		return p.awaitDeletion(ctx, existing)
+	}
+	return p.foreign(existing)
+}
+
+// DefaultStuckDeletionGrace is Percona.StuckDeletionGrace's default.
+const DefaultStuckDeletionGrace = 2 * time.Minute
+
+// awaitDeletion waits for an earlier run's resource under the name this run needs. Its
+// deletion waits for the Percona operator to run the finalizers it carries (the delete-PVC one
+// the earlier run asked for); with no Percona operator running, nothing ever would, and the name
+// would stay blocked. So after the grace the operator removes the percona.com/ finalizers itself
+// and says that the PVCs may be left.
+func (p *Percona) awaitDeletion(ctx context.Context, existing *unstructured.Unstructured) error {
+	grace := cmp.Or(p.StuckDeletionGrace, DefaultStuckDeletionGrace)
+	waited := time.Since(existing.GetDeletionTimestamp().Time)
+	var kept, stripped []string
+	for _, f := range existing.GetFinalizers() {
+		if strings.HasPrefix(f, "percona.com/") {
+			stripped = append(stripped, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	if waited < grace || len(stripped) == 0 {
+		return &WaitError{After: min(10*time.Second, max(grace-waited, time.Second)), Message: fmt.Sprintf(
+			"waiting for %s of an earlier run to be deleted (finalizers %v; the operator removes its Percona ones "+
+				"after %s if no Percona operator runs them)", describe(existing), existing.GetFinalizers(), grace)}
+	}
+	patch := client.MergeFromWithOptions(existing.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	existing.SetFinalizers(kept)
+	if err := p.Client.Patch(ctx, existing, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove finalizers %v from %s: %w", stripped, describe(existing), err)
+	}
+	return &WaitError{After: time.Second, Message: fmt.Sprintf(
+		"%s of an earlier run was stuck in deletion for %s: removed its finalizers %v, which no Percona operator ran; "+
+			"its PersistentVolumeClaims may be left (delete them by hand)", describe(existing), waited.Round(time.Second), stripped)}
 }
 
 func (p *Percona) foreign(obj client.Object) error {
