@@ -86,6 +86,9 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 		}
 		// A server needs a node of its pool to itself: wait in line, without a timeout.
 		if ok, res, err := r.admitToPool(ctx, tx, t); !ok {
+			if engine.IsConfigError(err) {
+				return r.failTarget(ctx, tx, t, ts, nil, err.Error())
+			}
 			return res, err
 		}
 		now := tx.now()

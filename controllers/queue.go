@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -107,6 +108,18 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 		return false, ctrl.Result{}, err
 	}
 	self := run.Namespace + "/" + run.Name
+	own := 0
+	for _, h := range holders {
+		if h.key == self {
+			own++
+		}
+	}
+	if own >= capacity {
+		// Only deleting the run frees its kept servers: waiting would never end.
+		return false, ctrl.Result{}, &engine.ConfigError{Message: fmt.Sprintf("target %s needs a node of the database pool %s, "+
+			"but this run's own earlier servers, kept by its cleanup policy %q, hold all %d of its Ready node(s): "+
+			"set cleanup: Always, or add nodes to the pool", t.Name, pool, run.Spec.Cleanup, capacity)}
+	}
 	ahead := 0
 	for _, w := range waiting {
 		if w.key == self {
@@ -136,11 +149,12 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, self *v1.BenchmarkRun) (holders, waiting []poolUser, err error) {
 	held := map[string]poolUser{}
 	stss := &appsv1.StatefulSetList{}
-	if err := r.List(ctx, stss, client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy, specs.LabelComponent: specs.ComponentServer}); err != nil {
+	if err := r.List(ctx, stss, client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy}); err != nil {
 		return nil, nil, fmt.Errorf("list server statefulsets: %w", err)
 	}
 	for _, sts := range stss.Items {
-		if poolName(sts.Spec.Template.Spec.NodeSelector) != pool || !sts.DeletionTimestamp.IsZero() {
+		if sts.Spec.Template.Labels[specs.LabelComponent] != specs.ComponentServer ||
+			poolName(sts.Spec.Template.Spec.NodeSelector) != pool || !sts.DeletionTimestamp.IsZero() {
 			continue
 		}
 		owner := metav1.GetControllerOf(&sts)

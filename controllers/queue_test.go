@@ -129,3 +129,34 @@ func TestRunsQueueForTheirNodePool(t *testing.T) {
 		t.Errorf("servers started in the order %v, want first second third", order)
 	}
 }
+
+// A run whose own kept servers hold every node of its pool could wait for ever: its next target
+// fails at once, saying why.
+func TestOwnKeptServersCannotBeWaitedFor(t *testing.T) {
+	ctx := context.Background()
+	pool := fmt.Sprintf("kept-%d", time.Now().UnixNano())
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: pool, Labels: map[string]string{specs.PoolLabel: pool}}}
+	if err := k8s.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), node) })
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	if err := k8s.Status().Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	startKubelet(t, ns, succeedAll(t))
+	run := baseRun(ns, "kept", 1)
+	run.Spec.Cleanup = v1.CleanupNever
+	run.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: pool}
+	if err := k8s.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "kept", 20*time.Second, "the run to finish", finished)
+	first, second := got.Status.Targets[0], got.Status.Targets[1]
+	if first.Phase != v1.TargetSucceeded || second.Phase != v1.TargetFailed ||
+		!strings.Contains(second.Message, "this run's own earlier servers") || !strings.Contains(second.Message, "cleanup: Always") {
+		t.Errorf("targets %s, %s %q: want the first measured and the second failed, naming the kept servers", first.Phase, second.Phase, second.Message)
+	}
+}
