@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# make test-e2e-local: test/e2e on the local cluster (test/localcluster) with the operator
-# installed by its Helm chart and the images built offline (MySQL 9.7, MariaDB 10.5, 10.11 and
-# 11.8, and the project's sysbench image; E2E_IMAGES picks which servers run). A cluster this
-# script started is stopped at the end, also on failure or Ctrl-C (KEEP_CLUSTER=1 keeps it); a
-# cluster that was already running is left running.
+# make test-e2e-local (hack/e2e-local.sh [e2e]): test/e2e on the local cluster (test/localcluster)
+# with the operator installed by its Helm chart and the images built offline (MySQL 9.7, MariaDB
+# 10.5, 10.11 and 11.8, and the project's sysbench image; E2E_IMAGES picks which servers run).
+# make test-chaos (hack/e2e-local.sh chaos): test/chaos there instead, which kills the manager,
+# the server and sysbench pods and restarts the API server under real runs.
+# A cluster this script started is stopped at the end, also on failure or Ctrl-C
+# (KEEP_CLUSTER=1 keeps it); a cluster that was already running is left running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
@@ -28,8 +30,16 @@ trap stop EXIT
 trap 'exit 130' INT TERM
 
 PHASES=5 hack/local-operator.sh
-phase "5/5 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node"
-KUBECTL=$kubedir/kubectl \
-	E2E_IMAGES=$E2E_IMAGES \
-	E2E_SYSBENCH_IMAGE=${E2E_SYSBENCH_IMAGE:-ghcr.io/mysqlbench/sysbench:1.0.20} \
-	make --no-print-directory test-e2e
+suite=${1:-e2e}
+export KUBECTL=$kubedir/kubectl E2E_SYSBENCH_IMAGE=${E2E_SYSBENCH_IMAGE:-ghcr.io/mysqlbench/sysbench:1.0.20}
+case $suite in
+e2e)
+	phase "5/5 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node"
+	E2E_IMAGES=$E2E_IMAGES make --no-print-directory test-e2e
+	;;
+chaos)
+	phase "5/5 test/chaos: the manager, the server, a sysbench pod and the API server broken under real runs"
+	CLUSTER_SH=$PWD/test/localcluster/cluster.sh go test -tags chaos -count=1 -v -timeout 60m ./test/chaos/...
+	;;
+*) echo "usage: $0 [e2e|chaos]" >&2; exit 2 ;;
+esac

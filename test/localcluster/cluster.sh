@@ -8,6 +8,7 @@
 #   test/localcluster/cluster.sh load TARBALL...  serve new images to the running cluster
 #   test/localcluster/cluster.sh check    pods on both nodes talk to each other, DNS and Services work
 #   test/localcluster/cluster.sh snapshot print the host state that up/down must leave unchanged
+#   test/localcluster/cluster.sh restart-apiserver  stop the API server and start it again (chaos tests)
 #
 # Layout: four network namespaces, bound to files under the state dir (not /run/netns, so even
 # `ip netns` on the host stays as it was):
@@ -241,14 +242,8 @@ EOF
 
 ### Control plane ####################################################################################
 
-control_plane_up() {
-	local api=https://$CP_IP:6443
-	start etcd cp "$ETCD_BIN/etcd" --name cp --data-dir "$STATE/etcd" \
-		--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
-		--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
-		--initial-cluster cp=http://127.0.0.1:2380 --unsafe-no-fsync=true
-	record_start etcd
-
+# apiserver_start starts the API server in cp (control_plane_up, restart-apiserver).
+apiserver_start() {
 	start kube-apiserver cp "$K8S_BIN/kube-apiserver" \
 		--etcd-servers http://127.0.0.1:2379 \
 		--bind-address "$CP_IP" --advertise-address "$CP_IP" --secure-port 6443 \
@@ -262,6 +257,17 @@ control_plane_up() {
 		--kubelet-preferred-address-types InternalIP \
 		--cert-dir "$STATE/apiserver"
 	record_start kube-apiserver
+}
+
+control_plane_up() {
+	local api=https://$CP_IP:6443
+	start etcd cp "$ETCD_BIN/etcd" --name cp --data-dir "$STATE/etcd" \
+		--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+		--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+		--initial-cluster cp=http://127.0.0.1:2380 --unsafe-no-fsync=true
+	record_start etcd
+
+	apiserver_start
 
 	# The host's way in: 127.0.0.1:$API_PORT -> unix socket -> the API server in cp.
 	rm -f "$STATE/apiserver.sock"
@@ -288,6 +294,17 @@ control_plane_up() {
 		--authorization-kubeconfig "$STATE/kube-scheduler.kubeconfig" \
 		--bind-address 127.0.0.1 --leader-elect=false
 	record_start kube-scheduler
+}
+
+# restart_apiserver stops the API server and starts it again, as an upgrade or a crash would:
+# for the chaos tests (make test-chaos), which check that no run loses or repeats a step.
+restart_apiserver() {
+	ours "$PIDS/kube-apiserver" || die "no API server of this cluster is running"
+	local t0=$SECONDS
+	stop kube-apiserver
+	apiserver_start
+	wait_for 60 "kube-apiserver /readyz" kubectl get --raw /readyz
+	log "API server restarted in $((SECONDS - t0))s"
 }
 
 # The host side of the API relay runs in the host's network namespace, on loopback only.
@@ -836,5 +853,6 @@ status) status ;;
 check) check ;;
 load) shift; load "$@" ;;
 snapshot) snapshot ;;
-*) die "usage: $0 up|down|status|check|load TARBALL...|snapshot" ;;
+restart-apiserver) restart_apiserver ;;
+*) die "usage: $0 up|down|status|check|load TARBALL...|snapshot|restart-apiserver" ;;
 esac
