@@ -110,7 +110,7 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 	self := run.Namespace + "/" + run.Name
 	own := 0
 	for _, h := range holders {
-		if h.key == self {
+		if h.key == self && keptByPolicy(run, h.target) {
 			own++
 		}
 	}
@@ -243,6 +243,28 @@ func nodeUsable(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// keptByPolicy says whether the run's cleanup policy keeps the server of its finished target:
+// Never keeps every server, OnSuccess the failed targets' ones. A server the policy deletes may
+// still show in the cache for a moment after its teardown.
+func keptByPolicy(run *v1.BenchmarkRun, target string) bool {
+	for _, ts := range run.Status.Targets {
+		if ts.Name != target {
+			continue
+		}
+		switch {
+		case !ts.Phase.Finished():
+			return false
+		case run.Spec.Cleanup == v1.CleanupNever:
+			return true
+		case run.Spec.Cleanup == v1.CleanupAlways:
+			return false
+		default: // OnSuccess
+			return ts.Phase == v1.TargetFailed
 		}
 	}
 	return false
