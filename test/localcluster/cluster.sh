@@ -299,9 +299,10 @@ control_plane_up() {
 # restart_apiserver stops the API server and starts it again, as an upgrade or a crash would:
 # for the chaos tests (make test-chaos), which check that no run loses or repeats a step.
 restart_apiserver() {
-	ours "$PIDS/kube-apiserver" || die "no API server of this cluster is running"
+	[ -f "$STATE/kubeconfig" ] || die "no local cluster is up"
+	binaries # cached: only the paths
 	local t0=$SECONDS
-	stop kube-apiserver
+	stop kube-apiserver # a no-op when it is not running (a restart that failed half-way)
 	apiserver_start
 	wait_for 60 "kube-apiserver /readyz" kubectl get --raw /readyz
 	log "API server restarted in $((SECONDS - t0))s"
