@@ -98,16 +98,6 @@ func TestWhatCannotWorkFailsFast(t *testing.T) {
 			serverRemoved: true,
 		},
 		{
-			name: "sbtest data beyond storage.size",
-			mutate: func(r *v1.BenchmarkRun) {
-				r.Spec.Workload.Tables, r.Spec.Workload.TableSize = 10000, 1000000000
-				r.Spec.Storage = &v1.Storage{Size: resource.MustParse("20Gi")}
-			},
-			want:     []string{"does not fit storage.size 20Gi", "raise storage.size"},
-			within:   5 * time.Second,
-			noServer: true,
-		},
-		{
 			name: "StatefulSet forbidden by a quota",
 			setup: func(t *testing.T, ns string) {
 				q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "no-statefulsets", Namespace: ns},

@@ -75,6 +75,14 @@ type Target struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
+	// The myCnf rules read the text line by line as the servers' option file parser does (mysys
+	// search_default_file): leading blanks (space, tab, CR, FF, VT) are skipped, # and ; start
+	// comment lines, a # ends an option's name, group names are case-insensitive. RE2 has no
+	// lookahead, so the group rule is one pattern that every line of the text must match. The
+	// same rules in Go are specs.ValidateMyCnf (for objects stored before these rules). Their
+	// estimated and actual cost fit the CRD's CEL budgets with 16 targets of 16384 characters
+	// (TestValidationMyCnfAtItsLimit).
+
 	// MyCnf holds server options in my.cnf syntax, one `name = value` per line (a [mysqld]
 	// header is added when missing), e.g. `performance_schema = OFF`. They override the
 	// operator's own settings, except that a max_connections too low for the ladder is
@@ -82,11 +90,12 @@ type Target struct {
 	// Only server option groups are accepted ([mysqld], [server], [mariadb], [mariadbd],
 	// [galera] and version groups such as [mysqld-8.4]); no !include or !includedir; and none
 	// of the options the operator owns (port, socket, bind-address, skip-networking,
-	// skip-grant-tables, datadir). At most 4096 characters.
-	// +kubebuilder:validation:MaxLength=4096
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:(?:[[:blank:]]*(?:[^[[:blank:]\\n].*)?|[[:blank:]]*[[](?i:mysqld|server|mariadb|mariadbd|galera|(?:mysqld|mariadb|mariadbd)-[0-9]+(?:[.][0-9]+)*)][[:blank:]\\r]*(?:[#;].*)?)\\n)*(?:[[:blank:]]*(?:[^[[:blank:]\\n].*)?|[[:blank:]]*[[](?i:mysqld|server|mariadb|mariadbd|galera|(?:mysqld|mariadb|mariadbd)-[0-9]+(?:[.][0-9]+)*)][[:blank:]\\r]*(?:[#;].*)?)$')",message="myCnf may only hold server option groups: [mysqld], [server], [mariadb], [mariadbd], [galera] or a version group such as [mysqld-8.4] or [mariadb-11.8]; client options such as [client] password belong to the client, not the server's my.cnf"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('(?m)^[[:blank:]]*!include')",message="myCnf must not use !include or !includedir: the server would read files the run does not describe; put the options themselves in myCnf"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('(?mi)^[[:blank:]]*(?:loose[-_])?(?:port|socket|bind[-_]address|skip[-_]networking|skip[-_]grant[-_]tables|datadir)[[:blank:]]*(?:=|$)')",message="myCnf must not set port, socket, bind-address, skip-networking, skip-grant-tables or datadir: the operator connects and health-checks the server through them and keeps its data on the run's volume"
+	// skip-grant-tables, datadir, with dashes or underscores, loose- or not). At most 16384
+	// characters.
+	// +kubebuilder:validation:MaxLength=16384
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:[ \\t\\r\\f\\v]*(?:[^[\\n \\t\\r\\f\\v].*|[[](?i:mysqld|server|mariadb|mariadbd|galera|(?:mysqld|mariadb|mariadbd)-[0-9]+(?:[.][0-9]+)*)[ \\t\\r\\f\\v]*][ \\t\\r\\f\\v]*(?:[#;].*)?)?\\n)*[ \\t\\r\\f\\v]*(?:[^[\\n \\t\\r\\f\\v].*|[[](?i:mysqld|server|mariadb|mariadbd|galera|(?:mysqld|mariadb|mariadbd)-[0-9]+(?:[.][0-9]+)*)[ \\t\\r\\f\\v]*][ \\t\\r\\f\\v]*(?:[#;].*)?)?$')",message="myCnf may only hold server option groups: [mysqld], [server], [mariadb], [mariadbd], [galera] or a version group such as [mysqld-8.4] or [mariadb-11.8], each header alone on its line (a # or ; comment may follow); client options such as [client] password belong to the client, not the server's my.cnf: remove those sections"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(?m)^[ \\t\\r\\f\\v]*!include')",message="myCnf must not use !include or !includedir: the server would read files the run does not describe; put the options themselves in myCnf"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(?mi)^[ \\t\\r\\f\\v]*(?:loose[-_])?(?:port|socket|bind[-_]address|skip[-_]networking|skip[-_]grant[-_]tables|datadir)[ \\t\\r\\f\\v]*(?:[=#]|$)')",message="myCnf must not set port, socket, bind-address, skip-networking, skip-grant-tables or datadir (in any spelling, loose- or not): the operator connects and health-checks the server through them and keeps its data on the run's volume; remove them"
 	// +optional
 	MyCnf string `json:"myCnf,omitempty"`
 
@@ -285,8 +294,7 @@ type Placement struct {
 // Storage is the volume each server keeps its data on.
 type Storage struct {
 	// Size of each server's data volume, e.g. 20Gi. A run whose sbtest data cannot fit
-	// (workload.tables × workload.tableSize rows at 200 bytes or more each) fails before any
-	// server is provisioned.
+	// (workload.tables × workload.tableSize rows at 200 bytes or more each) is refused.
 	Size resource.Quantity `json:"size"`
 
 	// StorageClassName of the data volume's PersistentVolumeClaim; the cluster's default class
@@ -296,7 +304,16 @@ type Storage struct {
 	StorageClassName *string `json:"storageClassName,omitempty"`
 }
 
+// The data-size rule spans workload and storage, so it sits on the spec. 200 bytes per row is
+// specs.bytesPerRow (CheckDataFits applies it to objects stored before the rule). The
+// comparison is in floating point, and the message uses format(), because the cost estimator
+// gives string(an int) no size bound: quantity() of it or + on it makes the API server refuse
+// the CRD. storage.size (int or string) is bounded by the request size, and the products, at most
+// 2e15, are exact as doubles.
+
 // BenchmarkRunSpec is what to benchmark and how. It cannot change once the run has started.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.storage) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).asApproximateFloat() >= 200.0 * double(has(self.workload.tables) ? self.workload.tables : 1) * double(has(self.workload.tableSize) ? self.workload.tableSize : 10000)",message="workload.tables × workload.tableSize rows need at least 200 bytes each, more than storage.size holds: raise storage.size or lower tables/tableSize",messageExpression="'workload.tables × workload.tableSize needs at least %d bytes (200 bytes per row) but storage.size is %s: raise storage.size (to at least %dGi) or lower tables/tableSize'.format([200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000), string(self.storage.size), (200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) + 1073741823) / 1073741824])"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
 	// one column of the results table. 1 to 16 targets with unique names.

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
@@ -92,11 +93,56 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			"myCnf must not set port"},
 		{"myCnf setting skip_networking", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "SKIP_NETWORKING = 1" },
 			"myCnf must not set port"},
+		{"myCnf with [mysql]", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mysqld]\na=1\n[mysql]\nuser=x" },
+			"myCnf may only hold server option groups"},
+		{"myCnf with [embedded]", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[embedded]\na=1" },
+			"myCnf may only hold server option groups"},
+		{"myCnf with a version group without a version", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mysqld-latest]\na=1" },
+			"myCnf may only hold server option groups"},
+		{"myCnf with options after a header", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mysqld] performance_schema=OFF" },
+			"myCnf may only hold server option groups"},
+		{"myCnf with an unclosed header", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mysqld\na=1" },
+			"myCnf may only hold server option groups"},
+		{"myCnf with a blank after the [", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[ mysqld]\na=1" },
+			"myCnf may only hold server option groups"},
+		{"myCnf with [client] after a CR", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "a=1\r\n\r[client]\r\npassword=x" },
+			"myCnf may only hold server option groups"},
+		{"myCnf with !includedir alone, indented", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "  !includedir /etc" },
+			"myCnf must not use !include"},
+		{"myCnf setting skip-networking with a comment", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[1].MyCnf = "[mysqld]\nskip-networking # for a moment\n"
+		}, "myCnf must not set port"},
+		{"myCnf setting loose_socket", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "\tloose_socket=/tmp/x.sock" },
+			"myCnf must not set port"},
+		{"myCnf setting datadir with CRLF", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mysqld]\r\ndatadir\r\n" },
+			"myCnf must not set port"},
 		// Image references.
 		{"image with upper case", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "MySQL:8.0" }, "image must be an image reference"},
 		{"image with an empty tag", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mysql:" }, "image must be an image reference"},
 		{"image with a blank", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mysql 8" }, "image must be an image reference"},
 		{"image with a short digest", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mysql@sha256:abc" }, "image must be an image reference"},
+		{"image with a URL scheme", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "https://registry.example.com/mysql" },
+			"image must be an image reference"},
+		{"image with an upper-case path", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "registry.example.com/DB/mysql:8.4" },
+			"image must be an image reference"},
+		{"image with a 129-character tag", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mysql:" + strings.Repeat("8", 129) },
+			"image must be an image reference"},
+		{"image with a tag starting with a dot", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mysql:.8" },
+			"image must be an image reference"},
+		// Data size against storage.size: 200 bytes per row at least.
+		{"data far beyond storage.size", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Tables, r.Spec.Workload.TableSize = 10000, 1000000000
+			r.Spec.Storage = &v1.Storage{Size: resource.MustParse("20Gi")}
+		}, "workload.tables × workload.tableSize needs at least 2000000000000000 bytes (200 bytes per row) but storage.size is 20Gi: " +
+			"raise storage.size (to at least 1862646Gi) or lower tables/tableSize"},
+		{"data one byte beyond storage.size", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Tables, r.Spec.Workload.TableSize = 4, 10000
+			r.Spec.Storage = &v1.Storage{Size: *resource.NewQuantity(4*10000*200-1, resource.DecimalSI)}
+		}, "needs at least 8000000 bytes (200 bytes per row) but storage.size is 7999999"},
+		{"default data set beyond storage.size", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Tables, r.Spec.Workload.TableSize = 0, 0 // defaults: 1 table of 10000 rows
+			r.Spec.Storage = &v1.Storage{Size: resource.MustParse("1M")}
+		}, "needs at least 2000000 bytes (200 bytes per row) but storage.size is 1M"},
 		{"target name not a DNS label", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Name = "MySQL_80" },
 			`spec.targets[0].name: Invalid value: "MySQL_80": spec.targets[0].name in body should match`},
 		{"target name too long", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Name = strings.Repeat("a", 41) },
@@ -223,8 +269,25 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("message does not say %q:\n%s", tc.want, err.Error())
 			}
+			// The Go statement of the rules must agree with the API server's.
+			if strings.HasPrefix(tc.want, "myCnf") && goMyCnfErrors(r) == nil {
+				t.Errorf("the API server refuses this myCnf but specs.ValidateMyCnf accepts it")
+			}
+			if strings.Contains(tc.want, "(200 bytes per row)") && specs.CheckDataFits(r.Spec) == nil {
+				t.Errorf("the API server refuses this data size but specs.CheckDataFits accepts it")
+			}
 		})
 	}
+}
+
+// goMyCnfErrors is what specs.ValidateMyCnf says about the run's targets: the first error.
+func goMyCnfErrors(r *v1.BenchmarkRun) error {
+	for _, tg := range r.Spec.Targets {
+		if err := specs.ValidateMyCnf(tg.MyCnf); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // A duration the Go type cannot even express must be refused too, so this case goes around it.
@@ -242,6 +305,83 @@ func TestValidationRejectsMalformedDuration(t *testing.T) {
 	err = k8s.Create(context.Background(), u)
 	if err == nil || !strings.Contains(err.Error(), `spec.ladder.stepDuration: Invalid value: "five minutes"`) {
 		t.Fatalf("want the malformed stepDuration refused, got %v", err)
+	}
+}
+
+// storage.size may be a plain integer in YAML (x-kubernetes-int-or-string), which the Go type
+// always writes as a string, so this goes around it.
+func TestValidationStorageSizeAsInteger(t *testing.T) {
+	for _, tc := range []struct {
+		size int64
+		want string // empty: accepted
+	}{
+		{200 * 10000, ""},
+		{200*10000 - 1, "needs at least 2000000 bytes (200 bytes per row) but storage.size is 1999999"},
+	} {
+		r := validRun(fmt.Sprintf("int-size-%d", tc.size))
+		r.Spec.Workload.Tables, r.Spec.Workload.TableSize = 1, 10000
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetGroupVersionKind(v1.GroupVersion.WithKind("BenchmarkRun"))
+		if err := unstructured.SetNestedField(u.Object, tc.size, "spec", "storage", "size"); err != nil {
+			t.Fatal(err)
+		}
+		err = k8s.Create(context.Background(), u)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("storage.size %d refused: %v", tc.size, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("storage.size %d: want a refusal containing %q, got %v", tc.size, tc.want, err)
+		}
+	}
+}
+
+// The myCnf rules' cost, estimated when the CRD is installed and counted when an object is
+// validated, must fit the API server's budgets at the largest object: 16 targets with 16384
+// characters of myCnf each, the worst case for the line pattern being many short lines.
+func TestValidationMyCnfAtItsLimit(t *testing.T) {
+	fill := func(last string) string {
+		return strings.Repeat("a\n", (16384-len(last))/2) + last
+	}
+	for _, tc := range []struct {
+		name, last, want string
+	}{
+		{"accepted", "[mysqld-8.4]", ""},
+		{"refused at the end", "[client]", "myCnf may only hold server option groups"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := validRun("mycnf-limit-" + strings.ReplaceAll(tc.name, " ", "-"))
+			r.Spec.Targets = nil
+			cnf := fill(tc.last)
+			if len(cnf) > 16384 || len(cnf) < 16380 {
+				t.Fatalf("the test's myCnf has %d characters, want 16380 to 16384", len(cnf))
+			}
+			for i := range 16 {
+				r.Spec.Targets = append(r.Spec.Targets, v1.Target{Name: fmt.Sprintf("t%d", i), Image: "mysql:8.4", MyCnf: cnf})
+			}
+			err := k8s.Create(context.Background(), r)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "cost") {
+				t.Fatalf("want each target refused with %q (and no cost budget error), got %v", tc.want, err)
+			}
+			if n := strings.Count(err.Error(), tc.want); n != 16 {
+				t.Errorf("%d of 16 targets refused: %v", n, err)
+			}
+		})
+	}
+	// One character more is the schema's MaxLength.
+	r := validRun("mycnf-too-long")
+	r.Spec.Targets[1].MyCnf = strings.Repeat("#", 16385)
+	if err := k8s.Create(context.Background(), r); err == nil || !strings.Contains(err.Error(), "may not be more than 16384 bytes") {
+		t.Fatalf("want a 16385-character myCnf refused, got %v", err)
 	}
 }
 
@@ -292,6 +432,26 @@ func TestValidationAcceptsServerOptions(t *testing.T) {
 				"socket_timeout=1\n# port = 3307\n; datadir = /x\n"
 		}},
 		{"blank lines, tabs and CRLF", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "\n\t\n[mysqld]\r\n\tperformance_schema=OFF\r\n" }},
+		{"names with owned ones inside", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[1].MyCnf = "innodb_port_whatever = 1\nloose_report_port=3306\nbind_address_v6 = 1\nskip_networking_x=1\n" +
+				"datadir2=1\n  #skip-networking\n;[client]\n"
+		}},
+		{"a version group with loose_", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mysqld-8.4]\nloose_performance_schema=OFF" }},
+		{"indented headers, blanks before the ] and comments", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[1].MyCnf = "  [mysqld ]\t; mine\n\t[MARIADB-11.8]#x\n[mysqld-5.7.44]\n"
+		}},
+		{"data that fits storage.size", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Tables, r.Spec.Workload.TableSize = 4, 10000
+			r.Spec.Storage = &v1.Storage{Size: resource.MustParse("1Gi")}
+		}},
+		{"data that fills storage.size exactly", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Tables, r.Spec.Workload.TableSize = 4, 10000
+			r.Spec.Storage = &v1.Storage{Size: *resource.NewQuantity(4*10000*200, resource.DecimalSI)}
+		}},
+		{"the largest data set on enough storage", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Tables, r.Spec.Workload.TableSize = 10000, 1000000000
+			r.Spec.Storage = &v1.Storage{Size: resource.MustParse("2P")}
+		}},
 		{"a tag that may not exist", func(r *v1.BenchmarkRun) { r.Spec.Targets[0].Image = "mariadb:does-not-exist-99" }},
 		{"registry, port, path and digest", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets[0].Image = "registry.example.com:5000/db/mysql-server:8.4.3_1@sha256:" + strings.Repeat("ab", 32)
@@ -306,6 +466,12 @@ func TestValidationAcceptsServerOptions(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			}
 			_ = k8s.Delete(context.Background(), r)
+			if err := goMyCnfErrors(r); err != nil {
+				t.Errorf("the API server accepts this myCnf but specs.ValidateMyCnf refuses it: %v", err)
+			}
+			if err := specs.CheckDataFits(r.Spec); err != nil {
+				t.Errorf("the API server accepts this data size but specs.CheckDataFits refuses it: %v", err)
+			}
 		})
 	}
 }
@@ -471,6 +637,10 @@ func TestScheduleValidation(t *testing.T) {
 			s.Spec.Template.Spec.Targets[1].Name = s.Spec.Template.Spec.Targets[0].Name
 		},
 			"target names must be unique"},
+		{"template whose data does not fit its storage", func(s *v1.BenchmarkSchedule) {
+			s.Spec.Template.Spec.Workload.TableSize = 1000000000
+			s.Spec.Template.Spec.Storage = &v1.Storage{Size: resource.MustParse("20Gi")}
+		}, "spec.template.spec: Invalid value: \"object\": workload.tables × workload.tableSize needs at least 800000000000 bytes"},
 		{"template with descending threads", func(s *v1.BenchmarkSchedule) { s.Spec.Template.Spec.Ladder.Threads = []int32{8, 4} },
 			"spec.template.spec.ladder: Invalid value: \"object\": ladder.threads must be strictly ascending"},
 	}

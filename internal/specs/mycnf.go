@@ -108,22 +108,85 @@ func firstSetting(text string) string {
 	return ""
 }
 
-// ownedOptions are the server options the operator sets and depends on: it connects and
-// health-checks the server over them, and keeps the data on the run's volume.
-var ownedOptions = map[string]bool{"port": true, "socket": true, "bind_address": true, "skip_networking": true,
-	"skip_grant_tables": true, "datadir": true}
+// The admission rules of targets[].myCnf, as the CRD's CEL rules state them (see the MyCnf field
+// in api/v1alpha1): the same RE2 patterns, applied line by line instead of to the whole text.
+// cnfBlank is what the servers' option file parser skips at the start of a line (my_isspace
+// without the newline that ends it).
+const cnfBlank = `[ \t\r\f\v]`
+
+var (
+	// serverGroupHeader is a header of a group only the server reads, alone on its line but for
+	// blanks and a comment: [mysqld], [server], [mariadb], [mariadbd], [galera] (read by wsrep
+	// builds of mariadbd) and the version groups [mysqld-8.4], [mariadb-11.8], [mariadbd-10.11].
+	// mariadbd also reads [client-server], but so do the clients in the server's container (the
+	// health checks), so it is refused. Blanks before the "]" are what the parser trims; a blank
+	// after the "[" names another group, which no server reads.
+	serverGroupHeader = regexp.MustCompile(`^[[](?i:mysqld|server|mariadb|mariadbd|galera|(?:mysqld|mariadb|mariadbd)-[0-9]+(?:[.][0-9]+)*)` +
+		cnfBlank + `*]` + cnfBlank + `*(?:[#;].*)?$`)
+	// ownedOption is a line setting a server option the operator sets and depends on: it connects
+	// and health-checks the server through port, socket and bind-address (and needs networking
+	// and the grant tables), and keeps the data on the run's volume. Dashes and underscores are
+	// the same to the servers, loose- only turns an unknown option into a warning, and a # ends
+	// the name (remove_end_comment), so `skip-networking # off` sets it too. Names that merely
+	// contain one (report_port, innodb_data_home_dir) are not it.
+	ownedOption = regexp.MustCompile(`(?i)^(?:loose[-_])?(port|socket|bind[-_]address|skip[-_]networking|skip[-_]grant[-_]tables|datadir)` +
+		cnfBlank + `*(?:[=#]|$)`)
+)
+
+// ValidateMyCnf reports the first line of a target's myCnf that breaks an admission rule, with
+// what to change; nil when the text is acceptable. The API server applies the same rules (CEL on
+// the field), so this matters for objects stored before the rules existed, and it is the rules'
+// one readable statement. A line, after leading blanks, may be empty, a # or ; comment, an
+// option, or a server group header; it must not be
+//   - a header of any other group ([client], [client-server], [mysqldump], [embedded], ...):
+//     only [mysqld], [server], [mariadb], [mariadbd], [galera] and version groups;
+//   - an !include or !includedir directive;
+//   - an option the operator owns: port, socket, bind-address, skip-networking,
+//     skip-grant-tables or datadir, with dashes or underscores, loose- or not.
+func ValidateMyCnf(s string) error {
+	for i, raw := range strings.Split(s, "\n") {
+		n := i + 1
+		line := strings.TrimLeft(raw, " \t\r\f\v")
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ';':
+		case strings.HasPrefix(line, "!include"):
+			return fmt.Errorf("myCnf line %d: %q: !include and !includedir are not allowed (the server would read "+
+				"files the run does not describe); put the options themselves in myCnf", n, strings.TrimSpace(line))
+		case line[0] == '[':
+			if serverGroupHeader.MatchString(line) {
+				continue
+			}
+			name, _, closed := strings.Cut(line[1:], "]")
+			switch {
+			case !closed:
+				return fmt.Errorf("myCnf line %d: %q: a group header needs its closing ]", n, strings.TrimSpace(line))
+			case serverGroupHeader.MatchString("[" + strings.TrimRight(name, " \t\r\f\v") + "]"):
+				return fmt.Errorf("myCnf line %d: %q: only blanks and a # or ; comment may follow a group header", n, strings.TrimSpace(line))
+			case serverGroupHeader.MatchString("[" + strings.Trim(name, " \t\r\f\v") + "]"):
+				return fmt.Errorf("myCnf line %d: [%s]: remove the blanks after the [ (the servers would read a group named %q, "+
+					"which none of them reads)", n, name, name)
+			}
+			return fmt.Errorf("myCnf line %d: [%s] is not a server option group: use [mysqld], [server], [mariadb], "+
+				"[mariadbd], [galera] or a version group such as [mysqld-8.4]; client options such as [client] password "+
+				"belong to the client, not the server's my.cnf", n, name)
+		default:
+			if m := ownedOption.FindStringSubmatch(line); m != nil {
+				name := strings.ReplaceAll(strings.ToLower(m[1]), "-", "_")
+				return fmt.Errorf("myCnf line %d sets %s, which the operator owns (it connects and health-checks "+
+					"the server through port, socket and bind-address, and keeps the data on the run's volume): remove it", n, name)
+			}
+		}
+	}
+	return nil
+}
 
 // CheckMyCnf rejects target overrides that would break the run, with a message that says what
-// to change. The API server's validation rejects the first three already (the same rules as CEL
-// on the field); this keeps the operator safe from objects stored before those rules existed:
-//   - a section the server does not read, or that clients read too ([client], [client-server]):
-//     only [mysqld], [server], [mariadb], [mariadbd], [galera] and version groups;
-//   - !include and !includedir;
-//   - the options the operator owns (port, socket, bind-address, skip-networking,
-//     skip-grant-tables, datadir);
-//   - a max_connections at or below the ladder's peak thread count, which would fail the top
-//     steps with error 1040.
+// to change: what ValidateMyCnf rejects, and a max_connections at or below the ladder's peak
+// thread count, which would fail the top steps with error 1040.
 func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
+	if err := ValidateMyCnf(t.MyCnf); err != nil {
+		return fmt.Errorf("target %s: %w", t.Name, err)
+	}
 	peak := int(spec.Ladder.PeakConnections())
 	// The server keeps the last max_connections it reads, so only that one matters.
 	last, set := 0, false
@@ -132,30 +195,12 @@ func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 	sc := bufio.NewScanner(strings.NewReader(t.MyCnf))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if strings.HasPrefix(line, "!include") {
-			return fmt.Errorf("target %s: myCnf line %d: %q: !include and !includedir are not allowed (the server would read "+
-				"files the run does not describe); put the options themselves in myCnf", t.Name, n, line)
-		}
-		if strings.HasPrefix(line, "[") {
-			// "[mysqld]  # comment": the group name ends at the first "]".
-			name, _, _ := strings.Cut(line[1:], "]")
-			section := strings.ToLower(strings.TrimSpace(name))
-			if !serverSection(section) {
-				return fmt.Errorf("target %s: myCnf line %d: [%s] is not a server option group: use [mysqld], [server], [mariadb], "+
-					"[mariadbd], [galera] or a version group such as [mysqld-8.4]", t.Name, n, section)
-			}
+		if line == "" || line[0] == '#' || line[0] == ';' || line[0] == '[' || line[0] == '!' {
 			continue
 		}
 		name, value, _ := strings.Cut(line, "=")
 		name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
 		name = strings.TrimPrefix(name, "loose_")
-		if ownedOptions[name] {
-			return fmt.Errorf("target %s: myCnf line %d sets %s, which the operator owns (it connects and health-checks "+
-				"the server through port, socket and bind-address, and keeps the data on the run's volume): remove it", t.Name, n, name)
-		}
 		if name != "max_connections" {
 			continue
 		}
@@ -219,22 +264,3 @@ func parseOptionInt(s string) (int, error) {
 	}
 	return v * mult, nil
 }
-
-// serverSection says whether a user may put options in group s: groups only the server reads.
-// mariadbd also reads [client-server], but so do the clients in the server's container (the
-// health checks), so it is refused; [galera] is read by wsrep builds of mariadbd.
-func serverSection(s string) bool {
-	switch s {
-	case "mysqld", "server", "mariadb", "mariadbd", "galera":
-		return true
-	}
-	for _, prefix := range []string{"mysqld-", "mariadb-", "mariadbd-"} {
-		if v, ok := strings.CutPrefix(s, prefix); ok {
-			return versionGroup.MatchString(v)
-		}
-	}
-	return false
-}
-
-// versionGroup is the version part of a group such as [mysqld-8.4] or [mariadb-10.11].
-var versionGroup = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)

@@ -252,3 +252,77 @@ func TestCheckMyCnfPeakIncludesWarmup(t *testing.T) {
 		t.Errorf("max_connections 20 for an 8-thread ladder: %v", err)
 	}
 }
+
+// TestValidateMyCnf is the admission rules' table: api/v1alpha1's envtest cases check that the
+// API server's CEL rules give the same verdicts.
+func TestValidateMyCnf(t *testing.T) {
+	tests := []struct {
+		name  string
+		myCnf string
+		// wantErr lists substrings of the error; none means no error.
+		wantErr []string
+	}{
+		{"empty", "", nil},
+		{"options before any header", "performance_schema = OFF\ninnodb_buffer_pool_size=2G", nil},
+		{"every server group", "[mysqld]\na=1\n[server]\n[mariadb]\n[mariadbd]\n[galera]\n[mysqld-8.4]\n[mariadb-11.8]\n[mariadbd-10.11]\n[mysqld-5.7.44]", nil},
+		{"group names are case-insensitive", "[MySQLd]\n[MARIADB-11.8]", nil},
+		{"header with a comment", "[mysqld] # server\n[server];x\n[mariadb]\t#", nil},
+		{"blanks before the ] are trimmed", "[mysqld ]\n[galera\t]", nil},
+		{"indented header", "  \t[mysqld]", nil},
+		{"CRLF", "[mysqld]\r\nperformance_schema=OFF\r\n", nil},
+		{"loose_ option", "[mysqld-8.4]\nloose_performance_schema=OFF", nil},
+		{"names that contain an owned one", "port_open_timeout=10\nreport_port=3306\ninnodb_port_whatever=1\nsocket_timeout=1\n" +
+			"innodb_data_home_dir=/x\ndatadir_extra=1\nbind_address_v6=1\nloose_report_port=1\nmy_port=1", nil},
+		{"commented out", "# port = 3307\n; datadir = /x\n  #bind-address=0.0.0.0\n#[client]\n;!include /x", nil},
+		{"other directives are the server's business", "!foo", nil},
+
+		{"[client]", "[client]\npassword=x", []string{"line 1", "[client] is not a server option group", "[mysqld-8.4]", "[client] password belong to the client"}},
+		{"[mysql]", "[mysqld]\na=1\n[mysql]", []string{"line 3", "[mysql] is not a server option group"}},
+		{"[client-server]", "[client-server]\nuser=x", []string{"[client-server] is not a server option group"}},
+		{"[mysqldump], indented", "[mysqld]\n  [mysqldump]\nquick", []string{"line 2", "[mysqldump]"}},
+		{"[embedded]", "[embedded]", []string{"[embedded] is not a server option group"}},
+		{"[mysqld_safe]", "[mysqld_safe]", []string{"[mysqld_safe] is not a server option group"}},
+		{"a version group needs digits", "[mysqld-latest]", []string{"[mysqld-latest] is not a server option group"}},
+		{"a version group needs a number after each dot", "[mysqld-8.]", []string{"[mysqld-8.] is not a server option group"}},
+		{"[mysql-8.4] is a client group", "[mysql-8.4]", []string{"[mysql-8.4] is not a server option group"}},
+		{"unclosed header", "[mysqld", []string{`"[mysqld": a group header needs its closing ]`}},
+		{"text after a header", "[mysqld] performance_schema=OFF", []string{"line 1", "only blanks and a # or ; comment may follow"}},
+		{"blank after the [", "[ mysqld]", []string{`remove the blanks after the [`, `" mysqld"`}},
+		{"header after a CR", "\r[client]", []string{"[client] is not a server option group"}},
+
+		{"!include", "!include /etc/shadow", []string{"line 1", "!include and !includedir are not allowed"}},
+		{"indented !includedir", "  !includedir /etc", []string{"line 1", `"!includedir /etc"`, "!include"}},
+		{"!includedir after options", "[mysqld]\na=1\n\t!includedir /etc/mysql/conf.d/", []string{"line 3"}},
+
+		{"port", "port = 3307", []string{"line 1 sets port, which the operator owns", "remove it"}},
+		{"port without blanks", "port=3307", []string{"sets port"}},
+		{"bind_address", "bind_address=0.0.0.0", []string{"sets bind_address"}},
+		{"bind-address in a version group", "[mysqld-8.4]\nbind-address = 0.0.0.0", []string{"line 2", "sets bind_address"}},
+		{"loose-port", "loose-port = 3307", []string{"sets port"}},
+		{"loose_socket", "loose_socket=/tmp/x.sock", []string{"sets socket"}},
+		{"skip-networking alone", "skip-networking", []string{"sets skip_networking"}},
+		{"SKIP_GRANT_TABLES", "SKIP_GRANT_TABLES", []string{"sets skip_grant_tables"}},
+		{"skip-grant-tables with a comment", "skip-grant-tables # for a moment", []string{"sets skip_grant_tables"}},
+		{"datadir, indented", "[mariadb]\n   datadir = /tmp", []string{"line 2", "sets datadir"}},
+		{"datadir with CRLF", "datadir\r\n", []string{"sets datadir"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidateMyCnf(tc.myCnf)
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Errorf("ValidateMyCnf(%q) = %v, want nil", tc.myCnf, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("ValidateMyCnf(%q) = nil, want an error containing %q", tc.myCnf, tc.wantErr)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("ValidateMyCnf(%q) = %q, want it to contain %q", tc.myCnf, err, w)
+				}
+			}
+		})
+	}
+}
