@@ -39,7 +39,7 @@ e2e)
 	;;
 chaos)
 	phase "5/5 test/chaos: the manager, the server, a sysbench pod and the API server broken under real runs"
-	CLUSTER_SH=$PWD/test/localcluster/cluster.sh go test -tags chaos -count=1 -v -timeout 60m ./test/chaos/...
+	CLUSTER_SH=$PWD/test/localcluster/cluster.sh go test -tags chaos -count=1 -v -timeout 60m -run "${CHAOS_RUN:-.}" ./test/chaos/...
 	;;
 *) echo "usage: $0 [e2e|chaos]" >&2; exit 2 ;;
 esac
