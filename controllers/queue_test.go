@@ -23,16 +23,7 @@ import (
 // and none fails for waiting.
 func TestRunsQueueForTheirNodePool(t *testing.T) {
 	ctx := context.Background()
-	pool := fmt.Sprintf("queue-%d", time.Now().UnixNano())
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: pool, Labels: map[string]string{specs.PoolLabel: pool}}}
-	if err := k8s.Create(ctx, node); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), node) })
-	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
-	if err := k8s.Status().Update(ctx, node); err != nil {
-		t.Fatal(err)
-	}
+	pool := readyPoolNode(t, "queue")
 
 	nsA, nsB := newNamespace(t), newNamespace(t)
 	// One operator for both namespaces, as in a cluster.
@@ -134,16 +125,7 @@ func TestRunsQueueForTheirNodePool(t *testing.T) {
 // fails at once, saying why.
 func TestOwnKeptServersCannotBeWaitedFor(t *testing.T) {
 	ctx := context.Background()
-	pool := fmt.Sprintf("kept-%d", time.Now().UnixNano())
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: pool, Labels: map[string]string{specs.PoolLabel: pool}}}
-	if err := k8s.Create(ctx, node); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), node) })
-	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
-	if err := k8s.Status().Update(ctx, node); err != nil {
-		t.Fatal(err)
-	}
+	pool := readyPoolNode(t, "kept")
 	ns := newNamespace(t)
 	startOperator(t, ns, operatorOptions{})
 	startKubelet(t, ns, succeedAll(t))
@@ -159,4 +141,22 @@ func TestOwnKeptServersCannotBeWaitedFor(t *testing.T) {
 		!strings.Contains(second.Message, "this run's own earlier servers") || !strings.Contains(second.Message, "cleanup: Always") {
 		t.Errorf("targets %s, %s %q: want the first measured and the second failed, naming the kept servers", first.Phase, second.Phase, second.Message)
 	}
+}
+
+// readyPoolNode creates a Ready node alone in a database pool of its own, deleted after the test,
+// and returns the pool's name (the node's mysqlbench.io/pool label value).
+func readyPoolNode(t *testing.T, prefix string) string {
+	t.Helper()
+	ctx := context.Background()
+	pool := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: pool, Labels: map[string]string{specs.PoolLabel: pool}}}
+	if err := k8s.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), node) })
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	if err := k8s.Status().Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	return pool
 }

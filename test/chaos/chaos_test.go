@@ -31,15 +31,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/test/clustertest"
 )
 
 // runBound is how long one run may take from creation to its end under any of the faults; a
@@ -73,39 +70,21 @@ func TestMain(m *testing.M) {
 	mu.Lock()
 	defer mu.Unlock()
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "\nCASE\tOUTCOME\tTIME TO A CLEAR CONDITION\tRUN TOOK\tNOTES")
+	_, _ = fmt.Fprintln(w, "\nCASE\tOUTCOME\tTIME TO A CLEAR CONDITION\tRUN TOOK\tNOTES")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.name, r.outcome, r.clear.Round(100*time.Millisecond), r.total.Round(time.Second), r.note)
+		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.name, r.outcome, r.clear.Round(100*time.Millisecond), r.total.Round(time.Second), r.note)
 	}
 	_ = w.Flush()
 	os.Exit(code)
 }
 
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
+var (
+	env       = clustertest.Env
+	newClient = clustertest.NewClient
+)
 
-func newClient(t testing.TB) client.Client {
-	t.Helper()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1.AddToScheme(scheme))
-	cfg, err := config.GetConfig()
-	if err != nil {
-		t.Fatalf("no cluster: %v (set KUBECONFIG)", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// kubectl runs kubectl and returns its output; a failure fails the test.
-func kubectl(t testing.TB, args ...string) string {
+// kubectl runs kubectl; a failure fails the test with its output.
+func kubectl(t testing.TB, args ...string) {
 	t.Helper()
 	var out bytes.Buffer
 	cmd := exec.Command(env("KUBECTL", "kubectl"), args...)
@@ -113,7 +92,6 @@ func kubectl(t testing.TB, args ...string) string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out.String())
 	}
-	return out.String()
 }
 
 // namespace is a fresh namespace for one case.
@@ -184,17 +162,17 @@ func waitUntil(t *testing.T, c client.Client, run *v1.BenchmarkRun, d time.Durat
 func finished(r *v1.BenchmarkRun) bool { return r.Status.Phase.Finished() }
 
 // inStep says whether the run is measuring ladder step i (0-based) and its Job's pod runs.
-func inStep(t *testing.T, c client.Client, i int) func(*v1.BenchmarkRun) bool {
+func inStep(c client.Client, i int) func(*v1.BenchmarkRun) bool {
 	return func(r *v1.BenchmarkRun) bool {
 		if r.Status.Phase != v1.RunRunning || len(r.Status.Targets) == 0 || len(r.Status.Targets[0].Steps) != i {
 			return false
 		}
-		return stepPod(t, c, r, i) != nil
+		return stepPod(c, r, i) != nil
 	}
 }
 
 // stepPod is the running pod of ladder step i's current Job, or nil.
-func stepPod(t *testing.T, c client.Client, run *v1.BenchmarkRun, i int) *corev1.Pod {
+func stepPod(c client.Client, run *v1.BenchmarkRun, i int) *corev1.Pod {
 	pods := &corev1.PodList{}
 	if err := c.List(context.Background(), pods, client.InNamespace(run.Namespace),
 		client.MatchingLabels{specs.LabelRun: run.Name, specs.LabelStep: specs.LadderStep(i)}); err != nil {
@@ -366,7 +344,7 @@ func TestServerKilledMidStep(t *testing.T) {
 	ns := namespace(t, c, "chaos-server")
 	run := chaosRun(ns, "server")
 	t0 := start(t, c, run)
-	waitUntil(t, c, run, runBound, "step 2 to run", inStep(t, c, 1))
+	waitUntil(t, c, run, runBound, "step 2 to run", inStep(c, 1))
 	killedAt := time.Now()
 	kubectl(t, "-n", ns, "delete", "pod", specs.ServerName(run, "db")+"-0", "--force", "--grace-period=0", "--wait=false")
 	seen := eventAfter(t, c, run, "ServerRestarted", killedAt, 2*time.Minute)
@@ -391,8 +369,8 @@ func TestSysbenchPodDeletedMidStep(t *testing.T) {
 	ns := namespace(t, c, "chaos-client")
 	run := chaosRun(ns, "client")
 	t0 := start(t, c, run)
-	cur := waitUntil(t, c, run, runBound, "step 2 to run", inStep(t, c, 1))
-	pod := stepPod(t, c, cur, 1)
+	cur := waitUntil(t, c, run, runBound, "step 2 to run", inStep(c, 1))
+	pod := stepPod(c, cur, 1)
 	killedAt := time.Now()
 	kubectl(t, "-n", ns, "delete", "pod", pod.Name, "--force", "--grace-period=0", "--wait=false")
 	seen := eventAfter(t, c, run, "StepFailed", killedAt, 2*time.Minute)
@@ -411,7 +389,7 @@ func TestAPIServerRestartedMidRun(t *testing.T) {
 	ns := namespace(t, c, "chaos-apiserver")
 	run := chaosRun(ns, "apiserver")
 	t0 := start(t, c, run)
-	before := waitUntil(t, c, run, runBound, "step 2 to run", inStep(t, c, 1))
+	before := waitUntil(t, c, run, runBound, "step 2 to run", inStep(c, 1))
 	restartedAt := time.Now()
 	out, err := exec.Command(env("CLUSTER_SH", "test/localcluster/cluster.sh"), "restart-apiserver").CombinedOutput()
 	if err != nil {

@@ -1,0 +1,42 @@
+// Package clustertest holds what the suites that run against a real cluster (test/e2e,
+// test/chaos) share: their settings from the environment and a client for the kubeconfig's
+// cluster.
+package clustertest
+
+import (
+	"os"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// Env is the environment variable name, or def when it is unset or empty.
+func Env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// NewClient is a client for the cluster of the kubeconfig (KUBECONFIG), with the project's types.
+func NewClient(t testing.TB) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1.AddToScheme(scheme))
+	cfg, err := config.GetConfig()
+	if err != nil {
+		t.Fatalf("no cluster: %v (set KUBECONFIG)", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
