@@ -29,13 +29,29 @@ stop() {
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-PHASES=5 hack/local-operator.sh
 suite=${1:-e2e}
+phases=5
+[ "$suite" = e2e ] && phases=6
+PHASES=$phases hack/local-operator.sh
 export KUBECTL=$kubedir/kubectl E2E_SYSBENCH_IMAGE=${E2E_SYSBENCH_IMAGE:-ghcr.io/mysqlbench/sysbench:1.0.20}
 case $suite in
 e2e)
-	phase "5/5 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node"
+	phase "5/6 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node"
 	E2E_IMAGES=$E2E_IMAGES make --no-print-directory test-e2e
+	# The same chart installed for one namespace only (watchNamespaces: RoleBindings there, no
+	# access elsewhere), which enforces the restricted Pod Security Standard.
+	secns=${E2E_SECURITY_NAMESPACE:-mysqlbench-e2e-restricted}
+	phase "6/6 test/e2e security: the operator for namespace $secns only (restricted Pod Security), credentials, accounts, a planted reporter"
+	"$KUBECTL" create namespace "$secns" --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null
+	"$KUBECTL" label namespace "$secns" --overwrite pod-security.kubernetes.io/enforce=restricted \
+		pod-security.kubernetes.io/enforce-version=latest >/dev/null
+	WATCH_NAMESPACES=$secns hack/local-operator.sh --operator-only
+	rc=0
+	E2E_SECURITY=1 E2E_SECURITY_NAMESPACE=$secns CLUSTER_SH=$PWD/test/localcluster/cluster.sh \
+		go test -tags e2e -count=1 -v -run '^TestSecurityOnARealCluster$' -timeout 30m ./test/e2e/... || rc=$?
+	# Back to the cluster-wide install, for a kept cluster.
+	hack/local-operator.sh --operator-only
+	exit $rc
 	;;
 chaos)
 	phase "5/5 test/chaos: the manager, the server, a sysbench pod and the API server broken under real runs"

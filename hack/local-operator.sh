@@ -14,6 +14,22 @@ export KUBECONFIG=$PWD/test/localcluster/.state/kubeconfig
 kubectl=("$MYSQLBENCH_CACHE/k8s/${K8S_BUILD_VERSION:-v1.33.13}/kubectl")
 phase() { printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
+# install NAMESPACES: helm upgrade --install, watching NAMESPACES (comma-separated; empty: all).
+install() {
+	local watch=()
+	if [ -n "$1" ]; then watch=(--set "watchNamespaces={$1}"); fi
+	"$HELM" upgrade --install mysqlbench-operator charts/mysqlbench-operator --namespace "$NAMESPACE" --create-namespace \
+		-f test/localcluster/values.yaml "${watch[@]}" --wait --timeout 5m >/dev/null
+	"${kubectl[@]}" -n "$NAMESPACE" rollout restart deployment >/dev/null # pick up a rebuilt image or new flags
+	"${kubectl[@]}" -n "$NAMESPACE" rollout status deployment --timeout 3m >/dev/null
+}
+
+# --operator-only: the cluster runs; (re)install the operator only, for WATCH_NAMESPACES.
+if [ "${1:-}" = --operator-only ]; then
+	install "${WATCH_NAMESPACES:-}"
+	exit
+fi
+
 phase "1/$PHASES Kubernetes, etcd, CoreDNS, containerd binaries (cached; first time 10-20 min on 2 cores)"
 make --no-print-directory cluster-binaries
 phase "2/$PHASES images without a registry: manager (go build + crane), MariaDB and sysbench (debootstrap; first time a few minutes)"
@@ -25,7 +41,4 @@ else
 	make --no-print-directory cluster-up
 fi
 phase "4/$PHASES the operator, installed by its Helm chart"
-"$HELM" upgrade --install mysqlbench-operator charts/mysqlbench-operator --namespace "$NAMESPACE" --create-namespace \
-	-f test/localcluster/values.yaml --wait --timeout 5m >/dev/null
-"${kubectl[@]}" -n "$NAMESPACE" rollout restart deployment >/dev/null # pick up a rebuilt image
-"${kubectl[@]}" -n "$NAMESPACE" rollout status deployment --timeout 3m >/dev/null
+install "${WATCH_NAMESPACES:-}"

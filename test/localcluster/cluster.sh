@@ -825,6 +825,19 @@ expect() {
 }
 
 # snapshot: the host state up and down must leave unchanged (diff two snapshots).
+# node_ctr NODE ARGS...: containerd's ctr against a node's containerd, in its k8s.io namespace
+# (what crictl would show: tests read a container's spec and process id with it). NODE is a
+# Kubernetes node name ($NAME-n1) or the short one (n1).
+node_ctr() {
+	local n=${1:?usage: ctr NODE ARGS...}
+	shift
+	n=${n#"$NAME-"}
+	ours "$PIDS/registry" || die "the cluster is not up"
+	binaries_quiet
+	[ -S "$STATE/$n/containerd.sock" ] || die "no node $n (nodes: ${NODES[*]})"
+	in_ns "$n" "$DEB_ROOT/usr/bin/ctr" --address "$STATE/$n/containerd.sock" --namespace k8s.io "$@"
+}
+
 snapshot() {
 	local deb
 	deb=$(ls -d "$MYSQLBENCH_CACHE"/debian/*/root 2>/dev/null | head -1)
@@ -855,5 +868,6 @@ check) check ;;
 load) shift; load "$@" ;;
 snapshot) snapshot ;;
 restart-apiserver) restart_apiserver ;;
-*) die "usage: $0 up|down|status|check|load TARBALL...|snapshot|restart-apiserver" ;;
+ctr) shift; node_ctr "$@" ;;
+*) die "usage: $0 up|down|status|check|load TARBALL...|snapshot|restart-apiserver|ctr NODE ARGS..." ;;
 esac

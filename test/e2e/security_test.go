@@ -1,0 +1,387 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// TestSecurityOnARealCluster runs with the operator installed for one namespace only
+// (watchNamespaces) that enforces the restricted Pod Security Standard, as hack/e2e-local.sh
+// sets it up in its second phase (E2E_SECURITY=1). It checks that:
+//   - a run there succeeds: the server and sysbench pods pass the restricted admission;
+//   - while a ladder step runs, the password is in neither the sysbench process's argv nor its
+//     environment (/proc on the node) nor the container's spec as containerd holds it (what
+//     `crictl inspect` shows);
+//   - the server runs as uid 999, root is root@localhost only, and the benchmark user has no
+//     more than the privileges sysbench needs on its database;
+//   - the run's NetworkPolicy selects its server and admits only its sysbench pods;
+//   - a reporter ConfigMap planted under the run's derived name stops the run's target before
+//     any sysbench Job exists, and stays as it was;
+//   - a run in a namespace the operator does not watch is left alone.
+func TestSecurityOnARealCluster(t *testing.T) {
+	if os.Getenv("E2E_SECURITY") != "1" {
+		t.Skip("E2E_SECURITY=1 runs it, with the operator installed for E2E_SECURITY_NAMESPACE only (hack/e2e-local.sh)")
+	}
+	ctx := context.Background()
+	c := newClient(t)
+	ns := env("E2E_SECURITY_NAMESPACE", "mysqlbench-e2e-restricted")
+	nsObj := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: ns}, nsObj); err != nil {
+		t.Fatalf("namespace %s: %v (hack/e2e-local.sh creates it before installing the operator for it)", ns, err)
+	}
+	if got := nsObj.Labels["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+		t.Fatalf("namespace %s enforces Pod Security %q, want restricted", ns, got)
+	}
+	image := env("E2E_SECURITY_IMAGE", "mariadb:10.11")
+	step := 20 * time.Second
+
+	// A run where the operator does not watch: nothing may happen to it.
+	unwatched := env("E2E_UNWATCHED_NAMESPACE", "mysqlbench-e2e-unwatched")
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: unwatched}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	ignored := securityRun(unwatched, "ignored", image, step)
+	recreate(t, c, ignored)
+
+	// The attack the issue measured: a reporter ConfigMap planted before the run exists.
+	planted := securityRun(ns, "planted", image, step)
+	plantedCM := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: specs.ReporterConfigMapName(planted), Namespace: ns},
+		Data:       map[string]string{"reporter.lua": `print(#os.getenv("MYSQLBENCH_PASSWORD"))`},
+	}
+	_ = c.Delete(ctx, plantedCM)
+	if err := c.Create(ctx, plantedCM); err != nil {
+		t.Fatal(err)
+	}
+	recreate(t, c, planted)
+
+	run := securityRun(ns, "secure", image, step)
+	recreate(t, c, run)
+
+	var checkedProcess, checkedServer bool
+	got := &v1.BenchmarkRun{}
+	deadline := time.Now().Add(20 * time.Minute)
+	for {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			t.Fatal(err)
+		}
+		target := run.Spec.Targets[0].Name
+		if got.Status.Phase == v1.RunRunning && !checkedServer {
+			if ts := targetStatus(got, target); ts != nil && ts.Phase == v1.TargetRunning {
+				checkServerAccounts(t, ns, specs.ServerName(got, target)+"-0")
+				checkNetworkPolicy(t, c, got, target)
+				checkedServer = true
+			}
+		}
+		if !checkedProcess {
+			if pod := runningSysbenchPod(t, c, got, specs.LadderStep(0)); pod != nil {
+				checkedProcess = checkSysbenchProcess(t, c, got, target, pod)
+			}
+		}
+		if got.Status.Phase == v1.RunSucceeded || got.Status.Phase == v1.RunFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run not finished after 20m: %+v", got.Status)
+		}
+		time.Sleep(time.Second)
+	}
+	if got.Status.Phase != v1.RunSucceeded {
+		t.Errorf("run %s in the restricted namespace: %s, want Succeeded: %+v", run.Name, got.Status.Phase, got.Status.Targets)
+	}
+	if !checkedProcess {
+		t.Error("never saw the sysbench process of the first ladder step running: argv and environment not checked")
+	}
+	if !checkedServer {
+		t.Error("never saw the target running: the server's accounts and the NetworkPolicy not checked")
+	}
+
+	// The planted reporter: the target failed naming it, no Job ran, the ConfigMap is as planted.
+	p := &v1.BenchmarkRun{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(planted), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Status.Phase != v1.RunFailed {
+		t.Errorf("run %s with a planted reporter ConfigMap: phase %q, want Failed", planted.Name, p.Status.Phase)
+	}
+	if cond := meta.FindStatusCondition(p.Status.Conditions, v1.ConditionFailed); cond == nil || !strings.Contains(cond.Message, plantedCM.Name) {
+		t.Errorf("run %s: Failed condition %+v, want it to name the planted ConfigMap %s", planted.Name, cond, plantedCM.Name)
+	}
+	jobs := &batchv1.JobList{}
+	if err := c.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{specs.LabelRun: planted.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) > 0 {
+		t.Errorf("run %s with a planted reporter created %d Jobs, want none", planted.Name, len(jobs.Items))
+	}
+	left := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(plantedCM), left); err != nil {
+		t.Errorf("the planted ConfigMap: %v, want it left alone", err)
+	} else if left.Data["reporter.lua"] != plantedCM.Data["reporter.lua"] || len(left.OwnerReferences) > 0 {
+		t.Errorf("the planted ConfigMap was changed: %+v", left)
+	}
+
+	// The unwatched namespace's run: no status, no children.
+	ig := &v1.BenchmarkRun{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(ignored), ig); err != nil {
+		t.Fatal(err)
+	}
+	if ig.Status.Phase != "" || ig.Status.ObservedGeneration != 0 {
+		t.Errorf("run %s/%s in a namespace the operator does not watch has status %+v, want none", unwatched, ignored.Name, ig.Status)
+	}
+
+	for _, r := range []*v1.BenchmarkRun{got, p} {
+		if err := c.Delete(ctx, r); err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+		waitGone(t, c, r)
+	}
+	_ = c.Delete(ctx, plantedCM)
+	_ = c.Delete(ctx, ignored)
+}
+
+func securityRun(ns, name, image string, step time.Duration) *v1.BenchmarkRun {
+	return &v1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1.BenchmarkRunSpec{
+			Targets:        []v1.Target{{Name: targetName(image), Image: image}},
+			Workload:       v1.Workload{Script: "oltp_read_write", Tables: 2, TableSize: 5000},
+			Ladder:         v1.Ladder{Threads: []int32{2}, StepDuration: &metav1.Duration{Duration: step}},
+			SysbenchImage:  os.Getenv("E2E_SYSBENCH_IMAGE"),
+			StepRetryLimit: ptr.To[int32](1),
+			Cleanup:        v1.CleanupAlways,
+		},
+	}
+}
+
+// recreate deletes a run left by an earlier try, then creates it.
+func recreate(t *testing.T, c client.Client, run *v1.BenchmarkRun) {
+	t.Helper()
+	_ = c.Delete(context.Background(), run)
+	waitGone(t, c, run)
+	if err := c.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func targetStatus(run *v1.BenchmarkRun, name string) *v1.TargetStatus {
+	for i := range run.Status.Targets {
+		if run.Status.Targets[i].Name == name {
+			return &run.Status.Targets[i]
+		}
+	}
+	return nil
+}
+
+// runningSysbenchPod is the run's sysbench pod of a ladder step while its container runs.
+func runningSysbenchPod(t *testing.T, c client.Client, run *v1.BenchmarkRun, step string) *corev1.Pod {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := c.List(context.Background(), pods, client.InNamespace(run.Namespace), client.MatchingLabels{
+		specs.LabelRun: specs.LabelValue(run.Name), specs.LabelComponent: specs.ComponentClient, specs.LabelStep: step}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods.Items {
+		for _, cs := range pods.Items[i].Status.ContainerStatuses {
+			if cs.Name == specs.SysbenchContainer && cs.State.Running != nil && cs.ContainerID != "" {
+				return &pods.Items[i]
+			}
+		}
+	}
+	return nil
+}
+
+// checkSysbenchProcess reads the sysbench container as its node's containerd holds it and the
+// sysbench process's argv and environment from /proc (the nodes are network namespaces of this
+// host, so their processes are this host's), and fails if the target's password is in any of
+// them. It returns false when the container ended before it could be read.
+func checkSysbenchProcess(t *testing.T, c client.Client, run *v1.BenchmarkRun, target string, pod *corev1.Pod) bool {
+	t.Helper()
+	secret := &corev1.Secret{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace,
+		Name: specs.ConnectionSecretName(run, target)}, secret); err != nil {
+		t.Fatal(err)
+	}
+	password := string(secret.Data["password"])
+	if len(password) < 8 {
+		t.Fatalf("connection Secret's password is %d characters, want a generated one", len(password))
+	}
+	var id string
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == specs.SysbenchContainer {
+			id = strings.TrimPrefix(cs.ContainerID, "containerd://")
+		}
+	}
+	info, err := ctr(pod.Spec.NodeName, "containers", "info", id)
+	if err != nil {
+		t.Logf("container %s: %v (ended before it was read?)", id, err)
+		return false
+	}
+	var spec struct {
+		Spec struct {
+			Process struct {
+				Args []string `json:"args"`
+				Env  []string `json:"env"`
+			} `json:"process"`
+		} `json:"Spec"`
+	}
+	if err := json.Unmarshal([]byte(info), &spec); err != nil {
+		t.Fatalf("ctr containers info %s: %v", id, err)
+	}
+	if len(spec.Spec.Process.Args) == 0 {
+		t.Fatalf("ctr containers info %s shows no process args: %.500s", id, info)
+	}
+	if strings.Contains(info, password) {
+		t.Errorf("the password is in container %s's spec as containerd holds it (crictl inspect shows it)", id)
+	}
+	tasks, err := ctr(pod.Spec.NodeName, "tasks", "ls")
+	if err != nil {
+		t.Logf("tasks: %v", err)
+		return false
+	}
+	pid := ""
+	for _, line := range strings.Split(tasks, "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == id && f[2] == "RUNNING" {
+			pid = f[1]
+		}
+	}
+	if pid == "" {
+		return false
+	}
+	cmdline, err1 := os.ReadFile("/proc/" + pid + "/cmdline")
+	environ, err2 := os.ReadFile("/proc/" + pid + "/environ")
+	if err1 != nil || err2 != nil {
+		t.Logf("process %s: %v %v (ended before it was read?)", pid, err1, err2)
+		return false
+	}
+	argv := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	t.Logf("sysbench process %s on node %s: argv %q", pid, pod.Spec.NodeName, argv)
+	if !strings.HasSuffix(argv[0], "sysbench") {
+		t.Errorf("process %s of container %s runs %q, want sysbench itself (the launcher execs it)", pid, id, argv[0])
+	}
+	if !strings.Contains(string(cmdline), "--config-file=") {
+		t.Errorf("sysbench's argv %q has no --config-file: where does its password come from?", argv)
+	}
+	if bytes.Contains(cmdline, []byte(password)) {
+		t.Errorf("the password is in the sysbench process's argv (/proc/%s/cmdline)", pid)
+	}
+	if bytes.Contains(environ, []byte(password)) {
+		t.Errorf("the password is in the sysbench process's environment (/proc/%s/environ)", pid)
+	}
+	return true
+}
+
+// ctr runs containerd's ctr on a node of the local cluster (test/localcluster/cluster.sh ctr).
+func ctr(node string, args ...string) (string, error) {
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(env("CLUSTER_SH", "test/localcluster/cluster.sh"), append([]string{"ctr", node}, args...)...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("cluster.sh ctr %s %v: %v: %s", node, args, err, errOut.String())
+	}
+	return out.String(), nil
+}
+
+// checkServerAccounts reads, inside the server pod, who the server runs as and which accounts
+// and grants it has.
+func checkServerAccounts(t *testing.T, ns, pod string) {
+	t.Helper()
+	if uid := podExec(t, ns, pod, "id -u"); uid != "999" {
+		t.Errorf("server pod %s runs as uid %q, want 999", pod, uid)
+	}
+	if hosts := serverVariable(t, ns, pod, "GROUP_CONCAT(host ORDER BY host) FROM mysql.user WHERE user = 'root'"); hosts != "localhost" {
+		t.Errorf("root's hosts on %s: %q, want localhost only", pod, hosts)
+	}
+	grants := serverSQL(t, ns, pod, "SHOW GRANTS FOR 'sbtest'@'%'")
+	t.Logf("grants of sbtest@%%:\n%s", grants)
+	for _, line := range strings.Split(grants, "\n") {
+		if strings.Contains(line, "ON *.*") && !strings.HasPrefix(line, "GRANT USAGE ON *.*") {
+			t.Errorf("sbtest@%% has privileges beyond its database: %s", line)
+		}
+		for _, too := range []string{"ALL PRIVILEGES", "GRANT OPTION", "SUPER", "FILE", "PROCESS", "SHUTDOWN"} {
+			if strings.Contains(line, too) {
+				t.Errorf("sbtest@%% has %s: %s", too, line)
+			}
+		}
+	}
+	if !strings.Contains(grants, "`sbtest`.*") {
+		t.Errorf("sbtest@%% has no grant on its database sbtest: %s", grants)
+	}
+}
+
+// serverSQL runs statements as root@localhost inside the server pod (socket, the root password
+// from the pod's environment) and returns the rows, tab-separated.
+func serverSQL(t *testing.T, ns, pod, sql string) string {
+	t.Helper()
+	return podExec(t, ns, pod, `client=$(command -v mariadb || command -v mysql); `+
+		`MYSQL_PWD="$MYSQL_ROOT_PASSWORD" exec "$client" -uroot -N -B -e "`+sql+`"`)
+}
+
+// podExec runs a shell command in the server container.
+func podExec(t *testing.T, ns, pod, script string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(env("KUBECTL", "kubectl"), "exec", "-n", ns, pod, "-c", "mysql", "--", "sh", "-c", script)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Errorf("kubectl exec %s %q: %v: %s", pod, script, err, errOut.String())
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// checkNetworkPolicy finds the run's NetworkPolicy for the target: controlled by the run,
+// selecting the server pod, admitting only the run's sysbench pods on the MySQL port.
+func checkNetworkPolicy(t *testing.T, c client.Client, run *v1.BenchmarkRun, target string) {
+	t.Helper()
+	list := &networkingv1.NetworkPolicyList{}
+	if err := c.List(context.Background(), list, client.InNamespace(run.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	server := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: specs.ServerName(run, target) + "-0"}, server); err != nil {
+		t.Fatal(err)
+	}
+	for _, np := range list.Items {
+		if !metav1.IsControlledBy(&np, run) {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+		if err != nil || !sel.Matches(labels.Set(server.Labels)) {
+			continue
+		}
+		if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 || np.Spec.Ingress[0].From[0].PodSelector == nil {
+			t.Errorf("NetworkPolicy %s ingress %+v, want one rule from the run's sysbench pods", np.Name, np.Spec.Ingress)
+			return
+		}
+		from, _ := metav1.LabelSelectorAsSelector(np.Spec.Ingress[0].From[0].PodSelector)
+		sysbench := map[string]string{specs.LabelRun: specs.LabelValue(run.Name), specs.LabelComponent: specs.ComponentClient,
+			specs.LabelTarget: target, specs.LabelManagedBy: specs.ManagedBy, specs.LabelName: "mysqlbench"}
+		if !from.Matches(labels.Set(sysbench)) || from.Matches(labels.Set{specs.LabelComponent: specs.ComponentClient}) {
+			t.Errorf("NetworkPolicy %s admits %s, want exactly the run's sysbench pods", np.Name, from)
+		}
+		return
+	}
+	t.Errorf("no NetworkPolicy of run %s selects its server pod %s", run.Name, server.Name)
+}
