@@ -1,0 +1,82 @@
+package apicalls
+
+import (
+	"net/http"
+	"net/url"
+	"reflect"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		method, url string
+		want        Call
+		ok          bool
+	}{
+		{"GET", "/api/v1/namespaces/a/pods/p", Call{Verb: "get", Resource: "pods", Namespaced: true}, true},
+		{"GET", "/api/v1/namespaces/a/pods?labelSelector=x", Call{Verb: "list", Resource: "pods", Namespaced: true}, true},
+		{"GET", "/api/v1/namespaces/a/pods?watch=true&resourceVersion=1", Call{Verb: "watch", Resource: "pods", Namespaced: true}, true},
+		{"GET", "/api/v1/namespaces/a/pods/p/log?container=c", Call{Verb: "get", Resource: "pods", Subresource: "log", Namespaced: true}, true},
+		{"GET", "/api/v1/nodes?limit=500", Call{Verb: "list", Resource: "nodes"}, true},
+		{"GET", "/api/v1/pods", Call{Verb: "list", Resource: "pods"}, true},
+		{"GET", "/api/v1/namespaces/a", Call{Verb: "get", Resource: "namespaces"}, true},
+		{"GET", "/api/v1/namespaces", Call{Verb: "list", Resource: "namespaces"}, true},
+		{"POST", "/apis/batch/v1/namespaces/a/jobs", Call{Verb: "create", Group: "batch", Resource: "jobs", Namespaced: true}, true},
+		{"PUT", "/apis/coordination.k8s.io/v1/namespaces/a/leases/l", Call{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespaced: true}, true},
+		{"PATCH", "/apis/mysqlbench.io/v1alpha1/namespaces/a/benchmarkruns/r/status",
+			Call{Verb: "patch", Group: "mysqlbench.io", Resource: "benchmarkruns", Subresource: "status", Namespaced: true}, true},
+		{"DELETE", "/apis/apps/v1/namespaces/a/statefulsets/s", Call{Verb: "delete", Group: "apps", Resource: "statefulsets", Namespaced: true}, true},
+		{"DELETE", "/apis/apps/v1/namespaces/a/statefulsets", Call{Verb: "deletecollection", Group: "apps", Resource: "statefulsets", Namespaced: true}, true},
+		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", Call{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"}, true},
+		{"GET", "/api", Call{}, false},
+		{"GET", "/api/v1", Call{}, false},
+		{"GET", "/apis", Call{}, false},
+		{"GET", "/apis/batch/v1", Call{}, false},
+		{"GET", "/version", Call{}, false},
+		{"GET", "/openapi/v3", Call{}, false},
+	} {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Parse(tc.method, u)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("%s %s: %+v %v, want %+v %v", tc.method, tc.url, got, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := Parse(http.MethodOptions, &url.URL{Path: "/api/v1/pods"}); ok {
+		t.Error("OPTIONS parsed as a call")
+	}
+}
+
+func TestAllowsAndUnused(t *testing.T) {
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods", "pods/log"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"*"}, Verbs: []string{"create"}},
+		{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+	}
+	calls := []Call{
+		{Verb: "get", Resource: "pods", Subresource: "log", Namespaced: true},
+		{Verb: "create", Group: "batch", Resource: "jobs", Namespaced: true},
+	}
+	for _, c := range calls {
+		if !Allows(rules, c) {
+			t.Errorf("%s not allowed", c)
+		}
+	}
+	for _, c := range []Call{
+		{Verb: "get", Resource: "pods", Subresource: "status"},
+		{Verb: "delete", Resource: "pods"},
+		{Verb: "create", Group: "apps", Resource: "deployments"},
+	} {
+		if Allows(rules, c) {
+			t.Errorf("%s allowed", c)
+		}
+	}
+	want := []Grant{{Resource: "pods", Verb: "get"}, {Resource: "pods", Verb: "list"}, {Resource: "pods/log", Verb: "list"}}
+	if got := Unused(rules, calls); !reflect.DeepEqual(got, want) {
+		t.Errorf("unused %v, want %v", got, want)
+	}
+}
