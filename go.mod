@@ -3,6 +3,7 @@ module github.com/mysqlbench/mysqlbench-operator
 go 1.24.0
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/yuin/gopher-lua v1.1.2
 	k8s.io/api v0.33.0
 	k8s.io/apimachinery v0.33.0
