@@ -14,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
+	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -40,80 +40,53 @@ type Builtin struct {
 
 var _ Engine = (*Builtin)(nil)
 
-// Provision creates the target's objects, each owned by the run. Nothing is updated in place:
-// the spec cannot change once the run started, and the credentials must stay as generated.
+// Provision creates the target's objects, each controlled by the run. Nothing is updated in
+// place: the spec cannot change once the run started, and the credentials must stay as generated
+// (the passwords generated for a Secret that exists already are dropped).
 func (b *Builtin) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
 	cm, err := specs.ServerConfigMap(run, t)
 	if err != nil {
 		return &ConfigError{Message: err.Error()}
 	}
-	secret := specs.ConnectionSecret(run, t.Name, "", "")
-	if err := b.Client.Get(ctx, client.ObjectKeyFromObject(secret), &corev1.Secret{}); apierrors.IsNotFound(err) {
-		root, err1 := password()
-		user, err2 := password()
-		if err1 != nil || err2 != nil {
-			return fmt.Errorf("generate passwords: %w", errors.Join(err1, err2))
-		}
-		secret = specs.ConnectionSecret(run, t.Name, root, user)
-		if err := b.create(ctx, run, secret); err != nil {
-			return err
-		}
-	} else if err != nil {
-		return fmt.Errorf("get secret %s: %w", secret.Name, err)
+	root, err1 := password()
+	user, err2 := password()
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("generate passwords: %w", errors.Join(err1, err2))
 	}
-	for _, obj := range []client.Object{cm, specs.ServerService(run, t.Name), specs.ServerStatefulSet(run, t)} {
-		if err := b.create(ctx, run, obj); err != nil {
-			return err
+	objs := []client.Object{specs.ConnectionSecret(run, t.Name, root, user), cm,
+		specs.ServerService(run, t.Name), specs.ServerStatefulSet(run, t)}
+	for _, obj := range objs {
+		// Names are derived from the run and target names, so an object may exist that is not
+		// the run's: never benchmark another run's server, never hand sysbench a planted Secret.
+		if _, _, err := owned.Ensure(ctx, b.objects(), run, obj); err != nil {
+			return ownership(obj, err)
 		}
 	}
 	return nil
 }
 
-func (b *Builtin) create(ctx context.Context, run *v1.BenchmarkRun, obj client.Object) error {
-	// Provision runs on every reconcile until the server is ready: look before creating, so
-	// waiting costs cache reads, not API writes.
-	existing := obj.DeepCopyObject().(client.Object)
-	err := b.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
-	if apierrors.IsNotFound(err) {
-		if err := controllerutil.SetControllerReference(run, obj, b.Scheme); err != nil {
-			return fmt.Errorf("own %T %s: %w", obj, obj.GetName(), err)
-		}
-		err = b.Client.Create(ctx, obj)
-		switch {
-		case err == nil:
-			return nil
-		case IsPermanentAPIError(err):
-			return Rejected(obj, err)
-		case !apierrors.IsAlreadyExists(err):
-			return fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err)
-		}
-		// Created meanwhile (the cache had not seen it yet), or someone else's object without
-		// the operator's labels, which the operator's cache never holds: only the API server
-		// can say which.
-		reader := b.Reader
-		if reader == nil {
-			reader = b.Client
-		}
-		err = reader.Get(ctx, client.ObjectKeyFromObject(obj), existing)
-		if apierrors.IsNotFound(err) {
-			// Deleted since: the next reconcile creates it again.
-			return fmt.Errorf("%T %s existed at create and was gone when read back", obj, obj.GetName())
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("get %T %s: %w", obj, obj.GetName(), err)
-	}
-	// Names are derived from the run and target names ("a" + "b-c" and "a-b" + "c" meet), so
-	// an existing object may belong to someone else: never benchmark another run's server.
-	if !metav1.IsControlledBy(existing, run) {
-		return foreign(run, obj)
-	}
-	return nil
+func (b *Builtin) objects() owned.Objects {
+	return owned.Objects{Client: b.Client, Reader: b.Reader, Scheme: b.Scheme}
 }
 
-func foreign(run *v1.BenchmarkRun, obj client.Object) error {
-	return &ConfigError{Message: fmt.Sprintf("%T %s/%s already exists and does not belong to this run: "+
-		"rename the run or the target so their objects get other names", obj, run.Namespace, obj.GetName())}
+// ownership turns what owned.Ensure says into what the controller acts on: an object of someone
+// else under the name fails the target, an earlier run's object on its way out is waited for, an
+// object the API server refuses for good fails the target with the server's message.
+func ownership(obj client.Object, err error) error {
+	if de := owned.AsDeleting(err); de != nil {
+		return &WaitError{Message: de.Error(), After: de.After}
+	}
+	var fe *owned.ForeignError
+	switch {
+	case errors.As(err, &fe):
+		return &ConfigError{Message: fe.Error()}
+	case IsPermanentAPIError(err):
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // the API server's own words; Rejected names the object
+		}
+		return Rejected(obj, err)
+	}
+	return err
 }
 
 // Ready reads the server pod: Ready, or why not (unschedulable, image pull, crash loop).

@@ -66,12 +66,23 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 		}
 	})
 	t.Run("another run's objects under the same names stay foreign", func(t *testing.T) {
+		// "nightly" + "maria-db" and "nightly-maria" + "db" meet.
 		other := builtinRun("other-uid")
+		other.Name = "nightly-maria"
+		other.Spec.Targets[0].Name = "db"
 		api := store(t, other)
 		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
-		err := b.Provision(context.Background(), run, target)
-		if !IsConfigError(err) || !strings.Contains(err.Error(), "does not belong to this run") {
+		err := b.Provision(context.Background(), run, v1.Target{Name: "maria-db", Engine: v1.EngineBuiltin, Image: "mariadb:10.11"})
+		if !IsConfigError(err) || !strings.Contains(err.Error(), "Secret bench/nightly-maria-db-credentials already exists and does not belong to this run") {
 			t.Fatalf("Provision = %v, want a ConfigError naming the foreign object", err)
+		}
+	})
+	t.Run("an earlier run's objects under the same names are waited for, never adopted", func(t *testing.T) {
+		api := store(t, builtinRun("earlier-uid"))
+		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
+		err := b.Provision(context.Background(), run, target)
+		if we := AsWait(err); we == nil || we.After <= 0 || !strings.Contains(we.Message, "of an earlier run to be deleted") {
+			t.Fatalf("Provision = %v, want a WaitError for the earlier run's objects", err)
 		}
 	})
 	t.Run("a create the API server forbids fails the target with its message", func(t *testing.T) {

@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -64,6 +64,10 @@ type Percona struct {
 	// PollInterval bounds the wait between readiness reads while the kind is not watched;
 	// DefaultPerconaPollInterval when 0.
 	PollInterval time.Duration
+	// Reader reads from the API server: objects without the operator's labels, which the
+	// cached Client cannot see. Nil reads them as unstructured through Client, which the
+	// manager's client serves from the API server.
+	Reader client.Reader
 	// StuckDeletionGrace is how long an earlier run's resource under the same name may stay in
 	// deletion before the operator removes the Percona finalizers that hold it (no Percona
 	// operator runs them); DefaultStuckDeletionGrace when 0.
@@ -104,9 +108,10 @@ func (p *Percona) notInstalled(t v1.Target) *ConfigError {
 		t.Name, p.flavor.engine, p.flavor.operator, p.flavor.resource, p.flavor.docs)}
 }
 
-// Provision creates the Secrets and the Percona resource, each owned by the run, and the
+// Provision creates the Secrets and the Percona resource, each controlled by the run, and the
 // connection Secret once the Percona operator has published the server's endpoint. It only
-// creates: the spec cannot change once the run started, and passwords stay as generated.
+// creates: the spec cannot change once the run started, and passwords stay as generated (those
+// generated for a Secret that exists already are dropped).
 func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
 	obj, err := p.flavor.build(run, t)
 	if err != nil {
@@ -122,123 +127,104 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 		return fmt.Errorf("get %s: %w", describe(obj), err)
 	}
 	missing := apierrors.IsNotFound(err)
-	users := specs.PerconaUsersSecretName(run, t.Name)
-	if err := p.ensureSecret(ctx, run, users, func() (*corev1.Secret, error) {
-		pw := map[string]string{}
-		for _, u := range specs.PerconaSystemUsers[p.flavor.engine] {
-			s, err := password()
-			if err != nil {
-				return nil, fmt.Errorf("generate the %s password: %w", u, err)
-			}
-			pw[u] = s
-		}
-		return specs.PerconaUsersSecret(run, t, pw), nil
-	}); err != nil {
-		return err
-	}
-	if err := p.ensureSecret(ctx, run, specs.PerconaPasswordSecretName(run, t.Name), func() (*corev1.Secret, error) {
+	pw := map[string]string{}
+	for _, u := range specs.PerconaSystemUsers[p.flavor.engine] {
 		s, err := password()
 		if err != nil {
-			return nil, fmt.Errorf("generate the benchmark user's password: %w", err)
+			return fmt.Errorf("generate the %s password: %w", u, err)
 		}
-		return specs.PerconaPasswordSecret(run, t, s), nil
-	}); err != nil {
+		pw[u] = s
+	}
+	users, err := ensurePercona(ctx, p, run, t, specs.PerconaUsersSecret(run, t, pw))
+	if err != nil {
+		return err
+	}
+	s, err := password()
+	if err != nil {
+		return fmt.Errorf("generate the benchmark user's password: %w", err)
+	}
+	bench, err := ensurePercona(ctx, p, run, t, specs.PerconaPasswordSecret(run, t, s))
+	if err != nil {
 		return err
 	}
 
 	if missing {
-		return p.create(ctx, run, obj)
+		_, err := ensurePercona(ctx, p, run, t, obj)
+		return err
 	}
-	if !metav1.IsControlledBy(current, run) {
-		if current.GetDeletionTimestamp() != nil {
-			return p.awaitDeletion(ctx, current)
-		}
-		return p.foreign(current)
+	if err := owned.Check(run, current, p.Scheme); err != nil {
+		return p.ownership(ctx, t, current, err)
 	}
 	st := specs.ReadPerconaStatus(current)
 	if st.State != specs.PerconaStateReady || st.Host == "" {
 		return nil
 	}
-	return p.ensureConnectionSecret(ctx, run, t, st.Host)
+	// The Secret sysbench reads, from the published endpoint and the generated passwords.
+	_, err = ensurePercona(ctx, p, run, t, specs.PerconaConnectionSecret(run, t, st.Host,
+		secretValue(users, "root"), secretValue(bench, specs.PerconaPasswordKey)))
+	return err
 }
 
-// ensureConnectionSecret writes the Secret sysbench reads, from the published endpoint and the
-// generated passwords.
-func (p *Percona) ensureConnectionSecret(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, endpoint string) error {
-	return p.ensureSecret(ctx, run, specs.ConnectionSecretName(run, t.Name), func() (*corev1.Secret, error) {
-		users, err := p.secret(ctx, run, specs.PerconaUsersSecretName(run, t.Name))
-		if err != nil {
-			return nil, err
-		}
-		pw, err := p.secret(ctx, run, specs.PerconaPasswordSecretName(run, t.Name))
-		if err != nil {
-			return nil, err
-		}
-		return specs.PerconaConnectionSecret(run, t, endpoint, string(users.Data["root"]),
-			string(pw.Data[specs.PerconaPasswordKey])), nil
-	})
+// secretValue is a key of a Secret read back (Data) or just created (StringData, as built).
+func secretValue(s *corev1.Secret, key string) string {
+	if v, ok := s.Data[key]; ok {
+		return string(v)
+	}
+	return s.StringData[key]
 }
 
-func (p *Percona) secret(ctx context.Context, run *v1.BenchmarkRun, name string) (*corev1.Secret, error) {
-	s := &corev1.Secret{}
-	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, s); err != nil {
-		return nil, fmt.Errorf("get secret %s: %w", name, err)
+func (p *Percona) objects() owned.Objects {
+	reader := p.Reader
+	if reader == nil {
+		reader = unstructuredReader{Client: p.Client, Scheme: p.Scheme}
 	}
-	return s, nil
+	return owned.Objects{Client: p.Client, Reader: reader, Scheme: p.Scheme}
 }
 
-// ensureSecret creates a Secret when it does not exist yet; build runs only then, so passwords
-// are generated once.
-func (p *Percona) ensureSecret(ctx context.Context, run *v1.BenchmarkRun, name string, build func() (*corev1.Secret, error)) error {
-	existing := &corev1.Secret{}
-	err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, existing)
-	if err == nil {
-		if !metav1.IsControlledBy(existing, run) {
-			return p.foreign(existing)
-		}
-		return nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return fmt.Errorf("get secret %s: %w", name, err)
-	}
-	s, err := build()
+// ensurePercona creates obj controlled by the run unless it exists, and returns what exists.
+func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.BenchmarkRun, t v1.Target, obj T) (T, error) {
+	existing, _, err := owned.Ensure(ctx, p.objects(), run, obj)
 	if err != nil {
-		return err
+		return existing, p.ownership(ctx, t, existing, err)
 	}
-	return p.create(ctx, run, s)
+	return existing, nil
 }
 
-// create creates obj owned by the run. An object that exists already (the cache had not seen our
-// own create yet, or a name collision) is accepted only when the run controls it.
-func (p *Percona) create(ctx context.Context, run *v1.BenchmarkRun, obj client.Object) error {
-	if err := controllerutil.SetControllerReference(run, obj, p.Scheme); err != nil {
-		return fmt.Errorf("own %s: %w", describe(obj), err)
-	}
-	err := p.Client.Create(ctx, obj)
+// ownership is what a Percona target does about an object under one of its names that it cannot
+// use, or a create the API server refused.
+func (p *Percona) ownership(ctx context.Context, t v1.Target, existing client.Object, err error) error {
 	switch {
-	case err == nil:
-		return nil
 	case meta.IsNoMatchError(err):
-		return p.notInstalled(v1.Target{Name: obj.GetLabels()[specs.LabelTarget]})
+		return p.notInstalled(t)
 	case IsPermanentAPIError(err):
 		// The Percona CRD's own validation refused the object (a target setting such as
 		// crVersion or image the installed operator does not accept), or a quota or policy did.
-		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(obj), err)}
-	case !apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("create %s: %w", describe(obj), err)
+		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(existing), errors.Unwrap(err))}
 	}
-	existing := &unstructured.Unstructured{}
-	existing.SetGroupVersionKind(gvkOf(obj, p.Scheme))
-	if err := p.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
-		return fmt.Errorf("get %s: %w", describe(obj), err)
+	if u, ok := existing.(*unstructured.Unstructured); ok && owned.AsDeleting(err) != nil &&
+		u.GetDeletionTimestamp() != nil && u.GroupVersionKind() == p.flavor.kind {
+		return p.awaitDeletion(ctx, u)
 	}
-	if metav1.IsControlledBy(existing, run) {
-		return nil
+	return ownership(existing, err)
+}
+
+// unstructuredReader reads objects from the API server through the manager's client, which
+// caches typed objects only: each is read as unstructured and converted.
+type unstructuredReader struct {
+	client.Client
+	Scheme *runtime.Scheme
+}
+
+func (r unstructuredReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return r.Client.Get(ctx, key, obj, opts...)
 	}
-	if existing.GetDeletionTimestamp() != nil {
-		return p.awaitDeletion(ctx, existing)
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvkOf(obj, r.Scheme))
+	if err := r.Client.Get(ctx, key, u, opts...); err != nil {
+		return err
 	}
-	return p.foreign(existing)
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
 // DefaultStuckDeletionGrace is Percona.StuckDeletionGrace's default.
@@ -273,11 +259,6 @@ func (p *Percona) awaitDeletion(ctx context.Context, existing *unstructured.Unst
 	return &WaitError{After: time.Second, Message: fmt.Sprintf(
 		"%s of an earlier run was stuck in deletion for %s: removed its finalizers %v, which no Percona operator ran; "+
 			"its PersistentVolumeClaims may be left (delete them by hand)", describe(existing), waited.Round(time.Second), stripped)}
-}
-
-func (p *Percona) foreign(obj client.Object) error {
-	return &ConfigError{Message: fmt.Sprintf("%s already exists and does not belong to this run: "+
-		"rename the run or the target so their objects get other names", describe(obj))}
 }
 
 func (p *Percona) get(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstructured, error) {
@@ -326,12 +307,17 @@ func (p *Percona) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 	case st.Host == "":
 		return waiting(what + " is ready but has no status.host yet")
 	}
-	err = p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: specs.ConnectionSecretName(run, t.Name)}, &corev1.Secret{})
-	if apierrors.IsNotFound(err) {
+	// Provision checked the Secret it wrote; this read may be the first to see it.
+	err = owned.Get(ctx, p.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: specs.ConnectionSecretName(run, t.Name)}, &corev1.Secret{})
+	switch {
+	case apierrors.IsNotFound(err):
 		// Provision writes it on the next pass now that the endpoint is known.
 		return waiting(what + " is ready; writing the connection Secret")
-	}
-	if err != nil {
+	case owned.IsForeign(err):
+		return State{Failed: true, Reason: ReasonSecret, Message: err.Error()}, nil
+	case owned.AsDeleting(err) != nil:
+		return waiting(err.Error())
+	case err != nil:
 		return State{}, fmt.Errorf("get connection secret: %w", err)
 	}
 	return State{Ready: true}, nil
