@@ -143,6 +143,10 @@ func Compare(base, cur []float64, opts Options) Verdict {
 		v.Kind = NoChange
 		v.Reason = fmt.Sprintf("%s, p=%.3g (%s); the %.0f%% interval of the change [%+.1f%%, %+.1f%%] is within ±%s",
 			change, v.P, sizes, 100*v.DeltaConfidence, 100*v.DeltaLow, 100*v.DeltaHigh, minEff)
+	case opts.MinEffect <= 0:
+		v.Kind = Inconclusive
+		v.Reason = fmt.Sprintf("%s, p=%.3g (%s): not significant, and with no minimum effect no interval can rule out a change",
+			change, v.P, sizes)
 	default:
 		v.Kind = Inconclusive
 		v.Reason = fmt.Sprintf("%s, p=%.3g (%s): not significant, yet the %.0f%% interval of the change [%+.1f%%, %+.1f%%] does not rule out ±%s; add repetitions",
@@ -158,9 +162,13 @@ func MinP(n1, n2 int) float64 {
 	if n1 <= 0 || n2 <= 0 {
 		return 1
 	}
-	lg := func(k int) float64 { v, _ := math.Lgamma(float64(k) + 1); return v }
-	logC := lg(n1+n2) - lg(n1) - lg(n2)
-	return math.Min(1, 2*math.Exp(-logC))
+	// C(n1+n2, n1) as a running product: exact in float64 while it stays below 2^53, so that
+	// MinP(3, 3) is exactly 0.1 and compares correctly with an alpha of 0.1.
+	c := 1.0
+	for i := 1; i <= min(n1, n2); i++ {
+		c = c * float64(max(n1, n2)+i) / float64(i)
+	}
+	return math.Min(1, 2/c)
 }
 
 // RequiredRepetitions is the smallest number of repetitions m such that, once each side has at
