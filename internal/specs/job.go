@@ -45,7 +45,8 @@ func ReporterConfigMap(run *v1.BenchmarkRun) *corev1.ConfigMap {
 
 // SysbenchJob is the Job of one attempt of one step: it runs inv in image on the client pool,
 // never retries by itself (the operator decides about retries, with the classified reason), and
-// is killed after deadline.
+// is killed after deadline. The pod meets the restricted Pod Security Standard and reads the
+// password only as a file (inv's volumes).
 func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv sysbench.Invocation,
 	image string, deadline time.Duration) *batchv1.Job {
 	labels := ClientPodLabels(run, target, step)
@@ -55,9 +56,9 @@ func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv
 		Command: inv.Command,
 		Args:    inv.Args,
 		Env:     inv.Env,
-		VolumeMounts: []corev1.VolumeMount{{
+		VolumeMounts: append([]corev1.VolumeMount{{
 			Name: reporterVolume, MountPath: sysbench.ReporterMountPath, ReadOnly: true,
-		}},
+		}}, inv.VolumeMounts...),
 		// On success the reporter writes the final result here; a failed step writes nothing and
 		// the kubelet keeps the log tail with sysbench's FATAL lines instead.
 		TerminationMessagePath:   sysbench.TerminationMessagePath,
@@ -75,12 +76,12 @@ func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv
 	if run.Spec.ClientResources != nil {
 		container.Resources = *run.Spec.ClientResources
 	}
-	volumes := []corev1.Volume{{
+	volumes := append([]corev1.Volume{{
 		Name: reporterVolume,
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: ReporterConfigMapName(run)},
 		}},
-	}}
+	}}, inv.Volumes...)
 	if cs := run.Spec.Workload.CustomScript; cs != nil {
 		volumes = append(volumes, corev1.Volume{
 			Name: scriptVolume,
@@ -100,6 +101,15 @@ func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv
 		TerminationGracePeriodSeconds: ptr.To[int64](10),
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),
+		// The kubelet makes the password file (mode 0440) group-owned by fsGroup, which is
+		// sysbench's own group: nobody else in the container may read it.
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To[int64](sysbenchUID),
+			RunAsGroup:     ptr.To[int64](sysbenchUID),
+			FSGroup:        ptr.To[int64](sysbenchUID),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
 	}
 	ClientPlacement(run).Apply(&pod)
 

@@ -80,17 +80,36 @@ func TestSysbenchJob(t *testing.T) {
 			c.TerminationMessagePolicy, c.TerminationMessagePath)
 	}
 
-	t.Run("reporter volume", func(t *testing.T) {
-		want := []corev1.VolumeMount{{Name: "reporter", MountPath: "/opt/mysqlbench", ReadOnly: true}}
+	t.Run("volumes", func(t *testing.T) {
+		want := append([]corev1.VolumeMount{{Name: "reporter", MountPath: "/opt/mysqlbench", ReadOnly: true}}, inv.VolumeMounts...)
 		if !reflect.DeepEqual(c.VolumeMounts, want) {
-			t.Errorf("mounts %v, want %v", c.VolumeMounts, want)
+			t.Errorf("mounts %v, want the reporter's and the invocation's %v", c.VolumeMounts, want)
 		}
-		if len(pod.Volumes) != 1 || pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].ConfigMap.Name != ReporterConfigMapName(run) {
-			t.Errorf("volumes %s, want only the reporter ConfigMap %s", jsonOf(t, pod.Volumes), ReporterConfigMapName(run))
+		if len(pod.Volumes) != 1+len(inv.Volumes) || pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].ConfigMap.Name != ReporterConfigMapName(run) ||
+			!reflect.DeepEqual(pod.Volumes[1:], inv.Volumes) {
+			t.Errorf("volumes %s, want the reporter ConfigMap %s and the invocation's", jsonOf(t, pod.Volumes), ReporterConfigMapName(run))
 		}
 		// The invocation runs the reporter from where it is mounted.
 		if c.Args[0] != "/opt/mysqlbench/"+sysbench.ReporterConfigMapKey {
 			t.Errorf("first arg %q is not the mounted reporter", c.Args[0])
+		}
+		// The password file is readable by sysbench's user through the pod's fsGroup only.
+		psc := pod.SecurityContext
+		if psc == nil || psc.FSGroup == nil || c.SecurityContext.RunAsGroup == nil || *psc.FSGroup != *c.SecurityContext.RunAsGroup {
+			t.Errorf("pod security context %+v: fsGroup must be sysbench's group %v", psc, c.SecurityContext.RunAsGroup)
+		}
+		var secret *corev1.SecretVolumeSource
+		for _, v := range pod.Volumes {
+			if v.Secret != nil {
+				if secret != nil {
+					t.Errorf("two Secret volumes")
+				}
+				secret = v.Secret
+			}
+		}
+		if secret == nil || secret.SecretName != ConnectionSecretName(run, "mysql57") || len(secret.Items) != 1 ||
+			secret.Items[0].Key != sysbench.SecretKeyPassword || secret.DefaultMode == nil || *secret.DefaultMode&0o007 != 0 {
+			t.Errorf("Secret volume %+v, want the connection Secret's password key alone, closed to others", secret)
 		}
 	})
 
@@ -143,9 +162,10 @@ func TestSysbenchJob(t *testing.T) {
 			}
 		}
 		for _, e := range c.Env {
-			if e.Name == sysbench.EnvPassword && (e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
-				e.ValueFrom.SecretKeyRef.Name != ConnectionSecretName(run, "mysql57")) {
-				t.Errorf("%s = %v, want a secretKeyRef to the connection Secret", e.Name, e)
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Key != sysbench.SecretKeyHost &&
+				e.ValueFrom.SecretKeyRef.Key != sysbench.SecretKeyPort && e.ValueFrom.SecretKeyRef.Key != sysbench.SecretKeyUser &&
+				e.ValueFrom.SecretKeyRef.Key != sysbench.SecretKeyDatabase {
+				t.Errorf("env %s reads the Secret's %s key: only host, port, user and database may be env", e.Name, e.ValueFrom.SecretKeyRef.Key)
 			}
 		}
 	})
@@ -175,10 +195,8 @@ func TestSysbenchJobCustomScript(t *testing.T) {
 	if !reflect.DeepEqual(script.ConfigMap.Items, wantItems) {
 		t.Errorf("items %v, want only the selected key %v", script.ConfigMap.Items, wantItems)
 	}
-	wantMounts := []corev1.VolumeMount{
-		{Name: "reporter", MountPath: "/opt/mysqlbench", ReadOnly: true},
-		{Name: "script", MountPath: "/opt/mysqlbench/script", ReadOnly: true},
-	}
+	wantMounts := append(append([]corev1.VolumeMount{{Name: "reporter", MountPath: "/opt/mysqlbench", ReadOnly: true}},
+		inv.VolumeMounts...), corev1.VolumeMount{Name: "script", MountPath: "/opt/mysqlbench/script", ReadOnly: true})
 	if got := pod.Containers[0].VolumeMounts; !reflect.DeepEqual(got, wantMounts) {
 		t.Errorf("mounts %v, want %v", got, wantMounts)
 	}

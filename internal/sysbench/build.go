@@ -8,7 +8,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
@@ -32,6 +34,20 @@ const (
 
 // Keys every connection Secret has. The builtin engine writes them; users of engine external
 // provide them. SecretKeyDatabase is optional and defaults to DefaultDatabase.
+//
+// The password reaches sysbench through its --config-file (see launcherScript), whose parser
+// (sysbench 1.0.20's read_config) cannot hold every string: the launcher writes the value in
+// double quotes, or in single quotes when it contains a double quote, and a quoted value ends at
+// the next quote of its kind or at the end of its line, which is at most 255 bytes. So a password
+// may hold any byte but NUL (spaces, #, =, commas, backslashes, $, UTF-8, one kind of quote), at
+// most MaxPasswordBytes of them. The launcher refuses, with a FATAL line that says which rule the
+// password breaks and never the password:
+//   - a line break, a trailing newline too (as `echo pw > file` leaves one);
+//   - both ' and ";
+//   - more than MaxPasswordBytes bytes.
+//
+// A NUL byte cannot be in a MySQL password; the shell drops it, and the login fails with 1045. The
+// builtin engine generates alphanumeric passwords, which always fit.
 const (
 	SecretKeyHost     = "host"
 	SecretKeyPort     = "port"
@@ -44,14 +60,20 @@ const (
 // own default too).
 const DefaultDatabase = "sbtest"
 
+// MaxPasswordBytes is the longest password sysbench's option file holds: read_config reads lines
+// of at most 255 bytes, and `mysql-password="` and the closing quote take 17 of them.
+const MaxPasswordBytes = 238
+
 // Environment variables of a sysbench container. The connection ones come from the Secret through
 // secretKeyRef and reach sysbench as $(VAR) references in the args, which the kubelet expands when
-// it starts the container, so the Job spec never holds a credential.
+// it starts the container, so the Job spec never holds a credential. The password is not among
+// them: it would be in the container's environment and, expanded, in sysbench's argv, both of
+// which anyone who can inspect the node's containers or processes reads. It is a file instead
+// (PasswordFile).
 const (
 	EnvHost     = "MYSQLBENCH_HOST"
 	EnvPort     = "MYSQLBENCH_PORT"
 	EnvUser     = "MYSQLBENCH_USER"
-	EnvPassword = "MYSQLBENCH_PASSWORD"
 	EnvDatabase = "MYSQLBENCH_DATABASE"
 	// EnvScript tells the reporter which script to wrap: a stock script name or a path.
 	EnvScript = "MYSQLBENCH_SCRIPT"
@@ -66,13 +88,56 @@ const PrepareMaxThreads = 16
 // Percentile is the latency percentile every run reports (v1alpha1.Latency has P95Ms).
 const Percentile = 95
 
-// launcher applies the one default Kubernetes cannot express: the database key of the Secret is
-// optional, an env var from a missing optional key is simply not set, and a $(VAR) reference to
-// an unset variable is left unexpanded. The line is fixed; the arguments pass through "$@"
-// untouched, so nothing from the spec is ever parsed by the shell. It must not contain "$(":
-// the kubelet expands that in commands too.
-var launcher = []string{"/bin/sh", "-c",
-	`exec sysbench --mysql-db="${` + EnvDatabase + `:-` + DefaultDatabase + `}" "$@"`, "sysbench"}
+// Where the password travels inside a sysbench container: the connection Secret's password key is
+// mounted as PasswordFile (a Secret volume, readable by the pod's fsGroup only), and the launcher
+// copies it into OptionFile, sysbench's --config-file, on a memory-backed emptyDir, so it is never
+// on disk, in an argv or in an environment.
+const (
+	PasswordMountPath = "/etc/mysqlbench/credentials"
+	PasswordFile      = PasswordMountPath + "/" + SecretKeyPassword
+	OptionsMountPath  = "/run/mysqlbench"
+	OptionFile        = OptionsMountPath + "/sysbench.cfg"
+
+	passwordVolume = "credentials"
+	optionsVolume  = "sysbench-options"
+)
+
+// launcherScript is the fixed /bin/sh line every sysbench container runs. It
+//   - writes the password into OptionFile (mode 0600) using shell builtins only (read, case,
+//     printf), so it is never an argument of any process, and refuses a password the option file
+//     cannot hold (see SecretKeyPassword);
+//   - applies the one default Kubernetes cannot express: the database key of the Secret is
+//     optional, an env var from a missing optional key is simply not set, and a $(VAR) reference
+//     to an unset variable is left unexpanded;
+//   - execs sysbench with the args untouched ("$@"), so nothing from the spec is ever parsed by
+//     the shell.
+//
+// It must not contain "$(": the kubelet expands that in commands too. read returns non-zero at
+// the end of the file without a newline; it succeeds only when the file holds a line break.
+// dash (the sysbench image's /bin/sh), bash and busybox sh all have these builtins.
+var launcherScript = `umask 077
+f='` + PasswordFile + `' o='` + OptionFile + `'
+if ! [ -r "$f" ]; then
+  echo "FATAL: cannot read the connection password at $f (the connection Secret's password key)" >&2; exit 1
+fi
+if IFS= read -r p <"$f"; then
+  echo "FATAL: the connection Secret's password contains a line break, which sysbench's option file cannot hold: remove it (a trailing newline too)" >&2; exit 1
+fi
+case $p in
+*\"*\'*|*\'*\"*) echo "FATAL: the connection Secret's password contains both ' and \", which sysbench's option file cannot quote: use at most one kind of quote" >&2; exit 1 ;;
+*\"*) q="'" ;;
+*) q='"' ;;
+esac
+if [ ${#p} -gt ` + strconv.Itoa(MaxPasswordBytes) + ` ]; then
+  echo "FATAL: the connection Secret's password is ${#p} bytes long; sysbench's option file holds at most ` + strconv.Itoa(MaxPasswordBytes) + `" >&2; exit 1
+fi
+printf 'mysql-password=%s%s%s\n' "$q" "$p" "$q" >"$o" || {
+  echo "FATAL: cannot write sysbench's option file $o" >&2; exit 1
+}
+p=
+exec sysbench --config-file="$o" --mysql-db="${` + EnvDatabase + `:-` + DefaultDatabase + `}" "$@"`
+
+var launcher = []string{"/bin/sh", "-c", launcherScript, "sysbench"}
 
 // Step is one sysbench invocation. Threads and Duration are ignored for prepare and cleanup.
 type Step struct {
@@ -81,11 +146,16 @@ type Step struct {
 	Duration time.Duration
 }
 
-// Invocation is what one sysbench container runs.
+// Invocation is what one sysbench container runs. Volumes are the pod volumes its VolumeMounts
+// name (the password file and the option file's directory); the pod must also run the container
+// with a group in its fsGroup that PasswordFile's mode lets read it (mode 0440, owned by root and
+// the fsGroup, as the kubelet sets it).
 type Invocation struct {
-	Command []string
-	Args    []string
-	Env     []corev1.EnvVar
+	Command      []string
+	Args         []string
+	Env          []corev1.EnvVar
+	Volumes      []corev1.Volume
+	VolumeMounts []corev1.VolumeMount
 }
 
 // Options the operator sets itself or that would break the contract, refused in extraArgs. The
@@ -133,7 +203,6 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error
 		"--mysql-host=$(" + EnvHost + ")",
 		"--mysql-port=$(" + EnvPort + ")",
 		"--mysql-user=$(" + EnvUser + ")",
-		"--mysql-password=$(" + EnvPassword + ")",
 		"--tables=" + strconv.Itoa(int(tables)),
 		"--table-size=" + strconv.FormatInt(tableSize, 10),
 	}
@@ -188,12 +257,40 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error
 			secretEnv(EnvHost, secretName, SecretKeyHost, false),
 			secretEnv(EnvPort, secretName, SecretKeyPort, false),
 			secretEnv(EnvUser, secretName, SecretKeyUser, false),
-			secretEnv(EnvPassword, secretName, SecretKeyPassword, false),
 			secretEnv(EnvDatabase, secretName, SecretKeyDatabase, true),
 			{Name: EnvScript, Value: script},
 			{Name: EnvResultFile, Value: TerminationMessagePath},
 		},
+		Volumes:      credentialVolumes(secretName),
+		VolumeMounts: credentialMounts(),
 	}, nil
+}
+
+// credentialVolumes are the password file, the Secret's password key alone (the builtin engine's
+// Secret also holds the root password, which sysbench must not see), and the option file's
+// directory: in memory, so the password is never written to the node's disk, and small.
+func credentialVolumes(secretName string) []corev1.Volume {
+	return []corev1.Volume{{
+		Name: passwordVolume,
+		VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  secretName,
+			Items:       []corev1.KeyToPath{{Key: SecretKeyPassword, Path: SecretKeyPassword}},
+			DefaultMode: ptr.To[int32](0o440),
+		}},
+	}, {
+		Name: optionsVolume,
+		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+			Medium:    corev1.StorageMediumMemory,
+			SizeLimit: ptr.To(resource.MustParse("1Mi")),
+		}},
+	}}
+}
+
+func credentialMounts() []corev1.VolumeMount {
+	return []corev1.VolumeMount{
+		{Name: passwordVolume, MountPath: PasswordMountPath, ReadOnly: true},
+		{Name: optionsVolume, MountPath: OptionsMountPath},
+	}
 }
 
 // scriptEnv returns the reporter's MYSQLBENCH_SCRIPT: a stock script's name, which the reporter

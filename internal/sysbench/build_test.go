@@ -2,12 +2,16 @@ package sysbench
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
@@ -27,7 +31,6 @@ var connArgs = []string{
 	"--mysql-host=$(MYSQLBENCH_HOST)",
 	"--mysql-port=$(MYSQLBENCH_PORT)",
 	"--mysql-user=$(MYSQLBENCH_USER)",
-	"--mysql-password=$(MYSQLBENCH_PASSWORD)",
 }
 
 func with(base []string, more ...string) []string {
@@ -94,10 +97,10 @@ func TestBuild(t *testing.T) {
 		wantScript: "oltp_point_select",
 	}, {
 		name: "extra args go before the command, $ escaped for the kubelet",
-		w:    pointSelect(4, "--rand-type=uniform", "--range-size=100", "--skip-trx=on", "--x=$(MYSQLBENCH_PASSWORD)"),
+		w:    pointSelect(4, "--rand-type=uniform", "--range-size=100", "--skip-trx=on", "--x=$(MYSQLBENCH_USER)"),
 		step: Step{Phase: PhaseRun, Threads: 1, Duration: time.Second},
 		wantArgs: with(connArgs, with([]string{"--tables=4", "--table-size=100000"}, with(runArgs("1", "1"),
-			"--rand-type=uniform", "--range-size=100", "--skip-trx=on", "--x=$$(MYSQLBENCH_PASSWORD)", "run")...)...),
+			"--rand-type=uniform", "--range-size=100", "--skip-trx=on", "--x=$$(MYSQLBENCH_USER)", "run")...)...),
 		wantScript: "oltp_point_select",
 	}, {
 		name:       "custom script from a ConfigMap",
@@ -125,6 +128,7 @@ func TestBuild(t *testing.T) {
 				t.Errorf("args =\n%q\nwant\n%q", inv.Args, tc.wantArgs)
 			}
 			assertEnv(t, inv.Env, tc.wantScript)
+			assertCredentialVolumes(t, inv)
 			assertNoPassword(t, inv)
 		})
 	}
@@ -135,7 +139,7 @@ func TestBuild(t *testing.T) {
 func assertEnv(t *testing.T, env []corev1.EnvVar, wantScript string) {
 	t.Helper()
 	wantRefs := map[string]string{EnvHost: SecretKeyHost, EnvPort: SecretKeyPort, EnvUser: SecretKeyUser,
-		EnvPassword: SecretKeyPassword, EnvDatabase: SecretKeyDatabase}
+		EnvDatabase: SecretKeyDatabase}
 	wantValues := map[string]string{EnvScript: wantScript, EnvResultFile: TerminationMessagePath}
 	if len(env) != len(wantRefs)+len(wantValues) {
 		t.Errorf("env has %d entries, want %d: %+v", len(env), len(wantRefs)+len(wantValues), env)
@@ -162,9 +166,50 @@ func assertEnv(t *testing.T, env []corev1.EnvVar, wantScript string) {
 	}
 }
 
+// assertCredentialVolumes checks how the password reaches the container: the Secret's password
+// key alone, as a file only its owner and group may read, and the option file's directory in
+// memory, small.
+func assertCredentialVolumes(t *testing.T, inv Invocation) {
+	t.Helper()
+	wantMounts := []corev1.VolumeMount{
+		{Name: "credentials", MountPath: PasswordMountPath, ReadOnly: true},
+		{Name: "sysbench-options", MountPath: OptionsMountPath},
+	}
+	if !reflect.DeepEqual(inv.VolumeMounts, wantMounts) {
+		t.Errorf("mounts %+v, want %+v", inv.VolumeMounts, wantMounts)
+	}
+	if len(inv.Volumes) != 2 {
+		t.Fatalf("volumes %+v, want the password and the option file's directory", inv.Volumes)
+	}
+	secret := inv.Volumes[0].Secret
+	if inv.Volumes[0].Name != "credentials" || secret == nil {
+		t.Fatalf("volume %+v, want the Secret volume credentials", inv.Volumes[0])
+	}
+	if secret.SecretName != testSecret || secret.Optional != nil {
+		t.Errorf("Secret volume reads %q (optional %v), want %q, not optional", secret.SecretName, secret.Optional, testSecret)
+	}
+	if want := []corev1.KeyToPath{{Key: SecretKeyPassword, Path: SecretKeyPassword}}; !reflect.DeepEqual(secret.Items, want) {
+		t.Errorf("items %+v, want the password key alone (the builtin Secret also holds root's)", secret.Items)
+	}
+	if secret.DefaultMode == nil || *secret.DefaultMode != 0o440 {
+		t.Errorf("defaultMode %v, want 0440: owner root and the pod's fsGroup only", secret.DefaultMode)
+	}
+	if PasswordMountPath+"/"+secret.Items[0].Path != PasswordFile {
+		t.Errorf("the password lands at %s/%s, the launcher reads %s", PasswordMountPath, secret.Items[0].Path, PasswordFile)
+	}
+	dir := inv.Volumes[1]
+	if dir.Name != "sysbench-options" || dir.EmptyDir == nil || dir.EmptyDir.Medium != corev1.StorageMediumMemory ||
+		dir.EmptyDir.SizeLimit == nil || dir.EmptyDir.SizeLimit.Cmp(resource.MustParse("1Mi")) != 0 {
+		t.Errorf("volume %+v, want an in-memory emptyDir of 1Mi", dir)
+	}
+	if filepath.Dir(OptionFile) != OptionsMountPath {
+		t.Errorf("the option file %s is not in the emptyDir %s", OptionFile, OptionsMountPath)
+	}
+}
+
 // assertNoPassword proves the password is not part of the Invocation and that, once the kubelet
-// has expanded it, it reaches sysbench exactly once, as --mysql-password, and nowhere else: not
-// through an extra arg that names the password variable, not in any other env value.
+// has expanded it, it is in no argument and no env value of the container: not through an
+// extra arg that names a variable, not anywhere.
 func assertNoPassword(t *testing.T, inv Invocation) {
 	t.Helper()
 	spec, err := json.Marshal(inv)
@@ -174,28 +219,37 @@ func assertNoPassword(t *testing.T, inv Invocation) {
 	if strings.Contains(string(spec), testPassword) {
 		t.Fatalf("the Invocation contains the password: %s", spec)
 	}
-	argv, env, err := containerProcess(inv, map[string]string{
+	data := map[string]string{
 		SecretKeyHost: "db.example", SecretKeyPort: "3306", SecretKeyUser: "sbtest", SecretKeyPassword: testPassword,
-	})
+	}
+	argv, env, err := containerProcess(inv, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var withPassword []string
 	for _, a := range argv {
 		if strings.Contains(a, testPassword) {
-			withPassword = append(withPassword, a)
+			t.Errorf("after expansion the password is in argument %q", a)
 		}
 	}
-	if !slices.Equal(withPassword, []string{"--mysql-password=" + testPassword}) {
-		t.Errorf("after expansion the password is in %q, want only in --mysql-password", withPassword)
-	}
 	for name, v := range env {
-		if name != EnvPassword && strings.Contains(v, testPassword) {
+		if strings.Contains(v, testPassword) {
 			t.Errorf("env %s holds the password", name)
+		}
+	}
+	for _, e := range inv.Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Key == SecretKeyPassword {
+			t.Errorf("env %s reads the password key", e.Name)
 		}
 	}
 	if _, set := env[EnvDatabase]; set {
 		t.Errorf("%s is set although the Secret has no database key", EnvDatabase)
+	}
+	files, _, err := containerMounts(inv, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].path != PasswordFile || files[0].content != testPassword {
+		t.Errorf("mounted files %+v, want the password alone at %s", files, PasswordFile)
 	}
 }
 
@@ -261,12 +315,28 @@ func TestBuildAllowsLookalikeOptions(t *testing.T) {
 	}
 }
 
-// The launcher line runs under the kubelet's $(VAR) expansion too, so it must not contain one.
+// The launcher line runs under the kubelet's $(VAR) expansion too, so it must not contain one,
+// and it names no variable the spec could set.
 func TestLauncherSurvivesExpansion(t *testing.T) {
+	vars := map[string]string{EnvDatabase: "x", EnvHost: "h", EnvUser: "u", EnvScript: "s", "MYSQLBENCH_PASSWORD": testPassword}
 	for _, s := range launcher {
-		if got := expandK8s(s, map[string]string{EnvDatabase: "x", EnvPassword: testPassword}); got != s {
+		if strings.Contains(s, "$(") {
+			t.Errorf("the launcher contains \"$(\": %q", s)
+		}
+		if got := expandK8s(s, vars); got != s {
 			t.Errorf("the kubelet would rewrite %q to %q", s, got)
 		}
+	}
+}
+
+// The launcher's limit is the one sysbench's parser has, written into the line.
+func TestLauncherPasswordLimit(t *testing.T) {
+	if !strings.Contains(launcherScript, "-gt "+strconv.Itoa(MaxPasswordBytes)+" ]") {
+		t.Errorf("the launcher does not check the %d-byte limit", MaxPasswordBytes)
+	}
+	// read_config's line buffer is 256 bytes: 255 and the NUL.
+	if line := len(`mysql-password="`) + MaxPasswordBytes + len(`"`); line != 255 {
+		t.Errorf("a password of %d bytes makes a %d-byte line, want 255", MaxPasswordBytes, line)
 	}
 }
 

@@ -350,7 +350,8 @@ func checkBuildOptionsExist(t *testing.T, help []byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range append(slices.Clone(inv.Args), "--mysql-db=") {
+		// The launcher adds --config-file and --mysql-db; the option file sets mysql-password.
+		for _, a := range append(slices.Clone(inv.Args), "--mysql-db=", "--config-file=", "--mysql-password=") {
 			if !strings.HasPrefix(a, "--") {
 				continue
 			}

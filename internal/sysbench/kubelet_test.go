@@ -2,12 +2,16 @@ package sysbench
 
 import (
 	"fmt"
+	"os"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // This file stands in for the kubelet when tests execute an Invocation: it resolves the env the
 // way the kubelet does (secretKeyRef from a Secret's data, optional keys skipped, literal values
-// with $(VAR) references to earlier variables expanded) and expands $(VAR) in command and args.
+// with $(VAR) references to earlier variables expanded), expands $(VAR) in command and args, and
+// says which files the Secret volumes hold.
 
 // expandK8s implements Kubernetes' $(VAR) expansion: $$ is an escaped $, $(NAME) becomes the
 // variable's value when it is defined and stays as written when it is not, any other $ is kept.
@@ -75,4 +79,52 @@ func containerProcess(inv Invocation, data map[string]string) (argv []string, en
 		argv = append(argv, expandK8s(s, env))
 	}
 	return argv, env, nil
+}
+
+// mountedFile is a file the kubelet projects into a Secret volume.
+type mountedFile struct {
+	path    string // inside the container
+	content string
+	mode    os.FileMode
+}
+
+// containerMounts resolves inv's volumes the way the kubelet mounts them: the files of its Secret
+// volumes (only the listed items; a missing key of a non-optional volume stops the pod from
+// starting) and the directories of its emptyDirs, each fresh per pod.
+func containerMounts(inv Invocation, data map[string]string) (files []mountedFile, emptyDirs []string, err error) {
+	volumes := map[string]corev1.Volume{}
+	for _, v := range inv.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, m := range inv.VolumeMounts {
+		v, ok := volumes[m.Name]
+		if !ok {
+			return nil, nil, fmt.Errorf("mount %s names volume %q, which the Invocation lacks", m.MountPath, m.Name)
+		}
+		switch {
+		case v.Secret != nil:
+			if v.Secret.SecretName != testSecret {
+				return nil, nil, fmt.Errorf("volume %s reads Secret %q, want %q", v.Name, v.Secret.SecretName, testSecret)
+			}
+			mode := os.FileMode(0o644)
+			if v.Secret.DefaultMode != nil {
+				mode = os.FileMode(*v.Secret.DefaultMode)
+			}
+			for _, item := range v.Secret.Items {
+				content, ok := data[item.Key]
+				if !ok {
+					if v.Secret.Optional != nil && *v.Secret.Optional {
+						continue
+					}
+					return nil, nil, fmt.Errorf("volume %s: Secret %s has no key %q (the kubelet would not mount it)", v.Name, testSecret, item.Key)
+				}
+				files = append(files, mountedFile{path: m.MountPath + "/" + item.Path, content: content, mode: mode})
+			}
+		case v.EmptyDir != nil:
+			emptyDirs = append(emptyDirs, m.MountPath)
+		default:
+			return nil, nil, fmt.Errorf("volume %s: unsupported source", v.Name)
+		}
+	}
+	return files, emptyDirs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -199,21 +200,34 @@ func newContainer(tb testing.TB, customScripts map[string]string) *container {
 	return c
 }
 
+// mountPaths are the container paths that mounts provide; path relocates them.
+var mountPaths = []string{ReporterMountPath, PasswordMountPath, OptionsMountPath}
+
 // path maps a path inside the container to the test's directory. Only the mount paths are
 // relocated; everything else (/usr/share/sysbench, /bin/sh) is the real one.
 func (c *container) path(p string) string {
-	switch {
-	case p == TerminationMessagePath:
+	if p == TerminationMessagePath {
 		return filepath.Join(c.root, "termination-log")
-	case p == ReporterMountPath || strings.HasPrefix(p, ReporterMountPath+"/"):
-		return filepath.Join(c.root, "mounts", p)
+	}
+	for _, m := range mountPaths {
+		if p == m || strings.HasPrefix(p, m+"/") {
+			return filepath.Join(c.root, "mounts", p)
+		}
 	}
 	return p
 }
 
-// relocate rewrites the container paths in an Invocation to the test's directory.
+// relocate rewrites the container paths in an Invocation to the test's directory: in the args
+// and env values, and the mount paths the launcher line names. Nothing else of the launcher
+// changes.
 func (c *container) relocate(inv Invocation) Invocation {
-	out := Invocation{Command: inv.Command}
+	out := Invocation{Volumes: inv.Volumes, VolumeMounts: inv.VolumeMounts}
+	for _, s := range inv.Command {
+		for _, m := range mountPaths {
+			s = strings.ReplaceAll(s, m, c.path(m))
+		}
+		out.Command = append(out.Command, s)
+	}
 	for _, a := range inv.Args {
 		out.Args = append(out.Args, c.path(a))
 	}
@@ -226,19 +240,56 @@ func (c *container) relocate(inv Invocation) Invocation {
 	return out
 }
 
-// result is what the kubelet would know after the container finished.
+// result is what the kubelet would know after the container finished, and what /proc showed
+// while it ran.
 type result struct {
 	log         []byte // stdout and stderr, as in the Pod log
 	exitCode    int32
 	termination string // the termination message file, "" when not written
 	argv        []string
+	env         map[string]string
+	// cmdlines are the distinct argvs /proc/<pid>/cmdline showed: the launcher's, then
+	// sysbench's once the launcher exec'd it (the same process).
+	cmdlines [][]string
+	// sysbenchEnviron is /proc/<pid>/environ once the process was sysbench; nil when the
+	// process ended before it was seen as sysbench.
+	sysbenchEnviron []string
+	// optionFileMode is the mode of the option file the launcher wrote, 0 when it wrote none.
+	optionFileMode os.FileMode
 }
 
+// sawSysbench reports whether /proc showed the container's process as sysbench itself.
+func (r result) sawSysbench() bool { return r.sysbenchEnviron != nil }
+
 // run executes inv the way the kubelet would: env resolved from the Secret's data, $(VAR)
-// expanded in command and args, the mounts in place, a fresh termination message file.
+// expanded in command and args, the mounts in place (the Secret volume's files with their mode,
+// fresh emptyDirs), a fresh termination message file. While it runs, /proc/<pid>/cmdline and
+// environ are read as anyone on the node who may read them would.
 func (c *container) run(tb testing.TB, inv Invocation, secret map[string]string) result {
 	tb.Helper()
 	_ = os.Remove(c.path(TerminationMessagePath))
+	files, emptyDirs, err := containerMounts(inv, secret)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, d := range emptyDirs {
+		if err := os.RemoveAll(c.path(d)); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.MkdirAll(c.path(d), 0o777); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		p := c.path(f.path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		_ = os.Remove(p)
+		if err := os.WriteFile(p, []byte(f.content), f.mode); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	argv, env, err := containerProcess(c.relocate(inv), secret)
 	if err != nil {
 		tb.Fatal(err)
@@ -253,8 +304,20 @@ func (c *container) run(tb testing.TB, inv Invocation, secret map[string]string)
 	}
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
-	err = cmd.Run()
-	r := result{log: log.Bytes(), argv: argv}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %q: %v", argv, err)
+	}
+	r := result{argv: argv, env: env}
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.cmdlines, r.sysbenchEnviron = watchProc(cmd.Process.Pid, done)
+	}()
+	err = cmd.Wait()
+	close(done)
+	<-watched
+	r.log = log.Bytes()
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -265,5 +328,33 @@ func (c *container) run(tb testing.TB, inv Invocation, secret map[string]string)
 	if b, err := os.ReadFile(c.path(TerminationMessagePath)); err == nil {
 		r.termination = string(b)
 	}
+	if st, err := os.Stat(c.path(OptionFile)); err == nil {
+		r.optionFileMode = st.Mode().Perm()
+	}
 	return r
+}
+
+// watchProc reads /proc/<pid>/cmdline until done, collecting each distinct argv, and the
+// environment once the process is sysbench (the launcher exec'd it).
+func watchProc(pid int, done <-chan struct{}) (cmdlines [][]string, environ []string) {
+	dir := "/proc/" + strconv.Itoa(pid)
+	for {
+		if b, err := os.ReadFile(dir + "/cmdline"); err == nil && len(b) > 0 {
+			argv := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+			if n := len(cmdlines); n == 0 || !slices.Equal(cmdlines[n-1], argv) {
+				cmdlines = append(cmdlines, argv)
+			}
+			if filepath.Base(argv[0]) == "sysbench" {
+				if e, err := os.ReadFile(dir + "/environ"); err == nil {
+					environ = strings.Split(strings.TrimSuffix(string(e), "\x00"), "\x00")
+					return cmdlines, environ
+				}
+			}
+		}
+		select {
+		case <-done:
+			return cmdlines, environ
+		case <-time.After(time.Millisecond):
+		}
+	}
 }

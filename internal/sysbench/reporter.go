@@ -13,12 +13,17 @@
 //     writes none, so the kubelet puts the log tail there instead, with the FATAL lines Classify
 //     needs. Either way Classify(exitCode, ParseOutput(message)) decides the step without log
 //     access;
+//   - the Invocation's Volumes and VolumeMounts (the Secret's password key as PasswordFile, an
+//     in-memory directory for OptionFile), and a pod fsGroup that is a group of the container's
+//     user, so that it can read PasswordFile (mode 0440);
 //   - an image with /bin/sh and sysbench 1.0.x on PATH.
 //
-// Build's command is a fixed /bin/sh line rather than sysbench itself for one reason: the
-// Secret's database key is optional (default sbtest), and Kubernetes can neither default an env
-// var from a missing optional key nor leave out an argument whose $(VAR) is unset. The line
-// applies that default and execs sysbench with the args untouched ("$@").
+// Build's command is a fixed /bin/sh line rather than sysbench itself for two reasons: the
+// password must reach sysbench without being in its argv or environment, which only an option
+// file does, and the Secret's database key is optional (default sbtest), while Kubernetes can
+// neither default an env var from a missing optional key nor leave out an argument whose $(VAR)
+// is unset. The line writes the option file, applies that default and execs sysbench with the
+// args untouched ("$@").
 package sysbench
 
 import (
