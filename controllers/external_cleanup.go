@@ -13,6 +13,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -78,6 +80,7 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 	log := logf.FromContext(ctx)
 	waited := r.Clock.Since(run.DeletionTimestamp.Time)
 	pending := false
+	var recheck time.Duration // an earlier run's Job under a drop Job's name is going away
 	var failures []string
 	for _, t := range run.Spec.Targets {
 		var ts *v1.TargetStatus
@@ -90,6 +93,15 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 			continue
 		}
 		job, err := r.dropJob(ctx, run, t)
+		if de := owned.AsDeleting(err); de != nil {
+			pending = true
+			recheck = de.After
+			continue
+		}
+		if msg := unusable(err); msg != "" {
+			failures = append(failures, fmt.Sprintf("target %s: %s", t.Name, msg))
+			continue
+		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -102,7 +114,11 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 		}
 	}
 	if pending && waited < ExternalCleanupTimeout {
-		return ctrl.Result{RequeueAfter: ExternalCleanupTimeout - waited}, nil
+		after := ExternalCleanupTimeout - waited
+		if recheck > 0 {
+			after = min(after, recheck)
+		}
+		return ctrl.Result{RequeueAfter: after}, nil
 	}
 	if pending {
 		failures = append(failures, fmt.Sprintf("not finished within %s", ExternalCleanupTimeout))
@@ -115,6 +131,8 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 }
 
 // dropJob returns the Job that drops target t's tables for a deleted run, creating it first.
+// A Job under its name that the run does not control, or a reporter that is not the operator's,
+// is owned's or an *engine.ConfigError: that Job never runs.
 func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*batchv1.Job, error) {
 	eng, err := r.engineFor(t)
 	if err != nil {
@@ -122,9 +140,12 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	}
 	name := specs.JobName(run, t.Name, dropStep, specs.Attempt{})
 	job := &batchv1.Job{}
-	err = r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
+	err = owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
 	if err == nil || !apierrors.IsNotFound(err) {
 		return job, err
+	}
+	if err := r.reporterCheck(ctx, run); err != nil {
+		return nil, err
 	}
 	step := sysbench.Step{Phase: sysbench.PhaseCleanup}
 	inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), step)
@@ -132,14 +153,12 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 		return nil, fmt.Errorf("build the cleanup of target %s: %w", t.Name, err)
 	}
 	job = specs.SysbenchJob(run, t.Name, dropStep, specs.Attempt{}, inv, r.sysbenchImage(run), specs.StepDeadline(step.Phase, 0))
-	if err := controllerutil.SetControllerReference(run, job, r.Scheme); err != nil {
-		return nil, err
-	}
-	if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("create job %s: %w", name, err)
+	existing, _, err := owned.Ensure(ctx, r.objects(), run, job)
+	if err != nil && engine.IsPermanentAPIError(err) {
+		err = engine.Rejected(job, apiError(err))
 	}
 	// Not finished yet; the Job's events bring the next reconcile.
-	return job, nil
+	return existing, err
 }
 
 // hasExternalData says whether the run prepares tables on a server it does not run.

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -25,18 +27,50 @@ func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (c
 		r.start(tx)
 		return ctrl.Result{}, nil
 	}
-	if err := r.ensureReporter(ctx, run); err != nil {
-		return ctrl.Result{}, err
-	}
 	for _, t := range run.Spec.Targets {
 		ts := tx.target(t.Name)
 		if ts.Phase.Finished() {
 			continue
 		}
 		ctx := logf.IntoContext(ctx, logf.FromContext(ctx).WithValues("target", t.Name))
+		if err := r.ensureRunObjects(ctx, run); err != nil {
+			eng, _ := r.engineFor(t)
+			return r.blocked(ctx, tx, t, ts, eng, err)
+		}
 		return r.advanceTarget(ctx, tx, t, ts)
 	}
-	return ctrl.Result{}, r.finish(ctx, tx)
+	return r.finish(ctx, tx)
+}
+
+// blocked acts on an object the target cannot use: one under a name the run needs that another
+// run or someone else holds, or one that is not what the operator wrote (an *owned.ForeignError
+// or *engine.ConfigError), fails the target with what to do; an earlier run's object of the
+// same name on its way out (*owned.DeletingError) is waited for. Other errors are returned to be
+// retried.
+func (r *BenchmarkRunReconciler) blocked(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, err error) (ctrl.Result, error) {
+	if de := owned.AsDeleting(err); de != nil {
+		tx.progressing(ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, de.Error()))
+		return ctrl.Result{RequeueAfter: de.After}, nil
+	}
+	if msg := unusable(err); msg != "" {
+		return r.failTarget(ctx, tx, t, ts, eng, msg)
+	}
+	return ctrl.Result{}, err
+}
+
+// unusable is the message of an error that no retry can heal, for the user: an object of someone
+// else under the run's name, or a spec or object that cannot work. "" for any other error.
+func unusable(err error) string {
+	var fe *owned.ForeignError
+	var ce *engine.ConfigError
+	switch {
+	case errors.As(err, &fe):
+		return fe.Error()
+	case errors.As(err, &ce):
+		return ce.Message
+	}
+	return ""
 }
 
 // start records the run's start: every target Pending, the first one up next.
@@ -348,21 +382,40 @@ func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition,
 }
 
 // finish writes the results ConfigMap and the run's final phase and conditions.
-func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) error {
+func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) (ctrl.Result, error) {
 	run := tx.run
 	before := run.Status.DeepCopy()
-	if err := r.concludeAndWriteResults(ctx, tx); err != nil {
-		// Nothing is concluded until the results are written.
-		run.Status = *before
-		tx.events = nil
-		return err
+	err := r.concludeAndWriteResults(ctx, tx)
+	if err == nil {
+		return ctrl.Result{}, nil
 	}
-	return nil
+	// Nothing is concluded until the results are written...
+	run.Status = *before
+	tx.events = nil
+	if de := owned.AsDeleting(err); de != nil {
+		tx.progressing(ReasonWaiting, "the results: "+de.Error())
+		return ctrl.Result{RequeueAfter: de.After}, nil
+	}
+	msg := unusable(err)
+	if msg == "" {
+		return ctrl.Result{}, err
+	}
+	// ...unless they cannot be: the ConfigMap under their name is not the run's. The run ends
+	// Failed, its measurements in its status only.
+	r.conclude(tx, msg)
+	return ctrl.Result{}, nil
 }
 
 // concludeAndWriteResults sets the run's final phase and conditions, then renders them with the
 // results into the results ConfigMap, so results.json says how the run ended.
 func (r *BenchmarkRunReconciler) concludeAndWriteResults(ctx context.Context, tx *transition) error {
+	r.conclude(tx, "")
+	return r.writeResults(ctx, tx.run)
+}
+
+// conclude sets the run's final phase and conditions. unwritten says why the results ConfigMap
+// cannot be written, "" when it can: the run then fails, and its status names no ConfigMap.
+func (r *BenchmarkRunReconciler) conclude(tx *transition, unwritten string) {
 	run := tx.run
 	now := tx.now()
 	run.Status.CompletionTime = &now
@@ -375,22 +428,30 @@ func (r *BenchmarkRunReconciler) concludeAndWriteResults(ctx context.Context, tx
 		}
 	}
 	took := now.Sub(run.Status.StartTime.Time).Round(time.Second)
-	if len(failed) == 0 {
+	if len(failed) == 0 && unwritten == "" {
 		run.Status.Phase = v1.RunSucceeded
 		tx.setCondition(v1.ConditionReady, metav1.ConditionTrue, ReasonSucceeded,
 			fmt.Sprintf("all %d targets measured in %s; results in ConfigMap %s", len(run.Spec.Targets), took, run.Status.ResultsConfigMap))
 		tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, ReasonSucceeded, "the run has finished")
 		tx.setCondition(v1.ConditionFailed, metav1.ConditionFalse, ReasonSucceeded, "no target failed")
 		tx.event(normal, "Succeeded", "all %d targets measured in %s; results in ConfigMap %s", len(run.Spec.Targets), took, run.Status.ResultsConfigMap)
-		return r.writeResults(ctx, run)
+		return
 	}
 	run.Status.Phase = v1.RunFailed
 	msg := fmt.Sprintf("%d of %d targets failed (%v); results of the others in ConfigMap %s",
 		len(failed), len(run.Spec.Targets), failed, run.Status.ResultsConfigMap)
+	if unwritten != "" {
+		run.Status.ResultsConfigMap = ""
+		msg = fmt.Sprintf("%d of %d targets failed (%v)", len(failed), len(run.Spec.Targets), failed)
+		if len(failed) == 0 {
+			msg = fmt.Sprintf("all %d targets measured in %s", len(run.Spec.Targets), took)
+		}
+		msg += "; the results were not written, the measurements are in the status only: " + unwritten
+		tx.setCondition(v1.ConditionFailed, metav1.ConditionTrue, ReasonTargetFailed, msg)
+	}
 	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, ReasonTargetFailed, msg)
 	tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, ReasonTargetFailed, "the run has finished")
 	tx.event(warning, "Failed", "%s", msg)
-	return r.writeResults(ctx, run)
 }
 
 // exitOutput is the server's output in an exit as engine.ServerExit.String wrote it

@@ -2,17 +2,22 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -35,21 +40,71 @@ func (c ClientsetLogs) Logs(ctx context.Context, namespace, pod, container strin
 	return c.Clientset.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).Stream(ctx)
 }
 
-// ensureReporter creates the ConfigMap with the Lua reporter every sysbench Job of the run mounts.
-func (r *BenchmarkRunReconciler) ensureReporter(ctx context.Context, run *v1.BenchmarkRun) error {
-	cm := specs.ReporterConfigMap(run)
-	if err := r.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{}); err == nil {
-		return nil
-	} else if !apierrors.IsNotFound(err) {
-		return fmt.Errorf("get reporter configmap: %w", err)
-	}
-	if err := controllerutil.SetControllerReference(run, cm, r.Scheme); err != nil {
-		return err
-	}
-	if err := r.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create reporter configmap: %w", err)
+func (r *BenchmarkRunReconciler) objects() owned.Objects {
+	return owned.Objects{Client: r.Client, Reader: r.apiReader(), Scheme: r.Scheme}
+}
+
+// ensureRunObjects creates the ConfigMaps every target uses, or confirms that the run controls
+// them: the Lua reporter every sysbench Job executes (with the database's credentials at hand),
+// and the results ConfigMap the steps are stored in. An object of someone else
+// under either name is an *owned.ForeignError, one the API server refuses an
+// *engine.ConfigError.
+func (r *BenchmarkRunReconciler) ensureRunObjects(ctx context.Context, run *v1.BenchmarkRun) error {
+	reporter := specs.ReporterConfigMap(run)
+	// Nobody changes the script once it is created, the operator included: what a Job mounts is
+	// what the operator wrote (reporterCheck verifies it all the same).
+	reporter.Immutable = ptr.To(true)
+	for _, obj := range []client.Object{reporter, resultsConfigMap(run)} {
+		if _, _, err := owned.Ensure(ctx, r.objects(), run, obj); err != nil {
+			if engine.IsPermanentAPIError(err) {
+				return engine.Rejected(obj, apiError(err))
+			}
+			return err
+		}
 	}
 	return nil
+}
+
+// reporterCheck reads the reporter ConfigMap from the API server right before a Job that executes
+// it is created, and says whether the Job may: the run controls it and it holds exactly what the
+// operator writes. An owner reference can be forged by anyone who may create ConfigMaps, so the
+// content is checked too (every key, since the volume mounts them all); a changed one is an
+// *engine.ConfigError naming the ConfigMap.
+func (r *BenchmarkRunReconciler) reporterCheck(ctx context.Context, run *v1.BenchmarkRun) error {
+	cm := &corev1.ConfigMap{}
+	key := client.ObjectKey{Namespace: run.Namespace, Name: specs.ReporterConfigMapName(run)}
+	err := owned.Read(ctx, r.objects(), run, key, cm)
+	if apierrors.IsNotFound(err) {
+		// Deleted since ensureRunObjects saw it: the next reconcile creates it again.
+		return fmt.Errorf("reporter ConfigMap %s/%s is gone", key.Namespace, key.Name)
+	}
+	if err != nil {
+		return err
+	}
+	want := specs.ReporterConfigMap(run)
+	if !equality.Semantic.DeepEqual(cm.Data, want.Data) || !equality.Semantic.DeepEqual(cm.BinaryData, want.BinaryData) {
+		return &engine.ConfigError{Message: fmt.Sprintf("ConfigMap %s/%s, the reporter every sysbench Job of this run "+
+			"executes, does not hold exactly the operator's script (it was changed, or replaced by one that claims to "+
+			"belong to the run), so no Job runs it: delete it (the operator writes it again for the run's remaining "+
+			"targets) and find out who changed it", key.Namespace, key.Name)}
+	}
+	return nil
+}
+
+// apiError is the API server's error inside one wrapped with what was being done.
+func apiError(err error) error {
+	if inner := errors.Unwrap(err); inner != nil {
+		return inner
+	}
+	return err
+}
+
+// resultsConfigMap is an empty results ConfigMap of the run.
+func resultsConfigMap(run *v1.BenchmarkRun) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: specs.ResultsConfigMapName(run), Namespace: run.Namespace, Labels: specs.RunLabels(run)},
+		Data:       map[string]string{},
+	}
 }
 
 // storeSeries reads a finished step's per-second series from its pod's log and stores it,
@@ -102,27 +157,22 @@ func (r *BenchmarkRunReconciler) writeResults(ctx context.Context, run *v1.Bench
 	return err
 }
 
-// updateResults applies edit to the results ConfigMap, creating it (owned by the run) when missing.
+// updateResults applies edit to the results ConfigMap, creating it (controlled by the run) when
+// missing. A ConfigMap under its name that the run does not control is never written: the error
+// is owned's.
 func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, run *v1.BenchmarkRun, edit func(map[string]string)) error {
 	cm := &corev1.ConfigMap{}
-	key := client.ObjectKey{Namespace: run.Namespace, Name: specs.ResultsConfigMapName(run)}
-	err := r.Get(ctx, key, cm)
+	err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: specs.ResultsConfigMapName(run)}, cm)
 	if apierrors.IsNotFound(err) {
-		cm = &corev1.ConfigMap{}
-		cm.Name, cm.Namespace = key.Name, key.Namespace
-		cm.Labels = specs.RunLabels(run)
-		cm.Data = map[string]string{}
-		edit(cm.Data)
-		if err := controllerutil.SetControllerReference(run, cm, r.Scheme); err != nil {
+		fresh := resultsConfigMap(run)
+		edit(fresh.Data)
+		existing, created, err := owned.Ensure(ctx, r.objects(), run, fresh)
+		if err != nil || created {
 			return err
 		}
-		if err := r.Create(ctx, cm); err != nil {
-			return fmt.Errorf("create results configmap: %w", err)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("get results configmap: %w", err)
+		cm = existing // the run's own, which the cache had not seen yet
+	} else if err != nil {
+		return err
 	}
 	if cm.Data == nil {
 		cm.Data = map[string]string{}

@@ -13,11 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -73,7 +73,7 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 		return r.failedAttempt(ctx, tx, t, ts, eng, describeStep(run, i), out.failure)
 	}
 	if err := r.storeSeries(ctx, run, t.Name, threads, out.pod); err != nil {
-		return ctrl.Result{}, err
+		return r.blocked(ctx, tx, t, ts, eng, err)
 	}
 	result := out.final.StepResult()
 	result.Threads = threads
@@ -110,7 +110,8 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 	attempt := specs.Attempt{Restarts: ts.ServerRestarts, Failed: ts.FailedAttempts}
 	name := specs.JobName(run, t.Name, step, attempt)
 	job := &batchv1.Job{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
+	// A Job under this name that the run does not control must not feed its result to the run.
+	err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
 	if apierrors.IsNotFound(err) {
 		// A ConfigMap deleted since the run started would leave the pod unable to mount it.
 		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
@@ -126,6 +127,11 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 			// The pod's own events bring the next reconcile; the requeue bounds a missed one.
 			return jobOutcome{}, ctrl.Result{RequeueAfter: 10 * time.Second}, err
 		}
+		// The Job executes the reporter with the database's credentials at hand.
+		if err := r.reporterCheck(ctx, run); err != nil {
+			res, err := r.blocked(ctx, tx, t, ts, eng, err)
+			return jobOutcome{}, res, err
+		}
 		inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), sb)
 		if err != nil {
 			_, ferr := r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("cannot build the sysbench command for %s: %v", step, err))
@@ -133,21 +139,23 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 		}
 		job = specs.SysbenchJob(run, t.Name, step, attempt, inv, r.sysbenchImage(run),
 			specs.StepDeadline(sb.Phase, sb.Duration))
-		if err := controllerutil.SetControllerReference(run, job, r.Scheme); err != nil {
-			return jobOutcome{}, ctrl.Result{}, err
-		}
-		if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+		_, created, err := owned.Ensure(ctx, r.objects(), run, job)
+		if err != nil {
 			if engine.IsPermanentAPIError(err) {
-				_, ferr := r.failTarget(ctx, tx, t, ts, eng, engine.Rejected(job, err).Error())
-				return jobOutcome{}, ctrl.Result{}, ferr
+				err = engine.Rejected(job, apiError(err))
 			}
-			return jobOutcome{}, ctrl.Result{}, fmt.Errorf("create job %s: %w", name, err)
+			res, err := r.blocked(ctx, tx, t, ts, eng, err)
+			return jobOutcome{}, res, err
 		}
-		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step, "threads", sb.Threads)
+		if created {
+			logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step, "threads", sb.Threads)
+		}
+		// The Job's events bring the next reconcile, which reads it.
 		return jobOutcome{}, ctrl.Result{}, nil
 	}
 	if err != nil {
-		return jobOutcome{}, ctrl.Result{}, fmt.Errorf("get job %s: %w", name, err)
+		res, err := r.blocked(ctx, tx, t, ts, eng, err)
+		return jobOutcome{}, res, err
 	}
 
 	pod, err := r.jobPod(ctx, job)
