@@ -55,6 +55,14 @@ type Change struct {
 // A slow drift has no single step but still splits into a lower and a higher half, so it is
 // found too (with Index somewhere in the middle of the drift).
 //
+// What it can see (BenchmarkChangePoint, alpha 0.05): a 5 % step at CV 2 % with 10-20 nights
+// before it is found in about 75 % of histories when it has lasted 3 nights, 86-93 % after 4,
+// 92-98 % after 5 and 98-100 % after 8; flat histories fire in at most alpha of the cases
+// (4.4 % for 30 nights). Short series are blind: 3 nights against 3 can never go below p = 0.1
+// (2 of the 20 ways to split 6 values), so with MinSegment 3 a series needs 8 points or more.
+// Cost: O(Permutations · n²/2), about 0.5 ms for 60 points and 199 permutations on one core
+// (some 2-3 ms with the default 999).
+//
 // Only the strongest change is reported; to look for another, call ChangePoint again on one of
 // the two segments.
 func ChangePoint(series []float64, opts CPOptions) (Change, bool) {
@@ -77,22 +85,30 @@ func ChangePoint(series []float64, opts CPOptions) (Change, bool) {
 
 	// Pairwise distances, indexed through an order so permutations need no copy of the matrix.
 	dist := make([]float64, n*n)
+	rowSum := make([]float64, n)
+	var total float64
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
-			dist[i*n+j] = math.Abs(series[i] - series[j])
+			d := math.Abs(series[i] - series[j])
+			dist[i*n+j] = d
+			rowSum[i] += d
 		}
+		total += rowSum[i]
 	}
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
 	}
-	stat, idx := maxEnergy(dist, order, minSeg)
+	stat, idx := maxEnergy(dist, rowSum, total, order, minSeg)
 
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed_c4a9_e9017))
+	// A permutation that reproduces the observed split (or its mirror image) must count as "at
+	// least as large" even when its sums were added up in another order.
+	threshold := stat - 1e-9*math.Abs(stat)
 	exceed := 0
 	for r := 0; r < perms; r++ {
 		rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
-		if s, _ := maxEnergy(dist, order, minSeg); s >= stat {
+		if s, _ := maxEnergy(dist, rowSum, total, order, minSeg); s >= threshold {
 			exceed++
 		}
 	}
@@ -111,37 +127,31 @@ func ChangePoint(series []float64, opts CPOptions) (Change, bool) {
 }
 
 // maxEnergy returns the largest E-Divisive statistic over the splits of the series taken in
-// order (dist is the n×n distance matrix of the original series) with at least minSeg points on
-// each side, and the split index. It runs in O(n²): moving one point from the right segment to
-// the left updates the three sums of distances incrementally.
-func maxEnergy(dist []float64, order []int, minSeg int) (float64, int) {
+// order (dist is the n×n distance matrix of the original series, rowSum its row sums and total
+// the sum of all its entries) with at least minSeg points on each side, and the split index. It
+// runs in O(n²/2): moving one point from the right segment to the left updates the sums of
+// distances within the left segment and between the segments, and the within-right sum is what
+// remains of the total.
+func maxEnergy(dist, rowSum []float64, total float64, order []int, minSeg int) (float64, int) {
 	n := len(order)
-	d := func(a, b int) float64 { return dist[order[a]*n+order[b]] }
-
-	// Start with everything on the right: within = all pairs, left and between empty.
-	var withinL, withinR, between float64
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			withinR += d(i, j)
-		}
-	}
+	half := total / 2 // sum over unordered pairs
+	var withinL, between float64
 	best, bestIdx := math.Inf(-1), minSeg
 	for t := 0; t < n-minSeg; t++ {
 		// Move point t from the right segment to the left: the left segment becomes [0, t].
-		var toLeft, toRight float64
-		for i := 0; i < t; i++ {
-			toLeft += d(i, t)
+		row := dist[order[t]*n : (order[t]+1)*n]
+		var toLeft float64
+		for _, o := range order[:t] {
+			toLeft += row[o]
 		}
-		for j := t + 1; j < n; j++ {
-			toRight += d(t, j)
-		}
+		toRight := rowSum[order[t]] - toLeft
 		withinL += toLeft
-		withinR -= toRight
 		between += toRight - toLeft
-		m, k := float64(t+1), float64(n-t-1)
 		if t+1 < minSeg {
 			continue
 		}
+		withinR := half - withinL - between
+		m, k := float64(t+1), float64(n-t-1)
 		e := 2 * between / (m * k)
 		if m > 1 {
 			e -= withinL / (m * (m - 1) / 2)

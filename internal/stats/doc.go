@@ -53,6 +53,20 @@
 // (its observed Delta falls below MinEffect half the time): set MinEffect somewhat below the
 // change that must be caught. The benchmarks in this package measure both rates.
 //
+// # Measured on synthetic data (stats_bench_test.go)
+//
+// A/A (lognormal noise, CV 1-5 %, 5000 trials per cell): Regressed or Improved in at most
+// alpha of the trials: 0 % at n = 3 (the test cannot fire), 2.9-3.6 % at n = 4-5 and
+// 4.2-4.9 % at n = 8-10 with no minimum effect, as the exact size of the test predicts (its true
+// value does not depend on the CV: ranks do not see the scale of the noise); with MinEffect 5 %,
+// at most 0.1 % at CV 1-2 % and 2.1-2.6 % at CV 5 %.
+//
+// A/B with a true 5 % drop and no minimum effect: found in 99.8-100 % of the trials at CV 1 %
+// from n = 4, in 70/88/99.6 % at CV 2 % for n = 4/5/8, and 15/22/45 % at CV 5 %: noisy cells
+// need 10 or more repetitions. n = 3 never finds anything, by design (NeededN says 4). With
+// MinEffect 3 % the rates drop by at most 4 points; with MinEffect 5 %, equal to the true drop,
+// they stay near 50 %, as explained above.
+//
 // # History (ChangePoint)
 //
 // A slow drift (say 0.3 % a night) never crosses MinEffect between two consecutive runs. The
@@ -60,5 +74,8 @@
 // night: it finds the split of the series that maximises the E-Divisive energy statistic
 // (Matteson and James, 2014, as used by MongoDB's performance CI), requires MinSegment points on
 // each side, and gives a p-value from a permutation test with a seeded random number generator,
-// so the same history always gives the same answer.
+// so the same history always gives the same answer. The permutation test is exact, so flat
+// histories fire in at most alpha of the cases; a shift is only as visible as the number of
+// nights it has lasted (about 3 in 4 after 3 nights for a 5 % step at CV 2 %, nearly always
+// after 8), and a drift of -0.3 % a night over 30 nights is found in 99.5 % of histories.
 package stats

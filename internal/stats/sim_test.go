@@ -20,7 +20,7 @@ func lognormal(rng *rand.Rand, n int, med, cv float64) []float64 {
 
 // simResult counts the verdicts of repeated simulated comparisons.
 type simResult struct {
-	trials                                  int
+	trials                                 int
 	regressed, improved, noChange, inconcl int
 }
 

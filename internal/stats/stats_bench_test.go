@@ -33,7 +33,7 @@ func BenchmarkFalsePositiveRate(b *testing.B) {
 	const alpha = 0.05
 	var table strings.Builder
 	fmt.Fprintf(&table, "A/A false-positive rate, alpha %.2f, %d trials per cell\n", alpha, benchTrials)
-	fmt.Fprintf(&table, "%-4s %-3s %14s %14s %12s %14s\n", "CV", "n", "fp min=0", "fp min=5%", "exact size", "inconclusive")
+	fmt.Fprintf(&table, "%-4s %-3s %14s %14s %12s %18s\n", "CV", "n", "fp min=0", "fp min=5%", "exact size", "inconcl. min=5%")
 	for _, cv := range benchCVs {
 		for _, n := range benchNs {
 			var r0, r5 simResult
@@ -46,7 +46,7 @@ func BenchmarkFalsePositiveRate(b *testing.B) {
 				b.ReportMetric(r5.falsePositive(), "fp-rate-min5")
 				b.ReportMetric(exactSize(n, alpha), "exact-size")
 			})
-			fmt.Fprintf(&table, "%-4s %-3d %14.4f %14.4f %12.4f %14.4f\n", pct(cv), n,
+			fmt.Fprintf(&table, "%-4s %-3d %14.4f %14.4f %12.4f %18.4f\n", pct(cv), n,
 				r0.falsePositive(), r5.falsePositive(), exactSize(n, alpha), r5.rate(r5.inconcl))
 		}
 	}
@@ -91,4 +91,62 @@ func BenchmarkCompare(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		Compare(base, cur, opts)
 	}
+}
+
+// BenchmarkChangePoint reports, over 200 seeded histories each, how often ChangePoint finds a
+// sustained 5 % drop at CV 2 % depending on how many nights lie before and after it, how often
+// it fires on flat histories (CV 3 %, 1000 histories each), and how often it finds a slow drift of -0.3 % a night
+// over 30 nights (MinEffect 3 %).
+func BenchmarkChangePoint(b *testing.B) {
+	const seeds, flatSeeds = 200, 1000
+	opts := CPOptions{Permutations: 199}
+	var table strings.Builder
+	fmt.Fprintf(&table, "ChangePoint, alpha %.2f, %d permutations, %d histories per cell\n", DefaultAlpha, opts.Permutations, seeds)
+	fmt.Fprintf(&table, "5%% drop at CV 2%%: found (at the right night ±1)\n%-14s", "before\\after")
+	afters := []int{3, 4, 5, 8}
+	for _, a := range afters {
+		fmt.Fprintf(&table, " %12d", a)
+	}
+	table.WriteString("\n")
+	for _, before := range []int{3, 5, 10, 20} {
+		fmt.Fprintf(&table, "%-14d", before)
+		for _, after := range afters {
+			var found, placed float64
+			b.Run(fmt.Sprintf("step/before=%d/after=%d", before, after), func(b *testing.B) {
+				gen := func(seed uint64) []float64 { return nightly(seed, before+after, 0.02, step(before, 0.95)) }
+				for i := 0; i < b.N; i++ {
+					found, placed, _ = cpRate(seeds, gen, opts, before)
+				}
+				b.ReportMetric(found, "found")
+				b.ReportMetric(placed, "placed")
+			})
+			fmt.Fprintf(&table, " %5.2f (%.2f)", found, placed)
+		}
+		table.WriteString("\n")
+	}
+	for _, n := range []int{10, 30, 60} {
+		var fired float64
+		b.Run(fmt.Sprintf("flat/n=%d", n), func(b *testing.B) {
+			gen := func(seed uint64) []float64 { return nightly(seed, n, 0.03, func(int) float64 { return 1 }) }
+			for i := 0; i < b.N; i++ {
+				fired, _, _ = cpRate(flatSeeds, gen, opts, -1)
+			}
+			b.ReportMetric(fired, "fired")
+		})
+		fmt.Fprintf(&table, "flat, %d nights at CV 3%%: fired %.3f\n", n, fired)
+	}
+	var drift float64
+	b.Run("drift", func(b *testing.B) {
+		gen := func(seed uint64) []float64 {
+			return nightly(seed, 30, 0.02, func(i int) float64 { return 1 - 0.003*float64(i) })
+		}
+		dopts := opts
+		dopts.MinEffect = 0.03
+		for i := 0; i < b.N; i++ {
+			drift, _, _ = cpRate(seeds, gen, dopts, -1)
+		}
+		b.ReportMetric(drift, "found")
+	})
+	fmt.Fprintf(&table, "drift -0.3%%/night over 30 nights at CV 2%%, MinEffect 3%%: found %.3f\n", drift)
+	fmt.Print("\n" + table.String())
 }
