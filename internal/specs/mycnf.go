@@ -29,7 +29,11 @@ const (
 //   - max_connections above the ladder's peak (a 1000-thread step against the default 151 fails
 //     with error 1040);
 //   - skip-name-resolve, so a slow or missing reverse DNS never adds to connect latency;
-//   - the datadir below the data volume's root (see DataDir);
+//   - the datadir below the data volume's root (see DataDir), and the socket (with its lock
+//     files; the images put their pid file there too) in SocketDir, both on writable volumes of
+//     their own, as the server's root filesystem is read-only and its user (999) need not be
+//     the image's (percona/percona-server's mysql is 1001, and its socket would be in a
+//     directory only that user may write); [client] points the clients in the container at it;
 //   - for MySQL 8.x, an authentication plugin that old sysbench client libraries speak without
 //     TLS (sysbench issues #244/#341): 8.0 defaults to caching_sha2_password, and 8.4 disables
 //     mysql_native_password unless it is turned on.
@@ -49,6 +53,7 @@ func OperatorMyCnf(run *v1.BenchmarkRun, target string) string {
 	fmt.Fprintf(&b, "max_connections = %d\n", RequiredMaxConnections(run.Spec.Ladder))
 	b.WriteString("skip-name-resolve\n")
 	b.WriteString("datadir = " + DataDir + "\n")
+	b.WriteString("socket = " + SocketPath + "\n")
 	for _, g := range authGroups {
 		b.WriteString("\n# " + g.why + "\n")
 		for _, version := range g.versions {
@@ -58,6 +63,8 @@ func OperatorMyCnf(run *v1.BenchmarkRun, target string) string {
 			}
 		}
 	}
+	b.WriteString("\n# The clients in the server's container (kubectl exec ... mysql) use the server's socket.\n")
+	b.WriteString("[client]\nsocket = " + SocketPath + "\n")
 	return b.String()
 }
 

@@ -44,6 +44,7 @@ func TestOperatorMyCnf(t *testing.T) {
 		"max_connections = 1010",
 		"skip-name-resolve",
 		"datadir = /var/lib/mysql-data/mysql",
+		"socket = /var/run/mysqld/mysqld.sock",
 	} {
 		found := false
 		for _, l := range lines {
@@ -62,13 +63,22 @@ func TestOperatorMyCnf(t *testing.T) {
 	if i, j := strings.Index(got, "[mysqld]"), strings.Index(got, "max_connections"); i < 0 || j < i {
 		t.Errorf("max_connections is not under [mysqld]:\n%s", got)
 	}
-	// The operator's own file passes the user's check, except for the datadir it owns.
-	own := strings.Replace(got, "datadir = "+DataDir+"\n", "", 1)
+	// The clients in the server's container find the server's socket.
+	if !strings.HasSuffix(got, "[client]\nsocket = "+SocketPath+"\n") {
+		t.Errorf("OperatorMyCnf does not end with the clients' socket:\n%s", got)
+	}
+	// The operator's own file passes the user's check, except for the datadir and socket it
+	// owns and the [client] group users may not write.
+	server, _, _ := strings.Cut(got, "\n# The clients")
+	own := strings.Replace(strings.Replace(server, "datadir = "+DataDir+"\n", "", 1), "socket = "+SocketPath+"\n", "", 1)
 	if err := CheckMyCnf(run.Spec, v1.Target{Name: "self", MyCnf: own}); err != nil {
 		t.Errorf("CheckMyCnf rejects the operator's own my.cnf: %v", err)
 	}
-	if err := CheckMyCnf(run.Spec, v1.Target{Name: "self", MyCnf: got}); err == nil || !strings.Contains(err.Error(), "datadir") {
-		t.Errorf("CheckMyCnf with the operator's datadir = %v, want datadir refused", err)
+	for _, owned := range []string{"datadir", "socket"} {
+		line := owned + " = " + map[string]string{"datadir": DataDir, "socket": SocketPath}[owned]
+		if err := CheckMyCnf(run.Spec, v1.Target{Name: "self", MyCnf: line}); err == nil || !strings.Contains(err.Error(), owned) {
+			t.Errorf("CheckMyCnf with the operator's %s = %v, want it refused", line, err)
+		}
 	}
 }
 
@@ -99,7 +109,8 @@ func optionsReadBy(cnf, family, version string) []string {
 
 func TestOperatorMyCnfByServerVersion(t *testing.T) {
 	cnf := OperatorMyCnf(newRun(), "t")
-	common := []string{"max_connections = 1010", "skip-name-resolve", "datadir = /var/lib/mysql-data/mysql"}
+	common := []string{"max_connections = 1010", "skip-name-resolve", "datadir = /var/lib/mysql-data/mysql",
+		"socket = /var/run/mysqld/mysqld.sock"}
 	tests := []struct {
 		family, version string
 		auth            []string

@@ -4,13 +4,16 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 const (
@@ -91,13 +94,16 @@ func TestServerConfigMap(t *testing.T) {
 			if got := cm.Data[OperatorCnfKey]; got != OperatorMyCnf(run, "mysql57") {
 				t.Errorf("%s = %q, want OperatorMyCnf", OperatorCnfKey, got)
 			}
+			if got, want := cm.Data[GrantsKey], sysbench.GrantSQL("sbtest", "%", "sbtest"); got != want {
+				t.Errorf("%s = %q, want %q", GrantsKey, got, want)
+			}
 			user, ok := cm.Data[UserCnfKey]
 			if ok != (tc.wantUser != "") || user != tc.wantUser {
 				t.Errorf("%s = %q (present %v), want %q", UserCnfKey, user, ok, tc.wantUser)
 			}
-			wantKeys := 1
+			wantKeys := 2
 			if tc.wantUser != "" {
-				wantKeys = 2
+				wantKeys = 3
 			}
 			if len(cm.Data) != wantKeys {
 				t.Errorf("unexpected keys: %v", cm.Data)
@@ -170,14 +176,17 @@ func TestServerStatefulSet(t *testing.T) {
 
 	t.Run("env", func(t *testing.T) {
 		want := map[string]string{ // env -> secret key, or "=value" for literals
-			"MYSQL_ROOT_PASSWORD":   "root-password",
-			"MYSQL_PASSWORD":        "password",
-			"MYSQL_USER":            "=sbtest",
-			"MYSQL_DATABASE":        "=sbtest",
-			"MARIADB_ROOT_PASSWORD": "root-password",
-			"MARIADB_PASSWORD":      "password",
-			"MARIADB_USER":          "=sbtest",
-			"MARIADB_DATABASE":      "=sbtest",
+			"MYSQL_ROOT_PASSWORD":       "root-password",
+			"MYSQL_ROOT_HOST":           "=localhost",
+			"MYSQL_PASSWORD":            "password",
+			"MYSQL_USER":                "=sbtest",
+			"MYSQL_DATABASE":            "=sbtest",
+			"MARIADB_ROOT_PASSWORD":     "root-password",
+			"MARIADB_ROOT_HOST":         "=localhost",
+			"MARIADB_PASSWORD":          "password",
+			"MARIADB_USER":              "=sbtest",
+			"MARIADB_DATABASE":          "=sbtest",
+			"PERCONA_TELEMETRY_DISABLE": "=1",
 		}
 		got := map[string]string{}
 		for _, e := range c.Env {
@@ -223,6 +232,10 @@ func TestServerStatefulSet(t *testing.T) {
 	t.Run("config mounts", func(t *testing.T) {
 		want := []corev1.VolumeMount{
 			{Name: "data", MountPath: DataMountPath},
+			{Name: "run", MountPath: "/var/run/mysqld"},
+			{Name: "tmp", MountPath: "/tmp"},
+			{Name: "files", MountPath: "/var/lib/mysql-files"},
+			{Name: "config", MountPath: "/docker-entrypoint-initdb.d/mysqlbench-grants.sql", SubPath: "mysqlbench-grants.sql", ReadOnly: true},
 			{Name: "config", MountPath: "/etc/mysql/conf.d/10-mysqlbench-operator.cnf", SubPath: "10-mysqlbench-operator.cnf", ReadOnly: true},
 			{Name: "config", MountPath: "/etc/mysql/conf.d/90-mysqlbench-user.cnf", SubPath: "90-mysqlbench-user.cnf", ReadOnly: true},
 			{Name: "config", MountPath: "/etc/my.cnf.d/10-mysqlbench-operator.cnf", SubPath: "10-mysqlbench-operator.cnf", ReadOnly: true},
@@ -258,6 +271,40 @@ func TestServerStatefulSet(t *testing.T) {
 		for _, m := range ServerStatefulSet(run, bare).Spec.Template.Spec.Containers[0].VolumeMounts {
 			if m.SubPath == UserCnfKey {
 				t.Errorf("mounts %s, but the ConfigMap has no such key without myCnf", m.MountPath)
+			}
+		}
+	})
+
+	t.Run("security", func(t *testing.T) {
+		psc := pod.SecurityContext
+		if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser != 999 ||
+			psc.RunAsGroup == nil || *psc.RunAsGroup != 999 || psc.FSGroup == nil || *psc.FSGroup != 999 {
+			t.Errorf("pod security context %s, want uid, gid and fsGroup 999, non-root", jsonOf(t, psc))
+		}
+		if psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("seccomp %v, want RuntimeDefault", psc.SeccompProfile)
+		}
+		sc := c.SecurityContext
+		if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.ReadOnlyRootFilesystem == nil ||
+			!*sc.ReadOnlyRootFilesystem || sc.Capabilities == nil || !reflect.DeepEqual(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) ||
+			len(sc.Capabilities.Add) > 0 || sc.Privileged != nil {
+			t.Errorf("container security context %s, want no escalation, a read-only root and all capabilities dropped", jsonOf(t, sc))
+		}
+		if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+			t.Error("the server needs no API token: automountServiceAccountToken must be false")
+		}
+		if pod.EnableServiceLinks == nil || *pod.EnableServiceLinks {
+			t.Error("enableServiceLinks must be false: the server reads no other Service's env")
+		}
+		// Every writable path is a volume with a size limit; the data volume's is checked below.
+		for _, v := range pod.Volumes {
+			if v.EmptyDir != nil && (v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.IsZero()) {
+				t.Errorf("emptyDir %s has no sizeLimit", v.Name)
+			}
+		}
+		for _, m := range c.VolumeMounts {
+			if !m.ReadOnly && m.Name == "config" {
+				t.Errorf("config mount %s is writable", m.MountPath)
 			}
 		}
 	})
@@ -341,7 +388,10 @@ func TestServerStatefulSet(t *testing.T) {
 			}
 		}
 		if data == nil || data.EmptyDir == nil {
-			t.Errorf("data volume %v, want an emptyDir", data)
+			t.Fatalf("data volume %v, want an emptyDir", data)
+		}
+		if want := DataEmptyDirLimit(run.Spec, target); data.EmptyDir.SizeLimit == nil || data.EmptyDir.SizeLimit.Cmp(want) != 0 {
+			t.Errorf("data emptyDir sizeLimit %v, want %s", data.EmptyDir.SizeLimit, want.String())
 		}
 	})
 }
@@ -395,6 +445,82 @@ func TestCheckDataFits(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+func TestDataEmptyDirLimit(t *testing.T) {
+	const gi = int64(1) << 30
+	ladder := func(steps int, step, warmup time.Duration) v1.Ladder {
+		l := v1.Ladder{StepDuration: &metav1.Duration{Duration: step}, Warmup: &metav1.Duration{Duration: warmup}}
+		for i := range steps {
+			l.Threads = append(l.Threads, int32(1)<<i)
+		}
+		return l
+	}
+	tests := []struct {
+		name     string
+		workload v1.Workload
+		ladder   v1.Ladder
+		myCnf    string
+		want     int64
+	}{{
+		name:     "small read-only data: the floor",
+		workload: v1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000},
+		ladder:   ladder(4, time.Minute, 0),
+		want:     4 * gi,
+	}, {
+		name:     "defaults: one table of 10000 rows",
+		workload: v1.Workload{Script: "select_random_ranges"},
+		want:     4 * gi,
+	}, {
+		name:     "Percona's study: 100 tables of 1M rows, point selects",
+		workload: v1.Workload{Script: "oltp_point_select", Tables: 100, TableSize: 1000000},
+		ladder:   ladder(11, 5*time.Minute, 5*time.Minute),
+		want:     100*1000000*600 + 2*gi,
+	}, {
+		name:     "a writing workload adds the binary log of the whole ladder",
+		workload: v1.Workload{Script: "oltp_read_write", Tables: 4, TableSize: 10000},
+		ladder:   ladder(4, time.Minute, 30*time.Second),
+		want:     4*10000*600 + 2*gi + 270*32<<20,
+	}, {
+		name:     "a custom script counts as writing",
+		workload: v1.Workload{CustomScript: &corev1.ConfigMapKeySelector{Key: "x.lua"}, Tables: 1, TableSize: 1000},
+		ladder:   ladder(2, 30*time.Minute, 0),
+		want:     1000*600 + 2*gi + 3600*32<<20,
+	}, {
+		name:     "MySQL 8.0.30+ redo capacity from myCnf",
+		workload: v1.Workload{Script: "oltp_read_only", Tables: 10, TableSize: 1000000},
+		myCnf:    "innodb_redo_log_capacity = 8G",
+		want:     10*1000000*600 + 2*gi + 8*gi,
+	}, {
+		name:     "redo files: size × files in group, the last setting wins",
+		workload: v1.Workload{Script: "oltp_read_only", Tables: 10, TableSize: 1000000},
+		myCnf:    "[mysqld]\ninnodb-log-file-size = 1G\ninnodb_log_file_size = 2G # for the write test\nloose-innodb_log_files_in_group=3",
+		want:     10*1000000*600 + 2*gi + 6*gi,
+	}, {
+		name:     "default files in group: 2",
+		workload: v1.Workload{Script: "oltp_read_only", Tables: 10, TableSize: 1000000},
+		myCnf:    "innodb_log_file_size=1024M",
+		want:     10*1000000*600 + 2*gi + 2*gi,
+	}, {
+		name:     "the largest workload the API admits",
+		workload: v1.Workload{Script: "oltp_insert", Tables: 10000, TableSize: 1000000000},
+		ladder:   ladder(64, 24*time.Hour, 24*time.Hour),
+		want:     10000*1000000000*600 + 2*gi + 65*86400*32<<20,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := v1.BenchmarkRunSpec{Workload: tc.workload, Ladder: tc.ladder}
+			got := DataEmptyDirLimit(spec, v1.Target{Name: "t", MyCnf: tc.myCnf})
+			if got.Value() != tc.want {
+				t.Errorf("DataEmptyDirLimit = %s (%d), want %d", got.String(), got.Value(), tc.want)
+			}
+			// It always holds the data CheckDataFits demands of spec.storage.
+			spec.Storage = &v1.Storage{Size: got}
+			if err := CheckDataFits(spec); err != nil {
+				t.Errorf("the limit would not pass CheckDataFits as storage.size: %v", err)
 			}
 		})
 	}
