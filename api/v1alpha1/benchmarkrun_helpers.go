@@ -54,6 +54,12 @@ func (l Ladder) PeakConnections() int32 {
 	return l.MaxThreads()
 }
 
+// NetworkPolicyEnabled reports whether builtin targets' servers get a NetworkPolicy: unless
+// spec.networkPolicy is Disabled (unset means the default, Enabled).
+func (s BenchmarkRunSpec) NetworkPolicyEnabled() bool {
+	return s.NetworkPolicy != NetworkPolicyDisabled
+}
+
 // RetryLimit is how many times a failed step is retried.
 func (s BenchmarkRunSpec) RetryLimit() int32 {
 	if s.StepRetryLimit == nil {

@@ -37,6 +37,19 @@ const (
 	CleanupNever CleanupPolicy = "Never"
 )
 
+// NetworkPolicyMode says whether the operator fences its benchmark servers with NetworkPolicies.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type NetworkPolicyMode string
+
+const (
+	// NetworkPolicyEnabled: each builtin target's server gets a NetworkPolicy that admits only
+	// the run's sysbench pods of that target, on TCP 3306.
+	NetworkPolicyEnabled NetworkPolicyMode = "Enabled"
+	// NetworkPolicyDisabled: the operator creates no NetworkPolicy; the namespace's own policies
+	// (or none) apply to the servers.
+	NetworkPolicyDisabled NetworkPolicyMode = "Disabled"
+)
+
 // OLTPScript names one of the stock sysbench 1.0 OLTP scripts.
 // +kubebuilder:validation:Enum=oltp_point_select;oltp_read_only;oltp_read_write;oltp_write_only;oltp_update_index;oltp_update_non_index;oltp_insert;oltp_delete;select_random_points;select_random_ranges
 type OLTPScript string
@@ -357,6 +370,22 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:default=Always
 	// +optional
 	Cleanup CleanupPolicy `json:"cleanup,omitempty"`
+
+	// NetworkPolicy fences the servers the operator runs (engine builtin). Enabled (the default):
+	// each builtin target's server pod gets a NetworkPolicy, owned by the run, that allows
+	// ingress only on TCP 3306 and only from the run's own sysbench pods for that target (same
+	// namespace); all other ingress to the server is denied, its egress is not restricted. The
+	// operator itself never connects to the servers (probe, prepare and the ladder all run in
+	// sysbench pods), so it needs no exception. A NetworkPolicy is enforced only where the
+	// cluster's network plugin (CNI) implements NetworkPolicy; elsewhere it is stored and has no
+	// effect. Whether traffic from the node itself (the kubelet's readiness probe) is allowed
+	// depends on the plugin; the common ones allow it. Targets of engines percona-server and
+	// percona-xtradb-cluster are not covered (their pods belong to the Percona Operator), nor are
+	// external ones. Disabled: no NetworkPolicy is created, e.g. where the namespace's own
+	// policies already govern the servers.
+	// +kubebuilder:default=Enabled
+	// +optional
+	NetworkPolicy NetworkPolicyMode `json:"networkPolicy,omitempty"`
 
 	// StepRetryLimit is how many times a failed step (sysbench exited non-zero or gave no final
 	// report) is retried before its target fails, 0 to 10.

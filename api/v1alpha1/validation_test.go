@@ -62,6 +62,8 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 		want   string // a fragment of the API server's message
 	}{
 		{"no targets", func(r *v1.BenchmarkRun) { r.Spec.Targets = nil }, "spec.targets: Required value"},
+		{"networkPolicy neither Enabled nor Disabled", func(r *v1.BenchmarkRun) { r.Spec.NetworkPolicy = "Off" },
+			`spec.networkPolicy: Unsupported value: "Off"`},
 		{"empty targets", func(r *v1.BenchmarkRun) { r.Spec.Targets = []v1.Target{} }, "should have at least 1 items"},
 		{"too many targets", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets = nil
@@ -409,6 +411,9 @@ func TestValidationAppliesDefaults(t *testing.T) {
 	}
 	if got.Spec.Placement.Database.Exclusive == nil || !*got.Spec.Placement.Database.Exclusive {
 		t.Errorf("placement.database.exclusive should default to true")
+	}
+	if got.Spec.NetworkPolicy != v1.NetworkPolicyEnabled || !got.Spec.NetworkPolicyEnabled() {
+		t.Errorf("networkPolicy default: got %q, want Enabled", got.Spec.NetworkPolicy)
 	}
 }
 
