@@ -24,7 +24,8 @@ import (
 const (
 	MySQLPort = 3306
 	// BenchmarkUser is the account sysbench connects with; the image's entrypoint creates it with
-	// all privileges on BenchmarkDatabase.
+	// all privileges on BenchmarkDatabase, and the server ConfigMap's GrantsKey script narrows
+	// them to sysbench.Privileges.
 	BenchmarkUser     = "sbtest"
 	BenchmarkDatabase = "sbtest"
 	// SecretKeyRootPassword holds the generated root password next to the sysbench keys.

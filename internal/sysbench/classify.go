@@ -34,15 +34,19 @@ var errorPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`errno = (\d{4,5}), state = '[^']*': (.*)$`),
 }
 
+// privilegeList names Privileges for the user.
+var privilegeList = strings.Join(Privileges[:len(Privileges)-1], ", ") + " and " + Privileges[len(Privileges)-1]
+
 // meanings are the errors a benchmark step runs into, said so the user knows what to fix.
 var meanings = map[int]string{
 	1040: "too many connections: the server's max_connections is below the step's thread count (raise max_connections above the ladder's largest thread count)",
-	1044: "access denied to the database: grant the benchmark user all privileges on it",
+	1044: "access denied to the database: grant the benchmark user " + privilegeList + " on it",
 	1045: "access denied for the benchmark user (check user and password in the connection Secret)",
 	1049: "unknown database: create it, or fix the database key of the connection Secret (default sbtest)",
 	1050: "the sbtest tables already exist: drop them, or set workload.skipPrepare to benchmark the existing data",
 	1114: "a table is full: the server ran out of storage (raise spec.storage.size)",
-	1142: "a privilege is missing: grant the benchmark user all privileges on its database",
+	1142: "a privilege is missing: the benchmark user needs " + privilegeList + " on its database (the servers the " +
+		"operator runs grant exactly these, so a custom script that needs more cannot run on them)",
 	1146: "table missing: the sbtest tables are not prepared (let the operator run prepare, or load them before using workload.skipPrepare)",
 	1203: "the benchmark user exceeded max_user_connections: raise it above the ladder's largest thread count",
 	1205: "lock wait timeout exceeded",
