@@ -153,7 +153,7 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 		return err
 	}
 	if err := owned.Check(run, current, p.Scheme); err != nil {
-		return p.ownership(ctx, t, current, err)
+		return p.ownership(ctx, t, current, current, err)
 	}
 	st := specs.ReadPerconaStatus(current)
 	if st.State != specs.PerconaStateReady || st.Host == "" {
@@ -185,27 +185,27 @@ func (p *Percona) objects() owned.Objects {
 func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.BenchmarkRun, t v1.Target, obj T) (T, error) {
 	existing, _, err := owned.Ensure(ctx, p.objects(), run, obj)
 	if err != nil {
-		return existing, p.ownership(ctx, t, existing, err)
+		return existing, p.ownership(ctx, t, obj, existing, err)
 	}
 	return existing, nil
 }
 
-// ownership is what a Percona target does about an object under one of its names that it cannot
-// use, or a create the API server refused.
-func (p *Percona) ownership(ctx context.Context, t v1.Target, existing client.Object, err error) error {
+// ownership is what a Percona target does about obj when the object under its name (existing) is
+// not the run's, or the API server refused to create it.
+func (p *Percona) ownership(ctx context.Context, t v1.Target, obj, existing client.Object, err error) error {
 	switch {
 	case meta.IsNoMatchError(err):
 		return p.notInstalled(t)
 	case IsPermanentAPIError(err):
 		// The Percona CRD's own validation refused the object (a target setting such as
 		// crVersion or image the installed operator does not accept), or a quota or policy did.
-		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(existing), errors.Unwrap(err))}
+		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(obj), apiStatus(err))}
 	}
 	if u, ok := existing.(*unstructured.Unstructured); ok && owned.AsDeleting(err) != nil &&
 		u.GetDeletionTimestamp() != nil && u.GroupVersionKind() == p.flavor.kind {
 		return p.awaitDeletion(ctx, u)
 	}
-	return ownership(existing, err)
+	return ownership(obj, err)
 }
 
 // unstructuredReader reads objects from the API server through the manager's client, which
