@@ -20,8 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -301,6 +303,65 @@ func TestEarlierRunsObjectIsWaitedFor(t *testing.T) {
 		cm.Data[sysbench.ReporterConfigMapKey] != sysbench.ReporterScript() {
 		t.Errorf("reporter after the wait (err %v): owners %v, want the run's own with the operator's script", err, cm.OwnerReferences)
 	}
+}
+
+// A deleted run whose external target holds tables never runs a planted Job under its drop Job's
+// name: the finalizer goes at once with an Event that names the Job, instead of waiting for a
+// result the planted Job would fake.
+func TestPlantedDropJobIsNeverUsed(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	ok := succeedAll(t)
+	startKubelet(t, ns, notPlanted(func(job *batchv1.Job) outcome {
+		if job.Labels[specs.LabelStep] == "s01" {
+			return outcome{pending: true} // the run is deleted during step 1
+		}
+		return ok(job)
+	}))
+	run := externalRun(t, ns, "extplant")
+	if err := k8s.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, run.Name, 30*time.Second, "step 1 with the finalizer in place", func(r *v1.BenchmarkRun) bool {
+		return r.Status.Phase == v1.RunRunning && controllerutil.ContainsFinalizer(r, controllers.ExternalCleanupFinalizer)
+	})
+	planted := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: specs.JobName(run, "prod", "drop", specs.Attempt{}), Namespace: ns},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "c", Image: "attacker.example/steal:1"}}}}}}
+	if err := k8s.Create(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(run), &v1.BenchmarkRun{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still there 15s after its deletion (err %v)", err)
+		}
+	}
+	want := "Job " + ns + "/" + planted.Name + " already exists and does not belong to this run"
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		events := &corev1.EventList{}
+		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range events.Items {
+			found = found || e.Reason == "CleanupFailed" && strings.Contains(e.Message, want)
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no CleanupFailed Event naming %q", want)
+		}
+	}
+	untouched(t, k8s, planted)
 }
 
 // The Percona engines' objects under planted names: the PerconaServerMySQL itself and the Secret
