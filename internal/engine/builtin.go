@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,8 +54,13 @@ func (b *Builtin) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("generate passwords: %w", errors.Join(err1, err2))
 	}
-	objs := []client.Object{specs.ConnectionSecret(run, t.Name, root, user), cm,
-		specs.ServerService(run, t.Name), specs.ServerStatefulSet(run, t)}
+	objs := []client.Object{specs.ConnectionSecret(run, t.Name, root, user), cm, specs.ServerService(run, t.Name)}
+	if run.Spec.NetworkPolicyEnabled() {
+		// Before the StatefulSet: the server is never reachable by more than its run's sysbench
+		// pods (where the CNI enforces NetworkPolicy).
+		objs = append(objs, specs.ServerNetworkPolicy(run, t.Name))
+	}
+	objs = append(objs, specs.ServerStatefulSet(run, t))
 	for _, obj := range objs {
 		// Names are derived from the run and target names, so an object may exist that is not
 		// the run's: never benchmark another run's server, never hand sysbench a planted Secret.
@@ -95,9 +101,23 @@ func apiStatus(err error) error {
 	return err
 }
 
-// Ready reads the server pod: Ready, or why not (unschedulable, image pull, crash loop).
+// Ready reads the server pod: Ready, or why not (unschedulable, image pull, crash loop). The pod
+// counts only when the run's StatefulSet controls it: a pod planted under the name "<server>-0"
+// before the StatefulSet made its own would otherwise pass for the server.
 func (b *Builtin) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (State, error) {
 	name := specs.ServerName(run, t.Name)
+	sts := &appsv1.StatefulSet{}
+	if err := owned.Get(ctx, b.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: name}, sts); err != nil {
+		if apierrors.IsNotFound(err) {
+			return State{Reason: ReasonStarting, Message: "waiting for StatefulSet " + name + " to be created"}, nil
+		}
+		if err := ownership(sts, err); IsConfigError(err) {
+			return State{Failed: true, Reason: ReasonConfig, Message: err.Error()}, nil
+		} else if we := AsWait(err); we != nil {
+			return State{Reason: ReasonStarting, Message: we.Message, RecheckAfter: we.After}, nil
+		}
+		return State{}, fmt.Errorf("get statefulset %s: %w", name, err)
+	}
 	pod := &corev1.Pod{}
 	err := b.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name + "-0"}, pod)
 	if apierrors.IsNotFound(err) {
@@ -105,6 +125,10 @@ func (b *Builtin) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 	}
 	if err != nil {
 		return State{}, fmt.Errorf("get server pod: %w", err)
+	}
+	if !metav1.IsControlledBy(pod, sts) {
+		return State{Failed: true, Reason: ReasonConfig, Message: fmt.Sprintf("Pod %s/%s is not the pod of the run's "+
+			"StatefulSet %s: delete it, or rename the run or the target so their objects get other names", pod.Namespace, pod.Name, name)}, nil
 	}
 	return PodState(pod), nil
 }
@@ -234,12 +258,12 @@ func (b *Builtin) ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string {
 	return specs.ConnectionSecretName(run, t.Name)
 }
 
-// Teardown deletes the StatefulSet (its PVC goes with it), Service, ConfigMap and Secret: only
+// Teardown deletes the StatefulSet (its PVC goes with it), Service, ConfigMap, Secret and NetworkPolicy: only
 // those this run controls, since another run's objects can carry the same names.
 func (b *Builtin) Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
 	name := specs.ServerName(run, t.Name)
-	objs := []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.Secret{}}
-	names := []string{name, name, name, specs.ConnectionSecretName(run, t.Name)}
+	objs := []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.Secret{}, &networkingv1.NetworkPolicy{}}
+	names := []string{name, name, name, specs.ConnectionSecretName(run, t.Name), name}
 	// Read through the API server: the cache may not show an object created moments ago, which
 	// would then outlive its run.
 	reader := b.Reader

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -121,3 +123,85 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// The NetworkPolicy comes with the server unless the run opts out, and goes with it.
+func TestBuiltinNetworkPolicy(t *testing.T) {
+	s := scheme(t)
+	if err := v1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	for _, setting := range []v1.NetworkPolicyMode{"", v1.NetworkPolicyEnabled, v1.NetworkPolicyDisabled} {
+		t.Run(string(setting), func(t *testing.T) {
+			run := builtinRun("run-uid")
+			run.Spec.NetworkPolicy = setting
+			c := fake.NewClientBuilder().WithScheme(s).Build()
+			b := &Builtin{Client: c, Scheme: s}
+			if err := b.Provision(context.Background(), run, run.Spec.Targets[0]); err != nil {
+				t.Fatal(err)
+			}
+			key := client.ObjectKey{Namespace: run.Namespace, Name: specs.ServerName(run, "mariadb")}
+			np := &networkingv1.NetworkPolicy{}
+			err := c.Get(context.Background(), key, np)
+			want := setting != v1.NetworkPolicyDisabled
+			if want && (err != nil || !metav1.IsControlledBy(np, run)) {
+				t.Fatalf("NetworkPolicy %s: %v (controlled by the run: %v), want one the run controls", key.Name, err, err == nil && metav1.IsControlledBy(np, run))
+			}
+			if !want && !apierrors.IsNotFound(err) {
+				t.Fatalf("networkPolicy Disabled, yet NetworkPolicy %s: %v", key.Name, err)
+			}
+			if err := b.Teardown(context.Background(), run, run.Spec.Targets[0]); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Get(context.Background(), key, &networkingv1.NetworkPolicy{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("after Teardown: %v, want NotFound", err)
+			}
+		})
+	}
+}
+
+// Ready trusts the pod "<server>-0" only when the run's StatefulSet controls it.
+func TestBuiltinReadyPlantedPod(t *testing.T) {
+	s := scheme(t)
+	if err := v1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	run := builtinRun("run-uid")
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	b := &Builtin{Client: c, Scheme: s}
+	ctx := context.Background()
+	if st, err := b.Ready(ctx, run, run.Spec.Targets[0]); err != nil || st.Ready || st.Failed {
+		t.Fatalf("Ready before Provision = %+v, %v; want starting", st, err)
+	}
+	// Planted before the StatefulSet made its own: ready, with the server's labels.
+	name := specs.ServerName(run, "mariadb")
+	planted := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-0", Namespace: run.Namespace,
+		Labels: specs.ServerPodLabels(run, "mariadb")}}
+	planted.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if err := c.Create(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Provision(ctx, run, run.Spec.Targets[0]); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Ready(ctx, run, run.Spec.Targets[0])
+	if err != nil || st.Ready || !st.Failed || !strings.Contains(st.Message, "Pod bench/"+name+"-0 is not the pod of the run's StatefulSet") {
+		t.Fatalf("Ready with a planted pod = %+v, %v; want Failed naming the pod", st, err)
+	}
+	// The StatefulSet's own pod is read as usual.
+	if err := c.Delete(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	sts := &appsv1.StatefulSet{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, sts); err != nil {
+		t.Fatal(err)
+	}
+	pod := planted.DeepCopy()
+	pod.ResourceVersion = ""
+	pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := b.Ready(ctx, run, run.Spec.Targets[0]); err != nil || !st.Ready {
+		t.Fatalf("Ready with the StatefulSet's pod = %+v, %v; want Ready", st, err)
+	}
+}

@@ -154,7 +154,12 @@ func All(c client.Client, reader client.Reader, scheme *runtime.Scheme) map[v1.E
 	return map[v1.Engine]Engine{
 		v1.EngineBuiltin:              &Builtin{Client: c, Reader: reader, Scheme: scheme},
 		v1.EngineExternal:             &External{Reader: reader},
-		v1.EnginePerconaServer:        NewPerconaServer(c, scheme),
-		v1.EnginePerconaXtraDBCluster: NewPerconaXtraDBCluster(c, scheme),
+		v1.EnginePerconaServer:        withReader(NewPerconaServer(c, scheme), reader),
+		v1.EnginePerconaXtraDBCluster: withReader(NewPerconaXtraDBCluster(c, scheme), reader),
 	}
+}
+
+func withReader(p *Percona, reader client.Reader) *Percona {
+	p.Reader = reader
+	return p
 }
