@@ -14,6 +14,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 )
 
 // ComparisonKey is the results ConfigMap key of a run's comparison with its baseline.
@@ -79,6 +80,10 @@ func (r *BenchmarkScheduleReconciler) recordComparison(ctx context.Context, sche
 		cm := &corev1.ConfigMap{}
 		err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm)
 		switch {
+		case err == nil && owned.Check(run, cm, r.Scheme) != nil:
+			// Written only into the run's own results, never into a ConfigMap someone else put there.
+			log.Info("results ConfigMap is not the run's; the comparison is kept in the run's status only",
+				"configMap", name, "reason", owned.Check(run, cm, r.Scheme).Error())
 		case apierrors.IsNotFound(err):
 			log.Info("results ConfigMap is gone; the comparison is kept in the run's status only", "configMap", name)
 		case err != nil:
