@@ -75,19 +75,25 @@ type BenchmarkRunReconciler struct {
 	written sync.Map // types.NamespacedName -> string
 }
 
-// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=get;update;patch
+// The manager's RBAC is exactly what its code calls (controllers/rbac_test.go records every call
+// of the suite's managers and fails on a call not granted or a grant not called). Reads of the
+// operator's own objects go through the cache (list, watch); get is for the direct reads of
+// APIReader (the run, a user's Secret or ConfigMap, an object to delete). finalizers: the
+// OwnerReferencesPermissionEnforcement admission plugin requires update there to create an
+// object owned by a run (blockOwnerDeletion). These markers generate config/rbac/role.yaml, bound
+// in every watched namespace; Nodes, which are cluster-scoped, are read (list, watch: the node
+// pool queue) under config/rbac/manager_cluster_role.yaml, always bound cluster-wide.
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=patch
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;delete
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;list
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=ps.percona.com,resources=perconaservermysqls,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=pxc.percona.com,resources=perconaxtradbclusters,verbs=get;list;watch;create;delete;patch
 

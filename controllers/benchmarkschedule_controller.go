@@ -61,10 +61,14 @@ type BenchmarkScheduleReconciler struct {
 	Clock clock.PassiveClock
 }
 
-// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=get;update;patch
+// RBAC: see BenchmarkRunReconciler. The schedule itself is only read (cache) and its status
+// patched; its runs are created and pruned; configmaps update: a run's results ConfigMap gets
+// the comparison.
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules,verbs=list;watch
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules/status,verbs=patch
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules/finalizers,verbs=update
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;update
 
 // Reconcile compares newly succeeded runs, updates the status from the runs, prunes the history

@@ -54,6 +54,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if err := checkManagerRBAC(code); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: the manager's RBAC differs from its API calls:", err)
+		code = 1
+	}
 	stopPerconaEnv()
 	if err := env.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop envtest:", err)
@@ -127,6 +131,9 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	if o.restConfig != nil {
 		restConfig = o.restConfig
 	}
+	// Every request of the manager is recorded for the RBAC check (rbac_test.go); the tests' own
+	// clients (k8s, the fake kubelet) are not.
+	restConfig = managerCalls.Wrap(restConfig)
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:     testenv.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: cmp.Or(o.metricsAddr, "0")},

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -55,6 +56,12 @@ func (c Call) String() string {
 // Parse turns a request into a Call; ok is false for requests that are not about a resource
 // (discovery, /version, /openapi), which every authenticated user may make.
 func Parse(method string, u *url.URL) (call Call, ok bool) {
+	call, _, ok = parse(method, u)
+	return call, ok
+}
+
+// parse is Parse that also returns the request's namespace.
+func parse(method string, u *url.URL) (call Call, namespace string, ok bool) {
 	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
 	switch {
 	case len(segs) >= 2 && segs[0] == "api": // /api/v1/...
@@ -63,14 +70,15 @@ func Parse(method string, u *url.URL) (call Call, ok bool) {
 		call.Group = segs[1]
 		segs = segs[3:]
 	default:
-		return Call{}, false
+		return Call{}, "", false
 	}
 	if len(segs) == 0 || segs[0] == "" {
-		return Call{}, false // the group version's resource list
+		return Call{}, "", false // the group version's resource list
 	}
 	var name string
 	if segs[0] == "namespaces" && len(segs) >= 3 {
 		call.Namespaced = true
+		namespace = segs[1]
 		segs = segs[2:]
 	}
 	call.Resource = segs[0]
@@ -103,12 +111,32 @@ func Parse(method string, u *url.URL) (call Call, ok bool) {
 			call.Verb = "deletecollection"
 		}
 	default:
-		return Call{}, false
+		return Call{}, "", false
 	}
-	return call, true
+	return call, namespace, true
 }
 
-// Denial is a request the API server refused with 403 Forbidden.
+// authorizationDenial finds the authorizer's message in a 403's body (JSON or protobuf):
+// `<resource> is forbidden: User "<user>" cannot <verb> resource ...`. Other 403s (a quota, an
+// admission policy) are not about RBAC.
+func authorizationDenial(body []byte) (string, bool) {
+	i := bytes.Index(body, []byte(`forbidden: User `))
+	if i < 0 || !bytes.Contains(body[i:], []byte(" cannot ")) {
+		return "", false
+	}
+	msg := strings.Map(func(r rune) rune {
+		if r < ' ' || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, string(body[i:]))
+	if len(msg) > 300 {
+		msg = msg[:300]
+	}
+	return msg, true
+}
+
+// Denial is a request the authorizer refused (403 Forbidden with RBAC's message).
 type Denial struct {
 	Call    Call
 	Method  string
@@ -119,12 +147,17 @@ type Denial struct {
 // Recorder counts the calls made through the rest.Configs it wraps.
 type Recorder struct {
 	mu      sync.Mutex
-	calls   map[Call]int
+	calls   map[nsCall]int
 	denials []Denial
 }
 
+type nsCall struct {
+	Call
+	namespace string
+}
+
 // NewRecorder returns an empty Recorder.
-func NewRecorder() *Recorder { return &Recorder{calls: map[Call]int{}} }
+func NewRecorder() *Recorder { return &Recorder{calls: map[nsCall]int{}} }
 
 // Wrap returns a copy of cfg whose requests are recorded (after any transport wrapper cfg
 // already has).
@@ -142,10 +175,10 @@ type roundTripper struct {
 }
 
 func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	call, ok := Parse(req.Method, req.URL)
+	call, ns, ok := parse(req.Method, req.URL)
 	if ok {
 		t.r.mu.Lock()
-		t.r.calls[call]++
+		t.r.calls[nsCall{call, ns}]++
 		t.r.mu.Unlock()
 	}
 	resp, err := t.next.RoundTrip(req)
@@ -155,20 +188,50 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		t.r.mu.Lock()
-		t.r.denials = append(t.r.denials, Denial{Call: call, Method: req.Method, Path: req.URL.Path, Message: string(body)})
-		t.r.mu.Unlock()
+		if msg, ok := authorizationDenial(body); ok {
+			t.r.mu.Lock()
+			t.r.denials = append(t.r.denials, Denial{Call: call, Method: req.Method, Path: req.URL.Path, Message: msg})
+			t.r.mu.Unlock()
+		}
 	}
 	return resp, err
 }
 
 // Calls returns the distinct calls recorded so far, sorted.
 func (r *Recorder) Calls() []Call {
+	return r.collect(func(string) bool { return true })
+}
+
+// CallsIn returns the distinct calls recorded so far in one namespace ("": the calls that named
+// none), sorted.
+func (r *Recorder) CallsIn(namespace string) []Call {
+	return r.collect(func(ns string) bool { return ns == namespace })
+}
+
+// Namespaces returns the namespaces calls were made in, sorted.
+func (r *Recorder) Namespaces() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]Call, 0, len(r.calls))
+	var out []string
 	for c := range r.calls {
-		out = append(out, c)
+		if c.namespace != "" && !slices.Contains(out, c.namespace) {
+			out = append(out, c.namespace)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (r *Recorder) collect(in func(namespace string) bool) []Call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[Call]bool{}
+	out := []Call{}
+	for c := range r.calls {
+		if in(c.namespace) && !seen[c.Call] {
+			seen[c.Call] = true
+			out = append(out, c.Call)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out

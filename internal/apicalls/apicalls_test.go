@@ -80,3 +80,14 @@ func TestAllowsAndUnused(t *testing.T) {
 		t.Errorf("unused %v, want %v", got, want)
 	}
 }
+
+func TestAuthorizationDenial(t *testing.T) {
+	rbac := []byte(`{"kind":"Status","message":"nodes is forbidden: User \"system:serviceaccount:a:b\" cannot list resource \"nodes\" in API group \"\" at the cluster scope","reason":"Forbidden","code":403}`)
+	if msg, ok := authorizationDenial(rbac); !ok || msg == "" {
+		t.Errorf("RBAC denial not recognised: %q %v", msg, ok)
+	}
+	quota := []byte("k8s\x00\n\x0c\n\x02v1\x12\x06Status\x12statefulsets.apps \"x\" is forbidden: exceeded quota: q")
+	if _, ok := authorizationDenial(quota); ok {
+		t.Error("a quota's 403 taken for an RBAC denial")
+	}
+}

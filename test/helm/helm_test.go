@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,68 +153,204 @@ func ofKind[T any](t *testing.T, objs []*unstructured.Unstructured, kind string)
 	return out
 }
 
-// generatedRules are the rules controller-gen wrote into config/rbac/role.yaml.
-func generatedRules(t *testing.T) []rbacv1.PolicyRule {
+// configRules are the rules of the one Role or ClusterRole in config/rbac/<file>.
+func configRules(t *testing.T, file string) []rbacv1.PolicyRule {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "rbac", "role.yaml"))
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "rbac", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var role rbacv1.ClusterRole
+	var role rbacv1.ClusterRole // a Role's fields are the same
 	if err := yaml.UnmarshalStrict(data, &role); err != nil {
-		t.Fatalf("config/rbac/role.yaml: %v", err)
+		t.Fatalf("config/rbac/%s: %v", file, err)
 	}
 	if len(role.Rules) == 0 {
-		t.Fatal("config/rbac/role.yaml has no rules")
+		t.Fatalf("config/rbac/%s has no rules", file)
 	}
 	return role.Rules
 }
 
-func TestManagerRulesAreTheGeneratedRole(t *testing.T) {
-	want := generatedRules(t)
-	for name, objs := range map[string]func(*testing.T) []*unstructured.Unstructured{
-		"helm":      func(t *testing.T) []*unstructured.Unstructured { return helmTemplate(t) },
-		"kustomize": kustomizeBuild,
+// The chart's and kustomize's roles, by the config/rbac file their rules come from.
+var (
+	helmRoles = map[string]string{ // name suffix of the chart's ClusterRoles (<ns>-<release>-...) and Role
+		"ClusterRole/-manager":         "role.yaml",
+		"ClusterRole/-manager-cluster": "manager_cluster_role.yaml",
+		"ClusterRole/-metrics-auth":    "metrics_auth_role.yaml",
+		"ClusterRole/-metrics-reader":  "metrics_reader_role.yaml",
+		"Role/-leader-election":        "leader_election_role.yaml",
+	}
+	kustomizeRoles = map[string]string{ // full names (namePrefix mysqlbench-)
+		"ClusterRole/mysqlbench-manager-role":         "role.yaml",
+		"ClusterRole/mysqlbench-manager-cluster-role": "manager_cluster_role.yaml",
+		"ClusterRole/mysqlbench-metrics-auth-role":    "metrics_auth_role.yaml",
+		"ClusterRole/mysqlbench-metrics-reader":       "metrics_reader_role.yaml",
+		"Role/mysqlbench-leader-election-role":        "leader_election_role.yaml",
+	}
+)
+
+// roles returns the rendered Roles and ClusterRoles by "Kind/name".
+func roles(t *testing.T, objs []*unstructured.Unstructured) map[string][]rbacv1.PolicyRule {
+	t.Helper()
+	out := map[string][]rbacv1.PolicyRule{}
+	for _, r := range ofKind[rbacv1.ClusterRole](t, objs, "ClusterRole") {
+		out["ClusterRole/"+r.Name] = r.Rules
+	}
+	for _, r := range ofKind[rbacv1.Role](t, objs, "Role") {
+		out["Role/"+r.Name] = r.Rules
+	}
+	return out
+}
+
+// role finds the rendered role whose "Kind/name" ends with suffix (after the release's prefix).
+func role(t *testing.T, objs []*unstructured.Unstructured, kind, suffix string) string {
+	t.Helper()
+	var found []string
+	for key := range roles(t, objs) {
+		k, name, _ := strings.Cut(key, "/")
+		if k == kind && strings.HasSuffix(name, "mysqlbench-operator"+suffix) {
+			found = append(found, name)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("rendered %s objects %v named *%s, want one", kind, found, suffix)
+	}
+	return found[0]
+}
+
+// Every role of both install paths is a file of config/rbac, rule for rule (role.yaml is
+// controller-gen's; controllers/rbac_test.go checks them all against the manager's calls), and
+// there is no other.
+func TestRolesAreConfigRBAC(t *testing.T) {
+	for name, tc := range map[string]struct {
+		render func(*testing.T) []*unstructured.Unstructured
+		want   map[string]string
+		suffix bool
+	}{
+		"helm":      {func(t *testing.T) []*unstructured.Unstructured { return helmTemplate(t) }, helmRoles, true},
+		"kustomize": {kustomizeBuild, kustomizeRoles, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			role := only[rbacv1.ClusterRole](t, objs(t), "ClusterRole")
-			if !reflect.DeepEqual(role.Rules, want) {
-				t.Errorf("ClusterRole %s rules differ from config/rbac/role.yaml (run make helm-crds):\ngot  %+v\nwant %+v",
-					role.Name, role.Rules, want)
+			got := roles(t, tc.render(t))
+			if len(got) != len(tc.want) {
+				t.Errorf("rendered roles %v, want %d: %v", slices.Sorted(maps.Keys(got)), len(tc.want), slices.Sorted(maps.Keys(tc.want)))
+			}
+			for key, rules := range got {
+				file := tc.want[key]
+				if tc.suffix {
+					for k, f := range tc.want {
+						kind, suffix, _ := strings.Cut(k, "/")
+						if strings.HasPrefix(key, kind+"/") && strings.HasSuffix(key, "mysqlbench-operator"+suffix) {
+							file = f
+						}
+					}
+				}
+				if file == "" {
+					t.Errorf("%s is not one of config/rbac's roles", key)
+					continue
+				}
+				if want := configRules(t, file); !reflect.DeepEqual(rules, want) {
+					t.Errorf("%s rules differ from config/rbac/%s (run make helm-crds):\ngot  %+v\nwant %+v", key, file, rules, want)
+				}
 			}
 		})
 	}
-}
-
-func TestChartBindsManagerRole(t *testing.T) {
-	t.Run("all namespaces: one ClusterRoleBinding", func(t *testing.T) {
-		objs := helmTemplate(t)
-		role := only[rbacv1.ClusterRole](t, objs, "ClusterRole")
-		sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
-		crb := only[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding")
-		checkBinding(t, crb.RoleRef, crb.Subjects, "ClusterRole", role.Name, sa)
-		for _, rb := range ofKind[rbacv1.RoleBinding](t, objs, "RoleBinding") {
-			if rb.RoleRef.Name == role.Name {
-				t.Errorf("RoleBinding %s/%s binds the manager role although every namespace is watched", rb.Namespace, rb.Name)
+	t.Run("helm without secure metrics", func(t *testing.T) {
+		for key := range roles(t, helmTemplate(t, "--set", "metrics.secure=false")) {
+			if strings.Contains(key, "metrics") {
+				t.Errorf("%s rendered although metrics.secure is false", key)
 			}
 		}
 	})
-	t.Run("watchNamespaces: a RoleBinding in each, no ClusterRoleBinding", func(t *testing.T) {
-		objs := helmTemplate(t, "--set", "watchNamespaces={team-a,team-b}")
-		role := only[rbacv1.ClusterRole](t, objs, "ClusterRole")
+}
+
+// clusterBindings returns the ClusterRoleBindings by the ClusterRole they bind.
+func clusterBindings(t *testing.T, objs []*unstructured.Unstructured) map[string]*rbacv1.ClusterRoleBinding {
+	t.Helper()
+	out := map[string]*rbacv1.ClusterRoleBinding{}
+	for _, b := range ofKind[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding") {
+		if _, dup := out[b.RoleRef.Name]; dup {
+			t.Errorf("two ClusterRoleBindings of %s", b.RoleRef.Name)
+		}
+		out[b.RoleRef.Name] = b
+	}
+	return out
+}
+
+func TestChartBindsManagerRole(t *testing.T) {
+	t.Run("all namespaces: ClusterRoleBindings only", func(t *testing.T) {
+		objs := helmTemplate(t)
 		sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
-		if crbs := ofKind[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding"); len(crbs) != 0 {
-			t.Errorf("rendered %d ClusterRoleBindings with watchNamespaces set, want none", len(crbs))
+		crbs := clusterBindings(t, objs)
+		for _, suffix := range []string{"-manager", "-manager-cluster", "-metrics-auth"} {
+			name := role(t, objs, "ClusterRole", suffix)
+			crb, ok := crbs[name]
+			if !ok {
+				t.Errorf("ClusterRole %s is not bound cluster-wide", name)
+				continue
+			}
+			checkBinding(t, crb.RoleRef, crb.Subjects, "ClusterRole", name, sa)
+		}
+		if len(crbs) != 3 {
+			t.Errorf("%d ClusterRoleBindings, want the manager's three (no metrics.readers)", len(crbs))
+		}
+		for _, rb := range ofKind[rbacv1.RoleBinding](t, objs, "RoleBinding") {
+			if rb.RoleRef.Kind == "ClusterRole" {
+				t.Errorf("RoleBinding %s/%s binds ClusterRole %s although every namespace is watched", rb.Namespace, rb.Name, rb.RoleRef.Name)
+			}
+		}
+	})
+	t.Run("watchNamespaces: the manager role by a RoleBinding in each, the cluster-scoped ones cluster-wide", func(t *testing.T) {
+		objs := helmTemplate(t, "--set", "watchNamespaces={team-a,team-b}")
+		manager := role(t, objs, "ClusterRole", "-manager")
+		sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
+		crbs := clusterBindings(t, objs)
+		if _, ok := crbs[manager]; ok {
+			t.Errorf("ClusterRole %s bound cluster-wide with watchNamespaces set", manager)
+		}
+		// Nodes, TokenReviews and SubjectAccessReviews are cluster-scoped: a RoleBinding would
+		// grant nothing on them.
+		for _, suffix := range []string{"-manager-cluster", "-metrics-auth"} {
+			name := role(t, objs, "ClusterRole", suffix)
+			if crb, ok := crbs[name]; !ok {
+				t.Errorf("ClusterRole %s is not bound cluster-wide with watchNamespaces set", name)
+			} else {
+				checkBinding(t, crb.RoleRef, crb.Subjects, "ClusterRole", name, sa)
+			}
 		}
 		bound := map[string]bool{}
 		for _, rb := range ofKind[rbacv1.RoleBinding](t, objs, "RoleBinding") {
 			if rb.RoleRef.Kind == "ClusterRole" {
-				checkBinding(t, rb.RoleRef, rb.Subjects, "ClusterRole", role.Name, sa)
+				checkBinding(t, rb.RoleRef, rb.Subjects, "ClusterRole", manager, sa)
 				bound[rb.Namespace] = true
 			}
 		}
 		if !reflect.DeepEqual(bound, map[string]bool{"team-a": true, "team-b": true}) {
 			t.Errorf("manager role bound in %v, want team-a and team-b", bound)
+		}
+	})
+	t.Run("the cluster-scoped role reads cluster-scoped resources only", func(t *testing.T) {
+		// Bound cluster-wide even with watchNamespaces: a namespaced resource here would reach
+		// every namespace.
+		for _, r := range configRules(t, "manager_cluster_role.yaml") {
+			for _, res := range r.Resources {
+				if res != "nodes" {
+					t.Errorf("manager_cluster_role.yaml grants %v on %s: only cluster-scoped resources belong there", r.Verbs, res)
+				}
+			}
+			for _, v := range r.Verbs {
+				if v != "get" && v != "list" && v != "watch" {
+					t.Errorf("manager_cluster_role.yaml grants %s: it only reads", v)
+				}
+			}
+		}
+	})
+	t.Run("metrics readers", func(t *testing.T) {
+		objs := helmTemplate(t, "--set", "metrics.readers[0].name=prometheus", "--set", "metrics.readers[0].namespace=monitoring")
+		reader := role(t, objs, "ClusterRole", "-metrics-reader")
+		crb, ok := clusterBindings(t, objs)[reader]
+		want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus", Namespace: "monitoring"}}
+		if !ok || !reflect.DeepEqual(crb.Subjects, want) {
+			t.Errorf("ClusterRole %s bound to %+v, want %+v", reader, crb, want)
 		}
 	})
 	t.Run("leader election Role in the release namespace", func(t *testing.T) {
@@ -224,7 +361,7 @@ func TestChartBindsManagerRole(t *testing.T) {
 			t.Errorf("leader election Role in %q, want the release namespace", role.Namespace)
 		}
 		if !grants(role.Rules, "coordination.k8s.io", "leases", "create", "get", "update") ||
-			!grants(role.Rules, "", "events", "create", "patch") {
+			!grants(role.Rules, "", "events", "create") {
 			t.Errorf("leader election Role cannot manage leases and events: %+v", role.Rules)
 		}
 		var found bool
@@ -271,15 +408,27 @@ func TestManagerDeploymentIsHardened(t *testing.T) {
 		replicas int32
 		args     []string // must all be present
 		noArgs   []string // flag prefixes that must be absent
+		metrics  int32    // the container port named metrics
 	}{{
 		name:     "helm defaults",
 		render:   func(t *testing.T) []*unstructured.Unstructured { return helmTemplate(t) },
 		image:    "ghcr.io/mysqlbench/mysqlbench-operator:" + chartAppVersion(t),
 		replicas: 1,
 		args: []string{"--leader-elect", "--leader-election-namespace=mysqlbench-system",
-			"--sysbench-image=ghcr.io/mysqlbench/sysbench:1.0.20", "--metrics-bind-address=:8080",
+			"--sysbench-image=ghcr.io/mysqlbench/sysbench:1.0.20", "--metrics-bind-address=:8443", "--metrics-secure",
 			"--health-probe-bind-address=:8081"},
-		noArgs: []string{"--watch-namespaces", "--server-ready-timeout"},
+		noArgs:  []string{"--watch-namespaces", "--server-ready-timeout"},
+		metrics: 8443,
+	}, {
+		name: "helm with plain HTTP metrics",
+		render: func(t *testing.T) []*unstructured.Unstructured {
+			return helmTemplate(t, "--set", "metrics.secure=false", "--set", "metrics.port=8080")
+		},
+		image:    "ghcr.io/mysqlbench/mysqlbench-operator:" + chartAppVersion(t),
+		replicas: 1,
+		args:     []string{"--metrics-bind-address=:8080"},
+		noArgs:   []string{"--metrics-secure"},
+		metrics:  8080,
 	}, {
 		name: "helm with values",
 		render: func(t *testing.T) []*unstructured.Unstructured {
@@ -291,14 +440,16 @@ func TestManagerDeploymentIsHardened(t *testing.T) {
 		replicas: 2,
 		args: []string{"--leader-elect", "--watch-namespaces=team-a,team-b",
 			"--sysbench-image=registry.example/sysbench:1.0.20-1", "--server-ready-timeout=20m", "-v=2"},
+		metrics: 8443,
 	}, {
 		name:     "kustomize",
 		render:   kustomizeBuild,
 		image:    testImg,
 		replicas: 1,
 		args: []string{"--leader-elect", "--sysbench-image=ghcr.io/mysqlbench/sysbench:1.0.20",
-			"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"},
-		noArgs: []string{"--watch-namespaces"},
+			"--metrics-bind-address=:8443", "--metrics-secure", "--health-probe-bind-address=:8081"},
+		noArgs:  []string{"--watch-namespaces"},
+		metrics: 8443,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -342,8 +493,8 @@ func TestManagerDeploymentIsHardened(t *testing.T) {
 			for _, p := range c.Ports {
 				ports[p.Name] = p.ContainerPort
 			}
-			if ports["metrics"] != 8080 {
-				t.Errorf("container ports %v: want metrics on 8080", ports)
+			if ports["metrics"] != tc.metrics {
+				t.Errorf("container ports %v: want metrics on %d", ports, tc.metrics)
 			}
 			checkProbe(t, "liveness", c.LivenessProbe, "/healthz", ports)
 			checkProbe(t, "readiness", c.ReadinessProbe, "/readyz", ports)
@@ -418,6 +569,19 @@ func TestServiceMonitorScrapesManager(t *testing.T) {
 	}
 	if len(svc.Spec.Selector) == 0 || !subset(svc.Spec.Selector, d.Spec.Template.Labels) {
 		t.Errorf("metrics Service selects %v, not the manager pods labelled %v", svc.Spec.Selector, d.Spec.Template.Labels)
+	}
+	// Secure metrics (the default): HTTPS with the scraper's ServiceAccount token; the manager's
+	// certificate is self-signed.
+	want := map[string]any{"port": "metrics", "path": "/metrics", "scheme": "https", "interval": "30s", "scrapeTimeout": "10s",
+		"bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token", "tlsConfig": map[string]any{"insecureSkipVerify": true}}
+	if len(endpoints) == 1 && !reflect.DeepEqual(endpoints[0], want) {
+		t.Errorf("ServiceMonitor endpoint %v, want %v", endpoints[0], want)
+	}
+	plain := ofKind[unstructured.Unstructured](t, helmTemplate(t, "--set", "serviceMonitor.enabled=true",
+		"--set", "metrics.secure=false", "--set", "metrics.port=8080"), "ServiceMonitor")
+	endpoints, _, _ = unstructured.NestedSlice(plain[0].Object, "spec", "endpoints")
+	if e := endpoints[0].(map[string]any); e["scheme"] != "http" || e["bearerTokenFile"] != nil || e["tlsConfig"] != nil {
+		t.Errorf("ServiceMonitor endpoint %v with metrics.secure=false, want plain http", e)
 	}
 }
 

@@ -40,3 +40,14 @@ watchNamespaces) does not collide.
 {{- define "mysqlbench-operator.clusterName" -}}
 {{- printf "%s-%s" .Release.Namespace (include "mysqlbench-operator.fullname" .) -}}
 {{- end -}}
+
+{{/*
+The rules of a role in files/ (copies of config/rbac; see rbac.yaml), as YAML.
+Usage: include "mysqlbench-operator.rules" (list . "manager-role.yaml")
+*/}}
+{{- define "mysqlbench-operator.rules" -}}
+{{- $ctx := index . 0 -}}
+{{- $file := printf "files/%s" (index . 1) -}}
+{{- $role := $ctx.Files.Get $file | fromYaml -}}
+{{- required (printf "%s has no rules: run make helm-crds" $file) $role.rules | toYaml -}}
+{{- end -}}

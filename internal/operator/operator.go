@@ -1,0 +1,175 @@
+// Package operator builds the manager as cmd/main.go runs it: flags, cache, metrics server,
+// leader election and both controllers. Tests start this same wiring (test/helm runs it as the
+// ServiceAccount the chart creates, with the chart's own arguments).
+package operator
+
+import (
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	mysqlbenchv1alpha1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+)
+
+// LeaderElectionID names the leader election Lease.
+const LeaderElectionID = "mysqlbench-operator.mysqlbench.io"
+
+// Options are the manager's command-line settings.
+type Options struct {
+	MetricsAddr      string
+	SecureMetrics    bool
+	ProbeAddr        string
+	LeaderElect      bool
+	LeaderElectionNS string
+	WatchNamespaces  string
+	EnableHTTP2      bool
+	SysbenchImage    string
+	ReadyTimeout     time.Duration
+	SchedulingGrace  time.Duration
+
+	// ScheduleClock is the BenchmarkSchedule controller's clock (not a flag: tests set it to
+	// make a schedule due at once); the real clock when nil.
+	ScheduleClock clock.PassiveClock
+}
+
+// BindFlags registers the manager's flags on fs.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080",
+		"Address the metrics endpoint binds to, e.g. :8443 with --metrics-secure; 0 disables it.")
+	fs.BoolVar(&o.SecureMetrics, "metrics-secure", false,
+		"Serve metrics over HTTPS (a self-signed certificate), only to callers whose bearer token the API server "+
+			"authenticates (TokenReview) and authorizes to get /metrics (SubjectAccessReview).")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false,
+		"Elect a leader so that only one of several manager replicas reconciles at a time.")
+	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "",
+		"Namespace of the leader election Lease; the manager's own namespace when empty.")
+	fs.StringVar(&o.WatchNamespaces, "watch-namespaces", "",
+		"Comma-separated namespaces whose BenchmarkRuns are reconciled; all namespaces when empty.")
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", false,
+		"Allow HTTP/2 on the metrics server (off by default: CVE-2023-44487, CVE-2023-39325).")
+	fs.StringVar(&o.SysbenchImage, "sysbench-image", controllers.DefaultSysbenchImage,
+		"sysbench 1.0.x image for runs whose spec names none.")
+	fs.DurationVar(&o.ReadyTimeout, "server-ready-timeout", controllers.DefaultServerReadyTimeout,
+		"How long a target's server may take to accept connections before the target fails.")
+	fs.DurationVar(&o.SchedulingGrace, "scheduling-grace", controllers.DefaultSchedulingGrace,
+		"How long a pod may stay unschedulable or a referenced ConfigMap/Secret missing before the run says so "+
+			"(Stalled) or, for a missing reference, the target fails.")
+}
+
+// Scheme knows the built-in kinds and the project's kinds.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(mysqlbenchv1alpha1.AddToScheme(Scheme))
+}
+
+// MetricsOptions is the metrics server of o: plain HTTP, or with --metrics-secure HTTPS whose
+// every request is authenticated (TokenReview) and authorized (SubjectAccessReview for get on
+// the path) by the API server, with the manager's own credentials.
+func MetricsOptions(o Options) metricsserver.Options {
+	var tlsOpts []func(*tls.Config)
+	if !o.EnableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	opts := metricsserver.Options{
+		BindAddress:   o.MetricsAddr,
+		SecureServing: o.SecureMetrics,
+		TLSOpts:       tlsOpts,
+	}
+	if o.SecureMetrics {
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return opts
+}
+
+// CacheOptions is the manager's cache: the operator's own objects (controllers.CacheOptions), in
+// the watched namespaces only when some are named. Cluster-scoped kinds (Nodes) are cached
+// cluster-wide either way: controller-runtime gives them a cache of their own.
+func CacheOptions(watchNamespaces string) cache.Options {
+	opts := controllers.CacheOptions(cache.Options{})
+	if ns := SplitNamespaces(watchNamespaces); len(ns) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, n := range ns {
+			opts.DefaultNamespaces[n] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// New builds the manager with both controllers and the health checks; mgr.Start runs it.
+func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme,
+		Metrics:                 MetricsOptions(o),
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNS,
+		Cache:                   CacheOptions(o.WatchNamespaces),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, fmt.Errorf("create clientset: %w", err)
+	}
+	reconciler := &controllers.BenchmarkRunReconciler{
+		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
+		Scheme:             mgr.GetScheme(),
+		Recorder:           mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines:            engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
+		Logs:               controllers.ClientsetLogs{Clientset: clientset},
+		SysbenchImage:      o.SysbenchImage,
+		ServerReadyTimeout: o.ReadyTimeout,
+		SchedulingGrace:    o.SchedulingGrace,
+	}
+	if err := reconciler.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up the BenchmarkRun controller: %w", err)
+	}
+	if err := (&controllers.BenchmarkScheduleReconciler{
+		Client:   mgr.GetClient(),
+		Scheme:   mgr.GetScheme(),
+		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Clock:    o.ScheduleClock,
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up the BenchmarkSchedule controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add ready check: %w", err)
+	}
+	return mgr, nil
+}
+
+// SplitNamespaces turns "a, b,," into [a b].
+func SplitNamespaces(s string) []string {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
