@@ -116,12 +116,18 @@ func parse(method string, u *url.URL) (call Call, namespace string, ok bool) {
 	return call, namespace, true
 }
 
-// authorizationDenial finds the authorizer's message in a 403's body (JSON or protobuf):
-// `<resource> is forbidden: User "<user>" cannot <verb> resource ...`. Other 403s (a quota, an
-// admission policy) are not about RBAC.
+// authorizationDenial finds, in a 403's body (JSON or protobuf), the message of the authorizer
+// (`<resource> is forbidden: User "<user>" cannot <verb> resource ...`) or of the
+// OwnerReferencesPermissionEnforcement admission plugin, which checks RBAC permissions too
+// (`cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set
+// finalizers on`, `cannot set an ownerRef on a resource you can't delete`). Other 403s (a quota,
+// an admission policy) are not about RBAC.
 func authorizationDenial(body []byte) (string, bool) {
 	i := bytes.Index(body, []byte(`forbidden: User `))
 	if i < 0 || !bytes.Contains(body[i:], []byte(" cannot ")) {
+		i = bytes.Index(body, []byte(`forbidden: cannot set `))
+	}
+	if i < 0 {
 		return "", false
 	}
 	msg := strings.Map(func(r rune) rune {

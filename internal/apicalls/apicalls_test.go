@@ -86,6 +86,10 @@ func TestAuthorizationDenial(t *testing.T) {
 	if msg, ok := authorizationDenial(rbac); !ok || msg == "" {
 		t.Errorf("RBAC denial not recognised: %q %v", msg, ok)
 	}
+	admission := []byte(`{"message":"configmaps \"x\" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: , <nil>"}`)
+	if _, ok := authorizationDenial(admission); !ok {
+		t.Error("OwnerReferencesPermissionEnforcement's denial not recognised")
+	}
 	quota := []byte("k8s\x00\n\x0c\n\x02v1\x12\x06Status\x12statefulsets.apps \"x\" is forbidden: exceeded quota: q")
 	if _, ok := authorizationDenial(quota); ok {
 		t.Error("a quota's 403 taken for an RBAC denial")

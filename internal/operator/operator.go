@@ -16,8 +16,10 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -43,9 +45,11 @@ type Options struct {
 	ReadyTimeout     time.Duration
 	SchedulingGrace  time.Duration
 
-	// ScheduleClock is the BenchmarkSchedule controller's clock (not a flag: tests set it to
-	// make a schedule due at once); the real clock when nil.
-	ScheduleClock clock.PassiveClock
+	// Not flags, for tests: ScheduleClock is the BenchmarkSchedule controller's clock (the real
+	// one when nil), set ahead to make a schedule due at once; SkipNameValidation lets one process
+	// start managers one after another (controller names are registered for their metrics).
+	ScheduleClock      clock.PassiveClock
+	SkipNameValidation bool
 }
 
 // BindFlags registers the manager's flags on fs.
@@ -124,6 +128,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNS,
 		Cache:                   CacheOptions(o.WatchNamespaces),
+		Controller:              config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)

@@ -33,9 +33,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/operator"
 )
 
 const (
@@ -598,11 +601,21 @@ func subset(sub, of map[string]string) bool {
 // returns a client and a system:masters kubeconfig for helm and kubectl.
 func apiServer(t *testing.T) (client.Client, string) {
 	t.Helper()
+	c, kubeconfig, _ := apiServerConfig(t)
+	return c, kubeconfig
+}
+
+// apiServerConfig is apiServer that also returns the client's rest.Config. The API server runs
+// the OwnerReferencesPermissionEnforcement admission plugin besides its defaults, as OpenShift
+// does: the manager's RBAC must hold there too.
+func apiServerConfig(t *testing.T) (client.Client, string, *rest.Config) {
+	t.Helper()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run make test-helm, which provides kube-apiserver and etcd")
 	}
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
+	env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("start envtest from %s: %v", assets, err)
@@ -624,11 +637,11 @@ func apiServer(t *testing.T) (client.Client, string) {
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(cfg, client.Options{})
+	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme})
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	return c, path
+	return c, path, cfg
 }
 
 // requireStored fails unless every object exists on the server.
