@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,7 +141,12 @@ func checkManagerRBAC(code int) error {
 			}
 		}
 	}
-	if len(problems) > 0 {
+	if len(problems) == 0 {
+		fmt.Fprintf(os.Stderr, "RBAC: the %d distinct calls of the suite's managers are granted by config/rbac; unused grants checked: %v\n",
+			len(calls), code == 0 && fullSuite())
+		return nil
+	}
+	{
 		var b strings.Builder
 		b.WriteString("\n")
 		for _, p := range problems {
@@ -152,7 +158,6 @@ func checkManagerRBAC(code int) error {
 		}
 		return errors.New(b.String())
 	}
-	return nil
 }
 
 func rulesOf[T any](file string, ns, cluster T) T {
