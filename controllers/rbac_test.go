@@ -52,14 +52,17 @@ const (
 	managerClusterRoleFile = "manager_cluster_role.yaml"
 )
 
-// notCalledInEnvtest are the grants the suite cannot see used, each with why and with the test
-// that proves the code needs it. Keep it short: anything else the manager needs must be called
-// by a test.
-var notCalledInEnvtest = []struct {
+// notCalled is a grant of a role file that no request of the suite can use.
+type notCalled struct {
 	file  string
 	grant apicalls.Grant
 	why   string
-}{{
+}
+
+// notCalledInEnvtest are the grants the suite cannot see used, each with why and with the test
+// that proves the code needs it. Keep it short: anything else the manager needs must be called
+// by a test.
+var notCalledInEnvtest = []notCalled{{
 	file:  managerRoleFile,
 	grant: apicalls.Grant{Group: "", Resource: "pods/log", Verb: "get"},
 	why: "a pod's log comes from its kubelet, which envtest lacks: the suite plays it with fakeLogs. " +
@@ -119,13 +122,7 @@ func checkManagerRBAC(code int) error {
 			{managerClusterRoleFile, apicalls.Unused(clusterRules, clusterCalls)},
 		} {
 			for _, g := range u.unused {
-				if slices.ContainsFunc(notCalledInEnvtest, func(a struct {
-					file  string
-					grant apicalls.Grant
-					why   string
-				}) bool {
-					return a.file == u.file && a.grant == g
-				}) {
+				if slices.ContainsFunc(notCalledInEnvtest, func(a notCalled) bool { return a.file == u.file && a.grant == g }) {
 					continue
 				}
 				if percona.skip != "" && strings.HasSuffix(g.Group, ".percona.com") {
@@ -146,18 +143,16 @@ func checkManagerRBAC(code int) error {
 			len(calls), code == 0 && fullSuite())
 		return nil
 	}
-	{
-		var b strings.Builder
-		b.WriteString("\n")
-		for _, p := range problems {
-			b.WriteString("  " + p + "\n")
-		}
-		b.WriteString("calls recorded:\n")
-		for _, c := range calls {
-			b.WriteString("  " + c.String() + "\n")
-		}
-		return errors.New(b.String())
+	var b strings.Builder
+	b.WriteString("\n")
+	for _, p := range problems {
+		b.WriteString("  " + p + "\n")
 	}
+	b.WriteString("calls recorded:\n")
+	for _, c := range calls {
+		b.WriteString("  " + c.String() + "\n")
+	}
+	return errors.New(b.String())
 }
 
 func rulesOf[T any](file string, ns, cluster T) T {
