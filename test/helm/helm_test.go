@@ -356,6 +356,23 @@ func TestChartBindsManagerRole(t *testing.T) {
 			t.Errorf("ClusterRole %s bound to %+v, want %+v", reader, crb, want)
 		}
 	})
+	t.Run("kustomize: every role but metrics-reader bound to the manager", func(t *testing.T) {
+		objs := kustomizeBuild(t)
+		sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
+		crbs := clusterBindings(t, objs)
+		for _, name := range []string{"mysqlbench-manager-role", "mysqlbench-manager-cluster-role", "mysqlbench-metrics-auth-role"} {
+			if crb, ok := crbs[name]; !ok {
+				t.Errorf("ClusterRole %s is not bound", name)
+			} else {
+				checkBinding(t, crb.RoleRef, crb.Subjects, "ClusterRole", name, sa)
+			}
+		}
+		if crb, ok := crbs["mysqlbench-metrics-reader"]; ok {
+			t.Errorf("metrics-reader bound to %+v: it is for scrapers, bound by the user", crb.Subjects)
+		}
+		rb := only[rbacv1.RoleBinding](t, objs, "RoleBinding")
+		checkBinding(t, rb.RoleRef, rb.Subjects, "Role", "mysqlbench-leader-election-role", sa)
+	})
 	t.Run("leader election Role in the release namespace", func(t *testing.T) {
 		objs := helmTemplate(t)
 		sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
