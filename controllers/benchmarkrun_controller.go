@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -174,6 +175,7 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun),
 			builder.WithPredicates(predicate.NewPredicateFuncs(isOurs))).
 		// A run that lets go of a pool's node wakes the runs queued for one.
@@ -247,6 +249,9 @@ func CacheOptions(opts cache.Options) cache.Options {
 		&corev1.Service{}:     {Label: ours},
 		&batchv1.Job{}:        {Label: ours, Transform: trimJob},
 		&appsv1.StatefulSet{}: {Label: ours},
+		// Only the operator's own: without the filter the informer would hold every policy
+		// of the watched namespaces.
+		&networkingv1.NetworkPolicy{}: {Label: ours},
 	}
 	return opts
 }

@@ -149,7 +149,10 @@ func finish(t *testing.T, ns, name string, phase v1.RunPhase, cells map[string][
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-results", Namespace: ns,
-			Labels: map[string]string{specs.LabelManagedBy: specs.ManagedBy, specs.LabelRun: name}},
+			Labels: map[string]string{specs.LabelManagedBy: specs.ManagedBy, specs.LabelRun: name},
+			// The run controls its results, as the run controller creates them: the schedule
+			// writes comparison.md only into those.
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1.GroupVersion.WithKind("BenchmarkRun"))}},
 		Data: map[string]string{"report.md": "# " + name + "\n"},
 	}
 	if err := k8s.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
