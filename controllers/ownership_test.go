@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,6 +62,11 @@ func plantedObject(kind string, run *v1.BenchmarkRun, target string) client.Obje
 		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: server, Namespace: ns},
 			Spec: appsv1.StatefulSetSpec{ServiceName: server, Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec}}}
+	case "NetworkPolicy":
+		// Admits everyone to the server.
+		return &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: server, Namespace: ns},
+			Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "steal"}},
+				Ingress: []networkingv1.NetworkPolicyIngressRule{{}}}}
 	case "step Job", "step Job with the operator's labels":
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: specs.JobName(run, target, "probe", specs.Attempt{}), Namespace: ns},
 			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: podSpec}}}
@@ -85,6 +91,8 @@ func kindOf(obj client.Object) string {
 		return "StatefulSet"
 	case *batchv1.Job:
 		return "Job"
+	case *networkingv1.NetworkPolicy:
+		return "NetworkPolicy"
 	}
 	return obj.GetObjectKind().GroupVersionKind().Kind
 }
@@ -132,7 +140,7 @@ func notPlanted(ok func(*batchv1.Job) outcome) func(*batchv1.Job) outcome {
 func TestPlantedObjectsAreNeverUsed(t *testing.T) {
 	ctx := context.Background()
 	for i, kind := range []string{"reporter ConfigMap", "results ConfigMap", "connection Secret", "server ConfigMap",
-		"Service", "StatefulSet", "step Job", "step Job with the operator's labels"} {
+		"Service", "NetworkPolicy", "StatefulSet", "step Job", "step Job with the operator's labels"} {
 		t.Run(kind, func(t *testing.T) {
 			ns := newNamespace(t)
 			run := baseRun(ns, "planted"+string(rune('a'+i)), 1)
@@ -169,6 +177,12 @@ func TestPlantedObjectsAreNeverUsed(t *testing.T) {
 				}
 				if jobs := runJobs(t, k8s, run); len(jobs) != 0 {
 					t.Errorf("%d Jobs created, want none", len(jobs))
+				}
+			case "NetworkPolicy", "StatefulSet":
+				// The server never started: the StatefulSet comes after the policy.
+				err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, "mariadb")}, &appsv1.StatefulSet{})
+				if kind == "NetworkPolicy" && !apierrors.IsNotFound(err) {
+					t.Errorf("a server was provisioned (err %v) although the NetworkPolicy under its name is not the run's", err)
 				}
 			case "step Job", "step Job with the operator's labels":
 				if jobs := runJobs(t, k8s, run); len(jobs) != 0 {
