@@ -129,7 +129,7 @@ type api struct {
 	creates atomic.Int32
 }
 
-func newAPI(t *testing.T, s *runtime.Scheme, create func(client.Object) error, objs ...client.Object) *api {
+func newAPI(s *runtime.Scheme, create func(client.Object) error, objs ...client.Object) *api {
 	a := &api{}
 	a.WithWatch = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -228,7 +228,7 @@ func TestEnsure(t *testing.T) {
 			if tc.existing != nil {
 				objs = append(objs, tc.existing)
 			}
-			a := newAPI(t, s, tc.create, objs...)
+			a := newAPI(s, tc.create, objs...)
 			var before corev1.ConfigMap
 			if tc.existing != nil {
 				if err := a.Get(context.Background(), client.ObjectKeyFromObject(tc.existing), &before); err != nil {
@@ -289,7 +289,7 @@ func TestEnsure(t *testing.T) {
 func TestEnsureUnstructured(t *testing.T) {
 	s := testScheme(t)
 	mine := run("nightly", "uid-1")
-	a := newAPI(t, s, nil, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: reporterCM, Namespace: ns}})
+	a := newAPI(s, nil, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: reporterCM, Namespace: ns}})
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
 	u.SetNamespace(ns)
@@ -307,7 +307,7 @@ func TestEnsureUnstructured(t *testing.T) {
 func TestGetAndRead(t *testing.T) {
 	s := testScheme(t)
 	mine := run("nightly", "uid-1")
-	a := newAPI(t, s, nil, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: reporterCM, Namespace: ns}})
+	a := newAPI(s, nil, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: reporterCM, Namespace: ns}})
 	o := Objects{Client: cacheOf(a, false), Reader: a, Scheme: s}
 	key := client.ObjectKey{Namespace: ns, Name: reporterCM}
 	if err := Get(context.Background(), o, mine, key, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {

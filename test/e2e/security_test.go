@@ -299,7 +299,7 @@ func ctr(node string, args ...string) (string, error) {
 	cmd := exec.Command(env("CLUSTER_SH", "test/localcluster/cluster.sh"), append([]string{"ctr", node}, args...)...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("cluster.sh ctr %s %v: %v: %s", node, args, err, errOut.String())
+		return "", fmt.Errorf("cluster.sh ctr %s %v: %w: %s", node, args, err, errOut.String())
 	}
 	return out.String(), nil
 }
