@@ -326,6 +326,7 @@ type Storage struct {
 
 // BenchmarkRunSpec is what to benchmark and how. It cannot change once the run has started.
 //
+// +kubebuilder:validation:XValidation:rule="size(self.targets) * size(self.ladder.threads) * (has(self.repetitions) ? self.repetitions : 1) <= 1024",message="targets × ladder.threads × repetitions must be at most 1024 steps, so the run's status stays within the size the API server stores: lower repetitions, the ladder or the targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).asApproximateFloat() >= 200.0 * double(has(self.workload.tables) ? self.workload.tables : 1) * double(has(self.workload.tableSize) ? self.workload.tableSize : 10000)",message="workload.tables × workload.tableSize rows need at least 200 bytes each, more than storage.size holds: raise storage.size or lower tables/tableSize",messageExpression="'workload.tables × workload.tableSize needs at least %d bytes (200 bytes per row) but storage.size is %s: raise storage.size (to at least %dGi) or lower tables/tableSize'.format([200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000), string(self.storage.size), (200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) + 1073741823) / 1073741824])"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
@@ -386,6 +387,20 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:default=Enabled
 	// +optional
 	NetworkPolicy NetworkPolicyMode `json:"networkPolicy,omitempty"`
+
+	// Repetitions is how many times each target measures its whole ladder, 1 to 10. Each cell of
+	// the report (one target at one thread count) then has that many independent measurements,
+	// from which the report gives the median, its 95 % confidence interval and the coefficient of
+	// variation, and a comparison tests whether two runs differ (with 1 repetition it cannot:
+	// the verdict is Inconclusive). The ladder is run as rounds, ascending in odd rounds and
+	// descending in even ones, so the repetitions of a cell are spread over the target's time and
+	// a slow drift weighs the same on every rung. A target measures at most 640 steps
+	// (threads × repetitions), and a run at most 1024.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=1
+	// +optional
+	Repetitions *int32 `json:"repetitions,omitempty"`
 
 	// StepRetryLimit is how many times a failed step (sysbench exited non-zero or gave no final
 	// report) is retried before its target fails, 0 to 10.
@@ -462,6 +477,12 @@ type Latency struct {
 type StepResult struct {
 	// Threads is the step's sysbench thread count.
 	Threads int32 `json:"threads"`
+	// Repetition is which repetition of the ladder (spec.repetitions) the step belongs to,
+	// from 1; unset means 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	Repetition int32 `json:"repetition,omitempty"`
 	// TPS is transactions (sysbench events) per second.
 	TPS float64 `json:"tps"`
 	// QPS is queries per second, in total and split read/write/other.
@@ -537,7 +558,9 @@ type TargetStatus struct {
 	// LastServerRestart is when the operator noticed the latest restart, and what it said about it.
 	// +optional
 	LastServerRestart *ServerRestart `json:"lastServerRestart,omitempty"`
-	// Steps are the results of the finished steps, in ladder order.
+	// Steps are the results of the finished steps, in the order they were measured: the ladder
+	// ascending, then (with spec.repetitions) descending, ascending, and so on.
+	// +kubebuilder:validation:MaxItems=640
 	// +listType=atomic
 	// +optional
 	Steps []StepResult `json:"steps,omitempty"`

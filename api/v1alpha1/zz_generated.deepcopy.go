@@ -94,6 +94,11 @@ func (in *BenchmarkRunSpec) DeepCopyInto(out *BenchmarkRunSpec) {
 		*out = new(Storage)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Repetitions != nil {
+		in, out := &in.Repetitions, &out.Repetitions
+		*out = new(int32)
+		**out = **in
+	}
 	if in.StepRetryLimit != nil {
 		in, out := &in.StepRetryLimit, &out.StepRetryLimit
 		*out = new(int32)

@@ -176,7 +176,7 @@ func storedSeries(t testing.TB, run *v1alpha1.BenchmarkRun, n, budget int) map[s
 			if err != nil {
 				t.Fatal(err)
 			}
-			stored[SeriesKey(ts.Name, st.Threads)] = s
+			stored[SeriesKey(ts.Name, st.Threads, st.RepetitionOrDefault())] = s
 		}
 	}
 	return stored

@@ -140,7 +140,7 @@ func TestRenderGolden(t *testing.T) {
 					t.Errorf("target %d = %s %q with %d steps, want %s %q with %d", ti, tr.Name, tr.Message, len(tr.Steps), status.Name, status.Message, len(status.Steps))
 				}
 				for si, st := range tr.Steps {
-					want, _ := DecodeSeries(stored[SeriesKey(tr.Name, st.Threads)])
+					want, _ := DecodeSeries(stored[SeriesKey(tr.Name, st.Threads, st.RepetitionOrDefault())])
 					if st.Series == nil || !slices.Equal(st.Series.TPS, want.TPS) {
 						t.Errorf("%s step %d: series %+v, want the stored one", tr.Name, si, st.Series)
 					}
@@ -159,8 +159,8 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderNotesUnusableSeries(t *testing.T) {
 	run := fixtureRun(1)
 	stored := storedSeries(t, run, 5, 1<<20)
-	stored[SeriesKey("mysql57", 8)] = `{"bucketSeconds":1,"t":[1],"tps":[]}`
-	stored[SeriesKey("ps80", 64)] = stored[SeriesKey("ps80", 1)] // a step with no result in status
+	stored[SeriesKey("mysql57", 8, 1)] = `{"bucketSeconds":1,"t":[1],"tps":[]}`
+	stored[SeriesKey("ps80", 64, 1)] = stored[SeriesKey("ps80", 1, 1)] // a step with no result in status
 	data, err := Render(run, stored)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func storeEach(t *testing.T, run *v1alpha1.BenchmarkRun, budgetOf func(target in
 			cache[b] = s
 		}
 		for _, st := range ts.Steps {
-			stored[SeriesKey(ts.Name, st.Threads)] = cache[b]
+			stored[SeriesKey(ts.Name, st.Threads, st.RepetitionOrDefault())] = cache[b]
 		}
 	}
 	return stored
