@@ -729,4 +729,20 @@ func TestRepetitionsInterleaveAndSurviveARestart(t *testing.T) {
 	if rows := strings.Count(cm.Data["results.csv"], "\nmariadb,"); rows != 9 {
 		t.Errorf("results.csv has %d step rows, want 9:\n%s", rows, cm.Data["results.csv"])
 	}
+	// Every repetition reported the captured result: medians equal it, with no spread.
+	cells := got.Status.Targets[0].Cells
+	if len(cells) != 3 {
+		t.Fatalf("status cells %+v, want 3", cells)
+	}
+	for i, c := range cells {
+		if c.Threads != wantThreads[i] || c.N != 3 || c.QPS.Median != want4.qps || c.TPS.Median != want4.tps ||
+			c.P95Ms.Median != want4.p95 || c.QPS.CV != 0 || c.QPS.CIConfidence != 0.75 {
+			t.Errorf("cell %d: %+v", i, c)
+		}
+	}
+	for _, want := range []string{"## Statistics per cell", "| mariadb | 4 | 3 | 17934.04 [17934.04, 17934.04] | 0.0 % |"} {
+		if !strings.Contains(cm.Data["report.md"], want) {
+			t.Errorf("report.md lacks %q:\n%s", want, cm.Data["report.md"])
+		}
+	}
 }

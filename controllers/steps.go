@@ -16,6 +16,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -86,6 +87,10 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	result.StartTime = out.job.Status.StartTime
 	result.FinishTime = out.job.Status.CompletionTime
 	ts.Steps = append(ts.Steps, result)
+	if run.Spec.RepetitionsOrDefault() > 1 {
+		// With one repetition a cell is its step: nothing to summarize, no status to spend.
+		ts.Cells = cells.Status(ts.Steps)
+	}
 	ts.FailedAttempts = 0
 	run.Status.CurrentStep = describeStep(run, i+1)
 	tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))

@@ -228,10 +228,10 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 		{"too many steps with repetitions", func(r *v1.BenchmarkRun) {
 			r.Spec.Repetitions = ptr.To[int32](10)
 			r.Spec.Ladder.Threads = nil
-			for i := int32(1); i <= 52; i++ { // 2 targets × 52 rungs × 10 = 1040 steps
+			for i := int32(1); i <= 26; i++ { // 2 targets × 26 rungs × 10 = 520 steps
 				r.Spec.Ladder.Threads = append(r.Spec.Ladder.Threads, i)
 			}
-		}, "targets × ladder.threads × repetitions must be at most 1024 steps"},
+		}, "with repetitions, targets × ladder.threads × repetitions must be at most 512 steps"},
 		{"percona options on a builtin target", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets[0].Percona = &v1.PerconaOptions{Proxy: v1.PerconaProxyHAProxy}
 		}, "percona is only read for engines percona-server and percona-xtradb-cluster"},

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 )
 
 // MaxConfigMapBytes is the budget Render keeps the data under, counted like the API server counts
@@ -72,6 +73,8 @@ type ladderInfo struct {
 	// WarmupThreads is the effective warm-up thread count (the default resolved); unset without
 	// a warm-up.
 	WarmupThreads int32 `json:"warmupThreads,omitempty"`
+	// Repetitions is how many times each target measured the ladder (spec.repetitions).
+	Repetitions int `json:"repetitions"`
 }
 
 type targetResult struct {
@@ -84,7 +87,17 @@ type targetResult struct {
 	Message        string       `json:"message,omitempty"`
 	StartTime      *metav1.Time `json:"startTime,omitempty"`
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	Steps          []stepResult `json:"steps"`
+	// Steps are in the order measured (see spec.repetitions).
+	Steps []stepResult `json:"steps"`
+	// Cells summarize the repetitions of each thread count; only when the run has more than one.
+	Cells []cellResult `json:"cells,omitempty"`
+}
+
+// cellResult is a cell's statistics, as status holds them, and whether it is noisy.
+type cellResult struct {
+	v1alpha1.CellStats
+	// Noisy: the coefficient of variation of QPS or p95 latency is above MaxCV.
+	Noisy bool `json:"noisy,omitempty"`
 }
 
 // stepResult is the status numbers of a step, field for field, plus its series.
@@ -184,6 +197,7 @@ func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
 			Threads:             spec.Ladder.Threads,
 			StepDurationSeconds: spec.Ladder.StepDurationOrDefault().Seconds(),
 			WarmupSeconds:       spec.Ladder.WarmupDuration().Seconds(),
+			Repetitions:         spec.RepetitionsOrDefault(),
 		},
 	}
 	if cs := spec.Workload.CustomScript; cs != nil {
@@ -210,6 +224,14 @@ func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
 			tr.CompletionTime = ts.CompletionTime
 			for _, st := range ts.Steps {
 				tr.Steps = append(tr.Steps, stepResult{StepResult: st})
+			}
+			if spec.RepetitionsOrDefault() > 1 {
+				// Computed from the steps, not copied from status: the report of any run
+				// says the same for the same steps.
+				sums := cells.Summarize(ts.Steps)
+				for i, c := range cells.Status(ts.Steps) {
+					tr.Cells = append(tr.Cells, cellResult{CellStats: c, Noisy: sums[i].Noisy()})
+				}
 			}
 		}
 		doc.Targets = append(doc.Targets, tr)

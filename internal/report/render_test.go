@@ -108,6 +108,16 @@ func TestRenderGolden(t *testing.T) {
 				"- ps80: Failed, server 8.0.36-28: step 2 (8 threads): error 1040: Too many connections",
 			},
 		},
+		{
+			name: "repetitions",
+			run:  repeatedRun(),
+			mustContain: []string{
+				"| 1 | 14545.70 | 13091.13 |",
+				"| 64 | 320005.33 | 288004.80 ~ |",
+				"## Statistics per cell",
+				"| mysql57 | 1 | 3 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 0.103 [0.102, 0.105] | 1.5 % | 0.102-0.105 | |",
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stored := storedSeries(t, tc.run, 5, 1<<20)
@@ -413,5 +423,61 @@ func BenchmarkRenderPercona(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(dataSize(data)), "bytes")
+	}
+}
+
+// hugeRepeatedRun is the largest run with repetitions the API allows: 512 steps, here 16 targets
+// x 16 thread counts x 2 repetitions (or fewer thread counts with more repetitions).
+func hugeRepeatedRun(reps int32) *v1alpha1.BenchmarkRun {
+	run := hugeRun()
+	run.Spec.Repetitions = &reps
+	run.Spec.Ladder.Threads = run.Spec.Ladder.Threads[:32/reps]
+	for ti := range run.Status.Targets {
+		ts := &run.Status.Targets[ti]
+		single := ts.Steps
+		ts.Steps = nil
+		for i := range run.Spec.StepCount() {
+			rung, rep := run.Spec.LadderPosition(i)
+			st := single[rung]
+			st.Repetition = rep
+			st.QPS.Total += float64(rep) * 13.37
+			st.Latency.P95Ms += float64(rep) * 0.011
+			ts.Steps = append(ts.Steps, st)
+		}
+	}
+	return run
+}
+
+func TestRenderHugeRepeatedRunAtSeriesBudgetKeepsEverything(t *testing.T) {
+	for _, reps := range []int32{2, 4, 10} {
+		run := hugeRepeatedRun(reps)
+		budget := SeriesBudget(run.Spec)
+		data, err := Render(run, storeEach(t, run, func(int) int { return budget }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := dataSize(data); n > MaxConfigMapBytes {
+			t.Fatalf("%d repetitions: %d bytes, over %d", reps, n, MaxConfigMapBytes)
+		}
+		d := decodeResultsJSON(t, data[KeyResultsJSON])
+		if len(d.Dropped) != 0 {
+			t.Errorf("%d repetitions: dropped %v at the budget SeriesBudget gave (%d bytes per step)", reps, d.Dropped, budget)
+		}
+		assertCSVMatchesStatus(t, data[KeyResultsCSV], run)
+		var raw struct {
+			Targets []struct {
+				Cells []cellResult `json:"cells"`
+			} `json:"targets"`
+		}
+		if err := json.Unmarshal([]byte(data[KeyResultsJSON]), &raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range raw.Targets {
+			if len(tr.Cells) != len(run.Spec.Ladder.Threads) || tr.Cells[0].N != reps {
+				t.Fatalf("%d repetitions: cells %+v", reps, tr.Cells)
+			}
+		}
+		t.Logf("16 x %d steps x %d repetitions: %d bytes per series, %d bytes in all",
+			len(run.Spec.Ladder.Threads), reps, budget, dataSize(data))
 	}
 }
