@@ -40,7 +40,9 @@ const (
 	ReasonRegressed       = "Regressed"
 	ReasonNoRegression    = "NoRegression"
 	ReasonNoBaseline      = "NoBaseline"
-	ReasonMissedSchedule  = "MissedSchedule"
+	// ReasonInconclusive: no cell regressed, but some could not be decided (Regressed=False).
+	ReasonInconclusive   = "Inconclusive"
+	ReasonMissedSchedule = "MissedSchedule"
 )
 
 // runNameTimeLayout is the scheduled time in a run's name: <schedule>-<yyyymmddhhmm>, in UTC.

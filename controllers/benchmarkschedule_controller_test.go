@@ -174,15 +174,20 @@ func finish(t *testing.T, ns, name string, phase v1.RunPhase, cells map[string][
 		if _, ok := byTarget[target]; !ok {
 			targets = append(targets, target)
 		}
-		byTarget[target] = append(byTarget[target], v1.StepResult{
-			Threads: threads, TPS: v[0], QPS: v1.QPS{Total: v[0], Read: v[0]},
-			Latency: v1.Latency{MinMs: 0.01, AvgMs: v[1] / 2, P95Ms: v[1], MaxMs: v[1] * 3}, DurationSeconds: 10,
-		})
+		// Five repetitions spread by ±0.4 % around the given values (their median): enough for
+		// the U test to decide at alpha 0.05.
+		for k, f := range []float64{1, 1.002, 0.998, 1.004, 0.996} {
+			qps, p95 := v[0]*f, v[1]/f
+			byTarget[target] = append(byTarget[target], v1.StepResult{
+				Threads: threads, Repetition: int32(k + 1), TPS: qps, QPS: v1.QPS{Total: qps, Read: qps},
+				Latency: v1.Latency{MinMs: 0.01, AvgMs: p95 / 2, P95Ms: p95, MaxMs: p95 * 3}, DurationSeconds: 10,
+			})
+		}
 	}
 	sort.Strings(targets)
 	for _, target := range targets {
 		steps := byTarget[target]
-		sort.Slice(steps, func(i, j int) bool { return steps[i].Threads < steps[j].Threads })
+		sort.SliceStable(steps, func(i, j int) bool { return steps[i].Threads < steps[j].Threads })
 		tp := v1.TargetSucceeded
 		if phase == v1.RunFailed {
 			tp = v1.TargetFailed
@@ -702,8 +707,14 @@ func TestScheduledRunsEndToEndWithMetrics(t *testing.T) {
 	got := waitScheduleFor(t, ns, "minutely", 200*time.Second, "two compared runs", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.LastComparison != nil && s.Status.LastComparison.Baseline != ""
 	})
-	if c := got.Status.LastComparison; c.Verdict != v1.VerdictNoRegression || c.ComparedCells != 4 {
-		t.Errorf("comparison %+v (identical captured results must not regress)", c)
+	// One repetition a cell: identical captured results must not regress, and no test can call
+	// them unchanged either.
+	if c := got.Status.LastComparison; c.Verdict != v1.VerdictInconclusive || c.ComparedCells != 4 || c.InconclusiveCells != 4 ||
+		c.NeededRepetitions != 4 || got.Status.Verdict != "Inconclusive 4/4" {
+		t.Errorf("comparison %+v, verdict %q", c, got.Status.Verdict)
+	}
+	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, controllers.ReasonInconclusive) {
+		t.Errorf("schedule Regressed %+v", condition(got.Status.Conditions, v1.ConditionRegressed))
 	}
 	run := got.Status.LastComparison.Run
 	// Suspend it so no further run records results while the metrics are read.
@@ -727,6 +738,8 @@ func TestScheduledRunsEndToEndWithMetrics(t *testing.T) {
 		fmt.Sprintf(`mysqlbench_step_duration_seconds_count{namespace="%s",schedule="minutely"}`, ns),
 		fmt.Sprintf(`mysqlbench_schedule_regressed_cells{namespace="%s",schedule="minutely"} 0`, ns),
 		fmt.Sprintf(`mysqlbench_schedule_compared_cells{namespace="%s",schedule="minutely"} 4`, ns),
+		fmt.Sprintf(`mysqlbench_schedule_cells{namespace="%s",schedule="minutely",verdict="Inconclusive"} 4`, ns),
+		fmt.Sprintf(`mysqlbench_schedule_cells{namespace="%s",schedule="minutely",verdict="Regressed"} 0`, ns),
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)

@@ -145,6 +145,17 @@ func (p RegressionPolicy) QPSDropPercentOrDefault() float64 {
 }
 
 // P95RisePercentOrDefault is the p95 latency rise beyond which a cell regressed.
+// DefaultAlpha is the regression test's significance level when spec.regression.alpha is unset.
+const DefaultAlpha = 0.05
+
+// AlphaOrDefault is the significance level of the regression test.
+func (p RegressionPolicy) AlphaOrDefault() float64 {
+	if p.Alpha == nil || *p.Alpha <= 0 {
+		return DefaultAlpha
+	}
+	return *p.Alpha
+}
+
 func (p RegressionPolicy) P95RisePercentOrDefault() float64 {
 	if p.P95RisePercent == nil {
 		return DefaultP95RisePercent

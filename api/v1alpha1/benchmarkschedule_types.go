@@ -59,20 +59,31 @@ type RunTemplateMetadata struct {
 
 // RegressionPolicy says what counts as a regression when a run is compared with its baseline.
 type RegressionPolicy struct {
-	// QPSDropPercent: a cell (one target at one thread count) regressed when its QPS fell by
-	// more than this percentage of the baseline's, e.g. 5 for "more than 5 % slower".
+	// QPSDropPercent is the smallest QPS drop that matters, as a percentage of the baseline's
+	// median, e.g. 5: a cell (one target at one thread count) regressed when a two-sided
+	// Mann-Whitney U test over the repetitions of both runs finds a difference (p < alpha) and
+	// its median QPS fell by at least this much.
 	// +kubebuilder:default=5
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	QPSDropPercent *float64 `json:"qpsDropPercent,omitempty"`
-	// P95RisePercent: a cell regressed when its 95th percentile latency rose by more than this
-	// percentage of the baseline's, e.g. 10.
+	// P95RisePercent is the smallest rise of the p95 latency's median that matters, e.g. 10; the
+	// same test decides.
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	P95RisePercent *float64 `json:"p95RisePercent,omitempty"`
+	// Alpha is the significance level of the test, from 0.001 to 0.5 (default 0.05): the
+	// largest chance of calling a cell Regressed or Improved when nothing changed. A cell whose
+	// repetitions are too few for the test to ever reach it (1 against 1, 3 against 3 at 0.05)
+	// is Inconclusive, and the comparison says how many repetitions are needed.
+	// +kubebuilder:default=0.05
+	// +kubebuilder:validation:Minimum=0.001
+	// +kubebuilder:validation:Maximum=0.5
+	// +optional
+	Alpha *float64 `json:"alpha,omitempty"`
 	// BaselineRun pins the BenchmarkRun (same namespace, Succeeded) every run is compared with,
 	// e.g. a run of the last release. When unset, each run is compared with the previous
 	// successful run of this schedule.
@@ -183,12 +194,17 @@ type BenchmarkScheduleStatus struct {
 }
 
 // Verdict of a comparison.
-// +kubebuilder:validation:Enum=Regressed;NoRegression;NoBaseline
+// +kubebuilder:validation:Enum=Regressed;NoRegression;Inconclusive;NoBaseline
 type Verdict string
 
 const (
-	VerdictRegressed    Verdict = "Regressed"
+	// VerdictRegressed: at least one cell regressed.
+	VerdictRegressed Verdict = "Regressed"
+	// VerdictNoRegression: every cell compared is NoChange or Improved.
 	VerdictNoRegression Verdict = "NoRegression"
+	// VerdictInconclusive: no cell regressed, but at least one is Inconclusive (too few
+	// repetitions for its noise).
+	VerdictInconclusive Verdict = "Inconclusive"
 	// VerdictNoBaseline: nothing to compare with (the first run, or no common cells).
 	VerdictNoBaseline Verdict = "NoBaseline"
 )
@@ -201,15 +217,29 @@ type Comparison struct {
 	// Baseline is the run it was compared with; empty when there was none.
 	// +optional
 	Baseline string `json:"baseline,omitempty"`
-	// Verdict: Regressed, NoRegression or NoBaseline.
+	// Verdict: Regressed (a cell regressed), Inconclusive (none regressed, some inconclusive),
+	// NoRegression or NoBaseline.
 	Verdict Verdict `json:"verdict"`
 	// ComparedCells counts the cells both runs measured.
 	ComparedCells int32 `json:"comparedCells"`
-	// RegressedCells counts the cells beyond a threshold.
+	// RegressedCells, ImprovedCells, NoChangeCells and InconclusiveCells count the cells of
+	// each verdict; they add up to ComparedCells.
 	RegressedCells int32 `json:"regressedCells"`
-	// QPSDropPercent and P95RisePercent are the thresholds applied.
+	// +optional
+	ImprovedCells int32 `json:"improvedCells,omitempty"`
+	// +optional
+	NoChangeCells int32 `json:"noChangeCells,omitempty"`
+	// +optional
+	InconclusiveCells int32 `json:"inconclusiveCells,omitempty"`
+	// NeededRepetitions is set when cells were inconclusive because there were too few
+	// repetitions for the test to reach alpha: the repetitions per run that can.
+	// +optional
+	NeededRepetitions int32 `json:"neededRepetitions,omitempty"`
+	// QPSDropPercent and P95RisePercent are the minimum effects applied, Alpha the test's level.
 	QPSDropPercent float64 `json:"qpsDropPercent"`
 	P95RisePercent float64 `json:"p95RisePercent"`
+	// +optional
+	Alpha float64 `json:"alpha,omitempty"`
 	// Worst are up to five regressed cells, worst first.
 	// +listType=atomic
 	// +optional
@@ -219,16 +249,45 @@ type Comparison struct {
 	Message string `json:"message,omitempty"`
 }
 
+// CellVerdict is the verdict on one cell of a comparison.
+// +kubebuilder:validation:Enum=Regressed;Improved;NoChange;Inconclusive
+type CellVerdict string
+
+const (
+	CellRegressed    CellVerdict = "Regressed"
+	CellImproved     CellVerdict = "Improved"
+	CellNoChange     CellVerdict = "NoChange"
+	CellInconclusive CellVerdict = "Inconclusive"
+)
+
 // CellChange is one target at one thread count, against the baseline.
 type CellChange struct {
 	Target  string `json:"target"`
 	Threads int32  `json:"threads"`
-	// BaselineQPS and QPS are the total queries per second of baseline and run.
+	// Verdict of the cell: Regressed when QPS or p95 latency regressed, else Inconclusive when
+	// either is, else Improved when either improved, else NoChange.
+	// +optional
+	Verdict CellVerdict `json:"verdict,omitempty"`
+	// BaselineN and N are the repetitions of the cell in the baseline and the run.
+	// +optional
+	BaselineN int32 `json:"baselineN,omitempty"`
+	// +optional
+	N int32 `json:"n,omitempty"`
+	// QPSP and P95P are the p-values of the U test on QPS and p95 latency.
+	// +optional
+	QPSP float64 `json:"qpsP,omitempty"`
+	// +optional
+	P95P float64 `json:"p95P,omitempty"`
+	// NeededRepetitions: for an Inconclusive cell with too few repetitions to reach alpha, the
+	// repetitions per run that can.
+	// +optional
+	NeededRepetitions int32 `json:"neededRepetitions,omitempty"`
+	// BaselineQPS and QPS are the medians of the total queries per second of baseline and run.
 	BaselineQPS float64 `json:"baselineQPS"`
 	QPS         float64 `json:"qps"`
 	// QPSChangePercent is (QPS - BaselineQPS) / BaselineQPS x 100: negative is slower.
 	QPSChangePercent float64 `json:"qpsChangePercent"`
-	// BaselineP95Ms and P95Ms are the 95th percentile latencies; 0 when not measured.
+	// BaselineP95Ms and P95Ms are the medians of the 95th percentile latencies; 0 when not measured.
 	// +optional
 	BaselineP95Ms float64 `json:"baselineP95Ms,omitempty"`
 	// +optional
@@ -236,7 +295,7 @@ type CellChange struct {
 	// P95ChangePercent is (P95Ms - BaselineP95Ms) / BaselineP95Ms x 100: positive is slower.
 	// +optional
 	P95ChangePercent float64 `json:"p95ChangePercent,omitempty"`
-	// Regressed is true when the QPS drop or the p95 rise crossed its threshold.
+	// Regressed is true when Verdict is Regressed.
 	// +optional
 	Regressed bool `json:"regressed,omitempty"`
 }
