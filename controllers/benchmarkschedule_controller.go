@@ -334,7 +334,7 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 		}
 	}
 
-	if err := r.createRun(ctx, sched, due); err != nil {
+	if err := r.createRun(ctx, sched, due, lastCompared(sched, children)); err != nil {
 		return ctrl.Result{}, err
 	}
 	return wake, nil
@@ -369,7 +369,25 @@ func lastDue(s cron.Schedule, since, now time.Time) time.Time {
 }
 
 // createRun creates the run for scheduled time due from the template.
-func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.BenchmarkSchedule, due time.Time) error {
+// lastCompared is the newest compared run (status.lastComparison's), or nil.
+func lastCompared(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) *v1.BenchmarkRun {
+	c := sched.Status.LastComparison
+	if c == nil {
+		return nil
+	}
+	for _, run := range children {
+		if run.Name == c.Run {
+			return run
+		}
+	}
+	return nil
+}
+
+// createRun creates the run due at due from the template. With spec.regression.maxRepetitions
+// its repetitions follow the newest compared run (last): raised after an Inconclusive verdict.
+// They are a function of what the schedule's runs say, so a reconcile repeated after a crash
+// creates the same run.
+func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.BenchmarkSchedule, due time.Time, last *v1.BenchmarkRun) error {
 	tmpl := sched.Spec.Template
 	run := &v1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{
@@ -385,6 +403,12 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 	}
 	for k, v := range tmpl.Metadata.Annotations {
 		run.Annotations[k] = v
+	}
+	var raised string
+	if reps := compare.NextRepetitions(tmpl.Spec, sched.Spec.Regression, last); int(reps) != tmpl.Spec.RepetitionsOrDefault() {
+		run.Spec.Repetitions = &reps
+		raised = fmt.Sprintf(" with %d repetitions (the template has %d; %s was compared %s)",
+			reps, tmpl.Spec.RepetitionsOrDefault(), last.Name, compare.Short(*sched.Status.LastComparison))
 	}
 	run.Labels[v1.LabelSchedule] = sched.Name
 	run.Annotations[v1.AnnotationScheduledTime] = due.UTC().Format(time.RFC3339)
@@ -416,7 +440,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 		return fmt.Errorf("create run %s: %w", run.Name, err)
 	default:
 		logf.FromContext(ctx).Info("created scheduled run", "run", run.Name, "scheduledTime", due.UTC().Format(time.RFC3339))
-		r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Created", "created BenchmarkRun %s for %s", run.Name, due.UTC().Format(time.RFC3339))
+		r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Created", "created BenchmarkRun %s for %s%s", run.Name, due.UTC().Format(time.RFC3339), raised)
 		sched.Status.Active = append(sched.Status.Active, run.Name)
 	}
 	sched.Status.LastScheduleTime = &dueTime

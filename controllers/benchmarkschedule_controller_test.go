@@ -637,6 +637,51 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 	assertWarning(t, ns, "reg", controllers.ReasonRegressed, "mariadb-psoff at 1 threads")
 }
 
+// An Inconclusive comparison makes the next run measure more repetitions, within
+// spec.regression.maxRepetitions.
+func TestInconclusiveComparisonAddsRepetitions(t *testing.T) {
+	ns := newNamespace(t)
+	s := startScheduler(t, ns, time.Now())
+	sched := nightly(ns, "adapt", "0 * * * *")
+	// No minimum effect for QPS: no interval can show "unchanged", so identical runs are
+	// Inconclusive.
+	sched.Spec.Regression = v1.RegressionPolicy{QPSDropPercent: ptr.To(0.0), MaxRepetitions: ptr.To[int32](3)}
+	createSchedule(t, sched)
+	h1 := sched.CreationTimestamp.Truncate(time.Hour).Add(time.Hour)
+	name := func(i int) string { return "adapt-" + h1.Add(time.Duration(i)*time.Hour).UTC().Format("200601021504") }
+
+	var names []string
+	for i := range 2 {
+		s.at("adapt", h1.Add(time.Duration(i)*time.Hour+time.Second))
+		names = append(names, name(i))
+		runs := waitRuns(t, ns, "adapt", names...)
+		if got := runs[i].Spec.RepetitionsOrDefault(); got != 1 {
+			t.Fatalf("run %d: %d repetitions, want the template's 1", i, got)
+		}
+		finish(t, ns, name(i), v1.RunSucceeded, cellsOf(10000, 1.0))
+		waitFor(t, ns, name(i), 20*time.Second, "comparison", func(r *v1.BenchmarkRun) bool { return r.Status.Comparison != nil })
+	}
+	got := waitSchedule(t, ns, "adapt", "verdict Inconclusive", func(s *v1.BenchmarkSchedule) bool { return s.Status.Verdict == "Inconclusive 4/4" })
+	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, controllers.ReasonInconclusive) {
+		t.Errorf("schedule Regressed %+v", condition(got.Status.Conditions, v1.ConditionRegressed))
+	}
+	// Twice the inconclusive run's 1 repetition.
+	s.at("adapt", h1.Add(2*time.Hour+time.Second))
+	runs := waitRuns(t, ns, "adapt", name(0), name(1), name(2))
+	if got := runs[2].Spec.RepetitionsOrDefault(); got != 2 {
+		t.Fatalf("run after an Inconclusive comparison: %d repetitions, want 2", got)
+	}
+	finish(t, ns, name(2), v1.RunSucceeded, cellsOf(10000, 1.0))
+	waitFor(t, ns, name(2), 20*time.Second, "comparison", func(r *v1.BenchmarkRun) bool { return r.Status.Comparison != nil })
+	// Inconclusive again: 4, bounded by maxRepetitions 3.
+	s.at("adapt", h1.Add(3*time.Hour+time.Second))
+	runs = waitRuns(t, ns, "adapt", name(0), name(1), name(2), name(3))
+	if got := runs[3].Spec.RepetitionsOrDefault(); got != 3 {
+		t.Fatalf("run after a second Inconclusive comparison: %d repetitions, want maxRepetitions 3", got)
+	}
+	assertEvents(t, ns, "adapt", "Created")
+}
+
 func TestThresholdsAndPinnedBaselineAreHonoured(t *testing.T) {
 	ns := newNamespace(t)
 	s := startScheduler(t, ns, time.Now())

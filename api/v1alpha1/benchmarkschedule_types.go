@@ -84,6 +84,16 @@ type RegressionPolicy struct {
 	// +kubebuilder:validation:Maximum=0.5
 	// +optional
 	Alpha *float64 `json:"alpha,omitempty"`
+	// MaxRepetitions lets the schedule add repetitions, up to this many (1 to 10), when a
+	// comparison is Inconclusive: the next run measures what the test needs (neededRepetitions)
+	// or twice the inconclusive run's repetitions, whichever is more, within this bound and
+	// within the 512 steps a run may have. A run after a decisive comparison keeps its
+	// predecessor's repetitions; the template's repetitions are always the minimum. Unset: every
+	// run measures the template's repetitions.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	MaxRepetitions *int32 `json:"maxRepetitions,omitempty"`
 	// BaselineRun pins the BenchmarkRun (same namespace, Succeeded) every run is compared with,
 	// e.g. a run of the last release. When unset, each run is compared with the previous
 	// successful run of this schedule.

@@ -585,3 +585,47 @@ func TestCompareTooFewRepetitionsIsInconclusive(t *testing.T) {
 		}
 	}
 }
+
+func TestNextRepetitions(t *testing.T) {
+	spec := func(targets, threads int, reps int32) v1.BenchmarkRunSpec {
+		s := v1.BenchmarkRunSpec{Repetitions: &reps}
+		for i := range targets {
+			s.Targets = append(s.Targets, v1.Target{Name: fmt.Sprint("t", i)})
+		}
+		for i := range threads {
+			s.Ladder.Threads = append(s.Ladder.Threads, int32(i+1))
+		}
+		return s
+	}
+	last := func(reps int32, verdict v1.Verdict, needed int32) *v1.BenchmarkRun {
+		r := &v1.BenchmarkRun{Spec: v1.BenchmarkRunSpec{Repetitions: &reps}}
+		if verdict != "" {
+			r.Status.Comparison = &v1.Comparison{Verdict: verdict, NeededRepetitions: needed}
+		}
+		return r
+	}
+	max8 := v1.RegressionPolicy{MaxRepetitions: ptrTo[int32](8)}
+	for _, tc := range []struct {
+		name     string
+		template v1.BenchmarkRunSpec
+		policy   v1.RegressionPolicy
+		last     *v1.BenchmarkRun
+		want     int32
+	}{
+		{"off: the template's", spec(2, 4, 3), v1.RegressionPolicy{}, last(1, v1.VerdictInconclusive, 4), 3},
+		{"first run: the template's", spec(2, 4, 1), max8, nil, 1},
+		{"inconclusive for too few: what the test needs", spec(2, 4, 1), max8, last(1, v1.VerdictInconclusive, 4), 4},
+		{"inconclusive for noise: twice as many", spec(2, 4, 1), max8, last(3, v1.VerdictInconclusive, 0), 6},
+		{"bounded by maxRepetitions", spec(2, 4, 1), max8, last(5, v1.VerdictInconclusive, 0), 8},
+		{"a decisive comparison keeps the repetitions", spec(2, 4, 1), max8, last(6, v1.VerdictNoRegression, 0), 6},
+		{"never below the template", spec(2, 4, 5), max8, last(2, v1.VerdictRegressed, 0), 5},
+		{"a lowered maximum applies", spec(2, 4, 1), v1.RegressionPolicy{MaxRepetitions: ptrTo[int32](3)}, last(6, v1.VerdictNoRegression, 0), 3},
+		{"within 512 steps: 16 x 10 cells fit 3", spec(16, 10, 1), max8, last(4, v1.VerdictInconclusive, 0), 3},
+	} {
+		if got := NextRepetitions(tc.template, tc.policy, tc.last); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
