@@ -94,12 +94,52 @@ type RegressionPolicy struct {
 	// +kubebuilder:validation:Maximum=10
 	// +optional
 	MaxRepetitions *int32 `json:"maxRepetitions,omitempty"`
+	// Acknowledged are known regressions that must stop alerting: a Regressed cell (or change
+	// point) they cover counts as acknowledged instead, so it no longer makes the run Regressed.
+	// At most 32.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Acknowledged []Acknowledgement `json:"acknowledged,omitempty"`
 	// BaselineRun pins the BenchmarkRun (same namespace, Succeeded) every run is compared with,
 	// e.g. a run of the last release. When unset, each run is compared with the previous
 	// successful run of this schedule.
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	BaselineRun string `json:"baselineRun,omitempty"`
+}
+
+// AckMetric names the metric an acknowledgement covers.
+// +kubebuilder:validation:Enum=QPS;P95
+type AckMetric string
+
+const (
+	AckQPS AckMetric = "QPS"
+	AckP95 AckMetric = "P95"
+)
+
+// Acknowledgement is a known regression of one target (at one thread count, or all) that must
+// stop alerting.
+type Acknowledgement struct {
+	// Target is the target's name, as in the template.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Target string `json:"target"`
+	// Threads is the thread count; unset: every thread count of the target.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Threads *int32 `json:"threads,omitempty"`
+	// Metric is QPS or P95; unset: both.
+	// +optional
+	Metric AckMetric `json:"metric,omitempty"`
+	// Reason says why the regression is accepted, e.g. a link to the ticket; it is shown in
+	// comparison.md.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Reason string `json:"reason"`
+	// Until ends the acknowledgement: runs that finish after it alert again. Unset: no end.
+	// +optional
+	Until *metav1.Time `json:"until,omitempty"`
 }
 
 // BenchmarkScheduleSpec is when to run which benchmark, and what counts as a regression.
@@ -241,6 +281,10 @@ type Comparison struct {
 	NoChangeCells int32 `json:"noChangeCells,omitempty"`
 	// +optional
 	InconclusiveCells int32 `json:"inconclusiveCells,omitempty"`
+	// AcknowledgedCells counts regressed cells that spec.regression.acknowledged covers: they
+	// do not make the run Regressed.
+	// +optional
+	AcknowledgedCells int32 `json:"acknowledgedCells,omitempty"`
 	// NeededRepetitions is set when cells were inconclusive because there were too few
 	// repetitions for the test to reach alpha: the repetitions per run that can.
 	// +optional
@@ -278,6 +322,17 @@ type CellChange struct {
 	// either is, else Improved when either improved, else NoChange.
 	// +optional
 	Verdict CellVerdict `json:"verdict,omitempty"`
+	// QPSVerdict and P95Verdict are the verdicts of the two metrics.
+	// +optional
+	QPSVerdict CellVerdict `json:"qpsVerdict,omitempty"`
+	// +optional
+	P95Verdict CellVerdict `json:"p95Verdict,omitempty"`
+	// Acknowledged: the cell regressed, but spec.regression.acknowledged covers every metric
+	// that did; AcknowledgedReason is the acknowledgement's reason.
+	// +optional
+	Acknowledged bool `json:"acknowledged,omitempty"`
+	// +optional
+	AcknowledgedReason string `json:"acknowledgedReason,omitempty"`
 	// BaselineN and N are the repetitions of the cell in the baseline and the run.
 	// +optional
 	BaselineN int32 `json:"baselineN,omitempty"`
@@ -305,7 +360,7 @@ type CellChange struct {
 	// P95ChangePercent is (P95Ms - BaselineP95Ms) / BaselineP95Ms x 100: positive is slower.
 	// +optional
 	P95ChangePercent float64 `json:"p95ChangePercent,omitempty"`
-	// Regressed is true when Verdict is Regressed.
+	// Regressed is true when Verdict is Regressed and the cell is not acknowledged.
 	// +optional
 	Regressed bool `json:"regressed,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
@@ -77,7 +78,9 @@ func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result 
 			res.OnlyInRun = append(res.OnlyInRun, cellName(k))
 			continue
 		}
-		res.Cells = append(res.Cells, cell(k, b, cur[k], qpsThr, p95Thr, alpha))
+		c := cell(k, b, cur[k], qpsThr, p95Thr, alpha)
+		acknowledge(&c, policy.Acknowledged, finishedAt(run))
+		res.Cells = append(res.Cells, c)
 	}
 	for _, k := range baseOrder {
 		if _, ok := cur[k]; !ok {
@@ -89,12 +92,14 @@ func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result 
 	s.ComparedCells = int32(len(res.Cells))
 	var regressed []v1.CellChange
 	for _, c := range res.Cells {
-		switch c.Verdict {
-		case v1.CellRegressed:
+		switch {
+		case c.Acknowledged:
+			s.AcknowledgedCells++
+		case c.Verdict == v1.CellRegressed:
 			regressed = append(regressed, c)
-		case v1.CellImproved:
+		case c.Verdict == v1.CellImproved:
 			s.ImprovedCells++
-		case v1.CellNoChange:
+		case c.Verdict == v1.CellNoChange:
 			s.NoChangeCells++
 		default:
 			s.InconclusiveCells++
@@ -112,6 +117,9 @@ func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result 
 
 	rule := fmt.Sprintf("U test at alpha %g, minimum effect QPS -%s%%, p95 +%s%%", alpha, pct(qpsThr), pct(p95Thr))
 	counts := fmt.Sprintf("%d improved, %d unchanged, %d inconclusive", s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells)
+	if s.AcknowledgedCells > 0 {
+		counts += fmt.Sprintf(", %d acknowledged", s.AcknowledgedCells)
+	}
 	switch {
 	case len(res.Cells) == 0:
 		s.Verdict = v1.VerdictNoBaseline
@@ -169,6 +177,7 @@ func cell(k cellKey, b, s cells.Cell, qpsThr, p95Thr, alpha float64) v1.CellChan
 		BaselineN: int32(len(b.QPS)), N: int32(len(s.QPS)),
 		BaselineQPS: qps.Base, QPS: qps.Cur, QPSChangePercent: round1(qps.Delta * 100), QPSP: round4(qps.P),
 	}
+	c.QPSVerdict = v1.CellVerdict(qps.Kind)
 	kinds := []stats.Kind{qps.Kind}
 	needed := qps.NeededN
 	if positive(b.P95Ms) && positive(s.P95Ms) {
@@ -176,6 +185,7 @@ func cell(k cellKey, b, s cells.Cell, qpsThr, p95Thr, alpha float64) v1.CellChan
 		c.BaselineP95Ms, c.P95Ms = p95.Base, p95.Cur
 		c.P95ChangePercent, c.P95P = round1(p95.Delta*100), round4(p95.P)
 		kinds = append(kinds, p95.Kind)
+		c.P95Verdict = v1.CellVerdict(p95.Kind)
 		needed = max(needed, p95.NeededN)
 	}
 	switch {
@@ -192,6 +202,45 @@ func cell(k cellKey, b, s cells.Cell, qpsThr, p95Thr, alpha float64) v1.CellChan
 	}
 	c.Regressed = c.Verdict == v1.CellRegressed
 	return c
+}
+
+// acknowledge marks a regressed cell as acknowledged when acks cover every metric that
+// regressed, for a run that finished at (before the acknowledgement's until).
+func acknowledge(c *v1.CellChange, acks []v1.Acknowledgement, at time.Time) {
+	if c.Verdict != v1.CellRegressed {
+		return
+	}
+	var reasons []string
+	for _, m := range []struct {
+		metric  v1.AckMetric
+		verdict v1.CellVerdict
+	}{{v1.AckQPS, c.QPSVerdict}, {v1.AckP95, c.P95Verdict}} {
+		if m.verdict != v1.CellRegressed {
+			continue
+		}
+		i := slices.IndexFunc(acks, func(a v1.Acknowledgement) bool { return Covers(a, c.Target, c.Threads, m.metric, at) })
+		if i < 0 {
+			return
+		}
+		if !slices.Contains(reasons, acks[i].Reason) {
+			reasons = append(reasons, acks[i].Reason)
+		}
+	}
+	c.Acknowledged, c.AcknowledgedReason, c.Regressed = true, strings.Join(reasons, "; "), false
+}
+
+// Covers says whether ack covers the target at threads for metric, for a run finished at.
+func Covers(ack v1.Acknowledgement, target string, threads int32, metric v1.AckMetric, at time.Time) bool {
+	return ack.Target == target && (ack.Threads == nil || *ack.Threads == threads) &&
+		(ack.Metric == "" || ack.Metric == metric) && (ack.Until == nil || !at.After(ack.Until.Time))
+}
+
+// finishedAt is when a run finished (its creation when it has no completion time).
+func finishedAt(run *v1.BenchmarkRun) time.Time {
+	if t := run.Status.CompletionTime; t != nil {
+		return t.Time
+	}
+	return run.CreationTimestamp.Time
 }
 
 // positive says whether every sample is above 0 (a p95 of 0 means it was not measured).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -497,7 +498,7 @@ func TestMarkdown(t *testing.T) {
 		"# run-2 vs run-1\n",
 		"median QPS dropped by at least 2.5% or its median p95 latency rose by at least 10%",
 		"**Verdict: regressed**: 2 of 4 cells regressed against run-1",
-		"| 2 | 1 | 1 | 0 | 4 |\n",
+		"| 2 | 1 | 1 | 0 | 0 | 4 |\n",
 		"| target | threads | n (baseline/run) | baseline QPS | QPS | QPS change | p | baseline p95 ms | p95 ms | p95 change | p | verdict |\n",
 		"| mysql80 | 1 | 5/5 | 100.0 | 100.0 | +0.0% | 1 | 1.000 | 1.000 | +0.0% | 1 | unchanged |\n",
 		"| mysql80 | 8 | 5/5 | 800.0 | 700.0 | -12.5% | 0.0079 | 2.000 | 2.000 | +0.0% | 1 | **regressed** |\n",
@@ -629,3 +630,46 @@ func TestNextRepetitions(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A known regression acknowledged in the schedule's spec stops counting, per target, thread
+// count and metric, until its end.
+func TestCompareAcknowledged(t *testing.T) {
+	base := mkRun("run-1", meas{"mysql80", 1, 1000, 1}, meas{"mysql80", 8, 8000, 2}, meas{"mysql84", 8, 9000, 2})
+	run := mkRun("run-2",
+		meas{"mysql80", 1, 800, 1},   // QPS -20 %
+		meas{"mysql80", 8, 7000, 3},  // QPS -12.5 %, p95 +50 %
+		meas{"mysql84", 8, 8000, 2}) // QPS -11 %
+	finished := metav1.NewTime(metav1.Now().Add(-time.Hour))
+	run.Status.CompletionTime = &finished
+	later, earlier := metav1.NewTime(finished.Add(time.Minute)), metav1.NewTime(finished.Add(-time.Minute))
+	policy := v1.RegressionPolicy{Acknowledged: []v1.Acknowledgement{
+		{Target: "mysql80", Metric: v1.AckQPS, Reason: "QPS cost of the new default, TICKET-1", Until: &later},
+		{Target: "mysql84", Threads: ptrTo[int32](8), Reason: "expired", Until: &earlier},
+	}}
+	res := Compare(run, base, policy)
+	s := res.Summary
+	// mysql80@1 regressed in QPS only: acknowledged. mysql80@8 also in p95: not covered.
+	// mysql84@8: the acknowledgement ended before the run finished.
+	if s.Verdict != v1.VerdictRegressed || s.RegressedCells != 2 || s.AcknowledgedCells != 1 || s.ComparedCells != 3 {
+		t.Fatalf("summary %+v", s)
+	}
+	c := res.Cells[0]
+	if !c.Acknowledged || c.Regressed || c.Verdict != v1.CellRegressed || c.AcknowledgedReason != "QPS cost of the new default, TICKET-1" {
+		t.Errorf("mysql80@1: %+v", c)
+	}
+	if res.Cells[1].Acknowledged || res.Cells[2].Acknowledged || res.Cells[1].P95Verdict != v1.CellRegressed {
+		t.Errorf("cells %+v", res.Cells[1:])
+	}
+	md := Markdown(res)
+	if !strings.Contains(md, "| regressed, acknowledged: QPS cost of the new default, TICKET-1 |") || !strings.Contains(s.Message, "1 acknowledged") {
+		t.Errorf("Markdown:\n%s\nMessage %q", md, s.Message)
+	}
+
+	// Acknowledging everything that regressed leaves no regression.
+	policy.Acknowledged = append(policy.Acknowledged, v1.Acknowledgement{Target: "mysql80", Threads: ptrTo[int32](8), Reason: "known"},
+		v1.Acknowledgement{Target: "mysql84", Reason: "known"})
+	s = Compare(run, base, policy).Summary
+	if s.Verdict != v1.VerdictNoRegression || s.RegressedCells != 0 || s.AcknowledgedCells != 3 {
+		t.Errorf("all acknowledged: %+v", s)
+	}
+}

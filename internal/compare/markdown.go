@@ -23,8 +23,8 @@ func Markdown(r Result) string {
 		"rules out a change of that size, and inconclusive when neither can be said (too few repetitions for the noise).\n\n",
 		s.Alpha, s.Alpha, pct(s.QPSDropPercent), pct(s.P95RisePercent))
 	fmt.Fprintf(&b, "**Verdict: %s**: %s.\n\n", verdictWord(s.Verdict), s.Message)
-	fmt.Fprintf(&b, "| regressed | improved | unchanged | inconclusive | compared |\n|--:|--:|--:|--:|--:|\n| %d | %d | %d | %d | %d |\n",
-		s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells, s.ComparedCells)
+	fmt.Fprintf(&b, "| regressed | improved | unchanged | inconclusive | acknowledged | compared |\n|--:|--:|--:|--:|--:|--:|\n| %d | %d | %d | %d | %d | %d |\n",
+		s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells, s.AcknowledgedCells, s.ComparedCells)
 	if s.NeededRepetitions > 0 {
 		fmt.Fprintf(&b, "\nSome cells have too few repetitions for the test to reach p < %g: set spec.repetitions to at least %d "+
 			"(in both runs) for a verdict.\n", s.Alpha, s.NeededRepetitions)
@@ -54,12 +54,14 @@ func Markdown(r Result) string {
 
 // cellWord is a cell's verdict in the table; a regression stands out.
 func cellWord(c v1.CellChange) string {
-	switch c.Verdict {
-	case v1.CellRegressed:
+	switch {
+	case c.Acknowledged:
+		return "regressed, acknowledged: " + strings.ReplaceAll(c.AcknowledgedReason, "|", "\\|")
+	case c.Verdict == v1.CellRegressed:
 		return "**regressed**"
-	case v1.CellImproved:
+	case c.Verdict == v1.CellImproved:
 		return "improved"
-	case v1.CellNoChange:
+	case c.Verdict == v1.CellNoChange:
 		return "unchanged"
 	default:
 		if c.NeededRepetitions > 0 {
