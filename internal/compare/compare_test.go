@@ -636,8 +636,8 @@ func ptrTo[T any](v T) *T { return &v }
 func TestCompareAcknowledged(t *testing.T) {
 	base := mkRun("run-1", meas{"mysql80", 1, 1000, 1}, meas{"mysql80", 8, 8000, 2}, meas{"mysql84", 8, 9000, 2})
 	run := mkRun("run-2",
-		meas{"mysql80", 1, 800, 1},   // QPS -20 %
-		meas{"mysql80", 8, 7000, 3},  // QPS -12.5 %, p95 +50 %
+		meas{"mysql80", 1, 800, 1},  // QPS -20 %
+		meas{"mysql80", 8, 7000, 3}, // QPS -12.5 %, p95 +50 %
 		meas{"mysql84", 8, 8000, 2}) // QPS -11 %
 	finished := metav1.NewTime(metav1.Now().Add(-time.Hour))
 	run.Status.CompletionTime = &finished
