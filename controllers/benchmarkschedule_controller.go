@@ -40,6 +40,8 @@ const (
 	ReasonRegressed       = "Regressed"
 	ReasonNoRegression    = "NoRegression"
 	ReasonNoBaseline      = "NoBaseline"
+	// ReasonChangePoint: the history of the retained runs shows a sustained harmful shift.
+	ReasonChangePoint = "ChangePoint"
 	// ReasonInconclusive: no cell regressed, but some could not be decided (Regressed=False).
 	ReasonInconclusive   = "Inconclusive"
 	ReasonMissedSchedule = "MissedSchedule"
@@ -95,6 +97,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, err
 	}
 	summarize(sched, children)
+	r.analyseHistory(sched, children)
 	if err := r.prune(ctx, sched, children); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -218,6 +221,36 @@ func summarize(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
 		metrics.RecordComparison(sched.Namespace, sched.Name, *c)
 		break
 	}
+}
+
+// analyseHistory looks for change points across the retained successful runs once per newly
+// compared run (status.history.run says which run it was done for), and raises a Warning Event
+// for a harmful, unacknowledged shift.
+func (r *BenchmarkScheduleReconciler) analyseHistory(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
+	last := sched.Status.LastComparison
+	if last == nil {
+		return
+	}
+	if h := sched.Status.History; h == nil || h.Run != last.Run {
+		var succeeded []*v1.BenchmarkRun
+		for _, run := range children {
+			if run.Status.Phase == v1.RunSucceeded {
+				succeeded = append(succeeded, run)
+			}
+			if run.Name == last.Run {
+				break
+			}
+		}
+		h := compare.History(succeeded, sched.Spec.Regression)
+		sched.Status.History = &h
+		if h.RegressedCells > 0 {
+			cp := h.ChangePoints[0]
+			r.Recorder.Eventf(sched, corev1.EventTypeWarning, ReasonChangePoint,
+				"%d cells shifted for the worse over the last %d runs; largest: %s at %d threads, %s %+.1f%% since %s (p=%.3g)",
+				h.RegressedCells, h.Runs, cp.Target, cp.Threads, cp.Metric, cp.ChangePercent, cp.Since, cp.P)
+		}
+	}
+	metrics.RecordHistory(sched.Namespace, sched.Name, *sched.Status.History)
 }
 
 // prune deletes the oldest finished runs beyond the history limits. The pinned baseline is never

@@ -633,6 +633,13 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 	if got.Status.LastComparison == nil || got.Status.LastComparison.Run != name(2) {
 		t.Errorf("lastComparison %+v", got.Status.LastComparison)
 	}
+	// Three nights are too few for a change point; the analysis is recorded for the newest run.
+	got = waitSchedule(t, ns, "reg", "history", func(s *v1.BenchmarkSchedule) bool {
+		return s.Status.History != nil && s.Status.History.Run == name(2)
+	})
+	if h := got.Status.History; h.Runs != 3 || h.RegressedCells != 0 || len(h.ChangePoints) != 0 {
+		t.Errorf("history %+v", h)
+	}
 	assertEvents(t, ns, "reg", "Created", controllers.ReasonNoBaseline, controllers.ReasonNoRegression, controllers.ReasonRegressed)
 	assertWarning(t, ns, "reg", controllers.ReasonRegressed, "mariadb-psoff at 1 threads")
 }

@@ -241,6 +241,49 @@ type BenchmarkScheduleStatus struct {
 	// LastComparison is the newest run's comparison with its baseline.
 	// +optional
 	LastComparison *Comparison `json:"lastComparison,omitempty"`
+	// History is the change-point analysis of the retained successful runs: sustained shifts
+	// of a cell's median across several nights, which no single comparison shows.
+	// +optional
+	History *History `json:"history,omitempty"`
+}
+
+// History is the change-point analysis of a schedule's retained successful runs.
+type History struct {
+	// Run is the newest run analysed; the analysis is redone when a newer run is compared.
+	Run string `json:"run"`
+	// Runs is how many successful runs the analysis spans (successfulRunsHistoryLimit bounds
+	// it; with fewer than 8 no shift can be significant at alpha 0.05).
+	Runs int32 `json:"runs"`
+	// RegressedCells counts the cells with a sustained harmful shift (QPS down or p95 up by at
+	// least the minimum effect, p < alpha) that no acknowledgement covers.
+	RegressedCells int32 `json:"regressedCells"`
+	// ChangePoints are up to 10 shifts, harmful unacknowledged ones first, then by size.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	ChangePoints []ChangePoint `json:"changePoints,omitempty"`
+}
+
+// ChangePoint is a sustained shift of one cell's median in a schedule's history.
+type ChangePoint struct {
+	Target  string    `json:"target"`
+	Threads int32     `json:"threads"`
+	Metric  AckMetric `json:"metric"`
+	// Since is the first run at the new level.
+	Since string `json:"since"`
+	// Before and After are the medians of the cell's medians before and since the shift;
+	// ChangePercent is After/Before - 1 in percent.
+	Before        float64 `json:"before"`
+	After         float64 `json:"after"`
+	ChangePercent float64 `json:"changePercent"`
+	// P is the permutation test's p-value.
+	P float64 `json:"p"`
+	// Regressed: the shift is harmful (QPS down, p95 up).
+	// +optional
+	Regressed bool `json:"regressed,omitempty"`
+	// Acknowledged: spec.regression.acknowledged covers it.
+	// +optional
+	Acknowledged bool `json:"acknowledged,omitempty"`
 }
 
 // Verdict of a comparison.

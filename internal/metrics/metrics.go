@@ -60,6 +60,10 @@ var (
 		Name: "mysqlbench_schedule_regressed_cells",
 		Help: "Cells (target x thread count) of a schedule's newest compared run whose verdict is Regressed.",
 	}, []string{LabelNamespace, LabelSchedule})
+	shiftedCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_schedule_shifted_cells",
+		Help: "Cells whose median shifted for the worse across a schedule's retained runs (change points, not acknowledged).",
+	}, []string{LabelNamespace, LabelSchedule})
 	verdictCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mysqlbench_schedule_cells",
 		Help: "Cells of a schedule's newest compared run by verdict (Regressed, Improved, NoChange, Inconclusive).",
@@ -71,7 +75,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells)
+	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells)
 }
 
 var (
@@ -146,6 +150,11 @@ func RecordComparison(namespace, schedule string, c v1.Comparison) {
 	}
 }
 
+// RecordHistory exports a schedule's change-point analysis.
+func RecordHistory(namespace, schedule string, h v1.History) {
+	shiftedCells.WithLabelValues(namespace, schedule).Set(float64(h.RegressedCells))
+}
+
 // ForgetRun removes the result series of a deleted run.
 func ForgetRun(namespace, name string) {
 	for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95} {
@@ -156,7 +165,7 @@ func ForgetRun(namespace, name string) {
 // ForgetSchedule removes every series of a deleted schedule.
 func ForgetSchedule(namespace, name string) {
 	l := prometheus.Labels{LabelNamespace: namespace, LabelSchedule: name}
-	for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95, regressedCells, comparedCells, verdictCells} {
+	for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95, regressedCells, comparedCells, verdictCells, shiftedCells} {
 		g.DeletePartialMatch(l)
 	}
 	runsTotal.DeletePartialMatch(l)

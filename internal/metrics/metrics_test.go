@@ -470,6 +470,10 @@ func TestRecordComparison(t *testing.T) {
 			t.Errorf("inc %s cells = %v, want %v", verdict, got, want)
 		}
 	}
+	RecordHistory(ns, "inc", v1.History{RegressedCells: 2})
+	if got := testutil.ToFloat64(shiftedCells.WithLabelValues(ns, "inc")); got != 2 {
+		t.Errorf("inc shifted cells = %v, want 2", got)
+	}
 	ForgetSchedule(ns, "inc")
 	for _, name := range []string{"mysqlbench_schedule_regressed_cells", "mysqlbench_schedule_compared_cells"} {
 		if n := len(series(t, ns, name)); n != 2 {
