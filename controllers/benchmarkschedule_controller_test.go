@@ -689,6 +689,48 @@ func TestInconclusiveComparisonAddsRepetitions(t *testing.T) {
 	assertEvents(t, ns, "adapt", "Created")
 }
 
+// A slow drift that no comparison of neighbours shows (-1.5 % a night against a 5 % minimum
+// effect) is found in the schedule's history.
+func TestHistoryCatchesADriftThatNoComparisonShows(t *testing.T) {
+	ns := newNamespace(t)
+	s := startScheduler(t, ns, time.Now())
+	sched := nightly(ns, "drift", "0 * * * *")
+	sched.Spec.SuccessfulRunsHistoryLimit = ptr.To[int32](20)
+	createSchedule(t, sched)
+	h1 := sched.CreationTimestamp.Truncate(time.Hour).Add(time.Hour)
+	name := func(i int) string { return "drift-" + h1.Add(time.Duration(i)*time.Hour).UTC().Format("200601021504") }
+
+	const nights = 10
+	var names []string
+	for i := range nights {
+		s.at("drift", h1.Add(time.Duration(i)*time.Hour+time.Second))
+		names = append(names, name(i))
+		waitRuns(t, ns, "drift", names...)
+		noise := []float64{1.003, 0.997}[i%2]
+		finish(t, ns, name(i), v1.RunSucceeded, cellsOf(10000*(1-0.015*float64(i))*noise, 1.0))
+		run := waitFor(t, ns, name(i), 20*time.Second, "comparison", func(r *v1.BenchmarkRun) bool { return r.Status.Comparison != nil })
+		if c := run.Status.Comparison; c.Verdict == v1.VerdictRegressed {
+			t.Fatalf("night %d regressed against the night before: %s", i, c.Message)
+		}
+	}
+	got := waitSchedule(t, ns, "drift", "the history of the last night", func(s *v1.BenchmarkSchedule) bool {
+		return s.Status.History != nil && s.Status.History.Run == name(nights-1)
+	})
+	h := got.Status.History
+	if h.Runs != nights || h.RegressedCells != 4 || len(h.ChangePoints) != 4 {
+		t.Fatalf("history %+v", h)
+	}
+	for _, cp := range h.ChangePoints {
+		if cp.Metric != v1.AckQPS || !cp.Regressed || cp.ChangePercent > -5 || cp.P >= 0.05 {
+			t.Errorf("change point %+v", cp)
+		}
+	}
+	if cond := condition(got.Status.Conditions, v1.ConditionRegressed); cond.Status != metav1.ConditionFalse {
+		t.Errorf("the Regressed condition stays the newest comparison's: %+v", cond)
+	}
+	assertWarning(t, ns, "drift", controllers.ReasonChangePoint, "4 cells shifted for the worse over the last 10 runs")
+}
+
 func TestThresholdsAndPinnedBaselineAreHonoured(t *testing.T) {
 	ns := newNamespace(t)
 	s := startScheduler(t, ns, time.Now())
