@@ -83,10 +83,13 @@ func (r *BenchmarkRunReconciler) start(tx *transition) {
 		tx.target(t.Name)
 	}
 	run.Status.ResultsConfigMap = specs.ResultsConfigMapName(run)
-	tx.progressing(ReasonRunning, fmt.Sprintf("benchmarking %d targets at %d thread counts",
-		len(run.Spec.Targets), len(run.Spec.Ladder.Threads)))
+	what := fmt.Sprintf("benchmarking %d targets at %d thread counts", len(run.Spec.Targets), len(run.Spec.Ladder.Threads))
+	if reps := run.Spec.RepetitionsOrDefault(); reps > 1 {
+		what += fmt.Sprintf(", %d repetitions", reps)
+	}
+	tx.progressing(ReasonRunning, what)
 	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, ReasonRunning, "the run has not finished")
-	tx.event(normal, "Started", "benchmarking %d targets at %d thread counts", len(run.Spec.Targets), len(run.Spec.Ladder.Threads))
+	tx.event(normal, "Started", "%s", what)
 }
 
 // advanceTarget moves the current target one phase further.
