@@ -33,7 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	qpsDrop := fs.Float64("qps-drop", v1.DefaultQPSDropPercent, "smallest QPS drop that matters, in percent")
 	p95Rise := fs.Float64("p95-rise", v1.DefaultP95RisePercent, "smallest p95 latency rise that matters, in percent")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mysqlbench-compare [flags] BASELINE.yaml RUN.yaml  (BenchmarkRuns as kubectl get -o yaml/json prints them)")
+		_, _ = fmt.Fprintln(stderr, "usage: mysqlbench-compare [flags] BASELINE.yaml RUN.yaml  (BenchmarkRuns as kubectl get -o yaml/json prints them)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -47,17 +47,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for i, path := range fs.Args() {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			fmt.Fprintln(stderr, err)
+			_, _ = fmt.Fprintln(stderr, err)
 			return 1
 		}
 		runs[i] = &v1.BenchmarkRun{}
 		if err := yaml.Unmarshal(data, runs[i]); err != nil || runs[i].Kind != "BenchmarkRun" {
-			fmt.Fprintf(stderr, "%s: not a BenchmarkRun (kind %q): %v\n", path, runs[i].Kind, err)
+			_, _ = fmt.Fprintf(stderr, "%s: not a BenchmarkRun (kind %q): %v\n", path, runs[i].Kind, err)
 			return 1
 		}
 	}
 	res := compare.Compare(runs[1], runs[0], v1.RegressionPolicy{Alpha: alpha, QPSDropPercent: qpsDrop, P95RisePercent: p95Rise})
-	fmt.Fprint(stdout, compare.Markdown(res))
+	if _, err := fmt.Fprint(stdout, compare.Markdown(res)); err != nil {
+		_, _ = fmt.Fprintln(stderr, err)
+		return 1
+	}
 	switch res.Summary.Verdict {
 	case v1.VerdictNoRegression:
 		return 0
