@@ -370,7 +370,12 @@ func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, []stri
 			if i < len(d.Repetitions) {
 				rep = d.Repetitions[i]
 			}
-			dropped[stepKey{d.Target, th, rep}] = d.Bytes / max(1, len(d.Threads))
+			// The remainder goes to the first entries, so the total is exactly the same.
+			share := d.Bytes / len(d.Threads)
+			if i < d.Bytes%len(d.Threads) {
+				share++
+			}
+			dropped[stepKey{d.Target, th, rep}] = share
 		}
 	}
 	return series, dropped, prev.Notes, nil

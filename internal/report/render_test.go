@@ -481,3 +481,32 @@ func TestRenderHugeRepeatedRunAtSeriesBudgetKeepsEverything(t *testing.T) {
 			len(run.Spec.Ladder.Threads), reps, budget, dataSize(data))
 	}
 }
+
+// Dropped series of a run with repetitions name the repetitions, and a re-render keeps them.
+func TestRenderRepeatedRunDropsNameRepetitions(t *testing.T) {
+	run := repeatedRun()
+	stored := storedSeries(t, run, 86400, 300_000) // 18 series of 300 kB: most must go
+	data, err := Render(run, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeResultsJSON(t, data[KeyResultsJSON])
+	if len(d.Dropped) == 0 {
+		t.Fatal("nothing dropped")
+	}
+	for _, dr := range d.Dropped {
+		if len(dr.Repetitions) != len(dr.Threads) {
+			t.Errorf("dropped %+v: a repetition for each thread count wanted", dr)
+		}
+	}
+	if !strings.Contains(data[KeyReportMD], " threads (repetitions ") && !strings.Contains(data[KeyReportMD], "at all 9 steps") {
+		t.Errorf("report.md notes do not name the repetitions:\n%s", data[KeyReportMD][strings.Index(data[KeyReportMD], "## Notes"):])
+	}
+	again, err := Render(run, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(again, data) {
+		t.Error("re-rendering a render with drops changed it")
+	}
+}
