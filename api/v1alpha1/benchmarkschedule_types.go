@@ -35,8 +35,9 @@ const (
 	// ConditionStalled is True when the object cannot make progress without a change from the
 	// user: a failed run, or a schedule whose cron expression or time zone is invalid.
 	ConditionStalled = "Stalled"
-	// ConditionRegressed is True when a run is slower than its baseline beyond the schedule's
-	// thresholds in at least one cell; on the schedule it reflects the last compared run.
+	// ConditionRegressed is True when at least one cell of a run regressed against its baseline
+	// (a significant change of at least the schedule's minimum effect, not acknowledged); on the
+	// schedule it reflects the last compared run.
 	ConditionRegressed = "Regressed"
 )
 
@@ -191,8 +192,8 @@ type BenchmarkScheduleSpec struct {
 	// +optional
 	FailedRunsHistoryLimit *int32 `json:"failedRunsHistoryLimit,omitempty"`
 
-	// Regression holds the thresholds and the baseline of the comparison made when a run
-	// succeeds.
+	// Regression holds the test's level, the minimum effects, the acknowledged regressions and
+	// the baseline of the comparison made when a run succeeds.
 	// +optional
 	Regression RegressionPolicy `json:"regression,omitempty"`
 
