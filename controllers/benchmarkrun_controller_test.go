@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -665,6 +666,83 @@ func TestStepResultArrivingAfterTheJobConditionIsNotAFailure(t *testing.T) {
 	for _, s := range got.Status.Targets[0].Steps {
 		if s.Attempts != 1 || s.QPS.Total != want4.qps {
 			t.Errorf("step %+v: want one attempt with the captured result", s)
+		}
+	}
+}
+
+// Repetitions run the ladder as rounds, ascending then descending, and an operator restart in
+// the middle of a repetition neither loses a step nor measures one twice.
+func TestRepetitionsInterleaveAndSurviveARestart(t *testing.T) {
+	ns := newNamespace(t)
+	op := startOperator(t, ns, operatorOptions{})
+	ok := succeedAll(t)
+	var mu sync.Mutex
+	var ran []string
+	kl := startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		if step := job.Labels[specs.LabelStep]; strings.Contains(step, "s0") {
+			mu.Lock()
+			ran = append(ran, step)
+			mu.Unlock()
+		}
+		return ok(job)
+	})
+	run := baseRun(ns, "reps", 1, 2, 4)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	run.Spec.Repetitions = ptr.To[int32](3)
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "reps", 30*time.Second, "the first step of repetition 2 recorded", func(r *v1.BenchmarkRun) bool {
+		return len(r.Status.Targets) == 1 && len(r.Status.Targets[0].Steps) >= 4
+	})
+	kl.setPaused(true)
+	op.stop()
+	kl.setPaused(false)
+	time.Sleep(300 * time.Millisecond)
+	startOperator(t, ns, operatorOptions{})
+	got := waitFor(t, ns, "reps", 60*time.Second, "the run to finish", finished)
+	if got.Status.Phase != v1.RunSucceeded {
+		t.Fatalf("phase %s: %+v", got.Status.Phase, got.Status)
+	}
+	wantThreads := []int32{1, 2, 4, 4, 2, 1, 1, 2, 4}
+	wantReps := []int32{1, 1, 1, 2, 2, 2, 3, 3, 3}
+	steps := got.Status.Targets[0].Steps
+	if len(steps) != len(wantThreads) {
+		t.Fatalf("%d steps, want %d: %+v", len(steps), len(wantThreads), steps)
+	}
+	for i, s := range steps {
+		if s.Threads != wantThreads[i] || s.Repetition != wantReps[i] || s.Attempts != 1 {
+			t.Errorf("step %d: threads %d repetition %d attempts %d, want %d, %d, 1", i, s.Threads, s.Repetition, s.Attempts,
+				wantThreads[i], wantReps[i])
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := "s01,s02,s03,r2s03,r2s02,r2s01,r3s01,r3s02,r3s03"
+	if strings.Join(ran, ",") != want {
+		t.Errorf("steps ran %v, want each once in the order %s", ran, want)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "reps-results"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Count(cm.Data["results.csv"], "\nmariadb,"); rows != 9 {
+		t.Errorf("results.csv has %d step rows, want 9:\n%s", rows, cm.Data["results.csv"])
+	}
+	// Every repetition reported the captured result: medians equal it, with no spread.
+	cells := got.Status.Targets[0].Cells
+	if len(cells) != 3 {
+		t.Fatalf("status cells %+v, want 3", cells)
+	}
+	for i, c := range cells {
+		if c.Threads != wantThreads[i] || c.N != 3 || c.QPS.Median != want4.qps || c.TPS.Median != want4.tps ||
+			c.P95Ms.Median != want4.p95 || c.QPS.CV != 0 || c.QPS.CIConfidence != 0.75 {
+			t.Errorf("cell %d: %+v", i, c)
+		}
+	}
+	for _, want := range []string{"## Statistics per cell", "| mariadb | 4 | 3 | 17934.04 [17934.04, 17934.04] | 0.0 % |"} {
+		if !strings.Contains(cm.Data["report.md"], want) {
+			t.Errorf("report.md lacks %q:\n%s", want, cm.Data["report.md"])
 		}
 	}
 }

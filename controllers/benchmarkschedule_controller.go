@@ -40,7 +40,11 @@ const (
 	ReasonRegressed       = "Regressed"
 	ReasonNoRegression    = "NoRegression"
 	ReasonNoBaseline      = "NoBaseline"
-	ReasonMissedSchedule  = "MissedSchedule"
+	// ReasonChangePoint: the history of the retained runs shows a sustained harmful shift.
+	ReasonChangePoint = "ChangePoint"
+	// ReasonInconclusive: no cell regressed, but some could not be decided (Regressed=False).
+	ReasonInconclusive   = "Inconclusive"
+	ReasonMissedSchedule = "MissedSchedule"
 )
 
 // runNameTimeLayout is the scheduled time in a run's name: <schedule>-<yyyymmddhhmm>, in UTC.
@@ -93,6 +97,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, err
 	}
 	summarize(sched, children)
+	r.analyseHistory(sched, children)
 	if err := r.prune(ctx, sched, children); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -218,6 +223,36 @@ func summarize(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
 	}
 }
 
+// analyseHistory looks for change points across the retained successful runs once per newly
+// compared run (status.history.run says which run it was done for), and raises a Warning Event
+// for a harmful, unacknowledged shift.
+func (r *BenchmarkScheduleReconciler) analyseHistory(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
+	last := sched.Status.LastComparison
+	if last == nil {
+		return
+	}
+	if h := sched.Status.History; h == nil || h.Run != last.Run {
+		var succeeded []*v1.BenchmarkRun
+		for _, run := range children {
+			if run.Status.Phase == v1.RunSucceeded {
+				succeeded = append(succeeded, run)
+			}
+			if run.Name == last.Run {
+				break
+			}
+		}
+		h := compare.History(succeeded, sched.Spec.Regression)
+		sched.Status.History = &h
+		if h.RegressedCells > 0 {
+			cp := h.ChangePoints[0]
+			r.Recorder.Eventf(sched, corev1.EventTypeWarning, ReasonChangePoint,
+				"%d cells shifted for the worse over the last %d runs; largest: %s at %d threads, %s %+.1f%% since %s (p=%.3g)",
+				h.RegressedCells, h.Runs, cp.Target, cp.Threads, cp.Metric, cp.ChangePercent, cp.Since, cp.P)
+		}
+	}
+	metrics.RecordHistory(sched.Namespace, sched.Name, *sched.Status.History)
+}
+
 // prune deletes the oldest finished runs beyond the history limits. The pinned baseline is never
 // deleted, and neither is the newest successful run (the next run's baseline).
 func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) error {
@@ -332,7 +367,7 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 		}
 	}
 
-	if err := r.createRun(ctx, sched, due); err != nil {
+	if err := r.createRun(ctx, sched, due, lastCompared(sched, children)); err != nil {
 		return ctrl.Result{}, err
 	}
 	return wake, nil
@@ -367,7 +402,25 @@ func lastDue(s cron.Schedule, since, now time.Time) time.Time {
 }
 
 // createRun creates the run for scheduled time due from the template.
-func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.BenchmarkSchedule, due time.Time) error {
+// lastCompared is the newest compared run (status.lastComparison's), or nil.
+func lastCompared(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) *v1.BenchmarkRun {
+	c := sched.Status.LastComparison
+	if c == nil {
+		return nil
+	}
+	for _, run := range children {
+		if run.Name == c.Run {
+			return run
+		}
+	}
+	return nil
+}
+
+// createRun creates the run due at due from the template. With spec.regression.maxRepetitions
+// its repetitions follow the newest compared run (last): raised after an Inconclusive verdict.
+// They are a function of what the schedule's runs say, so a reconcile repeated after a crash
+// creates the same run.
+func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.BenchmarkSchedule, due time.Time, last *v1.BenchmarkRun) error {
 	tmpl := sched.Spec.Template
 	run := &v1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{
@@ -383,6 +436,12 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 	}
 	for k, v := range tmpl.Metadata.Annotations {
 		run.Annotations[k] = v
+	}
+	var raised string
+	if reps := compare.NextRepetitions(tmpl.Spec, sched.Spec.Regression, last); int(reps) != tmpl.Spec.RepetitionsOrDefault() {
+		run.Spec.Repetitions = &reps
+		raised = fmt.Sprintf(" with %d repetitions (the template has %d; %s was compared %s)",
+			reps, tmpl.Spec.RepetitionsOrDefault(), last.Name, compare.Short(*sched.Status.LastComparison))
 	}
 	run.Labels[v1.LabelSchedule] = sched.Name
 	run.Annotations[v1.AnnotationScheduledTime] = due.UTC().Format(time.RFC3339)
@@ -414,7 +473,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 		return fmt.Errorf("create run %s: %w", run.Name, err)
 	default:
 		logf.FromContext(ctx).Info("created scheduled run", "run", run.Name, "scheduledTime", due.UTC().Format(time.RFC3339))
-		r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Created", "created BenchmarkRun %s for %s", run.Name, due.UTC().Format(time.RFC3339))
+		r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Created", "created BenchmarkRun %s for %s%s", run.Name, due.UTC().Format(time.RFC3339), raised)
 		sched.Status.Active = append(sched.Status.Active, run.Name)
 	}
 	sched.Status.LastScheduleTime = &dueTime

@@ -174,15 +174,20 @@ func finish(t *testing.T, ns, name string, phase v1.RunPhase, cells map[string][
 		if _, ok := byTarget[target]; !ok {
 			targets = append(targets, target)
 		}
-		byTarget[target] = append(byTarget[target], v1.StepResult{
-			Threads: threads, TPS: v[0], QPS: v1.QPS{Total: v[0], Read: v[0]},
-			Latency: v1.Latency{MinMs: 0.01, AvgMs: v[1] / 2, P95Ms: v[1], MaxMs: v[1] * 3}, DurationSeconds: 10,
-		})
+		// Five repetitions spread by ±0.4 % around the given values (their median): enough for
+		// the U test to decide at alpha 0.05.
+		for k, f := range []float64{1, 1.002, 0.998, 1.004, 0.996} {
+			qps, p95 := v[0]*f, v[1]/f
+			byTarget[target] = append(byTarget[target], v1.StepResult{
+				Threads: threads, Repetition: int32(k + 1), TPS: qps, QPS: v1.QPS{Total: qps, Read: qps},
+				Latency: v1.Latency{MinMs: 0.01, AvgMs: p95 / 2, P95Ms: p95, MaxMs: p95 * 3}, DurationSeconds: 10,
+			})
+		}
 	}
 	sort.Strings(targets)
 	for _, target := range targets {
 		steps := byTarget[target]
-		sort.Slice(steps, func(i, j int) bool { return steps[i].Threads < steps[j].Threads })
+		sort.SliceStable(steps, func(i, j int) bool { return steps[i].Threads < steps[j].Threads })
 		tp := v1.TargetSucceeded
 		if phase == v1.RunFailed {
 			tp = v1.TargetFailed
@@ -628,8 +633,102 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 	if got.Status.LastComparison == nil || got.Status.LastComparison.Run != name(2) {
 		t.Errorf("lastComparison %+v", got.Status.LastComparison)
 	}
+	// Three nights are too few for a change point; the analysis is recorded for the newest run.
+	got = waitSchedule(t, ns, "reg", "history", func(s *v1.BenchmarkSchedule) bool {
+		return s.Status.History != nil && s.Status.History.Run == name(2)
+	})
+	if h := got.Status.History; h.Runs != 3 || h.RegressedCells != 0 || len(h.ChangePoints) != 0 {
+		t.Errorf("history %+v", h)
+	}
 	assertEvents(t, ns, "reg", "Created", controllers.ReasonNoBaseline, controllers.ReasonNoRegression, controllers.ReasonRegressed)
 	assertWarning(t, ns, "reg", controllers.ReasonRegressed, "mariadb-psoff at 1 threads")
+}
+
+// An Inconclusive comparison makes the next run measure more repetitions, within
+// spec.regression.maxRepetitions.
+func TestInconclusiveComparisonAddsRepetitions(t *testing.T) {
+	ns := newNamespace(t)
+	s := startScheduler(t, ns, time.Now())
+	sched := nightly(ns, "adapt", "0 * * * *")
+	// No minimum effect for QPS: no interval can show "unchanged", so identical runs are
+	// Inconclusive.
+	sched.Spec.Regression = v1.RegressionPolicy{QPSDropPercent: ptr.To(0.0), MaxRepetitions: ptr.To[int32](3)}
+	createSchedule(t, sched)
+	h1 := sched.CreationTimestamp.Truncate(time.Hour).Add(time.Hour)
+	name := func(i int) string { return "adapt-" + h1.Add(time.Duration(i)*time.Hour).UTC().Format("200601021504") }
+
+	var names []string
+	for i := range 2 {
+		s.at("adapt", h1.Add(time.Duration(i)*time.Hour+time.Second))
+		names = append(names, name(i))
+		runs := waitRuns(t, ns, "adapt", names...)
+		if got := runs[i].Spec.RepetitionsOrDefault(); got != 1 {
+			t.Fatalf("run %d: %d repetitions, want the template's 1", i, got)
+		}
+		finish(t, ns, name(i), v1.RunSucceeded, cellsOf(10000, 1.0))
+		waitFor(t, ns, name(i), 20*time.Second, "comparison", func(r *v1.BenchmarkRun) bool { return r.Status.Comparison != nil })
+	}
+	got := waitSchedule(t, ns, "adapt", "verdict Inconclusive", func(s *v1.BenchmarkSchedule) bool { return s.Status.Verdict == "Inconclusive 4/4" })
+	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, controllers.ReasonInconclusive) {
+		t.Errorf("schedule Regressed %+v", condition(got.Status.Conditions, v1.ConditionRegressed))
+	}
+	// Twice the inconclusive run's 1 repetition.
+	s.at("adapt", h1.Add(2*time.Hour+time.Second))
+	runs := waitRuns(t, ns, "adapt", name(0), name(1), name(2))
+	if got := runs[2].Spec.RepetitionsOrDefault(); got != 2 {
+		t.Fatalf("run after an Inconclusive comparison: %d repetitions, want 2", got)
+	}
+	finish(t, ns, name(2), v1.RunSucceeded, cellsOf(10000, 1.0))
+	waitFor(t, ns, name(2), 20*time.Second, "comparison", func(r *v1.BenchmarkRun) bool { return r.Status.Comparison != nil })
+	// Inconclusive again: 4, bounded by maxRepetitions 3.
+	s.at("adapt", h1.Add(3*time.Hour+time.Second))
+	runs = waitRuns(t, ns, "adapt", name(0), name(1), name(2), name(3))
+	if got := runs[3].Spec.RepetitionsOrDefault(); got != 3 {
+		t.Fatalf("run after a second Inconclusive comparison: %d repetitions, want maxRepetitions 3", got)
+	}
+	assertEvents(t, ns, "adapt", "Created")
+}
+
+// A slow drift that no comparison of neighbours shows (-1.5 % a night against a 5 % minimum
+// effect) is found in the schedule's history.
+func TestHistoryCatchesADriftThatNoComparisonShows(t *testing.T) {
+	ns := newNamespace(t)
+	s := startScheduler(t, ns, time.Now())
+	sched := nightly(ns, "drift", "0 * * * *")
+	sched.Spec.SuccessfulRunsHistoryLimit = ptr.To[int32](20)
+	createSchedule(t, sched)
+	h1 := sched.CreationTimestamp.Truncate(time.Hour).Add(time.Hour)
+	name := func(i int) string { return "drift-" + h1.Add(time.Duration(i)*time.Hour).UTC().Format("200601021504") }
+
+	const nights = 10
+	var names []string
+	for i := range nights {
+		s.at("drift", h1.Add(time.Duration(i)*time.Hour+time.Second))
+		names = append(names, name(i))
+		waitRuns(t, ns, "drift", names...)
+		noise := []float64{1.003, 0.997}[i%2]
+		finish(t, ns, name(i), v1.RunSucceeded, cellsOf(10000*(1-0.015*float64(i))*noise, 1.0))
+		run := waitFor(t, ns, name(i), 20*time.Second, "comparison", func(r *v1.BenchmarkRun) bool { return r.Status.Comparison != nil })
+		if c := run.Status.Comparison; c.Verdict == v1.VerdictRegressed {
+			t.Fatalf("night %d regressed against the night before: %s", i, c.Message)
+		}
+	}
+	got := waitSchedule(t, ns, "drift", "the history of the last night", func(s *v1.BenchmarkSchedule) bool {
+		return s.Status.History != nil && s.Status.History.Run == name(nights-1)
+	})
+	h := got.Status.History
+	if h.Runs != nights || h.RegressedCells != 4 || len(h.ChangePoints) != 4 {
+		t.Fatalf("history %+v", h)
+	}
+	for _, cp := range h.ChangePoints {
+		if cp.Metric != v1.AckQPS || !cp.Regressed || cp.ChangePercent > -5 || cp.P >= 0.05 {
+			t.Errorf("change point %+v", cp)
+		}
+	}
+	if cond := condition(got.Status.Conditions, v1.ConditionRegressed); cond.Status != metav1.ConditionFalse {
+		t.Errorf("the Regressed condition stays the newest comparison's: %+v", cond)
+	}
+	assertWarning(t, ns, "drift", controllers.ReasonChangePoint, "4 cells shifted for the worse over the last 10 runs")
 }
 
 func TestThresholdsAndPinnedBaselineAreHonoured(t *testing.T) {
@@ -702,8 +801,14 @@ func TestScheduledRunsEndToEndWithMetrics(t *testing.T) {
 	got := waitScheduleFor(t, ns, "minutely", 200*time.Second, "two compared runs", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.LastComparison != nil && s.Status.LastComparison.Baseline != ""
 	})
-	if c := got.Status.LastComparison; c.Verdict != v1.VerdictNoRegression || c.ComparedCells != 4 {
-		t.Errorf("comparison %+v (identical captured results must not regress)", c)
+	// One repetition a cell: identical captured results must not regress, and no test can call
+	// them unchanged either.
+	if c := got.Status.LastComparison; c.Verdict != v1.VerdictInconclusive || c.ComparedCells != 4 || c.InconclusiveCells != 4 ||
+		c.NeededRepetitions != 4 || got.Status.Verdict != "Inconclusive 4/4" {
+		t.Errorf("comparison %+v, verdict %q", c, got.Status.Verdict)
+	}
+	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, controllers.ReasonInconclusive) {
+		t.Errorf("schedule Regressed %+v", condition(got.Status.Conditions, v1.ConditionRegressed))
 	}
 	run := got.Status.LastComparison.Run
 	// Suspend it so no further run records results while the metrics are read.
@@ -727,6 +832,8 @@ func TestScheduledRunsEndToEndWithMetrics(t *testing.T) {
 		fmt.Sprintf(`mysqlbench_step_duration_seconds_count{namespace="%s",schedule="minutely"}`, ns),
 		fmt.Sprintf(`mysqlbench_schedule_regressed_cells{namespace="%s",schedule="minutely"} 0`, ns),
 		fmt.Sprintf(`mysqlbench_schedule_compared_cells{namespace="%s",schedule="minutely"} 4`, ns),
+		fmt.Sprintf(`mysqlbench_schedule_cells{namespace="%s",schedule="minutely",verdict="Inconclusive"} 4`, ns),
+		fmt.Sprintf(`mysqlbench_schedule_cells{namespace="%s",schedule="minutely",verdict="Regressed"} 0`, ns),
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)

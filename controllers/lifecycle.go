@@ -83,10 +83,13 @@ func (r *BenchmarkRunReconciler) start(tx *transition) {
 		tx.target(t.Name)
 	}
 	run.Status.ResultsConfigMap = specs.ResultsConfigMapName(run)
-	tx.progressing(ReasonRunning, fmt.Sprintf("benchmarking %d targets at %d thread counts",
-		len(run.Spec.Targets), len(run.Spec.Ladder.Threads)))
+	what := fmt.Sprintf("benchmarking %d targets at %d thread counts", len(run.Spec.Targets), len(run.Spec.Ladder.Threads))
+	if reps := run.Spec.RepetitionsOrDefault(); reps > 1 {
+		what += fmt.Sprintf(", %d repetitions", reps)
+	}
+	tx.progressing(ReasonRunning, what)
 	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, ReasonRunning, "the run has not finished")
-	tx.event(normal, "Started", "benchmarking %d targets at %d thread counts", len(run.Spec.Targets), len(run.Spec.Ladder.Threads))
+	tx.event(normal, "Started", "%s", what)
 }
 
 // advanceTarget moves the current target one phase further.
@@ -144,8 +147,10 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 			func(*sysbench.Final) { r.enter(tx, t, ts, v1.TargetRunning) })
 
 	case v1.TargetRunning:
+		// The next step is the count of recorded ones, whatever restarts came in between: a
+		// step (one rung of one repetition) is recorded once and then never measured again.
 		i := len(ts.Steps)
-		if i >= len(run.Spec.Ladder.Threads) {
+		if i >= run.Spec.StepCount() {
 			r.enter(tx, t, ts, v1.TargetCleaningUp)
 			return ctrl.Result{}, nil
 		}
@@ -210,13 +215,19 @@ func phaseMessage(p v1.TargetPhase) string {
 	return string(p)
 }
 
-// describeStep is the status' currentStep for rung i of the ladder, e.g. "3/11 (8 threads)".
+// describeStep is the status' currentStep for step i of a target (in measuring order), e.g.
+// "3/11 (8 threads)", or with repetitions "14/33 (8 threads, repetition 2/3)".
 func describeStep(run *v1.BenchmarkRun, i int) string {
 	threads := run.Spec.Ladder.Threads
-	if i >= len(threads) {
+	total := run.Spec.StepCount()
+	if i >= total {
 		return "cleanup"
 	}
-	return fmt.Sprintf("%d/%d (%d threads)", i+1, len(threads), threads[i])
+	rung, rep := run.Spec.LadderPosition(i)
+	if reps := run.Spec.RepetitionsOrDefault(); reps > 1 {
+		return fmt.Sprintf("%d/%d (%d threads, repetition %d/%d)", i+1, total, threads[rung], rep, reps)
+	}
+	return fmt.Sprintf("%d/%d (%d threads)", i+1, total, threads[rung])
 }
 
 // afterPrepare is the phase after prepare: the warm-up when there is one.

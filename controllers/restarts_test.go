@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -258,5 +259,85 @@ func TestStaleCacheDoesNotRedoATransition(t *testing.T) {
 	}
 	if err := k8s.Get(ctx, stsKey, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the failed target's StatefulSet exists again (err %v)", err)
+	}
+}
+
+// A server restart in the middle of a repetition discards that step only: it is measured again
+// (as the same rung of the same repetition), the others are kept, none is measured twice.
+func TestServerRestartMidRepetitionIsMeasuredAgain(t *testing.T) {
+	probeWith4Tables := strings.Replace(probeMessage, `"threads":1,`, `"threads":1,"tables":4,`, 1)
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	ok := succeedAll(t)
+	var mu sync.Mutex
+	var held types.UID
+	var steps []string
+	startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		step := job.Labels[specs.LabelStep]
+		if strings.Contains(step, "s0") && (len(steps) == 0 || steps[len(steps)-1] != job.Name) {
+			steps = append(steps, job.Name)
+		}
+		if step == "r2s02" && (held == "" || held == job.UID) {
+			held = job.UID // repetition 2 at 2 threads is under way when the server restarts
+			return outcome{pending: true}
+		}
+		if step == "probe" && strings.Contains(job.Name, "-probe-r1") {
+			return outcome{message: probeWith4Tables}
+		}
+		return ok(job)
+	})
+	run := baseRun(ns, "restart-rep", 1, 2, 4)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	run.Spec.Repetitions = ptr.To[int32](2)
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		h := held
+		mu.Unlock()
+		if h != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("repetition 2 at 2 threads never started")
+		}
+	}
+	pod := &corev1.Pod{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, "mariadb") + "-0"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	cs := &pod.Status.ContainerStatuses[0]
+	cs.RestartCount = 1
+	cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
+	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+
+	got := waitFor(t, ns, "restart-rep", 30*time.Second, "the run to finish", finished)
+	ts := got.Status.Targets[0]
+	wantThreads, wantReps := []int32{1, 2, 4, 4, 2, 1}, []int32{1, 1, 1, 2, 2, 2}
+	if got.Status.Phase != v1.RunSucceeded || len(ts.Steps) != len(wantThreads) {
+		t.Fatalf("run %s with %d steps (%s), want Succeeded with 6", got.Status.Phase, len(ts.Steps), ts.Message)
+	}
+	for i, s := range ts.Steps {
+		if s.Threads != wantThreads[i] || s.Repetition != wantReps[i] || s.Attempts != 1 {
+			t.Errorf("step %d: %d threads, repetition %d, %d attempts", i+1, s.Threads, s.Repetition, s.Attempts)
+		}
+	}
+	if ts.ServerRestarts != 1 || ts.LastServerRestart == nil || ts.LastServerRestart.During != "5/6 (2 threads, repetition 2/2)" {
+		t.Errorf("serverRestarts %d, lastServerRestart %+v", ts.ServerRestarts, ts.LastServerRestart)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The held Job of r2s02 (before the restart) and its successor after it; every other step once.
+	want := strings.Join([]string{
+		"restart-rep-mariadb-s01-a0", "restart-rep-mariadb-s02-a0", "restart-rep-mariadb-s03-a0",
+		"restart-rep-mariadb-r2s03-a0", "restart-rep-mariadb-r2s02-a0", "restart-rep-mariadb-r2s02-r1a0", "restart-rep-mariadb-r2s01-r1a0",
+	}, " ")
+	if got := strings.Join(steps, " "); got != want {
+		t.Errorf("step Jobs %s\nwant %s", got, want)
 	}
 }

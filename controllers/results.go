@@ -112,7 +112,7 @@ func resultsConfigMap(run *v1.BenchmarkRun) *corev1.ConfigMap {
 // Storing the same step twice writes the same bytes. A log that cannot be read (the pod is gone,
 // the node is unreachable) costs the series, never the step: the step's numbers come from the
 // termination message, and an Event says what is missing.
-func (r *BenchmarkRunReconciler) storeSeries(ctx context.Context, run *v1.BenchmarkRun, target string, threads int32, pod *corev1.Pod) error {
+func (r *BenchmarkRunReconciler) storeSeries(ctx context.Context, run *v1.BenchmarkRun, target string, threads, rep int32, pod *corev1.Pod) error {
 	log := logf.FromContext(ctx)
 	if pod == nil || r.Logs == nil {
 		return nil
@@ -133,7 +133,7 @@ func (r *BenchmarkRunReconciler) storeSeries(ctx context.Context, run *v1.Benchm
 	if err != nil {
 		return fmt.Errorf("encode series of %s at %d threads: %w", target, threads, err)
 	}
-	return r.updateResults(ctx, run, func(data map[string]string) { data[report.SeriesKey(target, threads)] = encoded })
+	return r.updateResults(ctx, run, func(data map[string]string) { data[report.SeriesKey(target, threads, rep)] = encoded })
 }
 
 // writeResults renders results.json, results.csv and report.md into the results ConfigMap,

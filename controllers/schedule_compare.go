@@ -133,6 +133,8 @@ func regressedCondition(c v1.Comparison) (metav1.ConditionStatus, string) {
 		return metav1.ConditionTrue, ReasonRegressed
 	case v1.VerdictNoBaseline:
 		return metav1.ConditionFalse, ReasonNoBaseline
+	case v1.VerdictInconclusive:
+		return metav1.ConditionFalse, ReasonInconclusive
 	default:
 		return metav1.ConditionFalse, ReasonNoRegression
 	}

@@ -16,6 +16,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -53,14 +54,16 @@ func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t
 	return ctrl.Result{}, nil
 }
 
-// runLadderStep runs rung i of the ladder. Its result reaches the status before the next Job
-// exists: the per-second series is stored first (idempotent, keyed by step), then the status
-// write records the step, and only the reconcile after that creates the next Job.
+// runLadderStep runs step i of the target (in measuring order: a rung of one repetition, see
+// LadderPosition). Its result reaches the status before the next Job exists: the per-second
+// series is stored first (idempotent, keyed by step), then the status write records the step,
+// and only the reconcile after that creates the next Job.
 func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
 	eng engine.Engine, i int) (ctrl.Result, error) {
 	run := tx.run
-	threads := run.Spec.Ladder.Threads[i]
-	step := specs.LadderStep(i)
+	rung, rep := run.Spec.LadderPosition(i)
+	threads := run.Spec.Ladder.Threads[rung]
+	step := specs.LadderStep(rung, rep)
 	sb := sysbench.Step{Phase: sysbench.PhaseRun, Threads: threads, Duration: run.Spec.Ladder.StepDurationOrDefault()}
 	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, sb)
 	if err != nil || !out.done {
@@ -72,15 +75,22 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 		}
 		return r.failedAttempt(ctx, tx, t, ts, eng, describeStep(run, i), out.failure)
 	}
-	if err := r.storeSeries(ctx, run, t.Name, threads, out.pod); err != nil {
+	if err := r.storeSeries(ctx, run, t.Name, threads, rep, out.pod); err != nil {
 		return r.blocked(ctx, tx, t, ts, eng, err)
 	}
 	result := out.final.StepResult()
 	result.Threads = threads
+	if run.Spec.RepetitionsOrDefault() > 1 {
+		result.Repetition = rep
+	}
 	result.Attempts = ts.FailedAttempts + 1
 	result.StartTime = out.job.Status.StartTime
 	result.FinishTime = out.job.Status.CompletionTime
 	ts.Steps = append(ts.Steps, result)
+	if run.Spec.RepetitionsOrDefault() > 1 {
+		// With one repetition a cell is its step: nothing to summarize, no status to spend.
+		ts.Cells = cells.Status(ts.Steps)
+	}
 	ts.FailedAttempts = 0
 	run.Status.CurrentStep = describeStep(run, i+1)
 	tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))

@@ -68,6 +68,44 @@ func (s BenchmarkRunSpec) RetryLimit() int32 {
 	return *s.StepRetryLimit
 }
 
+// RepetitionsOrDefault is how many times each target measures its ladder.
+func (s BenchmarkRunSpec) RepetitionsOrDefault() int {
+	if s.Repetitions == nil || *s.Repetitions < 1 {
+		return 1
+	}
+	return int(*s.Repetitions)
+}
+
+// StepCount is how many steps each target measures: every rung once per repetition.
+func (s BenchmarkRunSpec) StepCount() int {
+	return len(s.Ladder.Threads) * s.RepetitionsOrDefault()
+}
+
+// LadderPosition is the i-th step (0-based, in measuring order) of a target: its rung (0-based
+// index into ladder.threads) and repetition (1-based). The ladder is run as rounds, ascending
+// in odd repetitions and descending in even ones (1 2 4 8, 8 4 2 1, 1 2 4 8, ...), so every
+// rung's repetitions have the same mean position in time over each pair of rounds and a linear
+// drift during the target's time shifts every rung alike instead of favouring the first rungs.
+func (s BenchmarkRunSpec) LadderPosition(i int) (rung int, repetition int32) {
+	n := len(s.Ladder.Threads)
+	if n == 0 {
+		return 0, 1
+	}
+	round, pos := i/n, i%n
+	if round%2 == 1 {
+		pos = n - 1 - pos
+	}
+	return pos, int32(round + 1)
+}
+
+// RepetitionOrDefault is the step's repetition, 1 when unset (results from before repetitions).
+func (r StepResult) RepetitionOrDefault() int32 {
+	if r.Repetition < 1 {
+		return 1
+	}
+	return r.Repetition
+}
+
 // EngineOrDefault is the target's engine, builtin when unset.
 func (t Target) EngineOrDefault() Engine {
 	if t.Engine == "" {
@@ -107,6 +145,17 @@ func (p RegressionPolicy) QPSDropPercentOrDefault() float64 {
 }
 
 // P95RisePercentOrDefault is the p95 latency rise beyond which a cell regressed.
+// DefaultAlpha is the regression test's significance level when spec.regression.alpha is unset.
+const DefaultAlpha = 0.05
+
+// AlphaOrDefault is the significance level of the regression test.
+func (p RegressionPolicy) AlphaOrDefault() float64 {
+	if p.Alpha == nil || *p.Alpha <= 0 {
+		return DefaultAlpha
+	}
+	return *p.Alpha
+}
+
 func (p RegressionPolicy) P95RisePercentOrDefault() float64 {
 	if p.P95RisePercent == nil {
 		return DefaultP95RisePercent

@@ -326,6 +326,7 @@ type Storage struct {
 
 // BenchmarkRunSpec is what to benchmark and how. It cannot change once the run has started.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.repetitions) || self.repetitions <= 1 || size(self.targets) * size(self.ladder.threads) * self.repetitions <= 512",message="with repetitions, targets × ladder.threads × repetitions must be at most 512 steps, so the steps and their statistics fit the run's status and its results ConfigMap: lower repetitions, the ladder or the targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).asApproximateFloat() >= 200.0 * double(has(self.workload.tables) ? self.workload.tables : 1) * double(has(self.workload.tableSize) ? self.workload.tableSize : 10000)",message="workload.tables × workload.tableSize rows need at least 200 bytes each, more than storage.size holds: raise storage.size or lower tables/tableSize",messageExpression="'workload.tables × workload.tableSize needs at least %d bytes (200 bytes per row) but storage.size is %s: raise storage.size (to at least %dGi) or lower tables/tableSize'.format([200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000), string(self.storage.size), (200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) + 1073741823) / 1073741824])"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
@@ -386,6 +387,20 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:default=Enabled
 	// +optional
 	NetworkPolicy NetworkPolicyMode `json:"networkPolicy,omitempty"`
+
+	// Repetitions is how many times each target measures its whole ladder, 1 to 10. Each cell of
+	// the report (one target at one thread count) then has that many independent measurements,
+	// from which the report gives the median, its 95 % confidence interval and the coefficient of
+	// variation, and a comparison tests whether two runs differ (with 1 repetition it cannot:
+	// the verdict is Inconclusive). The ladder is run as rounds, ascending in odd rounds and
+	// descending in even ones, so the repetitions of a cell are spread over the target's time and
+	// a slow drift weighs the same on every rung. With repetitions a run measures at most 512
+	// steps (targets × threads × repetitions).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=1
+	// +optional
+	Repetitions *int32 `json:"repetitions,omitempty"`
 
 	// StepRetryLimit is how many times a failed step (sysbench exited non-zero or gave no final
 	// report) is retried before its target fails, 0 to 10.
@@ -462,6 +477,12 @@ type Latency struct {
 type StepResult struct {
 	// Threads is the step's sysbench thread count.
 	Threads int32 `json:"threads"`
+	// Repetition is which repetition of the ladder (spec.repetitions) the step belongs to,
+	// from 1; unset means 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	Repetition int32 `json:"repetition,omitempty"`
 	// TPS is transactions (sysbench events) per second.
 	TPS float64 `json:"tps"`
 	// QPS is queries per second, in total and split read/write/other.
@@ -483,6 +504,38 @@ type StepResult struct {
 	// FinishTime is when the step's Job finished.
 	// +optional
 	FinishTime *metav1.Time `json:"finishTime,omitempty"`
+}
+
+// MetricStats summarizes one metric of a cell over its repetitions.
+type MetricStats struct {
+	// Median of the repetitions.
+	Median float64 `json:"median"`
+	// CILow and CIHigh bound the confidence interval of the median: two order statistics, no
+	// normality assumed. With fewer than 6 repetitions no interval reaches 95 %: they are then
+	// the minimum and maximum, and CIConfidence says how much less they cover.
+	CILow  float64 `json:"ciLow"`
+	CIHigh float64 `json:"ciHigh"`
+	// CIConfidence is the interval's confidence level, e.g. 0.9688 for 6 repetitions, 0.75 for 3.
+	CIConfidence float64 `json:"ciConfidence"`
+	// CV is the coefficient of variation (sample standard deviation / mean), 0 with one repetition.
+	CV float64 `json:"cv"`
+	// Min and Max of the repetitions.
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// CellStats summarizes the repetitions of one cell: the target at one thread count.
+type CellStats struct {
+	// Threads is the cell's thread count.
+	Threads int32 `json:"threads"`
+	// N is the number of repetitions measured.
+	N int32 `json:"n"`
+	// QPS is total queries per second.
+	QPS MetricStats `json:"qps"`
+	// TPS is transactions per second.
+	TPS MetricStats `json:"tps"`
+	// P95Ms is the p95 latency in milliseconds.
+	P95Ms MetricStats `json:"p95Ms"`
 }
 
 // ServerRestart is a restart of a target's server during its run.
@@ -537,10 +590,20 @@ type TargetStatus struct {
 	// LastServerRestart is when the operator noticed the latest restart, and what it said about it.
 	// +optional
 	LastServerRestart *ServerRestart `json:"lastServerRestart,omitempty"`
-	// Steps are the results of the finished steps, in ladder order.
+	// Steps are the results of the finished steps, in the order they were measured: the ladder
+	// ascending, then (with spec.repetitions) descending, ascending, and so on.
+	// +kubebuilder:validation:MaxItems=512
 	// +listType=atomic
 	// +optional
 	Steps []StepResult `json:"steps,omitempty"`
+	// Cells summarize the steps per thread count (median, confidence interval, coefficient of
+	// variation, min and max of QPS, TPS and p95 latency over the repetitions), thread counts
+	// ascending; updated with every step. Only when spec.repetitions is above 1: with one
+	// repetition each cell is its step.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Cells []CellStats `json:"cells,omitempty"`
 	// StartTime is when the operator started on the target.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

@@ -35,8 +35,9 @@ const (
 	// ConditionStalled is True when the object cannot make progress without a change from the
 	// user: a failed run, or a schedule whose cron expression or time zone is invalid.
 	ConditionStalled = "Stalled"
-	// ConditionRegressed is True when a run is slower than its baseline beyond the schedule's
-	// thresholds in at least one cell; on the schedule it reflects the last compared run.
+	// ConditionRegressed is True when at least one cell of a run regressed against its baseline
+	// (a significant change of at least the schedule's minimum effect, not acknowledged); on the
+	// schedule it reflects the last compared run.
 	ConditionRegressed = "Regressed"
 )
 
@@ -59,26 +60,87 @@ type RunTemplateMetadata struct {
 
 // RegressionPolicy says what counts as a regression when a run is compared with its baseline.
 type RegressionPolicy struct {
-	// QPSDropPercent: a cell (one target at one thread count) regressed when its QPS fell by
-	// more than this percentage of the baseline's, e.g. 5 for "more than 5 % slower".
+	// QPSDropPercent is the smallest QPS drop that matters, as a percentage of the baseline's
+	// median, e.g. 5: a cell (one target at one thread count) regressed when a two-sided
+	// Mann-Whitney U test over the repetitions of both runs finds a difference (p < alpha) and
+	// its median QPS fell by at least this much.
 	// +kubebuilder:default=5
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	QPSDropPercent *float64 `json:"qpsDropPercent,omitempty"`
-	// P95RisePercent: a cell regressed when its 95th percentile latency rose by more than this
-	// percentage of the baseline's, e.g. 10.
+	// P95RisePercent is the smallest rise of the p95 latency's median that matters, e.g. 10; the
+	// same test decides.
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	P95RisePercent *float64 `json:"p95RisePercent,omitempty"`
+	// Alpha is the significance level of the test, from 0.001 to 0.5 (default 0.05): the
+	// largest chance of calling a cell Regressed or Improved when nothing changed. A cell whose
+	// repetitions are too few for the test to ever reach it (1 against 1, 3 against 3 at 0.05)
+	// is Inconclusive, and the comparison says how many repetitions are needed.
+	// +kubebuilder:default=0.05
+	// +kubebuilder:validation:Minimum=0.001
+	// +kubebuilder:validation:Maximum=0.5
+	// +optional
+	Alpha *float64 `json:"alpha,omitempty"`
+	// MaxRepetitions lets the schedule add repetitions, up to this many (1 to 10), when a
+	// comparison is Inconclusive: the next run measures what the test needs (neededRepetitions)
+	// or twice the inconclusive run's repetitions, whichever is more, within this bound and
+	// within the 512 steps a run may have. A run after a decisive comparison keeps its
+	// predecessor's repetitions; the template's repetitions are always the minimum. Unset: every
+	// run measures the template's repetitions.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	MaxRepetitions *int32 `json:"maxRepetitions,omitempty"`
+	// Acknowledged are known regressions that must stop alerting: a Regressed cell (or change
+	// point) they cover counts as acknowledged instead, so it no longer makes the run Regressed.
+	// At most 32.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Acknowledged []Acknowledgement `json:"acknowledged,omitempty"`
 	// BaselineRun pins the BenchmarkRun (same namespace, Succeeded) every run is compared with,
 	// e.g. a run of the last release. When unset, each run is compared with the previous
 	// successful run of this schedule.
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	BaselineRun string `json:"baselineRun,omitempty"`
+}
+
+// AckMetric names the metric an acknowledgement covers.
+// +kubebuilder:validation:Enum=QPS;P95
+type AckMetric string
+
+const (
+	AckQPS AckMetric = "QPS"
+	AckP95 AckMetric = "P95"
+)
+
+// Acknowledgement is a known regression of one target (at one thread count, or all) that must
+// stop alerting.
+type Acknowledgement struct {
+	// Target is the target's name, as in the template.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Target string `json:"target"`
+	// Threads is the thread count; unset: every thread count of the target.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Threads *int32 `json:"threads,omitempty"`
+	// Metric is QPS or P95; unset: both.
+	// +optional
+	Metric AckMetric `json:"metric,omitempty"`
+	// Reason says why the regression is accepted, e.g. a link to the ticket; it is shown in
+	// comparison.md.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Reason string `json:"reason"`
+	// Until ends the acknowledgement: runs that finish after it alert again. Unset: no end.
+	// +optional
+	Until *metav1.Time `json:"until,omitempty"`
 }
 
 // BenchmarkScheduleSpec is when to run which benchmark, and what counts as a regression.
@@ -130,8 +192,8 @@ type BenchmarkScheduleSpec struct {
 	// +optional
 	FailedRunsHistoryLimit *int32 `json:"failedRunsHistoryLimit,omitempty"`
 
-	// Regression holds the thresholds and the baseline of the comparison made when a run
-	// succeeds.
+	// Regression holds the test's level, the minimum effects, the acknowledged regressions and
+	// the baseline of the comparison made when a run succeeds.
 	// +optional
 	Regression RegressionPolicy `json:"regression,omitempty"`
 
@@ -180,15 +242,63 @@ type BenchmarkScheduleStatus struct {
 	// LastComparison is the newest run's comparison with its baseline.
 	// +optional
 	LastComparison *Comparison `json:"lastComparison,omitempty"`
+	// History is the change-point analysis of the retained successful runs: sustained shifts
+	// of a cell's median across several nights, which no single comparison shows.
+	// +optional
+	History *History `json:"history,omitempty"`
+}
+
+// History is the change-point analysis of a schedule's retained successful runs.
+type History struct {
+	// Run is the newest run analysed; the analysis is redone when a newer run is compared.
+	Run string `json:"run"`
+	// Runs is how many successful runs the analysis spans (successfulRunsHistoryLimit bounds
+	// it; with fewer than 8 no shift can be significant at alpha 0.05).
+	Runs int32 `json:"runs"`
+	// RegressedCells counts the cells with a sustained harmful shift (QPS down or p95 up by at
+	// least the minimum effect, p < alpha) that no acknowledgement covers.
+	RegressedCells int32 `json:"regressedCells"`
+	// ChangePoints are up to 10 shifts, harmful unacknowledged ones first, then by size.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	ChangePoints []ChangePoint `json:"changePoints,omitempty"`
+}
+
+// ChangePoint is a sustained shift of one cell's median in a schedule's history.
+type ChangePoint struct {
+	Target  string    `json:"target"`
+	Threads int32     `json:"threads"`
+	Metric  AckMetric `json:"metric"`
+	// Since is the first run at the new level.
+	Since string `json:"since"`
+	// Before and After are the medians of the cell's medians before and since the shift;
+	// ChangePercent is After/Before - 1 in percent.
+	Before        float64 `json:"before"`
+	After         float64 `json:"after"`
+	ChangePercent float64 `json:"changePercent"`
+	// P is the permutation test's p-value.
+	P float64 `json:"p"`
+	// Regressed: the shift is harmful (QPS down, p95 up).
+	// +optional
+	Regressed bool `json:"regressed,omitempty"`
+	// Acknowledged: spec.regression.acknowledged covers it.
+	// +optional
+	Acknowledged bool `json:"acknowledged,omitempty"`
 }
 
 // Verdict of a comparison.
-// +kubebuilder:validation:Enum=Regressed;NoRegression;NoBaseline
+// +kubebuilder:validation:Enum=Regressed;NoRegression;Inconclusive;NoBaseline
 type Verdict string
 
 const (
-	VerdictRegressed    Verdict = "Regressed"
+	// VerdictRegressed: at least one cell regressed.
+	VerdictRegressed Verdict = "Regressed"
+	// VerdictNoRegression: every cell compared is NoChange or Improved.
 	VerdictNoRegression Verdict = "NoRegression"
+	// VerdictInconclusive: no cell regressed, but at least one is Inconclusive (too few
+	// repetitions for its noise).
+	VerdictInconclusive Verdict = "Inconclusive"
 	// VerdictNoBaseline: nothing to compare with (the first run, or no common cells).
 	VerdictNoBaseline Verdict = "NoBaseline"
 )
@@ -201,15 +311,33 @@ type Comparison struct {
 	// Baseline is the run it was compared with; empty when there was none.
 	// +optional
 	Baseline string `json:"baseline,omitempty"`
-	// Verdict: Regressed, NoRegression or NoBaseline.
+	// Verdict: Regressed (a cell regressed), Inconclusive (none regressed, some inconclusive),
+	// NoRegression or NoBaseline.
 	Verdict Verdict `json:"verdict"`
 	// ComparedCells counts the cells both runs measured.
 	ComparedCells int32 `json:"comparedCells"`
-	// RegressedCells counts the cells beyond a threshold.
+	// RegressedCells, ImprovedCells, NoChangeCells and InconclusiveCells count the cells of
+	// each verdict; they add up to ComparedCells.
 	RegressedCells int32 `json:"regressedCells"`
-	// QPSDropPercent and P95RisePercent are the thresholds applied.
+	// +optional
+	ImprovedCells int32 `json:"improvedCells,omitempty"`
+	// +optional
+	NoChangeCells int32 `json:"noChangeCells,omitempty"`
+	// +optional
+	InconclusiveCells int32 `json:"inconclusiveCells,omitempty"`
+	// AcknowledgedCells counts regressed cells that spec.regression.acknowledged covers: they
+	// do not make the run Regressed.
+	// +optional
+	AcknowledgedCells int32 `json:"acknowledgedCells,omitempty"`
+	// NeededRepetitions is set when cells were inconclusive because there were too few
+	// repetitions for the test to reach alpha: the repetitions per run that can.
+	// +optional
+	NeededRepetitions int32 `json:"neededRepetitions,omitempty"`
+	// QPSDropPercent and P95RisePercent are the minimum effects applied, Alpha the test's level.
 	QPSDropPercent float64 `json:"qpsDropPercent"`
 	P95RisePercent float64 `json:"p95RisePercent"`
+	// +optional
+	Alpha float64 `json:"alpha,omitempty"`
 	// Worst are up to five regressed cells, worst first.
 	// +listType=atomic
 	// +optional
@@ -219,16 +347,56 @@ type Comparison struct {
 	Message string `json:"message,omitempty"`
 }
 
+// CellVerdict is the verdict on one cell of a comparison.
+// +kubebuilder:validation:Enum=Regressed;Improved;NoChange;Inconclusive
+type CellVerdict string
+
+const (
+	CellRegressed    CellVerdict = "Regressed"
+	CellImproved     CellVerdict = "Improved"
+	CellNoChange     CellVerdict = "NoChange"
+	CellInconclusive CellVerdict = "Inconclusive"
+)
+
 // CellChange is one target at one thread count, against the baseline.
 type CellChange struct {
 	Target  string `json:"target"`
 	Threads int32  `json:"threads"`
-	// BaselineQPS and QPS are the total queries per second of baseline and run.
+	// Verdict of the cell: Regressed when QPS or p95 latency regressed, else Inconclusive when
+	// either is, else Improved when either improved, else NoChange.
+	// +optional
+	Verdict CellVerdict `json:"verdict,omitempty"`
+	// QPSVerdict and P95Verdict are the verdicts of the two metrics.
+	// +optional
+	QPSVerdict CellVerdict `json:"qpsVerdict,omitempty"`
+	// +optional
+	P95Verdict CellVerdict `json:"p95Verdict,omitempty"`
+	// Acknowledged: the cell regressed, but spec.regression.acknowledged covers every metric
+	// that did; AcknowledgedReason is the acknowledgement's reason.
+	// +optional
+	Acknowledged bool `json:"acknowledged,omitempty"`
+	// +optional
+	AcknowledgedReason string `json:"acknowledgedReason,omitempty"`
+	// BaselineN and N are the repetitions of the cell in the baseline and the run.
+	// +optional
+	BaselineN int32 `json:"baselineN,omitempty"`
+	// +optional
+	N int32 `json:"n,omitempty"`
+	// QPSP and P95P are the p-values of the U test on QPS and p95 latency.
+	// +optional
+	QPSP float64 `json:"qpsP,omitempty"`
+	// +optional
+	P95P float64 `json:"p95P,omitempty"`
+	// NeededRepetitions: for an Inconclusive cell with too few repetitions to reach alpha, the
+	// repetitions per run that can.
+	// +optional
+	NeededRepetitions int32 `json:"neededRepetitions,omitempty"`
+	// BaselineQPS and QPS are the medians of the total queries per second of baseline and run.
 	BaselineQPS float64 `json:"baselineQPS"`
 	QPS         float64 `json:"qps"`
 	// QPSChangePercent is (QPS - BaselineQPS) / BaselineQPS x 100: negative is slower.
 	QPSChangePercent float64 `json:"qpsChangePercent"`
-	// BaselineP95Ms and P95Ms are the 95th percentile latencies; 0 when not measured.
+	// BaselineP95Ms and P95Ms are the medians of the 95th percentile latencies; 0 when not measured.
 	// +optional
 	BaselineP95Ms float64 `json:"baselineP95Ms,omitempty"`
 	// +optional
@@ -236,7 +404,7 @@ type CellChange struct {
 	// P95ChangePercent is (P95Ms - BaselineP95Ms) / BaselineP95Ms x 100: positive is slower.
 	// +optional
 	P95ChangePercent float64 `json:"p95ChangePercent,omitempty"`
-	// Regressed is true when the QPS drop or the p95 rise crossed its threshold.
+	// Regressed is true when Verdict is Regressed and the cell is not acknowledged.
 	// +optional
 	Regressed bool `json:"regressed,omitempty"`
 }

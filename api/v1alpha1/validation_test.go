@@ -221,6 +221,17 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			`Unsupported value: "Sometimes"`},
 		{"retry limit too high", func(r *v1.BenchmarkRun) { r.Spec.StepRetryLimit = ptr.To[int32](11) },
 			"should be less than or equal to 10"},
+		{"repetitions zero", func(r *v1.BenchmarkRun) { r.Spec.Repetitions = ptr.To[int32](0) },
+			"spec.repetitions: Invalid value: 0"},
+		{"repetitions too many", func(r *v1.BenchmarkRun) { r.Spec.Repetitions = ptr.To[int32](11) },
+			"should be less than or equal to 10"},
+		{"too many steps with repetitions", func(r *v1.BenchmarkRun) {
+			r.Spec.Repetitions = ptr.To[int32](10)
+			r.Spec.Ladder.Threads = nil
+			for i := int32(1); i <= 26; i++ { // 2 targets × 26 rungs × 10 = 520 steps
+				r.Spec.Ladder.Threads = append(r.Spec.Ladder.Threads, i)
+			}
+		}, "with repetitions, targets × ladder.threads × repetitions must be at most 512 steps"},
 		{"percona options on a builtin target", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets[0].Percona = &v1.PerconaOptions{Proxy: v1.PerconaProxyHAProxy}
 		}, "percona is only read for engines percona-server and percona-xtradb-cluster"},
@@ -408,6 +419,9 @@ func TestValidationAppliesDefaults(t *testing.T) {
 	}
 	if got.Spec.Cleanup != v1.CleanupAlways || got.Spec.StepRetryLimit == nil || *got.Spec.StepRetryLimit != 2 {
 		t.Errorf("cleanup/retry defaults: got %q/%v", got.Spec.Cleanup, got.Spec.StepRetryLimit)
+	}
+	if got.Spec.Repetitions == nil || *got.Spec.Repetitions != 1 {
+		t.Errorf("repetitions default: got %v, want 1", got.Spec.Repetitions)
 	}
 	if got.Spec.Placement.Database.Exclusive == nil || !*got.Spec.Placement.Database.Exclusive {
 		t.Errorf("placement.database.exclusive should default to true")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -18,8 +19,17 @@ type meas struct {
 	p95     float64
 }
 
-// mkRun builds a run named name whose status holds cells, grouped by target in first-seen order.
-func mkRun(name string, cells ...meas) *v1.BenchmarkRun {
+// jitter are the repetitions' factors around a cell's value: their median is exactly 1 and they
+// spread by ±0.4 % (a quiet machine), so two runs of the same values overlap completely and runs
+// 1 % apart do not overlap at all.
+var jitter = []float64{1, 1.002, 0.998, 1.004, 0.996}
+
+// mkRun builds a run named name whose status holds cells, grouped by target in first-seen order,
+// each measured 5 times (see jitter).
+func mkRun(name string, cells ...meas) *v1.BenchmarkRun { return mkRunN(name, len(jitter), cells...) }
+
+// mkRunN is mkRun with n repetitions (n <= len(jitter)).
+func mkRunN(name string, n int, cells ...meas) *v1.BenchmarkRun {
 	r := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
 	idx := map[string]int{}
 	for _, c := range cells {
@@ -29,11 +39,14 @@ func mkRun(name string, cells ...meas) *v1.BenchmarkRun {
 			idx[c.target] = i
 			r.Status.Targets = append(r.Status.Targets, v1.TargetStatus{Name: c.target})
 		}
-		r.Status.Targets[i].Steps = append(r.Status.Targets[i].Steps, v1.StepResult{
-			Threads: c.threads,
-			QPS:     v1.QPS{Total: c.qps},
-			Latency: v1.Latency{P95Ms: c.p95},
-		})
+		for k := range n {
+			r.Status.Targets[i].Steps = append(r.Status.Targets[i].Steps, v1.StepResult{
+				Threads:    c.threads,
+				Repetition: int32(k + 1),
+				QPS:        v1.QPS{Total: c.qps * jitter[k]},
+				Latency:    v1.Latency{P95Ms: c.p95 / jitter[k]},
+			})
+		}
 	}
 	return r
 }
@@ -113,7 +126,7 @@ func TestCompareIdentical(t *testing.T) {
 	if s.Baseline != "run-1" || s.Run != "run-2" {
 		t.Errorf("Run, Baseline = %q, %q", s.Run, s.Baseline)
 	}
-	wantMsg := "0 of 6 cells regressed against run-1 (QPS drop > 5%, p95 rise > 10%)"
+	wantMsg := "0 of 6 cells regressed against run-1 (U test at alpha 0.05, minimum effect QPS -5%, p95 +10%; 0 improved, 6 unchanged, 0 inconclusive)"
 	if s.Message != wantMsg {
 		t.Errorf("Message = %q, want %q", s.Message, wantMsg)
 	}
@@ -121,7 +134,8 @@ func TestCompareIdentical(t *testing.T) {
 		t.Errorf("Short = %q, want OK 0/6", got)
 	}
 	for _, c := range res.Cells {
-		if c.Regressed || c.QPSChangePercent != 0 || c.P95ChangePercent != 0 || c.BaselineP95Ms != 5 || c.P95Ms != 5 {
+		if c.Regressed || c.Verdict != v1.CellNoChange || c.QPSChangePercent != 0 || c.P95ChangePercent != 0 || c.BaselineP95Ms != 5 || c.P95Ms != 5 ||
+			c.N != 5 || c.BaselineN != 5 || c.QPSP != 1 {
 			t.Errorf("identical cell %+v: want unchanged, not regressed, p95 5 on both sides", c)
 		}
 	}
@@ -134,32 +148,34 @@ func TestCompareCell(t *testing.T) {
 		policy         v1.RegressionPolicy
 		baseQPS, qps   float64
 		baseP95, p95   float64
-		wantRegressed  bool
+		want           v1.CellVerdict
+		wantNeeded     int32
 		wantQPSChange  float64
 		wantP95Change  float64
 		wantP95Compare bool
 	}{
-		{name: "unchanged", baseQPS: 1000, qps: 1000, baseP95: 5, p95: 5, wantQPSChange: 0, wantP95Compare: true},
-		{name: "QPS improved", baseQPS: 1000, qps: 1200, baseP95: 5, p95: 5, wantQPSChange: 20, wantP95Compare: true},
-		{name: "QPS drop exactly at 5% is not regressed", baseQPS: 1000, qps: 950, baseP95: 5, p95: 5, wantQPSChange: -5, wantP95Compare: true},
-		{name: "QPS drop at 5% with inexact floats is not regressed", baseQPS: 1234, qps: 1172.3, baseP95: 5, p95: 5, wantQPSChange: -5, wantP95Compare: true},
-		// The threshold applies to the unrounded drop: 5.01% displays as -5.0% but regressed.
-		{name: "QPS drop just beyond 5% regresses", baseQPS: 1000, qps: 949.9, baseP95: 5, p95: 5, wantRegressed: true, wantQPSChange: -5, wantP95Compare: true},
-		{name: "QPS drop 10% regresses", baseQPS: 1000, qps: 900, baseP95: 5, p95: 5, wantRegressed: true, wantQPSChange: -10, wantP95Compare: true},
-		{name: "QPS drop regresses even when p95 improved", baseQPS: 1000, qps: 900, baseP95: 5, p95: 4, wantRegressed: true, wantQPSChange: -10, wantP95Change: -20, wantP95Compare: true},
-		{name: "p95 rise exactly at 10% is not regressed", baseQPS: 1000, qps: 1000, baseP95: 20, p95: 22, wantP95Change: 10, wantP95Compare: true},
-		{name: "p95 rise at 10% with inexact floats is not regressed", baseQPS: 1000, qps: 1000, baseP95: 2, p95: 2.2, wantP95Change: 10, wantP95Compare: true},
-		{name: "p95 rise beyond 10% regresses with QPS unchanged", baseQPS: 1000, qps: 1000, baseP95: 20, p95: 22.1, wantRegressed: true, wantP95Change: 10.5, wantP95Compare: true},
-		{name: "p95 missing in baseline is not compared", baseQPS: 1000, qps: 1000, baseP95: 0, p95: 100},
-		{name: "p95 missing in run is not compared", baseQPS: 1000, qps: 1000, baseP95: 5, p95: 0},
-		{name: "p95 missing still compares QPS", baseQPS: 1000, qps: 800, baseP95: 0, p95: 5, wantRegressed: true, wantQPSChange: -20},
-		{name: "custom QPS 2.5%: drop 3% regresses", policy: v1.RegressionPolicy{QPSDropPercent: f(2.5)}, baseQPS: 1000, qps: 970, baseP95: 5, p95: 5, wantRegressed: true, wantQPSChange: -3, wantP95Compare: true},
-		{name: "custom QPS 2.5%: drop exactly 2.5% is not regressed", policy: v1.RegressionPolicy{QPSDropPercent: f(2.5)}, baseQPS: 1000, qps: 975, baseP95: 5, p95: 5, wantQPSChange: -2.5, wantP95Compare: true},
-		{name: "custom QPS 0%: any drop regresses", policy: v1.RegressionPolicy{QPSDropPercent: f(0)}, baseQPS: 1000, qps: 999, baseP95: 5, p95: 5, wantRegressed: true, wantQPSChange: -0.1, wantP95Compare: true},
-		{name: "custom QPS 0%: no drop is not regressed", policy: v1.RegressionPolicy{QPSDropPercent: f(0)}, baseQPS: 1000, qps: 1000, baseP95: 5, p95: 5, wantP95Compare: true},
-		{name: "custom p95 0%: any rise regresses", policy: v1.RegressionPolicy{P95RisePercent: f(0)}, baseQPS: 1000, qps: 1000, baseP95: 10, p95: 10.1, wantRegressed: true, wantP95Change: 1, wantP95Compare: true},
-		{name: "custom p95 50%: rise 40% is not regressed", policy: v1.RegressionPolicy{P95RisePercent: f(50)}, baseQPS: 1000, qps: 1000, baseP95: 10, p95: 14, wantP95Change: 40, wantP95Compare: true},
-		{name: "custom QPS 20%: drop 10% is not regressed", policy: v1.RegressionPolicy{QPSDropPercent: f(20)}, baseQPS: 1000, qps: 900, baseP95: 5, p95: 5, wantQPSChange: -10, wantP95Compare: true},
+		{name: "unchanged", baseQPS: 1000, qps: 1000, baseP95: 5, p95: 5, want: v1.CellNoChange, wantQPSChange: 0, wantP95Compare: true},
+		{name: "QPS improved", baseQPS: 1000, qps: 1200, baseP95: 5, p95: 5, want: v1.CellImproved, wantQPSChange: 20, wantP95Compare: true},
+		// A significant change below the minimum effect does not matter.
+		{name: "QPS drop 4.9% is significant but below 5%", baseQPS: 1000, qps: 951, baseP95: 5, p95: 5, want: v1.CellNoChange, wantQPSChange: -4.9, wantP95Compare: true},
+		{name: "QPS drop of 5% reaches the minimum effect", baseQPS: 1000, qps: 950, baseP95: 5, p95: 5, want: v1.CellRegressed, wantQPSChange: -5, wantP95Compare: true},
+		{name: "QPS drop 10% regresses", baseQPS: 1000, qps: 900, baseP95: 5, p95: 5, want: v1.CellRegressed, wantQPSChange: -10, wantP95Compare: true},
+		{name: "QPS drop regresses even when p95 improved", baseQPS: 1000, qps: 900, baseP95: 5, p95: 4, want: v1.CellRegressed, wantQPSChange: -10, wantP95Change: -20, wantP95Compare: true},
+		{name: "p95 rise 9% is below 10%", baseQPS: 1000, qps: 1000, baseP95: 20, p95: 21.8, want: v1.CellNoChange, wantP95Change: 9, wantP95Compare: true},
+		{name: "p95 rise 10.5% regresses with QPS unchanged", baseQPS: 1000, qps: 1000, baseP95: 20, p95: 22.1, want: v1.CellRegressed, wantP95Change: 10.5, wantP95Compare: true},
+		{name: "p95 missing in baseline is not compared", baseQPS: 1000, qps: 1000, baseP95: 0, p95: 100, want: v1.CellNoChange},
+		{name: "p95 missing in run is not compared", baseQPS: 1000, qps: 1000, baseP95: 5, p95: 0, want: v1.CellNoChange},
+		{name: "p95 missing still compares QPS", baseQPS: 1000, qps: 800, baseP95: 0, p95: 5, want: v1.CellRegressed, wantQPSChange: -20},
+		{name: "custom QPS 2.5%: drop 3% regresses", policy: v1.RegressionPolicy{QPSDropPercent: f(2.5)}, baseQPS: 1000, qps: 970, baseP95: 5, p95: 5, want: v1.CellRegressed, wantQPSChange: -3, wantP95Compare: true},
+		{name: "custom QPS 2.5%: drop 2% does not", policy: v1.RegressionPolicy{QPSDropPercent: f(2.5)}, baseQPS: 1000, qps: 980, baseP95: 5, p95: 5, want: v1.CellNoChange, wantQPSChange: -2, wantP95Compare: true},
+		{name: "custom QPS 0%: any significant drop regresses", policy: v1.RegressionPolicy{QPSDropPercent: f(0)}, baseQPS: 1000, qps: 990, baseP95: 5, p95: 5, want: v1.CellRegressed, wantQPSChange: -1, wantP95Compare: true},
+		// With no minimum effect no interval can rule out a change: not NoChange.
+		{name: "custom QPS 0%: no drop is inconclusive", policy: v1.RegressionPolicy{QPSDropPercent: f(0)}, baseQPS: 1000, qps: 1000, baseP95: 5, p95: 5, want: v1.CellInconclusive, wantP95Compare: true},
+		{name: "custom p95 0%: a significant rise regresses", policy: v1.RegressionPolicy{P95RisePercent: f(0)}, baseQPS: 1000, qps: 1000, baseP95: 10, p95: 10.1, want: v1.CellRegressed, wantP95Change: 1, wantP95Compare: true},
+		{name: "custom p95 50%: rise 40% is not regressed", policy: v1.RegressionPolicy{P95RisePercent: f(50)}, baseQPS: 1000, qps: 1000, baseP95: 10, p95: 14, want: v1.CellNoChange, wantP95Change: 40, wantP95Compare: true},
+		{name: "custom QPS 20%: drop 10% is not regressed", policy: v1.RegressionPolicy{QPSDropPercent: f(20)}, baseQPS: 1000, qps: 900, baseP95: 5, p95: 5, want: v1.CellNoChange, wantQPSChange: -10, wantP95Compare: true},
+		// Alpha 0.005 is out of reach of 5 against 5 repetitions (best p 0.0079).
+		{name: "alpha below what 5 repetitions can reach", policy: v1.RegressionPolicy{Alpha: f(0.005)}, baseQPS: 1000, qps: 900, baseP95: 5, p95: 5, want: v1.CellInconclusive, wantQPSChange: -10, wantP95Compare: true, wantNeeded: 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,8 +194,9 @@ func TestCompareCell(t *testing.T) {
 			if c.Target != "mysql80" || c.Threads != 16 || c.BaselineQPS != tt.baseQPS || c.QPS != tt.qps {
 				t.Errorf("cell = %+v, want mysql80@16 with QPS %v -> %v", c, tt.baseQPS, tt.qps)
 			}
-			if c.Regressed != tt.wantRegressed {
-				t.Errorf("Regressed = %v, want %v (cell %+v)", c.Regressed, tt.wantRegressed, c)
+			if c.Verdict != tt.want || c.Regressed != (tt.want == v1.CellRegressed) || c.NeededRepetitions != tt.wantNeeded {
+				t.Errorf("Verdict = %s, Regressed = %v, needed %d; want %s, needed %d (cell %+v)",
+					c.Verdict, c.Regressed, c.NeededRepetitions, tt.want, tt.wantNeeded, c)
 			}
 			if c.QPSChangePercent != tt.wantQPSChange {
 				t.Errorf("QPSChangePercent = %v, want %v", c.QPSChangePercent, tt.wantQPSChange)
@@ -195,13 +212,17 @@ func TestCompareCell(t *testing.T) {
 				t.Errorf("p95 compared (%v -> %v) although one side lacks it", c.BaselineP95Ms, c.P95Ms)
 			}
 			wantVerdict, wantRegressed := v1.VerdictNoRegression, int32(0)
-			if tt.wantRegressed {
+			switch tt.want {
+			case v1.CellRegressed:
 				wantVerdict, wantRegressed = v1.VerdictRegressed, 1
+			case v1.CellInconclusive:
+				wantVerdict = v1.VerdictInconclusive
 			}
-			if s.Verdict != wantVerdict || s.RegressedCells != wantRegressed {
-				t.Errorf("Verdict = %q with %d regressed, want %q with %d", s.Verdict, s.RegressedCells, wantVerdict, wantRegressed)
+			if s.Verdict != wantVerdict || s.RegressedCells != wantRegressed ||
+				s.RegressedCells+s.ImprovedCells+s.NoChangeCells+s.InconclusiveCells != 1 {
+				t.Errorf("Verdict = %q with %d regressed, want %q with %d (%+v)", s.Verdict, s.RegressedCells, wantVerdict, wantRegressed, s)
 			}
-			if tt.wantRegressed && (len(s.Worst) != 1 || s.Worst[0] != c) {
+			if tt.want == v1.CellRegressed && (len(s.Worst) != 1 || s.Worst[0] != c) {
 				t.Errorf("Worst = %+v, want the regressed cell", s.Worst)
 			}
 		})
@@ -374,8 +395,8 @@ func TestCompareWorst(t *testing.T) {
 			if len(s.Worst) > MaxWorst {
 				t.Errorf("len(Worst) = %d, above MaxWorst %d", len(s.Worst), MaxWorst)
 			}
-			wantPrefix := fmt.Sprintf("%d of 24 cells regressed against base (QPS drop > 5%%, p95 rise > 10%%); worst: %s",
-				n, Describe(s.Worst[0]))
+			wantPrefix := fmt.Sprintf("%d of 24 cells regressed against base (U test at alpha 0.05, minimum effect QPS -5%%, p95 +10%%; "+
+				"0 improved, %d unchanged, 0 inconclusive); worst: %s", n, 24-n, Describe(s.Worst[0]))
 			if !strings.HasPrefix(s.Message, wantPrefix) {
 				t.Errorf("Message = %q, want prefix %q", s.Message, wantPrefix)
 			}
@@ -424,6 +445,7 @@ func TestShort(t *testing.T) {
 	}{
 		{v1.Comparison{Verdict: v1.VerdictRegressed, RegressedCells: 3, ComparedCells: 24}, "Regressed 3/24"},
 		{v1.Comparison{Verdict: v1.VerdictNoRegression, ComparedCells: 24}, "OK 0/24"},
+		{v1.Comparison{Verdict: v1.VerdictInconclusive, InconclusiveCells: 5, ComparedCells: 24}, "Inconclusive 5/24"},
 		{v1.Comparison{Verdict: v1.VerdictNoBaseline}, "NoBaseline"},
 		{v1.Comparison{Verdict: v1.VerdictNoBaseline, Baseline: "x"}, "NoBaseline"},
 		{v1.Comparison{}, "NoBaseline"},
@@ -474,13 +496,14 @@ func TestMarkdown(t *testing.T) {
 
 	for _, want := range []string{
 		"# run-2 vs run-1\n",
-		"QPS dropped by more than 2.5% or its p95 latency rose by more than 10%.",
+		"median QPS dropped by at least 2.5% or its median p95 latency rose by at least 10%",
 		"**Verdict: regressed**: 2 of 4 cells regressed against run-1",
-		"| target | threads | baseline QPS | QPS | QPS change | baseline p95 ms | p95 ms | p95 change | |\n",
-		"| mysql80 | 1 | 100.0 | 100.0 | +0.0% | 1.00 | 1.00 | +0.0% |  |\n",
-		"| mysql80 | 8 | 800.0 | 700.0 | -12.5% | 2.00 | 2.00 | +0.0% | **regressed** |\n",
-		"| mysql80 | 64 | 3000.0 | 3100.0 | +3.3% | - | - | - |  |\n",
-		"| mysql84 | 8 | 900.0 | 900.0 | +0.0% | 2.00 | 2.50 | +25.0% | **regressed** |\n",
+		"| 2 | 1 | 1 | 0 | 0 | 4 |\n",
+		"| target | threads | n (baseline/run) | baseline QPS | QPS | QPS change | p | baseline p95 ms | p95 ms | p95 change | p | verdict |\n",
+		"| mysql80 | 1 | 5/5 | 100.0 | 100.0 | +0.0% | 1 | 1.000 | 1.000 | +0.0% | 1 | unchanged |\n",
+		"| mysql80 | 8 | 5/5 | 800.0 | 700.0 | -12.5% | 0.0079 | 2.000 | 2.000 | +0.0% | 1 | **regressed** |\n",
+		"| mysql80 | 64 | 5/5 | 3000.0 | 3100.0 | +3.3% | 0.0079 | - | - | - | - | improved |\n",
+		"| mysql84 | 8 | 5/5 | 900.0 | 900.0 | +0.0% | 1 | 2.000 | 2.500 | +25.0% | 0.0079 | **regressed** |\n",
 		"Not in the baseline (not compared): mariadb@8\n",
 		"Measured by the baseline only (not compared): mysql57@8\n",
 	} {
@@ -491,7 +514,8 @@ func TestMarkdown(t *testing.T) {
 
 	var rows, marked int
 	for _, line := range strings.Split(md, "\n") {
-		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| target |") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| target |") || strings.HasPrefix(line, "| regressed |") ||
+			strings.HasPrefix(line, "| 2 |") {
 			continue
 		}
 		rows++
@@ -527,5 +551,125 @@ func TestMarkdownNoRegression(t *testing.T) {
 		if strings.Contains(md, unwanted) {
 			t.Errorf("Markdown has %q:\n%s", unwanted, md)
 		}
+	}
+}
+
+// Single measurements, as every run had before repetitions: no test can tell noise from a change,
+// so a 17.8 % drop (what noise alone did to one smoke run) is Inconclusive, not Regressed, and the
+// comparison says how many repetitions a verdict needs.
+func TestCompareTooFewRepetitionsIsInconclusive(t *testing.T) {
+	for _, tc := range []struct {
+		n          int
+		wantNeeded int32
+	}{{1, 4}, {3, 4}} {
+		base := mkRunN("run-1", tc.n, meas{"mysql80", 1, 1000, 2}, meas{"mysql80", 8, 8000, 3})
+		run := mkRunN("run-2", tc.n, meas{"mysql80", 1, 822, 2}, meas{"mysql80", 8, 8000, 3})
+		res := Compare(run, base, v1.RegressionPolicy{})
+		s := res.Summary
+		if s.Verdict != v1.VerdictInconclusive || s.RegressedCells != 0 || s.InconclusiveCells != 2 || s.NeededRepetitions != tc.wantNeeded {
+			t.Errorf("n=%d: %+v", tc.n, s)
+		}
+		if c := res.Cells[0]; c.Verdict != v1.CellInconclusive || c.QPSChangePercent != -17.8 || c.NeededRepetitions != tc.wantNeeded {
+			t.Errorf("n=%d: cell %+v", tc.n, c)
+		}
+		if got := Short(s); got != "Inconclusive 2/2" {
+			t.Errorf("n=%d: Short = %q", tc.n, got)
+		}
+		md := Markdown(res)
+		for _, want := range []string{"**Verdict: inconclusive**", "set spec.repetitions to at least 4", "inconclusive (needs 4 repetitions)"} {
+			if !strings.Contains(md, want) {
+				t.Errorf("n=%d: Markdown lacks %q:\n%s", tc.n, want, md)
+			}
+		}
+		if !strings.Contains(s.Message, "the test needs at least 4 repetitions per run") {
+			t.Errorf("n=%d: Message = %q", tc.n, s.Message)
+		}
+	}
+}
+
+func TestNextRepetitions(t *testing.T) {
+	spec := func(targets, threads int, reps int32) v1.BenchmarkRunSpec {
+		s := v1.BenchmarkRunSpec{Repetitions: &reps}
+		for i := range targets {
+			s.Targets = append(s.Targets, v1.Target{Name: fmt.Sprint("t", i)})
+		}
+		for i := range threads {
+			s.Ladder.Threads = append(s.Ladder.Threads, int32(i+1))
+		}
+		return s
+	}
+	last := func(reps int32, verdict v1.Verdict, needed int32) *v1.BenchmarkRun {
+		r := &v1.BenchmarkRun{Spec: v1.BenchmarkRunSpec{Repetitions: &reps}}
+		if verdict != "" {
+			r.Status.Comparison = &v1.Comparison{Verdict: verdict, NeededRepetitions: needed}
+		}
+		return r
+	}
+	max8 := v1.RegressionPolicy{MaxRepetitions: ptrTo[int32](8)}
+	for _, tc := range []struct {
+		name     string
+		template v1.BenchmarkRunSpec
+		policy   v1.RegressionPolicy
+		last     *v1.BenchmarkRun
+		want     int32
+	}{
+		{"off: the template's", spec(2, 4, 3), v1.RegressionPolicy{}, last(1, v1.VerdictInconclusive, 4), 3},
+		{"first run: the template's", spec(2, 4, 1), max8, nil, 1},
+		{"inconclusive for too few: what the test needs", spec(2, 4, 1), max8, last(1, v1.VerdictInconclusive, 4), 4},
+		{"inconclusive for noise: twice as many", spec(2, 4, 1), max8, last(3, v1.VerdictInconclusive, 0), 6},
+		{"bounded by maxRepetitions", spec(2, 4, 1), max8, last(5, v1.VerdictInconclusive, 0), 8},
+		{"a decisive comparison keeps the repetitions", spec(2, 4, 1), max8, last(6, v1.VerdictNoRegression, 0), 6},
+		{"never below the template", spec(2, 4, 5), max8, last(2, v1.VerdictRegressed, 0), 5},
+		{"a lowered maximum applies", spec(2, 4, 1), v1.RegressionPolicy{MaxRepetitions: ptrTo[int32](3)}, last(6, v1.VerdictNoRegression, 0), 3},
+		{"within 512 steps: 16 x 10 cells fit 3", spec(16, 10, 1), max8, last(4, v1.VerdictInconclusive, 0), 3},
+	} {
+		if got := NextRepetitions(tc.template, tc.policy, tc.last); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// A known regression acknowledged in the schedule's spec stops counting, per target, thread
+// count and metric, until its end.
+func TestCompareAcknowledged(t *testing.T) {
+	base := mkRun("run-1", meas{"mysql80", 1, 1000, 1}, meas{"mysql80", 8, 8000, 2}, meas{"mysql84", 8, 9000, 2})
+	run := mkRun("run-2",
+		meas{"mysql80", 1, 800, 1},  // QPS -20 %
+		meas{"mysql80", 8, 7000, 3}, // QPS -12.5 %, p95 +50 %
+		meas{"mysql84", 8, 8000, 2}) // QPS -11 %
+	finished := metav1.NewTime(metav1.Now().Add(-time.Hour))
+	run.Status.CompletionTime = &finished
+	later, earlier := metav1.NewTime(finished.Add(time.Minute)), metav1.NewTime(finished.Add(-time.Minute))
+	policy := v1.RegressionPolicy{Acknowledged: []v1.Acknowledgement{
+		{Target: "mysql80", Metric: v1.AckQPS, Reason: "QPS cost of the new default, TICKET-1", Until: &later},
+		{Target: "mysql84", Threads: ptrTo[int32](8), Reason: "expired", Until: &earlier},
+	}}
+	res := Compare(run, base, policy)
+	s := res.Summary
+	// mysql80@1 regressed in QPS only: acknowledged. mysql80@8 also in p95: not covered.
+	// mysql84@8: the acknowledgement ended before the run finished.
+	if s.Verdict != v1.VerdictRegressed || s.RegressedCells != 2 || s.AcknowledgedCells != 1 || s.ComparedCells != 3 {
+		t.Fatalf("summary %+v", s)
+	}
+	c := res.Cells[0]
+	if !c.Acknowledged || c.Regressed || c.Verdict != v1.CellRegressed || c.AcknowledgedReason != "QPS cost of the new default, TICKET-1" {
+		t.Errorf("mysql80@1: %+v", c)
+	}
+	if res.Cells[1].Acknowledged || res.Cells[2].Acknowledged || res.Cells[1].P95Verdict != v1.CellRegressed {
+		t.Errorf("cells %+v", res.Cells[1:])
+	}
+	md := Markdown(res)
+	if !strings.Contains(md, "| regressed, acknowledged: QPS cost of the new default, TICKET-1 |") || !strings.Contains(s.Message, "1 acknowledged") {
+		t.Errorf("Markdown:\n%s\nMessage %q", md, s.Message)
+	}
+
+	// Acknowledging everything that regressed leaves no regression.
+	policy.Acknowledged = append(policy.Acknowledged, v1.Acknowledgement{Target: "mysql80", Threads: ptrTo[int32](8), Reason: "known"},
+		v1.Acknowledgement{Target: "mysql84", Reason: "known"})
+	s = Compare(run, base, policy).Summary
+	if s.Verdict != v1.VerdictNoRegression || s.RegressedCells != 0 || s.AcknowledgedCells != 3 {
+		t.Errorf("all acknowledged: %+v", s)
 	}
 }

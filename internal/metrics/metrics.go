@@ -28,6 +28,7 @@ const (
 	LabelServerVersion = "server_version"
 	LabelThreads       = "threads"
 	LabelOutcome       = "outcome"
+	LabelVerdict       = "verdict"
 )
 
 var resultLabels = []string{LabelNamespace, LabelSchedule, LabelRun, LabelTarget, LabelServerVersion, LabelThreads}
@@ -57,8 +58,16 @@ var (
 	}, []string{LabelNamespace, LabelSchedule})
 	regressedCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mysqlbench_schedule_regressed_cells",
-		Help: "Cells (target x thread count) of a schedule's newest compared run beyond a regression threshold.",
+		Help: "Cells (target x thread count) of a schedule's newest compared run whose verdict is Regressed.",
 	}, []string{LabelNamespace, LabelSchedule})
+	shiftedCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_schedule_shifted_cells",
+		Help: "Cells whose median shifted for the worse across a schedule's retained runs (change points, not acknowledged).",
+	}, []string{LabelNamespace, LabelSchedule})
+	verdictCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_schedule_cells",
+		Help: "Cells of a schedule's newest compared run by verdict (Regressed, Improved, NoChange, Inconclusive).",
+	}, []string{LabelNamespace, LabelSchedule, LabelVerdict})
 	comparedCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mysqlbench_schedule_compared_cells",
 		Help: "Cells a schedule's newest compared run had in common with its baseline.",
@@ -66,7 +75,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepP95, runsTotal, stepDuration, regressedCells, comparedCells)
+	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells)
 }
 
 var (
@@ -133,6 +142,17 @@ func RecordOutcome(run *v1.BenchmarkRun, phase v1.RunPhase) {
 func RecordComparison(namespace, schedule string, c v1.Comparison) {
 	regressedCells.WithLabelValues(namespace, schedule).Set(float64(c.RegressedCells))
 	comparedCells.WithLabelValues(namespace, schedule).Set(float64(c.ComparedCells))
+	for verdict, n := range map[v1.CellVerdict]int32{
+		v1.CellRegressed: c.RegressedCells, v1.CellImproved: c.ImprovedCells,
+		v1.CellNoChange: c.NoChangeCells, v1.CellInconclusive: c.InconclusiveCells,
+	} {
+		verdictCells.WithLabelValues(namespace, schedule, string(verdict)).Set(float64(n))
+	}
+}
+
+// RecordHistory exports a schedule's change-point analysis.
+func RecordHistory(namespace, schedule string, h v1.History) {
+	shiftedCells.WithLabelValues(namespace, schedule).Set(float64(h.RegressedCells))
 }
 
 // ForgetRun removes the result series of a deleted run.
@@ -145,7 +165,7 @@ func ForgetRun(namespace, name string) {
 // ForgetSchedule removes every series of a deleted schedule.
 func ForgetSchedule(namespace, name string) {
 	l := prometheus.Labels{LabelNamespace: namespace, LabelSchedule: name}
-	for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95, regressedCells, comparedCells} {
+	for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95, regressedCells, comparedCells, verdictCells, shiftedCells} {
 		g.DeletePartialMatch(l)
 	}
 	runsTotal.DeletePartialMatch(l)

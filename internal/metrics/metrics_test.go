@@ -447,9 +447,9 @@ func TestRecordComparison(t *testing.T) {
 		c                       v1.Comparison
 		wantRegressed, wantComp float64
 	}{
-		{"nightly", v1.Comparison{Verdict: v1.VerdictRegressed, RegressedCells: 3, ComparedCells: 24}, 3, 24},
+		{"nightly", v1.Comparison{Verdict: v1.VerdictRegressed, RegressedCells: 3, InconclusiveCells: 5, NoChangeCells: 16, ComparedCells: 24}, 3, 24},
 		// A newer comparison replaces the values, it does not add to them.
-		{"nightly", v1.Comparison{Verdict: v1.VerdictNoRegression, ComparedCells: 20}, 0, 20},
+		{"nightly", v1.Comparison{Verdict: v1.VerdictNoRegression, NoChangeCells: 20, ComparedCells: 20}, 0, 20},
 		{"weekly", v1.Comparison{Verdict: v1.VerdictNoBaseline}, 0, 0},
 	}
 	for _, tt := range tests {
@@ -461,6 +461,20 @@ func TestRecordComparison(t *testing.T) {
 			t.Errorf("%s compared = %v, want %v", tt.schedule, got, tt.wantComp)
 		}
 	}
+	if got := testutil.ToFloat64(verdictCells.WithLabelValues(ns, "nightly", "NoChange")); got != 20 {
+		t.Errorf("nightly NoChange cells = %v, want 20 (the newest comparison: all 20 unchanged)", got)
+	}
+	RecordComparison(ns, "inc", v1.Comparison{Verdict: v1.VerdictInconclusive, InconclusiveCells: 4, ComparedCells: 4})
+	for verdict, want := range map[string]float64{"Regressed": 0, "Improved": 0, "NoChange": 0, "Inconclusive": 4} {
+		if got := testutil.ToFloat64(verdictCells.WithLabelValues(ns, "inc", verdict)); got != want {
+			t.Errorf("inc %s cells = %v, want %v", verdict, got, want)
+		}
+	}
+	RecordHistory(ns, "inc", v1.History{RegressedCells: 2})
+	if got := testutil.ToFloat64(shiftedCells.WithLabelValues(ns, "inc")); got != 2 {
+		t.Errorf("inc shifted cells = %v, want 2", got)
+	}
+	ForgetSchedule(ns, "inc")
 	for _, name := range []string{"mysqlbench_schedule_regressed_cells", "mysqlbench_schedule_compared_cells"} {
 		if n := len(series(t, ns, name)); n != 2 {
 			t.Errorf("%s: %d series, want 2 (nightly, weekly)", name, n)

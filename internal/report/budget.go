@@ -26,7 +26,7 @@ var seriesOverhead = len(`,"series":`)
 // messages, the longest run name) without series, and shares what is left among the steps. So it
 // follows the spec (target names, my.cnf text, ladder length) and any change to the formats.
 func SeriesBudget(spec v1alpha1.BenchmarkRunSpec) int {
-	steps := len(spec.Targets) * len(spec.Ladder.Threads)
+	steps := len(spec.Targets) * spec.StepCount()
 	data, err := encodeData(ptr(buildDoc(worstCaseRun(spec))))
 	if err != nil || steps == 0 {
 		// encodeData only fails on a broken writer; with no steps there is nothing to share.
@@ -75,11 +75,16 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 			StartTime:      at,
 			CompletionTime: at,
 		}
-		for _, th := range spec.Ladder.Threads {
+		for i := range spec.StepCount() {
+			rung, rep := spec.LadderPosition(i)
+			if spec.RepetitionsOrDefault() == 1 {
+				rep = 0
+			}
 			ts.Steps = append(ts.Steps, v1alpha1.StepResult{
-				Threads: th,
-				TPS:     worstRate,
-				QPS:     v1alpha1.QPS{Total: worstRate, Read: worstRate, Write: worstRate, Other: worstRate},
+				Threads:    spec.Ladder.Threads[rung],
+				Repetition: rep,
+				TPS:        worstRate,
+				QPS:        v1alpha1.QPS{Total: worstRate, Read: worstRate, Write: worstRate, Other: worstRate},
 				Latency: v1alpha1.Latency{
 					MinMs: worstLatency, AvgMs: worstLatency, P95Ms: worstLatency, MaxMs: worstLatency,
 				},

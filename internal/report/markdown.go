@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 )
 
 // missingCell marks a step a target has no result for (it failed earlier, or has not got there).
@@ -22,11 +23,14 @@ func renderMarkdown(doc *resultsDoc) string {
 
 	threads := tableThreads(doc)
 	b.WriteString("\n## QPS by threads\n\n")
-	writeTable(&b, doc, threads, 2, func(s v1alpha1.StepResult) float64 { return s.QPS.Total })
+	writeTable(&b, doc, threads, 2, qpsOf)
 	b.WriteString("\n## p95 latency (ms) by threads\n\n")
 	// Three decimals, as the reporter measures: primary-key lookups take about 0.1 ms, and two
 	// decimals would hide the differences the table is for.
-	writeTable(&b, doc, threads, 3, func(s v1alpha1.StepResult) float64 { return s.Latency.P95Ms })
+	writeTable(&b, doc, threads, 3, p95Of)
+	if doc.Ladder.Repetitions > 1 {
+		writeCellStats(&b, doc)
+	}
 
 	b.WriteString("\n## Targets\n\n")
 	for _, tr := range doc.Targets {
@@ -131,7 +135,59 @@ func tableThreads(doc *resultsDoc) []int32 {
 	return threads
 }
 
-func writeTable(b *strings.Builder, doc *resultsDoc, threads []int32, decimals int, value func(v1alpha1.StepResult) float64) {
+// metricOf picks a metric from a step and from a cell's statistics.
+type metricOf struct {
+	step func(v1alpha1.StepResult) float64
+	cell func(v1alpha1.CellStats) v1alpha1.MetricStats
+}
+
+var (
+	qpsOf = metricOf{func(s v1alpha1.StepResult) float64 { return s.QPS.Total }, func(c v1alpha1.CellStats) v1alpha1.MetricStats { return c.QPS }}
+	p95Of = metricOf{func(s v1alpha1.StepResult) float64 { return s.Latency.P95Ms }, func(c v1alpha1.CellStats) v1alpha1.MetricStats { return c.P95Ms }}
+)
+
+// noisyMark follows the median of a noisy cell.
+const noisyMark = " ~"
+
+// writeCellStats writes the statistics of every cell over its repetitions, and the legend of the
+// tables above, whose cells are then medians.
+func writeCellStats(b *strings.Builder, doc *resultsDoc) {
+	fmt.Fprintf(b, "\nWith %d repetitions the tables above show each cell's median;%s marks a noisy cell, whose QPS or "+
+		"p95 latency varies between repetitions by more than %s (coefficient of variation).\n",
+		doc.Ladder.Repetitions, noisyMark, percent(cells.MaxCV))
+	b.WriteString("\n## Statistics per cell\n\n")
+	b.WriteString("Over the repetitions of each cell: n, the median and its 95 % confidence interval [low, high], " +
+		"the coefficient of variation (cv) and the range (min-max). With fewer than 6 repetitions no interval " +
+		"reaches 95 %: the range is shown instead and covers the median with less (75 % for 3, 87.5 % for 4, " +
+		"93.75 % for 5).\n\n")
+	b.WriteString("| Target | Threads | n | QPS median [95 % CI] | QPS cv | QPS min-max | TPS median [95 % CI] | TPS cv | TPS min-max " +
+		"| p95 ms median [95 % CI] | p95 cv | p95 min-max | |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, tr := range doc.Targets {
+		for _, c := range tr.Cells {
+			fmt.Fprintf(b, "| %s | %d | %d |", mdText(tr.Name), c.Threads, c.N)
+			for _, m := range []struct {
+				s        v1alpha1.MetricStats
+				decimals int
+			}{{c.QPS, 2}, {c.TPS, 2}, {c.P95Ms, 3}} {
+				fmt.Fprintf(b, " %s [%s, %s] | %s | %s-%s |", num(m.s.Median, m.decimals), num(m.s.CILow, m.decimals),
+					num(m.s.CIHigh, m.decimals), percent(m.s.CV), num(m.s.Min, m.decimals), num(m.s.Max, m.decimals))
+			}
+			if c.Noisy {
+				b.WriteString(" noisy |\n")
+			} else {
+				b.WriteString(" |\n")
+			}
+		}
+	}
+}
+
+func num(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+
+// percent writes a ratio as a percentage with one decimal: 0.0123 as "1.2 %".
+func percent(x float64) string { return strconv.FormatFloat(x*100, 'f', 1, 64) + " %" }
+
+func writeTable(b *strings.Builder, doc *resultsDoc, threads []int32, decimals int, value metricOf) {
 	b.WriteString("| Threads |")
 	for _, tr := range doc.Targets {
 		name := mdText(tr.Name)
@@ -149,9 +205,16 @@ func writeTable(b *strings.Builder, doc *resultsDoc, threads []int32, decimals i
 		fmt.Fprintf(b, "| %d |", th)
 		for _, tr := range doc.Targets {
 			cell := missingCell
-			// The first result for a thread count wins; status holds one per step.
-			if i := slices.IndexFunc(tr.Steps, func(s stepResult) bool { return s.Threads == th }); i >= 0 {
-				cell = strconv.FormatFloat(value(tr.Steps[i].StepResult), 'f', decimals, 64)
+			if i := slices.IndexFunc(tr.Cells, func(c cellResult) bool { return c.Threads == th }); i >= 0 {
+				// Repetitions: the median, marked when noisy.
+				c := tr.Cells[i]
+				cell = num(value.cell(c.CellStats).Median, decimals)
+				if c.Noisy {
+					cell += noisyMark
+				}
+			} else if i := slices.IndexFunc(tr.Steps, func(s stepResult) bool { return s.Threads == th }); i >= 0 {
+				// One repetition: status holds one step per thread count.
+				cell = num(value.step(tr.Steps[i].StepResult), decimals)
 			}
 			b.WriteString(" " + cell + " |")
 		}
@@ -166,6 +229,24 @@ func droppedSteps(doc *resultsDoc, d droppedSeries) string {
 		if tr.Name == d.Target && len(tr.Steps) > 1 && len(tr.Steps) == len(d.Threads) {
 			return fmt.Sprintf("at all %d steps", len(tr.Steps))
 		}
+	}
+	if len(d.Repetitions) == len(d.Threads) {
+		// With repetitions: "at 1 threads (repetitions 1, 2), 8 threads (repetition 3)".
+		var parts []string
+		for i := 0; i < len(d.Threads); {
+			j := i
+			var reps []int32
+			for ; j < len(d.Threads) && d.Threads[j] == d.Threads[i]; j++ {
+				reps = append(reps, d.Repetitions[j])
+			}
+			word := "repetition"
+			if len(reps) > 1 {
+				word = "repetitions"
+			}
+			parts = append(parts, fmt.Sprintf("%d threads (%s %s)", d.Threads[i], word, joinThreads(reps)))
+			i = j
+		}
+		return "at " + strings.Join(parts, ", ")
 	}
 	return "at " + joinThreads(d.Threads) + " threads"
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 )
 
 // MaxConfigMapBytes is the budget Render keeps the data under, counted like the API server counts
@@ -72,6 +73,8 @@ type ladderInfo struct {
 	// WarmupThreads is the effective warm-up thread count (the default resolved); unset without
 	// a warm-up.
 	WarmupThreads int32 `json:"warmupThreads,omitempty"`
+	// Repetitions is how many times each target measured the ladder (spec.repetitions).
+	Repetitions int `json:"repetitions"`
 }
 
 type targetResult struct {
@@ -84,7 +87,17 @@ type targetResult struct {
 	Message        string       `json:"message,omitempty"`
 	StartTime      *metav1.Time `json:"startTime,omitempty"`
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	Steps          []stepResult `json:"steps"`
+	// Steps are in the order measured (see spec.repetitions).
+	Steps []stepResult `json:"steps"`
+	// Cells summarize the repetitions of each thread count; only when the run has more than one.
+	Cells []cellResult `json:"cells,omitempty"`
+}
+
+// cellResult is a cell's statistics, as status holds them, and whether it is noisy.
+type cellResult struct {
+	v1alpha1.CellStats
+	// Noisy: the coefficient of variation of QPS or p95 latency is above MaxCV.
+	Noisy bool `json:"noisy,omitempty"`
 }
 
 // stepResult is the status numbers of a step, field for field, plus its series.
@@ -96,6 +109,8 @@ type stepResult struct {
 type droppedSeries struct {
 	Target  string  `json:"target"`
 	Threads []int32 `json:"threads"`
+	// Repetitions, when the run has more than one, is the repetition of each entry of Threads.
+	Repetitions []int32 `json:"repetitions,omitempty"`
 	// Bytes is what the dropped series took.
 	Bytes int `json:"bytes"`
 }
@@ -103,6 +118,7 @@ type droppedSeries struct {
 type stepKey struct {
 	target  string
 	threads int32
+	rep     int32
 }
 
 // Render builds the final ConfigMap data: results.json, results.csv and report.md, and nothing
@@ -181,6 +197,7 @@ func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
 			Threads:             spec.Ladder.Threads,
 			StepDurationSeconds: spec.Ladder.StepDurationOrDefault().Seconds(),
 			WarmupSeconds:       spec.Ladder.WarmupDuration().Seconds(),
+			Repetitions:         spec.RepetitionsOrDefault(),
 		},
 	}
 	if cs := spec.Workload.CustomScript; cs != nil {
@@ -207,6 +224,14 @@ func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
 			tr.CompletionTime = ts.CompletionTime
 			for _, st := range ts.Steps {
 				tr.Steps = append(tr.Steps, stepResult{StepResult: st})
+			}
+			if spec.RepetitionsOrDefault() > 1 {
+				// Computed from the steps, not copied from status: the report of any run
+				// says the same for the same steps.
+				sums := cells.Summarize(ts.Steps)
+				for i, c := range cells.Status(ts.Steps) {
+					tr.Cells = append(tr.Cells, cellResult{CellStats: c, Noisy: sums[i].Noisy()})
+				}
 			}
 		}
 		doc.Targets = append(doc.Targets, tr)
@@ -255,8 +280,8 @@ func attachSeries(doc *resultsDoc, stored map[string]string) []dropRec {
 		tr := &doc.Targets[ti]
 		for si := range tr.Steps {
 			st := &tr.Steps[si]
-			k := stepKey{tr.Name, st.Threads}
-			key := SeriesKey(tr.Name, st.Threads)
+			k := stepKey{tr.Name, st.Threads, st.RepetitionOrDefault()}
+			key := SeriesKey(tr.Name, st.Threads, k.rep)
 			if raw, ok := stored[key]; ok {
 				used[key] = true
 				s, err := checkSeries(raw)
@@ -310,8 +335,9 @@ func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, []stri
 		Targets       []struct {
 			Name  string `json:"name"`
 			Steps []struct {
-				Threads int32           `json:"threads"`
-				Series  json.RawMessage `json:"series"`
+				Threads    int32           `json:"threads"`
+				Repetition int32           `json:"repetition"`
+				Series     json.RawMessage `json:"series"`
 			} `json:"steps"`
 		} `json:"targets"`
 		Dropped []droppedSeries `json:"dropped"`
@@ -333,14 +359,23 @@ func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, []stri
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("series of %s at %d threads: %w", t.Name, st.Threads, err)
 			}
-			series[stepKey{t.Name, st.Threads}] = es
+			series[stepKey{t.Name, st.Threads, max(st.Repetition, 1)}] = es
 		}
 	}
 	dropped := map[stepKey]int{}
 	for _, d := range prev.Dropped {
 		// The earlier render kept one total per target; spread it evenly so totals stay right.
-		for _, th := range d.Threads {
-			dropped[stepKey{d.Target, th}] = d.Bytes / max(1, len(d.Threads))
+		for i, th := range d.Threads {
+			rep := int32(1)
+			if i < len(d.Repetitions) {
+				rep = d.Repetitions[i]
+			}
+			// The remainder goes to the first entries, so the total is exactly the same.
+			share := d.Bytes / len(d.Threads)
+			if i < d.Bytes%len(d.Threads) {
+				share++
+			}
+			dropped[stepKey{d.Target, th, rep}] = share
 		}
 	}
 	return series, dropped, prev.Notes, nil
@@ -362,7 +397,7 @@ func seriesBySize(doc *resultsDoc) []seriesCand {
 				continue
 			}
 			n := seriesOverhead + len(st.Series)
-			cands = append(cands, seriesCand{key: stepKey{tr.Name, st.Threads}, target: ti, step: si, bytes: n})
+			cands = append(cands, seriesCand{key: stepKey{tr.Name, st.Threads, st.RepetitionOrDefault()}, target: ti, step: si, bytes: n})
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].bytes > cands[j].bytes })
@@ -374,22 +409,34 @@ func droppedList(doc *resultsDoc, recs []dropRec) []droppedSeries {
 	if len(recs) == 0 {
 		return nil
 	}
-	byTarget := map[string]*droppedSeries{}
+	byTarget := map[string][]stepKey{}
+	bytes := map[string]int{}
+	repeated := false
 	for _, r := range recs {
-		d := byTarget[r.key.target]
-		if d == nil {
-			d = &droppedSeries{Target: r.key.target}
-			byTarget[r.key.target] = d
-		}
-		d.Threads = append(d.Threads, r.key.threads)
-		d.Bytes += r.bytes
+		byTarget[r.key.target] = append(byTarget[r.key.target], r.key)
+		bytes[r.key.target] += r.bytes
+		repeated = repeated || r.key.rep > 1
 	}
 	var out []droppedSeries
 	for _, tr := range doc.Targets {
-		if d := byTarget[tr.Name]; d != nil {
-			slices.Sort(d.Threads)
-			out = append(out, *d)
+		keys := byTarget[tr.Name]
+		if len(keys) == 0 {
+			continue
 		}
+		slices.SortFunc(keys, func(a, b stepKey) int {
+			if a.threads != b.threads {
+				return int(a.threads) - int(b.threads)
+			}
+			return int(a.rep) - int(b.rep)
+		})
+		d := droppedSeries{Target: tr.Name, Bytes: bytes[tr.Name]}
+		for _, k := range keys {
+			d.Threads = append(d.Threads, k.threads)
+			if repeated {
+				d.Repetitions = append(d.Repetitions, k.rep)
+			}
+		}
+		out = append(out, d)
 	}
 	return out
 }

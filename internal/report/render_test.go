@@ -108,6 +108,16 @@ func TestRenderGolden(t *testing.T) {
 				"- ps80: Failed, server 8.0.36-28: step 2 (8 threads): error 1040: Too many connections",
 			},
 		},
+		{
+			name: "repetitions",
+			run:  repeatedRun(),
+			mustContain: []string{
+				"| 1 | 14545.70 | 13091.13 |",
+				"| 64 | 320005.33 | 288004.80 ~ |",
+				"## Statistics per cell",
+				"| mysql57 | 1 | 3 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 0.103 [0.102, 0.105] | 1.5 % | 0.102-0.105 | |",
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stored := storedSeries(t, tc.run, 5, 1<<20)
@@ -140,7 +150,7 @@ func TestRenderGolden(t *testing.T) {
 					t.Errorf("target %d = %s %q with %d steps, want %s %q with %d", ti, tr.Name, tr.Message, len(tr.Steps), status.Name, status.Message, len(status.Steps))
 				}
 				for si, st := range tr.Steps {
-					want, _ := DecodeSeries(stored[SeriesKey(tr.Name, st.Threads)])
+					want, _ := DecodeSeries(stored[SeriesKey(tr.Name, st.Threads, st.RepetitionOrDefault())])
 					if st.Series == nil || !slices.Equal(st.Series.TPS, want.TPS) {
 						t.Errorf("%s step %d: series %+v, want the stored one", tr.Name, si, st.Series)
 					}
@@ -159,8 +169,8 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderNotesUnusableSeries(t *testing.T) {
 	run := fixtureRun(1)
 	stored := storedSeries(t, run, 5, 1<<20)
-	stored[SeriesKey("mysql57", 8)] = `{"bucketSeconds":1,"t":[1],"tps":[]}`
-	stored[SeriesKey("ps80", 64)] = stored[SeriesKey("ps80", 1)] // a step with no result in status
+	stored[SeriesKey("mysql57", 8, 1)] = `{"bucketSeconds":1,"t":[1],"tps":[]}`
+	stored[SeriesKey("ps80", 64, 1)] = stored[SeriesKey("ps80", 1, 1)] // a step with no result in status
 	data, err := Render(run, stored)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +263,7 @@ func storeEach(t *testing.T, run *v1alpha1.BenchmarkRun, budgetOf func(target in
 			cache[b] = s
 		}
 		for _, st := range ts.Steps {
-			stored[SeriesKey(ts.Name, st.Threads)] = cache[b]
+			stored[SeriesKey(ts.Name, st.Threads, st.RepetitionOrDefault())] = cache[b]
 		}
 	}
 	return stored
@@ -413,5 +423,90 @@ func BenchmarkRenderPercona(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(dataSize(data)), "bytes")
+	}
+}
+
+// hugeRepeatedRun is the largest run with repetitions the API allows: 512 steps, here 16 targets
+// x 16 thread counts x 2 repetitions (or fewer thread counts with more repetitions).
+func hugeRepeatedRun(reps int32) *v1alpha1.BenchmarkRun {
+	run := hugeRun()
+	run.Spec.Repetitions = &reps
+	run.Spec.Ladder.Threads = run.Spec.Ladder.Threads[:32/reps]
+	for ti := range run.Status.Targets {
+		ts := &run.Status.Targets[ti]
+		single := ts.Steps
+		ts.Steps = nil
+		for i := range run.Spec.StepCount() {
+			rung, rep := run.Spec.LadderPosition(i)
+			st := single[rung]
+			st.Repetition = rep
+			st.QPS.Total += float64(rep) * 13.37
+			st.Latency.P95Ms += float64(rep) * 0.011
+			ts.Steps = append(ts.Steps, st)
+		}
+	}
+	return run
+}
+
+func TestRenderHugeRepeatedRunAtSeriesBudgetKeepsEverything(t *testing.T) {
+	for _, reps := range []int32{2, 4, 10} {
+		run := hugeRepeatedRun(reps)
+		budget := SeriesBudget(run.Spec)
+		data, err := Render(run, storeEach(t, run, func(int) int { return budget }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := dataSize(data); n > MaxConfigMapBytes {
+			t.Fatalf("%d repetitions: %d bytes, over %d", reps, n, MaxConfigMapBytes)
+		}
+		d := decodeResultsJSON(t, data[KeyResultsJSON])
+		if len(d.Dropped) != 0 {
+			t.Errorf("%d repetitions: dropped %v at the budget SeriesBudget gave (%d bytes per step)", reps, d.Dropped, budget)
+		}
+		assertCSVMatchesStatus(t, data[KeyResultsCSV], run)
+		var raw struct {
+			Targets []struct {
+				Cells []cellResult `json:"cells"`
+			} `json:"targets"`
+		}
+		if err := json.Unmarshal([]byte(data[KeyResultsJSON]), &raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range raw.Targets {
+			if len(tr.Cells) != len(run.Spec.Ladder.Threads) || tr.Cells[0].N != reps {
+				t.Fatalf("%d repetitions: cells %+v", reps, tr.Cells)
+			}
+		}
+		t.Logf("16 x %d steps x %d repetitions: %d bytes per series, %d bytes in all",
+			len(run.Spec.Ladder.Threads), reps, budget, dataSize(data))
+	}
+}
+
+// Dropped series of a run with repetitions name the repetitions, and a re-render keeps them.
+func TestRenderRepeatedRunDropsNameRepetitions(t *testing.T) {
+	run := repeatedRun()
+	stored := storedSeries(t, run, 86400, 300_000) // 18 series of 300 kB: most must go
+	data, err := Render(run, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeResultsJSON(t, data[KeyResultsJSON])
+	if len(d.Dropped) == 0 {
+		t.Fatal("nothing dropped")
+	}
+	for _, dr := range d.Dropped {
+		if len(dr.Repetitions) != len(dr.Threads) {
+			t.Errorf("dropped %+v: a repetition for each thread count wanted", dr)
+		}
+	}
+	if !strings.Contains(data[KeyReportMD], " threads (repetitions ") && !strings.Contains(data[KeyReportMD], "at all 9 steps") {
+		t.Errorf("report.md notes do not name the repetitions:\n%s", data[KeyReportMD][strings.Index(data[KeyReportMD], "## Notes"):])
+	}
+	again, err := Render(run, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(again, data) {
+		t.Error("re-rendering a render with drops changed it")
 	}
 }

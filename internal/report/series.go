@@ -53,10 +53,14 @@ type Series struct {
 }
 
 // SeriesKey is the ConfigMap data key a step's series is stored under while the run goes on, e.g.
-// "series.mysql80.t0008.json". Target names are DNS labels, so the key only holds valid ConfigMap
-// key characters; the zero-padded thread count makes keys sort in ladder order.
-func SeriesKey(target string, threads int32) string {
-	return fmt.Sprintf("%s%s.t%04d.json", seriesKeyPrefix, target, threads)
+// "series.mysql80.t0008.json", or "series.mysql80.t0008.r02.json" for repetition 2. Target names
+// are DNS labels, so the key only holds valid ConfigMap key characters; the zero-padded thread
+// count makes keys sort in ladder order.
+func SeriesKey(target string, threads, rep int32) string {
+	if rep <= 1 {
+		return fmt.Sprintf("%s%s.t%04d.json", seriesKeyPrefix, target, threads)
+	}
+	return fmt.Sprintf("%s%s.t%04d.r%02d.json", seriesKeyPrefix, target, threads, rep)
 }
 
 const seriesKeyPrefix = "series."

@@ -12,13 +12,16 @@ func TestSeriesKey(t *testing.T) {
 	for _, tc := range []struct {
 		target  string
 		threads int32
+		rep     int32
 		want    string
 	}{
-		{"mysql80", 8, "series.mysql80.t0008.json"},
-		{"ps-80-psoff", 1000, "series.ps-80-psoff.t1000.json"},
-		{"a", 10000, "series.a.t10000.json"},
+		{"mysql80", 8, 1, "series.mysql80.t0008.json"},
+		{"ps-80-psoff", 1000, 0, "series.ps-80-psoff.t1000.json"},
+		{"a", 10000, 1, "series.a.t10000.json"},
+		{"mysql80", 8, 2, "series.mysql80.t0008.r02.json"},
+		{"mysql80", 8, 10, "series.mysql80.t0008.r10.json"},
 	} {
-		got := SeriesKey(tc.target, tc.threads)
+		got := SeriesKey(tc.target, tc.threads, tc.rep)
 		if got != tc.want {
 			t.Errorf("SeriesKey(%q, %d) = %q, want %q", tc.target, tc.threads, got, tc.want)
 		}

@@ -23,7 +23,7 @@ func runJob(t *testing.T, run *v1.BenchmarkRun) (*batchv1.Job, sysbench.Invocati
 		t.Fatal(err)
 	}
 	deadline := StepDeadline(step.Phase, step.Duration)
-	return SysbenchJob(run, "mysql57", LadderStep(2), Attempt{Failed: 1}, inv, "ghcr.io/mysqlbench/sysbench:1.0.20", deadline), inv
+	return SysbenchJob(run, "mysql57", LadderStep(2, 1), Attempt{Failed: 1}, inv, "ghcr.io/mysqlbench/sysbench:1.0.20", deadline), inv
 }
 
 func TestSysbenchJob(t *testing.T) {

@@ -97,14 +97,21 @@ func (a Attempt) String() string {
 }
 
 // JobName names the Job of one attempt of a target's step. step is "probe", "prepare",
-// "warmup", "cleanup" or "sNN" for the NN-th rung of the ladder (1-based).
+// "warmup", "cleanup" or LadderStep's "sNN" / "rKsNN" for a rung of the ladder.
 func JobName(run *v1.BenchmarkRun, target, step string, attempt Attempt) string {
 	// The Job name becomes the job-name label of its pods: at most 63 characters.
 	return Shorten(63, run.Name, target, step, attempt.String())
 }
 
-// LadderStep names rung i (0-based) of the ladder for JobName and the step label.
-func LadderStep(i int) string { return fmt.Sprintf("s%02d", i+1) }
+// LadderStep names rung i (0-based) of the ladder in repetition rep (1-based) for JobName and
+// the step label: "s03" in the first repetition (the names runs had before repetitions existed),
+// "r2s03" in the second.
+func LadderStep(i int, rep int32) string {
+	if rep <= 1 {
+		return fmt.Sprintf("s%02d", i+1)
+	}
+	return fmt.Sprintf("r%ds%02d", rep, i+1)
+}
 
 // RunLabels are the labels of everything created for a run.
 func RunLabels(run *v1.BenchmarkRun) map[string]string {

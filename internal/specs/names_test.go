@@ -110,7 +110,7 @@ func TestNamesAtTheLimits(t *testing.T) {
 		"40 chars, digit": "5" + strings.Repeat("7", 39),
 		"short":           "m",
 	}
-	steps := []string{"probe", "prepare", "warmup", "cleanup", LadderStep(0), LadderStep(63)}
+	steps := []string{"probe", "prepare", "warmup", "cleanup", LadderStep(0, 1), LadderStep(63, 1)}
 	for rn, runName := range runNames {
 		for tn, target := range targets {
 			t.Run(rn+"/"+tn, func(t *testing.T) {
@@ -151,7 +151,7 @@ func TestJobNamesDistinct(t *testing.T) {
 	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("r", 63)}}
 	target := strings.Repeat("t", 40)
 	seen := map[string]string{}
-	for _, step := range []string{"probe", "prepare", "warmup", "cleanup", LadderStep(0), LadderStep(1), LadderStep(63)} {
+	for _, step := range []string{"probe", "prepare", "warmup", "cleanup", LadderStep(0, 1), LadderStep(1, 1), LadderStep(63, 1)} {
 		for _, attempt := range []Attempt{{Failed: 0}, {Failed: 1}, {Failed: 2}, {Restarts: 1}, {Restarts: 1, Failed: 1}, {Restarts: 11}} {
 			name := JobName(run, target, step, attempt)
 			key := fmt.Sprintf("%s/%s", step, attempt)
@@ -164,9 +164,13 @@ func TestJobNamesDistinct(t *testing.T) {
 }
 
 func TestLadderStep(t *testing.T) {
-	for i, want := range map[int]string{0: "s01", 8: "s09", 9: "s10", 63: "s64"} {
-		if got := LadderStep(i); got != want {
-			t.Errorf("LadderStep(%d) = %q, want %q", i, got, want)
+	for _, c := range []struct {
+		i    int
+		rep  int32
+		want string
+	}{{0, 1, "s01"}, {8, 1, "s09"}, {9, 1, "s10"}, {63, 1, "s64"}, {0, 0, "s01"}, {2, 2, "r2s03"}, {63, 10, "r10s64"}} {
+		if got := LadderStep(c.i, c.rep); got != c.want {
+			t.Errorf("LadderStep(%d, %d) = %q, want %q", c.i, c.rep, got, c.want)
 		}
 	}
 }

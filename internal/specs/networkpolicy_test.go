@@ -70,10 +70,10 @@ func TestServerNetworkPolicy(t *testing.T) {
 		{"the target's probe", job(run, "mysql57", "probe"), false, true},
 		{"the target's prepare", job(run, "mysql57", "prepare"), false, true},
 		{"the target's warm-up", job(run, "mysql57", "warmup"), false, true},
-		{"the target's ladder step", job(run, "mysql57", LadderStep(10)), false, true},
+		{"the target's ladder step", job(run, "mysql57", LadderStep(10, 1)), false, true},
 		{"the target's cleanup", job(run, "mysql57", "cleanup"), false, true},
-		{"another target's sysbench", job(run, "ps80", LadderStep(0)), false, false},
-		{"another run's sysbench for a target of the same name", job(other, "mysql57", LadderStep(0)), false, false},
+		{"another target's sysbench", job(run, "ps80", LadderStep(0, 1)), false, false},
+		{"another run's sysbench for a target of the same name", job(other, "mysql57", LadderStep(0, 1)), false, false},
 		{"a pod that only claims to be sysbench", map[string]string{LabelComponent: ComponentClient, LabelTarget: "mysql57"}, false, false},
 		{"an unrelated pod", map[string]string{"app": "debug"}, false, false},
 	}
@@ -107,7 +107,7 @@ func TestServerNetworkPolicyLongRunName(t *testing.T) {
 	if !selects.Matches(labels.Set(ServerStatefulSet(run, run.Spec.Targets[0]).Spec.Template.Labels)) {
 		t.Errorf("the policy does not select the server pod of a run named %q", run.Name)
 	}
-	if !admits.Matches(labels.Set(ClientPodLabels(run, "mysql57", LadderStep(0)))) {
+	if !admits.Matches(labels.Set(ClientPodLabels(run, "mysql57", LadderStep(0, 1)))) {
 		t.Errorf("the policy does not admit the sysbench pods of a run named %q", run.Name)
 	}
 	if len(np.Name) > 63 {

@@ -332,8 +332,8 @@ var readOnlyScripts = map[v1.OLTPScript]bool{
 //     innodb_log_file_size × innodb_log_files_in_group, default 2 files), which the servers
 //     allocate in full;
 //   - for workloads that write (every stock script but oltp_point_select, oltp_read_only and the
-//     select_random_* ones, and any custom script), 32MiB per second of the ladder, warm-up
-//     included, for the binary log;
+//     select_random_* ones, and any custom script), 32MiB per second of the ladder (all its
+//     repetitions), warm-up included, for the binary log;
 //
 // and at least 4GiB. Data that needs more room than the node should give an emptyDir belongs on
 // spec.storage.
@@ -344,7 +344,8 @@ func DataEmptyDirLimit(spec v1.BenchmarkRunSpec, t v1.Target) resource.Quantity 
 	}
 	limit := tables*tableSize*dataBytesPerRow + serverFilesBytes + configuredRedoBytes(t.MyCnf)
 	if spec.Workload.CustomScript != nil || !readOnlyScripts[spec.Workload.Script] {
-		ladder := spec.Ladder.WarmupDuration() + time.Duration(len(spec.Ladder.Threads))*spec.Ladder.StepDurationOrDefault()
+		// Every repetition of the ladder writes its binlog too.
+		ladder := spec.Ladder.WarmupDuration() + time.Duration(spec.StepCount())*spec.Ladder.StepDurationOrDefault()
 		limit += int64(ladder/time.Second) * binlogBytesPerSecond
 	}
 	return *resource.NewQuantity(max(limit, dataFloor), resource.BinarySI)

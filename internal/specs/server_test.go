@@ -463,9 +463,16 @@ func TestDataEmptyDirLimit(t *testing.T) {
 		name     string
 		workload v1.Workload
 		ladder   v1.Ladder
+		reps     int32
 		myCnf    string
 		want     int64
 	}{{
+		name:     "repetitions write the binary log of every round",
+		workload: v1.Workload{Script: "oltp_read_write", Tables: 4, TableSize: 10000},
+		ladder:   ladder(4, time.Minute, 30*time.Second),
+		reps:     3,
+		want:     4*10000*600 + 2*gi + (30+3*240)*32<<20,
+	}, {
 		name:     "small read-only data: the floor",
 		workload: v1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000},
 		ladder:   ladder(4, time.Minute, 0),
@@ -513,6 +520,9 @@ func TestDataEmptyDirLimit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := v1.BenchmarkRunSpec{Workload: tc.workload, Ladder: tc.ladder}
+			if tc.reps > 0 {
+				spec.Repetitions = &tc.reps
+			}
 			got := DataEmptyDirLimit(spec, v1.Target{Name: "t", MyCnf: tc.myCnf})
 			if got.Value() != tc.want {
 				t.Errorf("DataEmptyDirLimit = %s (%d), want %d", got.String(), got.Value(), tc.want)

@@ -175,7 +175,7 @@ func inStep(c client.Client, i int) func(*v1.BenchmarkRun) bool {
 func stepPod(c client.Client, run *v1.BenchmarkRun, i int) *corev1.Pod {
 	pods := &corev1.PodList{}
 	if err := c.List(context.Background(), pods, client.InNamespace(run.Namespace),
-		client.MatchingLabels{specs.LabelRun: run.Name, specs.LabelStep: specs.LadderStep(i)}); err != nil {
+		client.MatchingLabels{specs.LabelRun: run.Name, specs.LabelStep: specs.LadderStep(i, 1)}); err != nil {
 		return nil
 	}
 	for j := range pods.Items {

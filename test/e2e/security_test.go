@@ -96,7 +96,7 @@ func TestSecurityOnARealCluster(t *testing.T) {
 			}
 		}
 		if !checkedProcess {
-			if pod := runningSysbenchPod(t, c, got, specs.LadderStep(0)); pod != nil {
+			if pod := runningSysbenchPod(t, c, got, specs.LadderStep(0, 1)); pod != nil {
 				checkedProcess = checkSysbenchProcess(t, c, got, target, pod)
 			}
 		}

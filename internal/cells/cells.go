@@ -1,0 +1,101 @@
+// Package cells groups a target's step results into cells, one per thread count, with one
+// sample per repetition, and summarizes them with internal/stats. The report, the status and
+// the comparison all read cells from here, so they agree on what a cell's samples are.
+package cells
+
+import (
+	"slices"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
+)
+
+// MaxCV is the coefficient of variation above which a cell is flagged as noisy.
+const MaxCV = stats.DefaultMaxCV
+
+// Cell is the repetitions of one target at one thread count: one value per whole step, in the
+// order measured.
+type Cell struct {
+	Threads int32
+	QPS     []float64
+	TPS     []float64
+	P95Ms   []float64
+}
+
+// Of groups steps by thread count, thread counts ascending.
+func Of(steps []v1.StepResult) []Cell {
+	var out []Cell
+	index := map[int32]int{}
+	for _, s := range steps {
+		i, ok := index[s.Threads]
+		if !ok {
+			i = len(out)
+			index[s.Threads] = i
+			out = append(out, Cell{Threads: s.Threads})
+		}
+		c := &out[i]
+		c.QPS = append(c.QPS, s.QPS.Total)
+		c.TPS = append(c.TPS, s.TPS)
+		c.P95Ms = append(c.P95Ms, s.Latency.P95Ms)
+	}
+	slices.SortStableFunc(out, func(a, b Cell) int { return int(a.Threads) - int(b.Threads) })
+	return out
+}
+
+// Summary is a cell's statistics for the three metrics.
+type Summary struct {
+	Threads int32         `json:"threads"`
+	N       int           `json:"n"`
+	QPS     stats.Summary `json:"qps"`
+	TPS     stats.Summary `json:"tps"`
+	P95Ms   stats.Summary `json:"p95Ms"`
+}
+
+// Noisy says whether the cell's QPS or p95 latency varies by more than MaxCV between
+// repetitions.
+func (s Summary) Noisy() bool {
+	return stats.Noisy(s.QPS, MaxCV) || stats.Noisy(s.P95Ms, MaxCV)
+}
+
+// Summarize is the Summary of every cell of steps, thread counts ascending.
+func Summarize(steps []v1.StepResult) []Summary {
+	cs := Of(steps)
+	out := make([]Summary, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, Summary{
+			Threads: c.Threads, N: len(c.QPS),
+			QPS: stats.Summarize(c.QPS), TPS: stats.Summarize(c.TPS), P95Ms: stats.Summarize(c.P95Ms),
+		})
+	}
+	return out
+}
+
+// Status is the cells of steps as the target's status holds them.
+func Status(steps []v1.StepResult) []v1.CellStats {
+	sums := Summarize(steps)
+	out := make([]v1.CellStats, 0, len(sums))
+	for _, s := range sums {
+		out = append(out, v1.CellStats{
+			Threads: s.Threads, N: int32(s.N),
+			QPS: metric(s.QPS), TPS: metric(s.TPS), P95Ms: metric(s.P95Ms),
+		})
+	}
+	return out
+}
+
+func metric(s stats.Summary) v1.MetricStats {
+	return v1.MetricStats{
+		Median: s.Median, CILow: s.CILow, CIHigh: s.CIHigh, CIConfidence: round(s.CIConfidence, 4),
+		CV: round(s.CV, 6), Min: s.Min, Max: s.Max,
+	}
+}
+
+// round keeps derived ratios short in the status: sysbench's inputs have 2-3 decimals, so more
+// digits of a CV or a confidence level carry nothing.
+func round(x float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	return float64(int64(x*p+0.5)) / p
+}

@@ -1,0 +1,61 @@
+package cells
+
+import (
+	"testing"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+func step(threads int32, qps, p95 float64) v1.StepResult {
+	return v1.StepResult{Threads: threads, TPS: qps / 10, QPS: v1.QPS{Total: qps}, Latency: v1.Latency{P95Ms: p95}}
+}
+
+func TestOfGroupsRepetitionsByThreads(t *testing.T) {
+	// Measured as rounds: ascending, then descending.
+	steps := []v1.StepResult{step(1, 100, 1), step(4, 400, 2), step(4, 410, 2.2), step(1, 102, 1.1), step(1, 98, 0.9)}
+	got := Of(steps)
+	if len(got) != 2 || got[0].Threads != 1 || got[1].Threads != 4 {
+		t.Fatalf("cells %+v", got)
+	}
+	if want := []float64{100, 102, 98}; !equal(got[0].QPS, want) {
+		t.Errorf("qps at 1 thread %v, want %v in measuring order", got[0].QPS, want)
+	}
+	if want := []float64{2, 2.2}; !equal(got[1].P95Ms, want) {
+		t.Errorf("p95 at 4 threads %v, want %v", got[1].P95Ms, want)
+	}
+}
+
+func TestSummarizeAndStatus(t *testing.T) {
+	var steps []v1.StepResult
+	for _, q := range []float64{100, 101, 99, 102, 98, 100} {
+		steps = append(steps, step(8, q, 2))
+	}
+	steps = append(steps, step(16, 150, 3), step(16, 250, 3)) // noisy
+	sums := Summarize(steps)
+	if len(sums) != 2 || sums[0].N != 6 || sums[0].QPS.Median != 100 || !sums[0].QPS.CIValid || sums[0].Noisy() {
+		t.Errorf("8 threads: %+v", sums[0])
+	}
+	if !sums[1].Noisy() || sums[1].QPS.CIValid || sums[1].QPS.CILow != 150 || sums[1].QPS.CIHigh != 250 {
+		t.Errorf("16 threads: %+v", sums[1])
+	}
+	st := Status(steps)
+	if len(st) != 2 || st[0].N != 6 || st[0].QPS.Median != 100 || st[0].TPS.Median != 10 || st[0].P95Ms.Median != 2 ||
+		st[0].QPS.CIConfidence < 0.95 || st[0].QPS.Min != 98 || st[0].QPS.Max != 102 || st[0].QPS.CV <= 0 {
+		t.Errorf("status cell %+v", st[0])
+	}
+	if st[1].QPS.CIConfidence != 0.5 {
+		t.Errorf("two repetitions: the range covers the median with 50 %%, got %v", st[1].QPS.CIConfidence)
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
