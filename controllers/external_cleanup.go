@@ -155,7 +155,7 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	job = specs.SysbenchJob(run, t.Name, dropStep, specs.Attempt{}, inv, r.sysbenchImage(run), specs.StepDeadline(step.Phase, 0))
 	existing, _, err := owned.Ensure(ctx, r.objects(), run, job)
 	if err != nil && engine.IsPermanentAPIError(err) {
-		err = engine.Rejected(job, apiError(err))
+		err = engine.Rejected(job, err)
 	}
 	// Not finished yet; the Job's events bring the next reconcile.
 	return existing, err

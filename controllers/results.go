@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -57,7 +56,7 @@ func (r *BenchmarkRunReconciler) ensureRunObjects(ctx context.Context, run *v1.B
 	for _, obj := range []client.Object{reporter, resultsConfigMap(run)} {
 		if _, _, err := owned.Ensure(ctx, r.objects(), run, obj); err != nil {
 			if engine.IsPermanentAPIError(err) {
-				return engine.Rejected(obj, apiError(err))
+				return engine.Rejected(obj, err)
 			}
 			return err
 		}
@@ -89,14 +88,6 @@ func (r *BenchmarkRunReconciler) reporterCheck(ctx context.Context, run *v1.Benc
 			"targets) and find out who changed it", key.Namespace, key.Name)}
 	}
 	return nil
-}
-
-// apiError is the API server's error inside one wrapped with what was being done.
-func apiError(err error) error {
-	if inner := errors.Unwrap(err); inner != nil {
-		return inner
-	}
-	return err
 }
 
 // resultsConfigMap is an empty results ConfigMap of the run.

@@ -152,7 +152,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 		_, created, err := owned.Ensure(ctx, r.objects(), run, job)
 		if err != nil {
 			if engine.IsPermanentAPIError(err) {
-				err = engine.Rejected(job, apiError(err))
+				err = engine.Rejected(job, err)
 			}
 			res, err := r.blocked(ctx, tx, t, ts, eng, err)
 			return jobOutcome{}, res, err

@@ -87,16 +87,7 @@ func ownership(obj client.Object, err error) error {
 	case errors.As(err, &fe):
 		return &ConfigError{Message: fe.Error()}
 	case IsPermanentAPIError(err):
-		return Rejected(obj, apiStatus(err))
-	}
-	return err
-}
-
-// apiStatus is the API server's own error inside one that owned wrapped with what it was doing:
-// the messages built from it name the object themselves.
-func apiStatus(err error) error {
-	if inner := errors.Unwrap(err); inner != nil {
-		return inner
+		return Rejected(obj, err)
 	}
 	return err
 }

@@ -111,7 +111,8 @@ func IsPermanentAPIError(err error) bool {
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsMethodNotSupported(err)
 }
 
-// Rejected is the ConfigError of an object the API server refused for good.
+// Rejected is the ConfigError of an object the API server refused for good. It quotes the API
+// server's own error, without what callers wrapped around it: the message names the object itself.
 func Rejected(obj client.Object, err error) *ConfigError {
 	kind := obj.GetObjectKind().GroupVersionKind().Kind
 	if kind == "" {
@@ -120,7 +121,18 @@ func Rejected(obj client.Object, err error) *ConfigError {
 		kind = t[strings.LastIndex(t, ".")+1:]
 	}
 	return &ConfigError{Message: fmt.Sprintf("the API server rejected %s %s: %v "+
-		"(fix the target's settings, or the namespace's quota or admission policy that refuses it)", kind, obj.GetName(), err)}
+		"(fix the target's settings, or the namespace's quota or admission policy that refuses it)", kind, obj.GetName(), APIStatus(err))}
+}
+
+// APIStatus is the API server's own error inside err (err itself when nothing wraps it).
+func APIStatus(err error) error {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		if e, ok := status.(error); ok {
+			return e
+		}
+	}
+	return err
 }
 
 // WaitError says that Provision cannot go on yet for a reason the user should see (an earlier

@@ -199,7 +199,7 @@ func (p *Percona) ownership(ctx context.Context, t v1.Target, obj, existing clie
 	case IsPermanentAPIError(err):
 		// The Percona CRD's own validation refused the object (a target setting such as
 		// crVersion or image the installed operator does not accept), or a quota or policy did.
-		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(obj), apiStatus(err))}
+		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(obj), APIStatus(err))}
 	}
 	if u, ok := existing.(*unstructured.Unstructured); ok && owned.AsDeleting(err) != nil &&
 		u.GetDeletionTimestamp() != nil && u.GroupVersionKind() == p.flavor.kind {
