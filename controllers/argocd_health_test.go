@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
@@ -342,7 +341,7 @@ func TestArgoCDHealthOfARunThroughItsLife(t *testing.T) {
 	before := got.DeepCopy()
 	regression := "1 of 2 cells regressed against life-base (QPS drop > 5%, p95 rise > 10%); worst: mariadb at 2 threads: QPS -12.3%, p95 +15.0%"
 	meta.SetStatusCondition(&got.Status.Conditions, metav1.Condition{
-		Type: v1.ConditionRegressed, Status: metav1.ConditionTrue, Reason: controllers.ReasonRegressed,
+		Type: v1.ConditionRegressed, Status: metav1.ConditionTrue, Reason: v1.ReasonRegressed,
 		Message: regression, ObservedGeneration: got.Generation,
 	})
 	if err := k8s.Status().Patch(ctx, got, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
@@ -418,7 +417,7 @@ func TestArgoCDHealthOfSchedules(t *testing.T) {
 
 	broken := waitArgoSchedule(t, ns, "broken")
 	stalled := meta.FindStatusCondition(broken.Status.Conditions, v1.ConditionStalled)
-	if stalled == nil || stalled.Status != metav1.ConditionTrue || stalled.Reason != controllers.ReasonInvalidSchedule {
+	if stalled == nil || stalled.Status != metav1.ConditionTrue || stalled.Reason != v1.ReasonInvalidSchedule {
 		t.Fatalf("an invalid cron expression: Stalled %+v, want True InvalidSchedule", stalled)
 	}
 	if msg := wantArgo(t, "BenchmarkSchedule", broken, "Degraded", `spec.schedule "not a cron"`, "write five fields"); msg != stalled.Message {
@@ -438,7 +437,7 @@ func TestArgoCDHealthOfSchedules(t *testing.T) {
 	before := good.DeepCopy()
 	regression := "good-202501010200: 1 of 2 cells regressed against good-202401010200 (QPS drop > 5%, p95 rise > 10%); worst: mariadb at 2 threads: QPS -12.3%"
 	meta.SetStatusCondition(&good.Status.Conditions, metav1.Condition{
-		Type: v1.ConditionRegressed, Status: metav1.ConditionTrue, Reason: controllers.ReasonRegressed,
+		Type: v1.ConditionRegressed, Status: metav1.ConditionTrue, Reason: v1.ReasonRegressed,
 		Message: regression, ObservedGeneration: good.Generation,
 	})
 	if err := k8s.Status().Patch(ctx, good, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {

@@ -21,30 +21,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+	"github.com/mysqlbench/mysqlbench-operator/internal/conditions"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
-)
-
-// Condition reasons of a BenchmarkSchedule.
-const (
-	ReasonScheduled       = "Scheduled"
-	ReasonSuspended       = "Suspended"
-	ReasonWaitingForRun   = "WaitingForActiveRun"
-	ReasonValid           = "Valid"
-	ReasonInvalidSchedule = "InvalidSchedule"
-	ReasonInvalidTimeZone = "InvalidTimeZone"
-	ReasonNeverFires      = "ScheduleNeverFires"
-	ReasonInvalidTemplate = "InvalidTemplate"
-	ReasonRunNameTaken    = "RunNameTaken"
-	ReasonRegressed       = "Regressed"
-	ReasonNoRegression    = "NoRegression"
-	ReasonNoBaseline      = "NoBaseline"
-	// ReasonChangePoint: the history of the retained runs shows a sustained harmful shift.
-	ReasonChangePoint = "ChangePoint"
-	// ReasonInconclusive: no cell regressed, but some could not be decided (Regressed=False).
-	ReasonInconclusive   = "Inconclusive"
-	ReasonMissedSchedule = "MissedSchedule"
 )
 
 // runNameTimeLayout is the scheduled time in a run's name: <schedule>-<yyyymmddhhmm>, in UTC.
@@ -96,7 +75,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err := r.compareSucceeded(ctx, sched, children); err != nil {
 		return ctrl.Result{}, err
 	}
-	summarize(sched, children)
+	r.summarize(sched, children)
 	r.analyseHistory(sched, children)
 	if err := r.prune(ctx, sched, children); err != nil {
 		return ctrl.Result{}, err
@@ -136,13 +115,13 @@ func ParseSchedule(spec v1.BenchmarkScheduleSpec) (sched cron.Schedule, reason s
 	if spec.TimeZone != nil {
 		loc, err = time.LoadLocation(*spec.TimeZone)
 		if err != nil || *spec.TimeZone == "" || *spec.TimeZone == "Local" {
-			return nil, ReasonInvalidTimeZone, fmt.Errorf(
+			return nil, v1.ReasonInvalidTimeZone, fmt.Errorf(
 				"spec.timeZone %q is not a time zone: use an IANA name such as UTC, Europe/Berlin or America/New_York", *spec.TimeZone)
 		}
 	}
 	s, err := cron.ParseStandard(spec.Schedule)
 	if err != nil {
-		return nil, ReasonInvalidSchedule, fmt.Errorf(
+		return nil, v1.ReasonInvalidSchedule, fmt.Errorf(
 			"spec.schedule %q: %w: write five fields (minute hour day-of-month month day-of-week), e.g. \"0 2 * * *\", or a macro such as @daily",
 			spec.Schedule, err)
 	}
@@ -185,7 +164,7 @@ func scheduledTime(run *v1.BenchmarkRun) time.Time {
 
 // summarize derives the status fields that describe the runs: active runs, the newest finished
 // run and the newest comparison (also exported as metrics, so a restarted manager shows them).
-func summarize(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
+func (r *BenchmarkScheduleReconciler) summarize(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
 	st := &sched.Status
 	st.Active = nil
 	for _, run := range children {
@@ -217,7 +196,7 @@ func summarize(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
 		st.LastComparison = c.DeepCopy()
 		st.Verdict = compare.Short(*c)
 		status, reason := regressedCondition(*c)
-		setScheduleCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+c.Message)
+		r.setCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+c.Message)
 		metrics.RecordComparison(sched.Namespace, sched.Name, *c)
 		break
 	}
@@ -245,7 +224,7 @@ func (r *BenchmarkScheduleReconciler) analyseHistory(sched *v1.BenchmarkSchedule
 		sched.Status.History = &h
 		if h.RegressedCells > 0 {
 			cp := h.ChangePoints[0]
-			r.Recorder.Eventf(sched, corev1.EventTypeWarning, ReasonChangePoint,
+			r.Recorder.Eventf(sched, corev1.EventTypeWarning, v1.ReasonChangePoint,
 				"%d cells shifted for the worse over the last %d runs; largest: %s at %d threads, %s %+.1f%% since %s (p=%.3g)",
 				h.RegressedCells, h.Runs, cp.Target, cp.Threads, cp.Metric, cp.ChangePercent, cp.Since, cp.P)
 		}
@@ -297,28 +276,28 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 	next := cronSched.Next(now)
 	if next.IsZero() {
 		sched.Status.NextScheduleTime = nil
-		r.stall(sched, ReasonNeverFires, fmt.Sprintf("spec.schedule %q never fires (no such date within five years): fix the day and month fields", sched.Spec.Schedule))
+		r.stall(sched, v1.ReasonNeverFires, fmt.Sprintf("spec.schedule %q never fires (no such date within five years): fix the day and month fields", sched.Spec.Schedule))
 		return ctrl.Result{}, nil
 	}
 	// A run that could not be created (a foreign run holds its name, or the API server refused
 	// the template) keeps the schedule Stalled until a later run is created or the spec changes.
 	stuck := false
 	if c := meta.FindStatusCondition(sched.Status.Conditions, v1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue &&
-		c.ObservedGeneration == sched.Generation && (c.Reason == ReasonRunNameTaken || c.Reason == ReasonInvalidTemplate) {
+		c.ObservedGeneration == sched.Generation && (c.Reason == v1.ReasonRunNameTaken || c.Reason == v1.ReasonInvalidTemplate) {
 		stuck = true
 	}
 	ready := func(reason, message string) {
 		if !stuck {
-			setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, reason, message)
+			r.setCondition(sched, v1.ConditionReady, metav1.ConditionTrue, reason, message)
 		}
 	}
 	if !stuck {
-		setScheduleCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, ReasonValid, "the schedule is valid")
+		r.setCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
 	}
 
 	if sched.Spec.IsSuspended() {
 		sched.Status.NextScheduleTime = nil
-		ready(ReasonSuspended, fmt.Sprintf("suspended: no new runs (%d active)", len(sched.Status.Active)))
+		ready(v1.ReasonSuspended, fmt.Sprintf("suspended: no new runs (%d active)", len(sched.Status.Active)))
 		return ctrl.Result{}, nil
 	}
 	nextTime := metav1.NewTime(next)
@@ -327,23 +306,23 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 
 	due := lastDue(cronSched, handledUntil(sched, children), now)
 	if due.IsZero() {
-		ready(ReasonScheduled, "next run at "+next.UTC().Format(time.RFC3339))
+		ready(v1.ReasonScheduled, "next run at "+next.UTC().Format(time.RFC3339))
 		return wake, nil
 	}
 	if d := sched.Spec.StartingDeadlineSeconds; d != nil && now.Sub(due) > time.Duration(*d)*time.Second {
 		missed := metav1.NewTime(due)
 		sched.Status.LastMissedTime = &missed
-		r.Recorder.Eventf(sched, corev1.EventTypeWarning, ReasonMissedSchedule,
+		r.Recorder.Eventf(sched, corev1.EventTypeWarning, v1.ReasonMissedSchedule,
 			"the run due at %s did not start within startingDeadlineSeconds (%d s): it would be %s late; skipped",
 			due.UTC().Format(time.RFC3339), *d, now.Sub(due).Round(time.Second))
-		ready(ReasonScheduled, "next run at "+next.UTC().Format(time.RFC3339))
+		ready(v1.ReasonScheduled, "next run at "+next.UTC().Format(time.RFC3339))
 		return wake, nil
 	}
 
 	switch sched.Spec.ConcurrencyPolicyOrDefault() {
 	case v1.ConcurrencyForbid:
 		if len(sched.Status.Active) > 0 {
-			ready(ReasonWaitingForRun,
+			ready(v1.ReasonWaitingForRun,
 				fmt.Sprintf("the run due at %s waits for %s to finish (concurrencyPolicy Forbid)",
 					due.UTC().Format(time.RFC3339), sched.Status.Active[0]))
 			// The active run's completion brings a reconcile; the deadline may pass before that.
@@ -458,7 +437,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 		}
 		if !metav1.IsControlledBy(existing, sched) {
 			sched.Status.LastMissedTime = &dueTime
-			r.stall(sched, ReasonRunNameTaken, fmt.Sprintf(
+			r.stall(sched, v1.ReasonRunNameTaken, fmt.Sprintf(
 				"the run due at %s is named %s, but a BenchmarkRun of that name exists that this schedule does not own: delete or rename it",
 				due.UTC().Format(time.RFC3339), run.Name))
 			return nil
@@ -466,7 +445,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 		// Created before a restart: the deterministic name makes this a no-op.
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		sched.Status.LastMissedTime = &dueTime
-		r.stall(sched, ReasonInvalidTemplate, fmt.Sprintf("the API server refused the run due at %s: %v: fix spec.template",
+		r.stall(sched, v1.ReasonInvalidTemplate, fmt.Sprintf("the API server refused the run due at %s: %v: fix spec.template",
 			due.UTC().Format(time.RFC3339), err))
 		return nil
 	case err != nil:
@@ -477,8 +456,8 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 		sched.Status.Active = append(sched.Status.Active, run.Name)
 	}
 	sched.Status.LastScheduleTime = &dueTime
-	setScheduleCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, ReasonValid, "the schedule is valid")
-	setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionTrue, ReasonScheduled,
+	r.setCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
+	r.setCondition(sched, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled,
 		fmt.Sprintf("created %s; next run at %s", run.Name, sched.Status.NextScheduleTime.UTC().Format(time.RFC3339)))
 	return nil
 }
@@ -490,15 +469,12 @@ func (r *BenchmarkScheduleReconciler) stall(sched *v1.BenchmarkSchedule, reason,
 	if old == nil || old.Status != metav1.ConditionTrue || old.Message != message {
 		r.Recorder.Event(sched, corev1.EventTypeWarning, reason, message)
 	}
-	setScheduleCondition(sched, v1.ConditionStalled, metav1.ConditionTrue, reason, message)
-	setScheduleCondition(sched, v1.ConditionReady, metav1.ConditionFalse, reason, message)
+	r.setCondition(sched, v1.ConditionStalled, metav1.ConditionTrue, reason, message)
+	r.setCondition(sched, v1.ConditionReady, metav1.ConditionFalse, reason, message)
 }
 
-func setScheduleCondition(sched *v1.BenchmarkSchedule, typ string, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&sched.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: bounded.Head(message, bounded.Condition),
-		ObservedGeneration: sched.Generation,
-	})
+func (r *BenchmarkScheduleReconciler) setCondition(sched *v1.BenchmarkSchedule, typ string, status metav1.ConditionStatus, reason, message string) {
+	conditions.Set(&sched.Status.Conditions, sched.Generation, r.Clock.Now(), typ, status, reason, message)
 }
 
 // writeStatus is the only place a schedule's status is written: a merge patch with optimistic

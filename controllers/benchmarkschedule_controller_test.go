@@ -247,7 +247,7 @@ func TestScheduleCreatesTheRunOnTimeInItsTimeZone(t *testing.T) {
 	if !got.Status.NextScheduleTime.Equal(&metav1.Time{Time: due}) {
 		t.Errorf("nextScheduleTime %s, want %s (02:30 Asia/Kolkata)", got.Status.NextScheduleTime.UTC(), due.UTC())
 	}
-	if !hasCondition(got.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, controllers.ReasonScheduled) ||
+	if !hasCondition(got.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled) ||
 		!hasCondition(got.Status.Conditions, v1.ConditionStalled, metav1.ConditionFalse, "") || got.Status.ObservedGeneration != got.Generation {
 		t.Errorf("conditions %+v, observedGeneration %d", got.Status.Conditions, got.Status.ObservedGeneration)
 	}
@@ -304,7 +304,7 @@ func TestMissedWindowInsideAndOutsideTheStartingDeadline(t *testing.T) {
 		t.Errorf("lastMissedTime %s, want %s", got.Status.LastMissedTime, h2)
 	}
 	waitRuns(t, ns, "hourly", run1)
-	assertEvents(t, ns, "hourly", "Created", controllers.ReasonMissedSchedule)
+	assertEvents(t, ns, "hourly", "Created", v1.ReasonMissedSchedule)
 
 	// Without a deadline, a manager down for three hours starts one run, for the newest time.
 	s.clock.SetTime(time.Now())
@@ -338,7 +338,7 @@ func TestForbidWaitsForTheActiveRunAllowDoesNot(t *testing.T) {
 	s.at("allow", h2.Add(time.Second))
 	waitRuns(t, ns, "allow", name("allow", h1), name("allow", h2))
 	got := waitSchedule(t, ns, "forbid", "waiting for the active run", func(s *v1.BenchmarkSchedule) bool {
-		return hasCondition(s.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, controllers.ReasonWaitingForRun)
+		return hasCondition(s.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonWaitingForRun)
 	})
 	if c := condition(got.Status.Conditions, v1.ConditionReady); !strings.Contains(c.Message, name("forbid", h1)) {
 		t.Errorf("Ready message %q, want it to name the active run", c.Message)
@@ -376,7 +376,7 @@ func TestSuspendedScheduleCreatesNothing(t *testing.T) {
 	h1 := sched.CreationTimestamp.Truncate(time.Hour).Add(time.Hour)
 	s.at("paused", h1.Add(time.Second))
 	got := waitSchedule(t, ns, "paused", "Ready=Suspended", func(s *v1.BenchmarkSchedule) bool {
-		return hasCondition(s.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, controllers.ReasonSuspended)
+		return hasCondition(s.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonSuspended)
 	})
 	if got.Status.NextScheduleTime != nil {
 		t.Errorf("nextScheduleTime %s while suspended", got.Status.NextScheduleTime)
@@ -455,7 +455,7 @@ func TestDeterministicNamesSurviveARestartAndForeignRunsAreNotAdopted(t *testing
 		t.Fatal(err)
 	}
 	if len(all.Items) != 1 || all.Items[0].Name != name1 || !got.Status.LastScheduleTime.Equal(&metav1.Time{Time: h1}) ||
-		!hasCondition(got.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, controllers.ReasonScheduled) {
+		!hasCondition(got.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled) {
 		t.Errorf("runs %v, status %+v", runNames(all.Items), got.Status)
 	}
 	// Restarting again at the same instant changes nothing either.
@@ -476,12 +476,12 @@ func TestDeterministicNamesSurviveARestartAndForeignRunsAreNotAdopted(t *testing
 	}
 	s.at("det", h2.Add(time.Second))
 	got = waitSchedule(t, ns, "det", "RunNameTaken", func(s *v1.BenchmarkSchedule) bool {
-		return hasCondition(s.Status.Conditions, v1.ConditionReady, metav1.ConditionFalse, controllers.ReasonRunNameTaken)
+		return hasCondition(s.Status.Conditions, v1.ConditionReady, metav1.ConditionFalse, v1.ReasonRunNameTaken)
 	})
 	if c := condition(got.Status.Conditions, v1.ConditionReady); !strings.Contains(c.Message, foreign.Name) {
 		t.Errorf("Ready message %q, want it to name %s", c.Message, foreign.Name)
 	}
-	if !hasCondition(got.Status.Conditions, v1.ConditionStalled, metav1.ConditionTrue, controllers.ReasonRunNameTaken) {
+	if !hasCondition(got.Status.Conditions, v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonRunNameTaken) {
 		t.Errorf("Stalled %+v, want True: the user must act", condition(got.Status.Conditions, v1.ConditionStalled))
 	}
 	f := &v1.BenchmarkRun{}
@@ -492,14 +492,14 @@ func TestDeterministicNamesSurviveARestartAndForeignRunsAreNotAdopted(t *testing
 	s.at("det", h2.Add(time.Minute))
 	time.Sleep(300 * time.Millisecond)
 	waitSchedule(t, ns, "det", "still Stalled", func(s *v1.BenchmarkSchedule) bool {
-		return hasCondition(s.Status.Conditions, v1.ConditionStalled, metav1.ConditionTrue, controllers.ReasonRunNameTaken)
+		return hasCondition(s.Status.Conditions, v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonRunNameTaken)
 	})
 	h3 := h2.Add(time.Hour)
 	s.at("det", h3.Add(time.Second))
 	waitRuns(t, ns, "det", "det-"+h3.UTC().Format("200601021504"))
 	waitSchedule(t, ns, "det", "no longer Stalled", func(s *v1.BenchmarkSchedule) bool {
 		return hasCondition(s.Status.Conditions, v1.ConditionStalled, metav1.ConditionFalse, "") &&
-			hasCondition(s.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, controllers.ReasonScheduled)
+			hasCondition(s.Status.Conditions, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled)
 	})
 }
 
@@ -538,12 +538,12 @@ func TestInvalidScheduleOrTimeZoneStallsWithWhatToFix(t *testing.T) {
 	startScheduler(t, ns, time.Now())
 	bad := createSchedule(t, nightly(ns, "badcron", "61 * * * *"))
 	got := waitSchedule(t, ns, "badcron", "Stalled", func(s *v1.BenchmarkSchedule) bool {
-		return hasCondition(s.Status.Conditions, v1.ConditionStalled, metav1.ConditionTrue, controllers.ReasonInvalidSchedule)
+		return hasCondition(s.Status.Conditions, v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonInvalidSchedule)
 	})
 	if c := condition(got.Status.Conditions, v1.ConditionStalled); !strings.Contains(c.Message, `"61 * * * *"`) || !strings.Contains(c.Message, "five fields") {
 		t.Errorf("Stalled message %q", c.Message)
 	}
-	if !hasCondition(got.Status.Conditions, v1.ConditionReady, metav1.ConditionFalse, controllers.ReasonInvalidSchedule) {
+	if !hasCondition(got.Status.Conditions, v1.ConditionReady, metav1.ConditionFalse, v1.ReasonInvalidSchedule) {
 		t.Errorf("Ready %+v", condition(got.Status.Conditions, v1.ConditionReady))
 	}
 	// Fixing it clears Stalled.
@@ -559,7 +559,7 @@ func TestInvalidScheduleOrTimeZoneStallsWithWhatToFix(t *testing.T) {
 	tz.Spec.TimeZone = ptr.To("Mars/Olympus_Mons")
 	createSchedule(t, tz)
 	got = waitSchedule(t, ns, "badtz", "Stalled", func(s *v1.BenchmarkSchedule) bool {
-		return hasCondition(s.Status.Conditions, v1.ConditionStalled, metav1.ConditionTrue, controllers.ReasonInvalidTimeZone)
+		return hasCondition(s.Status.Conditions, v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonInvalidTimeZone)
 	})
 	if c := condition(got.Status.Conditions, v1.ConditionStalled); !strings.Contains(c.Message, "Mars/Olympus_Mons") || !strings.Contains(c.Message, "IANA") {
 		t.Errorf("Stalled message %q", c.Message)
@@ -579,7 +579,7 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 	finish(t, ns, name(0), v1.RunSucceeded, cellsOf(10000, 1.0))
 	first := waitFor(t, ns, name(0), 20*time.Second, "comparison", func(r *v1.BenchmarkRun) bool { return r.Status.Comparison != nil })
 	if first.Status.Comparison.Verdict != v1.VerdictNoBaseline ||
-		!hasCondition(first.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, controllers.ReasonNoBaseline) {
+		!hasCondition(first.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonNoBaseline) {
 		t.Errorf("first run: %+v, conditions %+v", first.Status.Comparison, first.Status.Conditions)
 	}
 
@@ -592,7 +592,7 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 		t.Errorf("second run: %+v", c)
 	}
 	got := waitSchedule(t, ns, "reg", "verdict OK", func(s *v1.BenchmarkSchedule) bool { return s.Status.Verdict == "OK 0/4" })
-	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, controllers.ReasonNoRegression) {
+	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonNoRegression) {
 		t.Errorf("schedule Regressed %+v", condition(got.Status.Conditions, v1.ConditionRegressed))
 	}
 
@@ -615,7 +615,7 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 	if !strings.Contains(c.Message, "2 of 4 cells regressed") || !strings.Contains(c.Message, "mariadb at 2 threads: QPS -12.0%") {
 		t.Errorf("message %q", c.Message)
 	}
-	if !hasCondition(third.Status.Conditions, v1.ConditionRegressed, metav1.ConditionTrue, controllers.ReasonRegressed) {
+	if !hasCondition(third.Status.Conditions, v1.ConditionRegressed, metav1.ConditionTrue, v1.ReasonRegressed) {
 		t.Errorf("run Regressed %+v", condition(third.Status.Conditions, v1.ConditionRegressed))
 	}
 	cm := &corev1.ConfigMap{}
@@ -640,8 +640,8 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 	if h := got.Status.History; h.Runs != 3 || h.RegressedCells != 0 || len(h.ChangePoints) != 0 {
 		t.Errorf("history %+v", h)
 	}
-	assertEvents(t, ns, "reg", "Created", controllers.ReasonNoBaseline, controllers.ReasonNoRegression, controllers.ReasonRegressed)
-	assertWarning(t, ns, "reg", controllers.ReasonRegressed, "mariadb-psoff at 1 threads")
+	assertEvents(t, ns, "reg", "Created", v1.ReasonNoBaseline, v1.ReasonNoRegression, v1.ReasonRegressed)
+	assertWarning(t, ns, "reg", v1.ReasonRegressed, "mariadb-psoff at 1 threads")
 }
 
 // An Inconclusive comparison makes the next run measure more repetitions, within
@@ -669,7 +669,7 @@ func TestInconclusiveComparisonAddsRepetitions(t *testing.T) {
 		waitFor(t, ns, name(i), 20*time.Second, "comparison", func(r *v1.BenchmarkRun) bool { return r.Status.Comparison != nil })
 	}
 	got := waitSchedule(t, ns, "adapt", "verdict Inconclusive", func(s *v1.BenchmarkSchedule) bool { return s.Status.Verdict == "Inconclusive 4/4" })
-	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, controllers.ReasonInconclusive) {
+	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonInconclusive) {
 		t.Errorf("schedule Regressed %+v", condition(got.Status.Conditions, v1.ConditionRegressed))
 	}
 	// Twice the inconclusive run's 1 repetition.
@@ -728,7 +728,7 @@ func TestHistoryCatchesADriftThatNoComparisonShows(t *testing.T) {
 	if cond := condition(got.Status.Conditions, v1.ConditionRegressed); cond.Status != metav1.ConditionFalse {
 		t.Errorf("the Regressed condition stays the newest comparison's: %+v", cond)
 	}
-	assertWarning(t, ns, "drift", controllers.ReasonChangePoint, "4 cells shifted for the worse over the last 10 runs")
+	assertWarning(t, ns, "drift", v1.ReasonChangePoint, "4 cells shifted for the worse over the last 10 runs")
 }
 
 func TestThresholdsAndPinnedBaselineAreHonoured(t *testing.T) {
@@ -807,7 +807,7 @@ func TestScheduledRunsEndToEndWithMetrics(t *testing.T) {
 		c.NeededRepetitions != 4 || got.Status.Verdict != "Inconclusive 4/4" {
 		t.Errorf("comparison %+v, verdict %q", c, got.Status.Verdict)
 	}
-	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, controllers.ReasonInconclusive) {
+	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonInconclusive) {
 		t.Errorf("schedule Regressed %+v", condition(got.Status.Conditions, v1.ConditionRegressed))
 	}
 	run := got.Status.LastComparison.Run

@@ -50,7 +50,7 @@ func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (c
 func (r *BenchmarkRunReconciler) blocked(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
 	eng engine.Engine, err error) (ctrl.Result, error) {
 	if de := owned.AsDeleting(err); de != nil {
-		tx.progressing(ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, de.Error()))
+		tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, de.Error()))
 		return ctrl.Result{RequeueAfter: de.After}, nil
 	}
 	if msg := unusable(err); msg != "" {
@@ -87,8 +87,8 @@ func (r *BenchmarkRunReconciler) start(tx *transition) {
 	if reps := run.Spec.RepetitionsOrDefault(); reps > 1 {
 		what += fmt.Sprintf(", %d repetitions", reps)
 	}
-	tx.progressing(ReasonRunning, what)
-	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, ReasonRunning, "the run has not finished")
+	tx.progressing(v1.ReasonRunning, what)
+	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, v1.ReasonRunning, "the run has not finished")
 	tx.event(normal, "Started", "%s", what)
 }
 
@@ -195,7 +195,7 @@ func (r *BenchmarkRunReconciler) enter(tx *transition, t v1.Target, ts *v1.Targe
 	case v1.TargetCleaningUp:
 		run.Status.CurrentStep = "cleanup"
 	}
-	tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))
+	tx.progressing(v1.ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))
 	tx.event(normal, "Target"+string(phase), "target %s: %s", t.Name, phaseMessage(phase))
 }
 
@@ -254,7 +254,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			return r.failTarget(ctx, tx, t, ts, eng, err.Error())
 		}
 		if we := engine.AsWait(err); we != nil {
-			tx.progressing(ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, we.Message))
+			tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, we.Message))
 			return ctrl.Result{RequeueAfter: we.After}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("provision target %s: %w", t.Name, err)
@@ -267,7 +267,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		ts.FirstServerExit = bounded.Head(state.Exit.String(), bounded.Status)
 	}
 	if state.Failed {
-		if state.Reason == engine.ReasonImagePull {
+		if state.Reason == v1.ReasonImagePull {
 			// Nothing to inspect, and its pod would hold the node: remove it whatever the
 			// cleanup policy says.
 			if err := eng.Teardown(ctx, run, t); err != nil {
@@ -292,22 +292,22 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("server not ready after %s: %s",
 				r.ServerReadyTimeout, state.Message))
 		}
-		if state.Reason == engine.ReasonSecret && waited >= r.SchedulingGrace {
+		if state.Reason == v1.ReasonSecret && waited >= r.SchedulingGrace {
 			// The user's connection Secret: nothing the operator starts will create it.
 			return r.failTarget(ctx, tx, t, ts, eng, state.Message)
 		}
 		why := ""
-		if state.Reason == engine.ReasonStarting && waited >= r.SchedulingGrace && t.Engine == v1.EngineBuiltin {
+		if state.Reason == v1.ReasonStarting && waited >= r.SchedulingGrace && t.Engine == v1.EngineBuiltin {
 			if why, err = r.serverWarning(ctx, run, t); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
-		if state.Reason == engine.ReasonUnschedulable && waited >= r.SchedulingGrace {
-			tx.stalled(ReasonUnschedulable, fmt.Sprintf("target %s: %s", t.Name, state.Message))
+		if state.Reason == v1.ReasonUnschedulable && waited >= r.SchedulingGrace {
+			tx.stalled(v1.ReasonUnschedulable, fmt.Sprintf("target %s: %s", t.Name, state.Message))
 		} else if why != "" {
-			tx.stalled(ReasonNotStarting, fmt.Sprintf("target %s: %s; the Events say %s", t.Name, state.Message, why))
+			tx.stalled(v1.ReasonNotStarting, fmt.Sprintf("target %s: %s; the Events say %s", t.Name, state.Message, why))
 		} else if state.Message != "" {
-			tx.progressing(ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, state.Message))
+			tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, state.Message))
 		}
 		// Pod events wake the controller; the timer only enforces the bounds.
 		next := r.ServerReadyTimeout - waited
@@ -387,7 +387,7 @@ func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition,
 	ts.Phase = v1.TargetFailed
 	ts.Message = bounded.Head(message, bounded.Status)
 	ts.CompletionTime = &now
-	tx.setCondition(v1.ConditionFailed, metav1.ConditionTrue, ReasonTargetFailed, fmt.Sprintf("target %s: %s", t.Name, message))
+	tx.setCondition(v1.ConditionFailed, metav1.ConditionTrue, v1.ReasonTargetFailed, fmt.Sprintf("target %s: %s", t.Name, message))
 	tx.event(warning, "TargetFailed", "target %s: %s", t.Name, message)
 	return ctrl.Result{}, nil
 }
@@ -404,7 +404,7 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) (ct
 	run.Status = *before
 	tx.events = nil
 	if de := owned.AsDeleting(err); de != nil {
-		tx.progressing(ReasonWaiting, "the results: "+de.Error())
+		tx.progressing(v1.ReasonWaiting, "the results: "+de.Error())
 		return ctrl.Result{RequeueAfter: de.After}, nil
 	}
 	msg := unusable(err)
@@ -441,10 +441,10 @@ func (r *BenchmarkRunReconciler) conclude(tx *transition, unwritten string) {
 	took := now.Sub(run.Status.StartTime.Time).Round(time.Second)
 	if len(failed) == 0 && unwritten == "" {
 		run.Status.Phase = v1.RunSucceeded
-		tx.setCondition(v1.ConditionReady, metav1.ConditionTrue, ReasonSucceeded,
+		tx.setCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonSucceeded,
 			fmt.Sprintf("all %d targets measured in %s; results in ConfigMap %s", len(run.Spec.Targets), took, run.Status.ResultsConfigMap))
-		tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, ReasonSucceeded, "the run has finished")
-		tx.setCondition(v1.ConditionFailed, metav1.ConditionFalse, ReasonSucceeded, "no target failed")
+		tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonSucceeded, "the run has finished")
+		tx.setCondition(v1.ConditionFailed, metav1.ConditionFalse, v1.ReasonSucceeded, "no target failed")
 		tx.event(normal, "Succeeded", "all %d targets measured in %s; results in ConfigMap %s", len(run.Spec.Targets), took, run.Status.ResultsConfigMap)
 		return
 	}
@@ -458,10 +458,10 @@ func (r *BenchmarkRunReconciler) conclude(tx *transition, unwritten string) {
 			msg = fmt.Sprintf("all %d targets measured in %s", len(run.Spec.Targets), took)
 		}
 		msg += "; the results were not written, the measurements are in the status only: " + unwritten
-		tx.setCondition(v1.ConditionFailed, metav1.ConditionTrue, ReasonTargetFailed, msg)
+		tx.setCondition(v1.ConditionFailed, metav1.ConditionTrue, v1.ReasonTargetFailed, msg)
 	}
-	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, ReasonTargetFailed, msg)
-	tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, ReasonTargetFailed, "the run has finished")
+	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, v1.ReasonTargetFailed, msg)
+	tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonTargetFailed, "the run has finished")
 	tx.event(warning, "Failed", "%s", msg)
 }
 

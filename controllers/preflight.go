@@ -13,9 +13,6 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
-// ReasonMissingReference: the spec names an object that does not exist (yet).
-const ReasonMissingReference = "MissingReference"
-
 // referenceRecheck is how often a missing reference is looked up again within the grace: the
 // user's ConfigMaps are not watched (the cache holds only the operator's own objects).
 const referenceRecheck = 5 * time.Second
@@ -60,7 +57,7 @@ func (r *BenchmarkRunReconciler) checkReferences(ctx context.Context, tx *transi
 		res, err := r.failTarget(ctx, tx, t, ts, nil, missing)
 		return false, res, err
 	}
-	tx.stalled(ReasonMissingReference, fmt.Sprintf("target %s waits up to %s for a reference: %s", t.Name,
+	tx.stalled(v1.ReasonMissingReference, fmt.Sprintf("target %s waits up to %s for a reference: %s", t.Name,
 		(r.SchedulingGrace-waited).Round(time.Second), missing))
 	return false, ctrl.Result{RequeueAfter: min(referenceRecheck, r.SchedulingGrace-waited)}, nil
 }

@@ -23,9 +23,6 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// ReasonQueued: the run waits for a node of its database pool, behind the runs named.
-const ReasonQueued = "Queued"
-
 // queueRecheck is how often a queued run looks at its pool again: a freed node shows as a deleted
 // StatefulSet or a finished run, neither of which is the queued run's own event.
 const queueRecheck = 10 * time.Second
@@ -61,7 +58,7 @@ func (r *BenchmarkRunReconciler) queuedRuns(ctx context.Context, _ client.Object
 	var reqs []reconcile.Request
 	for i := range runs.Items {
 		run := &runs.Items[i]
-		if c := apimeta.FindStatusCondition(run.Status.Conditions, v1.ConditionProgressing); c != nil && c.Reason == ReasonQueued {
+		if c := apimeta.FindStatusCondition(run.Status.Conditions, v1.ConditionProgressing); c != nil && c.Reason == v1.ReasonQueued {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(run)})
 		}
 	}
@@ -139,7 +136,7 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 	if ahead > 0 {
 		msg += fmt.Sprintf("; %d run(s) that started earlier wait before it", ahead)
 	}
-	tx.progressing(ReasonQueued, msg)
+	tx.progressing(v1.ReasonQueued, msg)
 	return false, ctrl.Result{RequeueAfter: queueRecheck}, nil
 }
 

@@ -130,12 +130,12 @@ func (r *BenchmarkScheduleReconciler) recordComparison(ctx context.Context, sche
 func regressedCondition(c v1.Comparison) (metav1.ConditionStatus, string) {
 	switch c.Verdict {
 	case v1.VerdictRegressed:
-		return metav1.ConditionTrue, ReasonRegressed
+		return metav1.ConditionTrue, v1.ReasonRegressed
 	case v1.VerdictNoBaseline:
-		return metav1.ConditionFalse, ReasonNoBaseline
+		return metav1.ConditionFalse, v1.ReasonNoBaseline
 	case v1.VerdictInconclusive:
-		return metav1.ConditionFalse, ReasonInconclusive
+		return metav1.ConditionFalse, v1.ReasonInconclusive
 	default:
-		return metav1.ConditionFalse, ReasonNoRegression
+		return metav1.ConditionFalse, v1.ReasonNoRegression
 	}
 }

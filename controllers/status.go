@@ -14,16 +14,8 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
+	"github.com/mysqlbench/mysqlbench-operator/internal/conditions"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
-)
-
-// Condition reasons.
-const (
-	ReasonRunning       = "Running"
-	ReasonSucceeded     = "Succeeded"
-	ReasonTargetFailed  = "TargetFailed"
-	ReasonUnschedulable = "Unschedulable"
-	ReasonWaiting       = "WaitingForServer"
 )
 
 // transition is one reconcile's change to a run: the status edits and the Events that explain
@@ -64,11 +56,7 @@ func (tx *transition) event(kind, reason, format string, args ...any) {
 }
 
 func (tx *transition) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&tx.run.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: bounded.Head(message, bounded.Condition),
-		ObservedGeneration: tx.run.Generation,
-		LastTransitionTime: tx.now(),
-	})
+	conditions.Set(&tx.run.Status.Conditions, tx.run.Generation, tx.r.Clock.Now(), typ, status, reason, message)
 }
 
 // progressing marks the run as moving, with what it is doing now.
@@ -121,15 +109,15 @@ func (tx *transition) kstatusConditions() {
 	st := &tx.run.Status
 	switch st.Phase {
 	case v1.RunSucceeded:
-		tx.setCondition(v1.ConditionReconciling, metav1.ConditionFalse, ReasonSucceeded, "the run has finished")
-		tx.setCondition(v1.ConditionStalled, metav1.ConditionFalse, ReasonSucceeded, "the run has finished")
+		tx.setCondition(v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonSucceeded, "the run has finished")
+		tx.setCondition(v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonSucceeded, "the run has finished")
 	case v1.RunFailed:
 		msg := "the run failed"
 		if c := meta.FindStatusCondition(st.Conditions, v1.ConditionFailed); c != nil && c.Message != "" {
 			msg = c.Message
 		}
-		tx.setCondition(v1.ConditionReconciling, metav1.ConditionFalse, ReasonTargetFailed, "the run has finished")
-		tx.setCondition(v1.ConditionStalled, metav1.ConditionTrue, ReasonTargetFailed, msg)
+		tx.setCondition(v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonTargetFailed, "the run has finished")
+		tx.setCondition(v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonTargetFailed, msg)
 	default:
 		phase := string(st.Phase)
 		if phase == "" {

@@ -93,7 +93,7 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	}
 	ts.FailedAttempts = 0
 	run.Status.CurrentStep = describeStep(run, i+1)
-	tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))
+	tx.progressing(v1.ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))
 	tx.event(normal, "StepSucceeded", "target %s: %d threads: %.2f qps, p95 %.3f ms", t.Name, threads,
 		result.QPS.Total, result.Latency.P95Ms)
 	return ctrl.Result{}, nil
@@ -131,7 +131,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 		// or terminating): a new one now would put two loads on the server.
 		if old, err := r.leftoverPod(ctx, run.Namespace, name); err != nil || old != nil {
 			if old != nil {
-				tx.progressing(ReasonWaiting, fmt.Sprintf("target %s: step %s waits for pod %s of its deleted Job %s to end",
+				tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: step %s waits for pod %s of its deleted Job %s to end",
 					t.Name, step, old.Name, name))
 			}
 			// The pod's own events bring the next reconcile; the requeue bounds a missed one.
@@ -175,7 +175,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 	finished, failed, why := jobFinished(job)
 	if !finished {
 		if pod != nil {
-			if state := engine.PodState(pod); state.Failed && state.Reason == engine.ReasonImagePull {
+			if state := engine.PodState(pod); state.Failed && state.Reason == v1.ReasonImagePull {
 				// Another attempt would pull the same image: end the Job and the target now.
 				if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 					return jobOutcome{}, ctrl.Result{}, fmt.Errorf("delete job %s: %w", name, err)
@@ -339,17 +339,17 @@ func containerResult(pod *corev1.Pod) (int32, string, bool) {
 // create its pod (a quota, an admission policy), after the grace period. Pod events wake the
 // controller; the timer only ends the grace period, and the Job's deadline ends the wait.
 func (r *BenchmarkRunReconciler) watchPending(ctx context.Context, tx *transition, t v1.Target, job *batchv1.Job, pod *corev1.Pod) (ctrl.Result, error) {
-	state := engine.State{Reason: engine.ReasonStarting}
+	state := engine.State{Reason: v1.ReasonStarting}
 	since := job.CreationTimestamp.Time
 	if pod != nil {
 		state = engine.PodState(pod)
 		since = pod.CreationTimestamp.Time
 	}
 	switch state.Reason {
-	case engine.ReasonUnschedulable, engine.ReasonImagePull, engine.ReasonConfig, engine.ReasonStarting:
+	case v1.ReasonUnschedulable, v1.ReasonImagePull, v1.ReasonConfig, v1.ReasonStarting:
 	default:
 		if cond := apimeta.FindStatusCondition(tx.run.Status.Conditions, v1.ConditionProgressing); cond != nil && cond.Status == metav1.ConditionFalse {
-			tx.progressing(ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, tx.run.Status.CurrentStep))
+			tx.progressing(v1.ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, tx.run.Status.CurrentStep))
 		}
 		return ctrl.Result{}, nil
 	}
@@ -360,7 +360,7 @@ func (r *BenchmarkRunReconciler) watchPending(ctx context.Context, tx *transitio
 	if waited < r.SchedulingGrace {
 		return ctrl.Result{RequeueAfter: r.SchedulingGrace - waited}, nil
 	}
-	if state.Reason != engine.ReasonStarting {
+	if state.Reason != v1.ReasonStarting {
 		tx.stalled(state.Reason, fmt.Sprintf("target %s: sysbench %s", t.Name, state.Message))
 		return ctrl.Result{}, nil
 	}
@@ -372,6 +372,6 @@ func (r *BenchmarkRunReconciler) watchPending(ctx context.Context, tx *transitio
 	if pod != nil {
 		what = "sysbench pod " + pod.Name + " is not starting"
 	}
-	tx.stalled(ReasonNotStarting, fmt.Sprintf("target %s: %s; the Events say %s", t.Name, what, why))
+	tx.stalled(v1.ReasonNotStarting, fmt.Sprintf("target %s: %s; the Events say %s", t.Name, what, why))
 	return ctrl.Result{}, nil
 }

@@ -17,10 +17,6 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// ReasonNotStarting: a pod the run waits for is not starting, and the cluster's Events say why
-// (a volume that cannot be mounted, a quota or admission policy refusing the pod, ...).
-const ReasonNotStarting = "NotStarting"
-
 // newestWarning is the newest Warning Event about the object with uid ("FailedMount: ..."), ""
 // when there is none. Events say what pod and controller status do not: why a StatefulSet or a
 // Job cannot create its pod (a quota, an admission policy) and why a pod cannot start its

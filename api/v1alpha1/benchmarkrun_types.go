@@ -439,16 +439,6 @@ const (
 	TargetFailed       TargetPhase = "Failed"
 )
 
-// Condition types of a BenchmarkRun.
-const (
-	// ConditionReady is True when every target has finished and the results ConfigMap is written.
-	ConditionReady = "Ready"
-	// ConditionProgressing is True while the run provisions servers and runs steps.
-	ConditionProgressing = "Progressing"
-	// ConditionFailed is True when a target failed; its message names the target, step and cause.
-	ConditionFailed = "Failed"
-)
-
 // QPS is queries per second, split by kind as sysbench counts them.
 type QPS struct {
 	// Total queries per second.

@@ -26,21 +26,6 @@ const (
 	AnnotationScheduledTime = "mysqlbench.io/scheduled-time"
 )
 
-// Condition types a BenchmarkSchedule and the runs it compares carry, besides Ready.
-const (
-	// ConditionReconciling is True while a BenchmarkRun has not finished (kstatus'
-	// "abnormal-true" condition). A schedule does not carry it: its observedGeneration says
-	// whether its spec was acted on, and its runs are objects of their own.
-	ConditionReconciling = "Reconciling"
-	// ConditionStalled is True when the object cannot make progress without a change from the
-	// user: a failed run, or a schedule whose cron expression or time zone is invalid.
-	ConditionStalled = "Stalled"
-	// ConditionRegressed is True when at least one cell of a run regressed against its baseline
-	// (a significant change of at least the schedule's minimum effect, not acknowledged); on the
-	// schedule it reflects the last compared run.
-	ConditionRegressed = "Regressed"
-)
-
 // BenchmarkRunTemplate is the BenchmarkRun a schedule creates each time.
 type BenchmarkRunTemplate struct {
 	// Metadata: labels and annotations copied onto every run.

@@ -100,25 +100,25 @@ func (b *Builtin) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 	sts := &appsv1.StatefulSet{}
 	if err := owned.Get(ctx, b.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: name}, sts); err != nil {
 		if apierrors.IsNotFound(err) {
-			return State{Reason: ReasonStarting, Message: "waiting for StatefulSet " + name + " to be created"}, nil
+			return State{Reason: v1.ReasonStarting, Message: "waiting for StatefulSet " + name + " to be created"}, nil
 		}
 		if err := ownership(sts, err); IsConfigError(err) {
-			return State{Failed: true, Reason: ReasonConfig, Message: err.Error()}, nil
+			return State{Failed: true, Reason: v1.ReasonConfig, Message: err.Error()}, nil
 		} else if we := AsWait(err); we != nil {
-			return State{Reason: ReasonStarting, Message: we.Message, RecheckAfter: we.After}, nil
+			return State{Reason: v1.ReasonStarting, Message: we.Message, RecheckAfter: we.After}, nil
 		}
 		return State{}, fmt.Errorf("get statefulset %s: %w", name, err)
 	}
 	pod := &corev1.Pod{}
 	err := b.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name + "-0"}, pod)
 	if apierrors.IsNotFound(err) {
-		return State{Reason: ReasonStarting, Message: "waiting for StatefulSet " + name + " to create its pod"}, nil
+		return State{Reason: v1.ReasonStarting, Message: "waiting for StatefulSet " + name + " to create its pod"}, nil
 	}
 	if err != nil {
 		return State{}, fmt.Errorf("get server pod: %w", err)
 	}
 	if !metav1.IsControlledBy(pod, sts) {
-		return State{Failed: true, Reason: ReasonConfig, Message: fmt.Sprintf("Pod %s/%s is not the pod of the run's "+
+		return State{Failed: true, Reason: v1.ReasonConfig, Message: fmt.Sprintf("Pod %s/%s is not the pod of the run's "+
 			"StatefulSet %s: delete it, or rename the run or the target so their objects get other names", pod.Namespace, pod.Name, name)}, nil
 	}
 	return PodState(pod), nil
@@ -144,7 +144,7 @@ func Instance(pod *corev1.Pod) string {
 func podState(pod *corev1.Pod) State {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return State{Reason: ReasonUnschedulable, Message: "pod " + pod.Name + " cannot be scheduled: " + c.Message}
+			return State{Reason: v1.ReasonUnschedulable, Message: "pod " + pod.Name + " cannot be scheduled: " + c.Message}
 		}
 	}
 	ready := false
@@ -168,7 +168,7 @@ func podState(pod *corev1.Pod) State {
 				msg += fmt.Sprintf("exit %d (code %d): %s; the last one (code %d): %s",
 					first.Ordinal, first.ExitCode, first.Output, last.ExitCode, last.Output)
 			}
-			return State{Failed: true, Reason: ReasonCrashing, Message: msg, Exit: first}
+			return State{Failed: true, Reason: v1.ReasonCrashing, Message: msg, Exit: first}
 		}
 		if w := cs.State.Waiting; w != nil {
 			switch w.Reason {
@@ -176,21 +176,21 @@ func podState(pod *corev1.Pod) State {
 				// A registry's "not found" or "denied" does not heal by waiting, and the spec
 				// cannot change: fail now instead of holding the node until the timeout.
 				hopeless := w.Reason == "InvalidImageName" || PullCannotHeal(w.Message)
-				return State{Reason: ReasonImagePull, Failed: hopeless,
+				return State{Reason: v1.ReasonImagePull, Failed: hopeless,
 					Message: fmt.Sprintf("cannot pull image %s: %s", cs.Image, w.Message)}
 			case "CreateContainerConfigError", "CreateContainerError":
-				return State{Reason: ReasonConfig, Message: w.Reason + ": " + w.Message}
+				return State{Reason: v1.ReasonConfig, Message: w.Reason + ": " + w.Message}
 			}
 		}
 		if first != nil {
-			return State{Reason: ReasonCrashing, Exit: first, Message: fmt.Sprintf(
+			return State{Reason: v1.ReasonCrashing, Exit: first, Message: fmt.Sprintf(
 				"server container exited %s, the last time with code %d: %s", times(last.Ordinal), last.ExitCode, last.Output)}
 		}
 	}
 	if ready {
 		return State{Ready: true, Exit: exit}
 	}
-	return State{Reason: ReasonStarting, Message: "server pod " + pod.Name + " is starting (" + string(pod.Status.Phase) + ")"}
+	return State{Reason: v1.ReasonStarting, Message: "server pod " + pod.Name + " is starting (" + string(pod.Status.Phase) + ")"}
 }
 
 // PullCannotHeal says whether a kubelet's image pull error is one that retrying cannot fix: the

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
 func serverPod(mutate func(*corev1.Pod)) *corev1.Pod {
@@ -42,7 +44,7 @@ func TestPodState(t *testing.T) {
 				}}
 				p.Status.ContainerStatuses = nil
 			}),
-			want:        State{Reason: ReasonUnschedulable},
+			want:        State{Reason: v1.ReasonUnschedulable},
 			wantMessage: []string{"pk-lookup-mysql57-0", "cannot be scheduled", "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."},
 		},
 		{
@@ -51,7 +53,7 @@ func TestPodState(t *testing.T) {
 				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse}}
 				p.Status.ContainerStatuses = nil
 			}),
-			want:        State{Reason: ReasonStarting},
+			want:        State{Reason: v1.ReasonStarting},
 			wantMessage: []string{"pk-lookup-mysql57-0", "starting", "Pending"},
 		},
 		{
@@ -62,7 +64,7 @@ func TestPodState(t *testing.T) {
 					Reason: "ErrImagePull", Message: `rpc error: manifest for mysql:5.7.99 not found`,
 				}
 			}),
-			want:        State{Reason: ReasonImagePull, Failed: true},
+			want:        State{Reason: v1.ReasonImagePull, Failed: true},
 			wantMessage: []string{"cannot pull image mysql:5.7.99", "manifest for mysql:5.7.99 not found"},
 		},
 		{
@@ -74,7 +76,7 @@ func TestPodState(t *testing.T) {
 						`failed to resolve reference "docker.io/library/mariadb:does-not-exist-99": docker.io/library/mariadb:does-not-exist-99: not found`,
 				}
 			}),
-			want:        State{Reason: ReasonImagePull, Failed: true},
+			want:        State{Reason: v1.ReasonImagePull, Failed: true},
 			wantMessage: []string{"cannot pull image mariadb:does-not-exist-99", "not found"},
 		},
 		{
@@ -84,7 +86,7 @@ func TestPodState(t *testing.T) {
 					Reason: "ErrImagePull", Message: `pull access denied for private/mysql, repository does not exist or may require 'docker login'`,
 				}
 			}),
-			want: State{Reason: ReasonImagePull, Failed: true},
+			want: State{Reason: v1.ReasonImagePull, Failed: true},
 		},
 		{
 			name: "ErrImagePull: a network error is waited out",
@@ -93,7 +95,7 @@ func TestPodState(t *testing.T) {
 					Reason: "ErrImagePull", Message: `failed to do request: Head "https://registry-1.docker.io/v2/library/mysql/manifests/8.4": dial tcp 54.1.1.1:443: i/o timeout`,
 				}
 			}),
-			want: State{Reason: ReasonImagePull},
+			want: State{Reason: v1.ReasonImagePull},
 		},
 		{
 			name: "ErrImagePull: a rate limit is waited out",
@@ -102,7 +104,7 @@ func TestPodState(t *testing.T) {
 					Reason: "ErrImagePull", Message: `429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit`,
 				}
 			}),
-			want: State{Reason: ReasonImagePull},
+			want: State{Reason: v1.ReasonImagePull},
 		},
 		{
 			name: "ImagePullBackOff",
@@ -111,7 +113,7 @@ func TestPodState(t *testing.T) {
 					Reason: "ImagePullBackOff", Message: `Back-off pulling image "mysql:5.7.44"`,
 				}
 			}),
-			want:        State{Reason: ReasonImagePull},
+			want:        State{Reason: v1.ReasonImagePull},
 			wantMessage: []string{"cannot pull image mysql:5.7.44", "Back-off pulling image"},
 		},
 		{
@@ -119,7 +121,7 @@ func TestPodState(t *testing.T) {
 			pod: serverPod(func(p *corev1.Pod) {
 				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "InvalidImageName", Message: "bad"}
 			}),
-			want: State{Reason: ReasonImagePull, Failed: true},
+			want: State{Reason: v1.ReasonImagePull, Failed: true},
 		},
 		{
 			name: "CreateContainerConfigError",
@@ -128,7 +130,7 @@ func TestPodState(t *testing.T) {
 					Reason: "CreateContainerConfigError", Message: `secret "pk-lookup-mysql57-credentials" not found`,
 				}
 			}),
-			want:        State{Reason: ReasonConfig},
+			want:        State{Reason: v1.ReasonConfig},
 			wantMessage: []string{"CreateContainerConfigError: ", `secret "pk-lookup-mysql57-credentials" not found`},
 		},
 		{
@@ -136,7 +138,7 @@ func TestPodState(t *testing.T) {
 			pod: serverPod(func(p *corev1.Pod) {
 				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "CreateContainerError", Message: "mount failed"}
 			}),
-			want:        State{Reason: ReasonConfig},
+			want:        State{Reason: v1.ReasonConfig},
 			wantMessage: []string{"CreateContainerError: mount failed"},
 		},
 		{
@@ -148,7 +150,7 @@ func TestPodState(t *testing.T) {
 				cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: crashLog}
 			}),
-			want: State{Failed: true, Reason: ReasonCrashing},
+			want: State{Failed: true, Reason: v1.ReasonCrashing},
 			wantMessage: []string{"exited 4 times", "the last time with code 1",
 				": [ERROR] unknown variable 'innodb_bufer_pool_size=2G' | [ERROR] Aborting"},
 			wantExit: 4,
@@ -160,7 +162,7 @@ func TestPodState(t *testing.T) {
 				cs.RestartCount = 5
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}
 			}),
-			want:        State{Failed: true, Reason: ReasonCrashing},
+			want:        State{Failed: true, Reason: v1.ReasonCrashing},
 			wantMessage: []string{"exited 5 times", "the last time with code 137", "(none)"},
 			wantExit:    5,
 		},
@@ -171,7 +173,7 @@ func TestPodState(t *testing.T) {
 				cs.RestartCount = 3
 				cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 2, Message: "bad option"}
 			}),
-			want:        State{Failed: true, Reason: ReasonCrashing},
+			want:        State{Failed: true, Reason: v1.ReasonCrashing},
 			wantMessage: []string{"exited 4 times", "the last time with code 2: bad option"},
 			wantExit:    4,
 		},
@@ -186,7 +188,7 @@ func TestPodState(t *testing.T) {
 			}),
 			// Not failed yet, but the first exit is there to keep: the restart may fail on
 			// what it left behind.
-			want:        State{Reason: ReasonCrashing},
+			want:        State{Reason: v1.ReasonCrashing},
 			wantMessage: []string{"exited once", "code 1", "unknown variable 'innodb_bufer_pool_size=2G'"},
 			wantExit:    1,
 		},
@@ -198,7 +200,7 @@ func TestPodState(t *testing.T) {
 				cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Message: crashLog}
 			}),
-			want:        State{Reason: ReasonCrashing},
+			want:        State{Reason: v1.ReasonCrashing},
 			wantMessage: []string{"exited 3 times"},
 			wantExit:    3,
 		},
@@ -212,7 +214,7 @@ func TestPodState(t *testing.T) {
 				cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1,
 					Message: "[ERROR] [MY-010735] [Server] Table 'mysql.user' doesn't exist\n"}
 			}),
-			want: State{Failed: true, Reason: ReasonCrashing},
+			want: State{Failed: true, Reason: v1.ReasonCrashing},
 			wantMessage: []string{"exited 4 times", "exit 3 (code 1): [ERROR] [MY-013797]",
 				"the last one (code 1): [ERROR] [MY-010735] [Server] Table 'mysql.user' doesn't exist"},
 			wantExit: 3,
@@ -223,7 +225,7 @@ func TestPodState(t *testing.T) {
 				cs := &p.Status.ContainerStatuses[0]
 				cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Message: "[ERROR] first\n"}
 			}),
-			want:        State{Reason: ReasonCrashing},
+			want:        State{Reason: v1.ReasonCrashing},
 			wantMessage: []string{"exited once", "[ERROR] first"},
 			wantExit:    1,
 		},
@@ -257,7 +259,7 @@ func TestPodState(t *testing.T) {
 				p.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{}
 				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse})
 			}),
-			want:        State{Reason: ReasonStarting},
+			want:        State{Reason: v1.ReasonStarting},
 			wantMessage: []string{"server pod pk-lookup-mysql57-0 is starting (Running)"},
 		},
 		{
@@ -265,7 +267,7 @@ func TestPodState(t *testing.T) {
 			pod: serverPod(func(p *corev1.Pod) {
 				p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
 			}),
-			want: State{Reason: ReasonStarting},
+			want: State{Reason: v1.ReasonStarting},
 		},
 	}
 	for _, tc := range tests {

@@ -19,18 +19,6 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
-// Reasons a server is not ready yet; the controller surfaces them in conditions.
-const (
-	ReasonStarting      = "ServerStarting"
-	ReasonUnschedulable = "Unschedulable"
-	ReasonImagePull     = "ImagePullFailing"
-	ReasonCrashing      = "ServerCrashing"
-	ReasonConfig        = "InvalidServerConfig"
-	ReasonSecret        = "ConnectionSecretMissing"
-	// ReasonOperator: another operator (Percona's) runs the server and reports it unhealthy.
-	ReasonOperator = "ServerOperatorError"
-)
-
 // State is what an engine observed of a target's server.
 type State struct {
 	// Ready: the server accepts connections (the controller then proves the benchmark account

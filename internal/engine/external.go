@@ -33,7 +33,7 @@ func (e *External) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target)
 	s := &corev1.Secret{}
 	err := e.Reader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, s)
 	if apierrors.IsNotFound(err) {
-		return State{Reason: ReasonSecret, Message: fmt.Sprintf(
+		return State{Reason: v1.ReasonSecret, Message: fmt.Sprintf(
 			"Secret %s/%s named by target %s does not exist: create it with the keys host, port, user and password",
 			run.Namespace, name, t.Name)}, nil
 	}
@@ -48,7 +48,7 @@ func (e *External) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target)
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return State{Failed: true, Reason: ReasonSecret, Message: fmt.Sprintf(
+		return State{Failed: true, Reason: v1.ReasonSecret, Message: fmt.Sprintf(
 			"Secret %s/%s of target %s lacks the keys %s: add them (host, port, user, password; database is optional)",
 			run.Namespace, name, t.Name, strings.Join(missing, ", "))}, nil
 	}

@@ -47,37 +47,37 @@ func TestExternalReady(t *testing.T) {
 	}{
 		{
 			name:        "secret missing: wait, say what to create",
-			want:        State{Reason: ReasonSecret},
+			want:        State{Reason: v1.ReasonSecret},
 			wantMessage: []string{"Secret bench/rds-conn", "target rds", "does not exist", "create it with the keys host, port, user and password"},
 		},
 		{
 			name: "secret in another namespace does not count",
 			objs: []client.Object{func() *corev1.Secret { s := secret(complete); s.Namespace = "other"; return s }()},
-			want: State{Reason: ReasonSecret},
+			want: State{Reason: v1.ReasonSecret},
 		},
 		{
 			name:        "missing password: failed, names the key",
 			objs:        []client.Object{secret(without("password"))},
-			want:        State{Failed: true, Reason: ReasonSecret},
+			want:        State{Failed: true, Reason: v1.ReasonSecret},
 			wantMessage: []string{"Secret bench/rds-conn", "target rds", "lacks the keys password:"},
 		},
 		{
 			name:        "several keys missing, sorted",
 			objs:        []client.Object{secret(without("user", "host", "port"))},
-			want:        State{Failed: true, Reason: ReasonSecret},
+			want:        State{Failed: true, Reason: v1.ReasonSecret},
 			wantMessage: []string{"lacks the keys host, port, user:"},
 			notMessage:  []string{"password,"},
 		},
 		{
 			name:        "empty value counts as missing",
 			objs:        []client.Object{secret(map[string]string{"host": "", "port": "3306", "user": "u", "password": "p"})},
-			want:        State{Failed: true, Reason: ReasonSecret},
+			want:        State{Failed: true, Reason: v1.ReasonSecret},
 			wantMessage: []string{"lacks the keys host:"},
 		},
 		{
 			name:        "empty secret",
 			objs:        []client.Object{secret(nil)},
-			want:        State{Failed: true, Reason: ReasonSecret},
+			want:        State{Failed: true, Reason: v1.ReasonSecret},
 			wantMessage: []string{"lacks the keys host, password, port, user:"},
 		},
 		{

@@ -275,7 +275,7 @@ func (p *Percona) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 	name := specs.PerconaName(run, t.Name)
 	what := fmt.Sprintf("%s %s/%s", p.flavor.kind.Kind, run.Namespace, name)
 	waiting := func(msg string) (State, error) {
-		s := State{Reason: ReasonStarting, Message: msg}
+		s := State{Reason: v1.ReasonStarting, Message: msg}
 		if !p.watched.Load() {
 			s.RecheckAfter = p.pollInterval()
 		}
@@ -284,7 +284,7 @@ func (p *Percona) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 	u, err := p.get(ctx, run, t)
 	switch {
 	case meta.IsNoMatchError(err):
-		return State{Failed: true, Reason: ReasonConfig, Message: p.notInstalled(t).Message}, nil
+		return State{Failed: true, Reason: v1.ReasonConfig, Message: p.notInstalled(t).Message}, nil
 	case apierrors.IsNotFound(err):
 		return waiting("waiting for " + what + " to be created")
 	case err != nil:
@@ -297,7 +297,7 @@ func (p *Percona) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 	}
 	switch {
 	case st.State == specs.PerconaStateError:
-		return State{Failed: true, Reason: ReasonOperator, Message: fmt.Sprintf(
+		return State{Failed: true, Reason: v1.ReasonOperator, Message: fmt.Sprintf(
 			"the Percona operator reports %s in state error%s", what, orNoDetails(details))}, nil
 	case st.State == "":
 		return waiting(fmt.Sprintf("waiting for the %s to take up %s (is it running and watching namespace %s?)",
@@ -314,7 +314,7 @@ func (p *Percona) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 		// Provision writes it on the next pass now that the endpoint is known.
 		return waiting(what + " is ready; writing the connection Secret")
 	case owned.IsForeign(err):
-		return State{Failed: true, Reason: ReasonSecret, Message: err.Error()}, nil
+		return State{Failed: true, Reason: v1.ReasonSecret, Message: err.Error()}, nil
 	case owned.AsDeleting(err) != nil:
 		return waiting(err.Error())
 	case err != nil:

@@ -1,0 +1,116 @@
+package v1alpha1
+
+// Conditions of BenchmarkRuns and BenchmarkSchedules: every type and reason the operator writes is
+// declared here, once. Reasons are CamelCase words a tool can match on; the message says the rest.
+//
+// What each condition means, and who reads it:
+//
+// A BenchmarkRun carries
+//   - Ready: True once the run has finished, every target succeeded and the results ConfigMap
+//     holds results.json, results.csv and report.md (reason Succeeded); False before that
+//     (Running) and after a failure (TargetFailed). `kubectl wait --for=condition=Ready` is the
+//     way to wait for results: Ready never turns True before the ConfigMap is written.
+//   - Progressing: True while the operator moves the run on (Running, or WaitingForServer /
+//     Queued while it waits for something it started or for its turn). False while the run is
+//     stuck on something in the cluster that may still resolve by itself (Unschedulable,
+//     NotStarting, MissingReference and the server reasons below): the run keeps waiting up to
+//     its timeouts. False with the final reason (Succeeded, TargetFailed) once finished.
+//   - Failed: True as soon as one target failed (TargetFailed; the message names the target,
+//     step and cause); the run still measures its other targets. False with Succeeded when no
+//     target failed.
+//   - Reconciling and Stalled, the pair kstatus, Flux and Argo CD read: Reconciling is True until
+//     the run has finished (its reason is the run's phase); Stalled is True only once the run has
+//     failed, which no retry heals (a new run is needed). A run waiting on the cluster is
+//     Progressing=False but not Stalled: it is not finished and may still succeed.
+//   - Regressed (runs created by a schedule): True when at least one cell regressed against the
+//     baseline (Regressed); False with NoRegression, NoBaseline or Inconclusive.
+//
+// A BenchmarkSchedule carries Ready (True while it creates runs: Scheduled, Suspended,
+// WaitingForActiveRun), Stalled (True when only a spec change can help: InvalidSchedule,
+// InvalidTimeZone, ScheduleNeverFires, InvalidTemplate, RunNameTaken; False with Valid) and
+// Regressed (the newest compared run's). It does not carry Reconciling: its observedGeneration
+// says whether its spec was acted on, and its runs are objects of their own.
+//
+// Every condition carries the observedGeneration of the spec it was computed from, and its
+// lastTransitionTime comes from the operator's clock, to the second.
+
+// Condition types.
+const (
+	// ConditionReady is True when every target has finished and the results ConfigMap is written.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while the run provisions servers and runs steps.
+	ConditionProgressing = "Progressing"
+	// ConditionFailed is True when a target failed; its message names the target, step and cause.
+	ConditionFailed = "Failed"
+	// ConditionReconciling is True while a BenchmarkRun has not finished (kstatus'
+	// "abnormal-true" condition).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the object cannot make progress without a change from the
+	// user: a failed run, or a schedule whose cron expression or time zone is invalid.
+	ConditionStalled = "Stalled"
+	// ConditionRegressed is True when at least one cell of a run regressed against its baseline
+	// (a significant change of at least the schedule's minimum effect, not acknowledged); on the
+	// schedule it reflects the last compared run.
+	ConditionRegressed = "Regressed"
+)
+
+// Reasons of a BenchmarkRun's conditions. Reconciling and Stalled of an unfinished run take the
+// run's phase (Pending, Provisioning, ...) as their reason.
+const (
+	// ReasonRunning: the run measures its targets.
+	ReasonRunning = "Running"
+	// ReasonSucceeded: finished, every target measured.
+	ReasonSucceeded = "Succeeded"
+	// ReasonTargetFailed: a target failed (or the results could not be written).
+	ReasonTargetFailed = "TargetFailed"
+	// ReasonWaiting: the run waits for something it started (a server coming up) or for an
+	// earlier run's object of the same name to be deleted.
+	ReasonWaiting = "WaitingForServer"
+	// ReasonWritingResults: every target has finished; the results ConfigMap is being written.
+	ReasonWritingResults = "WritingResults"
+	// ReasonQueued: the run waits for a node of its database pool, behind the runs named.
+	ReasonQueued = "Queued"
+	// ReasonUnschedulable: a pod of the run cannot be scheduled (past the scheduling grace).
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonNotStarting: a pod the run waits for is not starting, and the cluster's Events say
+	// why (a volume that cannot be mounted, a quota or admission policy refusing the pod, ...).
+	ReasonNotStarting = "NotStarting"
+	// ReasonMissingReference: the spec names an object that does not exist (yet).
+	ReasonMissingReference = "MissingReference"
+)
+
+// Reasons a target's server is not ready; the engines report them and the run's Progressing
+// condition shows them.
+const (
+	ReasonStarting  = "ServerStarting"
+	ReasonImagePull = "ImagePullFailing"
+	ReasonCrashing  = "ServerCrashing"
+	ReasonConfig    = "InvalidServerConfig"
+	ReasonSecret    = "ConnectionSecretMissing"
+	// ReasonOperator: another operator (Percona's) runs the server and reports it unhealthy.
+	ReasonOperator = "ServerOperatorError"
+)
+
+// Reasons of a BenchmarkSchedule's conditions, and of the Regressed condition of the runs it
+// compares.
+const (
+	ReasonScheduled       = "Scheduled"
+	ReasonSuspended       = "Suspended"
+	ReasonWaitingForRun   = "WaitingForActiveRun"
+	ReasonValid           = "Valid"
+	ReasonInvalidSchedule = "InvalidSchedule"
+	ReasonInvalidTimeZone = "InvalidTimeZone"
+	ReasonNeverFires      = "ScheduleNeverFires"
+	ReasonInvalidTemplate = "InvalidTemplate"
+	ReasonRunNameTaken    = "RunNameTaken"
+	ReasonRegressed       = "Regressed"
+	ReasonNoRegression    = "NoRegression"
+	ReasonNoBaseline      = "NoBaseline"
+	// ReasonInconclusive: no cell regressed, but some could not be decided (Regressed=False).
+	ReasonInconclusive = "Inconclusive"
+	// ReasonChangePoint (an Event): the history of the retained runs shows a sustained harmful
+	// shift.
+	ReasonChangePoint = "ChangePoint"
+	// ReasonMissedSchedule (an Event): a scheduled time passed its starting deadline.
+	ReasonMissedSchedule = "MissedSchedule"
+)
