@@ -5,8 +5,11 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,32 +51,104 @@ const (
 
 // BenchmarkRunReconciler carries BenchmarkRuns through their lifecycle: for each target in turn,
 // provision the server, probe it, prepare data, warm up, run the ladder one Job per step, tear
-// down; then write the results ConfigMap.
+// down; then write the results ConfigMap. Build it with NewBenchmarkRunReconciler.
 type BenchmarkRunReconciler struct {
-	client.Client
-	// APIReader reads the user's objects (a custom script's ConfigMap) from the API server:
-	// the cache holds only the operator's own. Nil reads through Client.
-	APIReader client.Reader
-	Scheme    *runtime.Scheme
-	Recorder  record.EventRecorder
-	// Engines by target engine; a target whose engine is missing fails with a clear message.
-	Engines map[v1.Engine]engine.Engine
-	// Logs reads a finished sysbench pod's log for the per-second series.
-	Logs PodLogReader
-	// SysbenchImage is used when the spec names none.
-	SysbenchImage string
-	// Clock is injected so tests control time.
-	Clock clock.PassiveClock
-	// ServerReadyTimeout bounds the wait for a server to accept connections.
-	ServerReadyTimeout time.Duration
-	// SchedulingGrace is how long a pod may stay unschedulable before a condition says so.
-	SchedulingGrace time.Duration
+	kubeClient
+	// reader reads from the API server, past the cache: the user's objects (a custom script's
+	// ConfigMap, which the label-filtered cache does not hold) and fresh copies of the
+	// operator's own where a stale one would mislead.
+	reader   client.Reader
+	scheme   *runtime.Scheme
+	recorder record.EventRecorder
+	// engines by target engine; a target whose engine is missing fails with a clear message.
+	engines map[v1.Engine]engine.Engine
+	// logs reads a finished sysbench pod's log for the per-second series.
+	logs PodLogReader
+	// clock is injected so tests control time.
+	clock clock.PassiveClock
+	// defaultImage is the sysbench image used when the spec names none.
+	defaultImage string
+	// readyTimeout bounds the wait for a server to accept connections.
+	readyTimeout time.Duration
+	// schedulingGrace is how long a pod may stay unschedulable before a condition says so.
+	schedulingGrace time.Duration
 
 	// written holds, per run, the resourceVersion of the operator's last status write (or of
 	// the last fresh read). A cached run with another resourceVersion may predate that write:
 	// acting on it would redo a transition already made (re-provision a server that was just
 	// torn down), so such a run is read again from the API server.
 	written sync.Map // types.NamespacedName -> string
+}
+
+// kubeClient is the embedded client under an unexported name: a reconciler cannot be built
+// around the constructor.
+type kubeClient = client.Client
+
+// RunDependencies are what a BenchmarkRunReconciler cannot work without; each is required.
+type RunDependencies struct {
+	// Client reads through the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server directly (the manager's GetAPIReader).
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  record.EventRecorder
+	// Engines by target engine (engine.All).
+	Engines map[v1.Engine]engine.Engine
+	// Logs reads sysbench pods' logs (ClientsetLogs in the manager).
+	Logs  PodLogReader
+	Clock clock.PassiveClock
+}
+
+// RunOptions are the settings of a BenchmarkRunReconciler; a zero field takes its default.
+type RunOptions struct {
+	// SysbenchImage for runs whose spec names none (DefaultSysbenchImage).
+	SysbenchImage string
+	// ServerReadyTimeout bounds the wait for a server to accept connections
+	// (DefaultServerReadyTimeout).
+	ServerReadyTimeout time.Duration
+	// SchedulingGrace is how long a pod may stay unschedulable before a condition says so
+	// (DefaultSchedulingGrace).
+	SchedulingGrace time.Duration
+}
+
+// NewBenchmarkRunReconciler is the one way to build the reconciler, for the manager and the
+// tests alike. It refuses missing dependencies, naming each: a reconciler without a log reader,
+// for example, would silently drop every per-second series.
+func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunReconciler, error) {
+	var missing []string
+	for name, absent := range map[string]bool{
+		"Client": d.Client == nil, "APIReader": d.APIReader == nil, "Scheme": d.Scheme == nil,
+		"Recorder": d.Recorder == nil, "Engines": len(d.Engines) == 0, "Logs": d.Logs == nil, "Clock": d.Clock == nil,
+	} {
+		if absent {
+			missing = append(missing, name)
+		}
+	}
+	for e, eng := range d.Engines {
+		if eng == nil {
+			missing = append(missing, "Engines["+string(e)+"]")
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, fmt.Errorf("BenchmarkRun reconciler: missing dependencies: %s", strings.Join(missing, ", "))
+	}
+	if o.ServerReadyTimeout < 0 || o.SchedulingGrace < 0 {
+		return nil, fmt.Errorf("BenchmarkRun reconciler: negative timeout (server ready timeout %s, scheduling grace %s)",
+			o.ServerReadyTimeout, o.SchedulingGrace)
+	}
+	return &BenchmarkRunReconciler{
+		kubeClient:      d.Client,
+		reader:          d.APIReader,
+		scheme:          d.Scheme,
+		recorder:        d.Recorder,
+		engines:         d.Engines,
+		logs:            d.Logs,
+		clock:           d.Clock,
+		defaultImage:    cmp.Or(o.SysbenchImage, DefaultSysbenchImage),
+		readyTimeout:    cmp.Or(o.ServerReadyTimeout, DefaultServerReadyTimeout),
+		schedulingGrace: cmp.Or(o.SchedulingGrace, DefaultSchedulingGrace),
+	}, nil
 }
 
 // The manager's RBAC is exactly what its code calls (controllers/rbac_test.go records every call
@@ -156,17 +231,17 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 // SetupWithManager registers the controller: it owns every object it creates, and watches the
 // pods of its Jobs and StatefulSets (owned by those, not by the run) by their run label.
 func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
+	if r.clock == nil {
+		r.clock = clock.RealClock{}
 	}
-	if r.ServerReadyTimeout == 0 {
-		r.ServerReadyTimeout = DefaultServerReadyTimeout
+	if r.readyTimeout == 0 {
+		r.readyTimeout = DefaultServerReadyTimeout
 	}
-	if r.SchedulingGrace == 0 {
-		r.SchedulingGrace = DefaultSchedulingGrace
+	if r.schedulingGrace == 0 {
+		r.schedulingGrace = DefaultSchedulingGrace
 	}
-	if r.SysbenchImage == "" {
-		r.SysbenchImage = DefaultSysbenchImage
+	if r.defaultImage == "" {
+		r.defaultImage = DefaultSysbenchImage
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.BenchmarkRun{}).
@@ -193,7 +268,7 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *BenchmarkRunReconciler) watchForeignKinds(mgr ctrl.Manager, b *builder.Builder) {
 	log := mgr.GetLogger().WithName("setup")
 	watched := map[schema.GroupVersionKind]bool{}
-	for name, e := range r.Engines {
+	for name, e := range r.engines {
 		fk, ok := e.(engine.ForeignKind)
 		if !ok {
 			continue
@@ -274,7 +349,7 @@ func trimJob(in any) (any, error) {
 
 // engineFor returns the engine of a target.
 func (r *BenchmarkRunReconciler) engineFor(t v1.Target) (engine.Engine, error) {
-	e, ok := r.Engines[t.EngineOrDefault()]
+	e, ok := r.engines[t.EngineOrDefault()]
 	if !ok {
 		return nil, &engine.ConfigError{Message: fmt.Sprintf(
 			"target %s: engine %s is not available in this operator", t.Name, t.EngineOrDefault())}
@@ -286,5 +361,5 @@ func (r *BenchmarkRunReconciler) sysbenchImage(run *v1.BenchmarkRun) string {
 	if run.Spec.SysbenchImage != "" {
 		return run.Spec.SysbenchImage
 	}
-	return r.SysbenchImage
+	return r.defaultImage
 }

@@ -78,7 +78,7 @@ func (r *BenchmarkRunReconciler) removeExternalFinalizer(ctx context.Context, ru
 // Then the finalizer goes, with an Event for every target whose tables could not be dropped.
 func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.BenchmarkRun) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
-	waited := r.Clock.Since(run.DeletionTimestamp.Time)
+	waited := r.clock.Since(run.DeletionTimestamp.Time)
 	pending := false
 	var recheck time.Duration // an earlier run's Job under a drop Job's name is going away
 	var failures []string
@@ -124,7 +124,7 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 		failures = append(failures, fmt.Sprintf("not finished within %s", ExternalCleanupTimeout))
 	}
 	for _, f := range failures {
-		r.Recorder.Eventf(run, warning, "CleanupFailed", "the sbtest tables on the external server may be left: %s; drop them by hand", f)
+		r.recorder.Eventf(run, warning, "CleanupFailed", "the sbtest tables on the external server may be left: %s; drop them by hand", f)
 	}
 	log.Info("external tables dropped, releasing the run", "failures", len(failures))
 	return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)

@@ -287,22 +287,22 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		if ts.LastServerRestart != nil {
 			since = ts.LastServerRestart.Time.Time
 		}
-		waited := r.Clock.Since(since)
-		if waited >= r.ServerReadyTimeout {
+		waited := r.clock.Since(since)
+		if waited >= r.readyTimeout {
 			return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("server not ready after %s: %s",
-				r.ServerReadyTimeout, state.Message))
+				r.readyTimeout, state.Message))
 		}
-		if state.Reason == v1.ReasonSecret && waited >= r.SchedulingGrace {
+		if state.Reason == v1.ReasonSecret && waited >= r.schedulingGrace {
 			// The user's connection Secret: nothing the operator starts will create it.
 			return r.failTarget(ctx, tx, t, ts, eng, state.Message)
 		}
 		why := ""
-		if state.Reason == v1.ReasonStarting && waited >= r.SchedulingGrace && t.Engine == v1.EngineBuiltin {
+		if state.Reason == v1.ReasonStarting && waited >= r.schedulingGrace && t.Engine == v1.EngineBuiltin {
 			if why, err = r.serverWarning(ctx, run, t); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
-		if state.Reason == v1.ReasonUnschedulable && waited >= r.SchedulingGrace {
+		if state.Reason == v1.ReasonUnschedulable && waited >= r.schedulingGrace {
 			tx.stalled(v1.ReasonUnschedulable, fmt.Sprintf("target %s: %s", t.Name, state.Message))
 		} else if why != "" {
 			tx.stalled(v1.ReasonNotStarting, fmt.Sprintf("target %s: %s; the Events say %s", t.Name, state.Message, why))
@@ -310,9 +310,9 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, state.Message))
 		}
 		// Pod events wake the controller; the timer only enforces the bounds.
-		next := r.ServerReadyTimeout - waited
-		if waited < r.SchedulingGrace {
-			next = r.SchedulingGrace - waited
+		next := r.readyTimeout - waited
+		if waited < r.schedulingGrace {
+			next = r.schedulingGrace - waited
 		}
 		if state.RecheckAfter > 0 && state.RecheckAfter < next {
 			// A server whose changes do not wake the controller (a kind it could not watch).

@@ -52,20 +52,15 @@ func (r *BenchmarkRunReconciler) checkReferences(ctx context.Context, tx *transi
 	if err != nil || missing == "" {
 		return err == nil, ctrl.Result{}, err
 	}
-	waited := r.Clock.Since(tx.run.Status.StartTime.Time)
-	if waited >= r.SchedulingGrace {
+	waited := r.clock.Since(tx.run.Status.StartTime.Time)
+	if waited >= r.schedulingGrace {
 		res, err := r.failTarget(ctx, tx, t, ts, nil, missing)
 		return false, res, err
 	}
 	tx.stalled(v1.ReasonMissingReference, fmt.Sprintf("target %s waits up to %s for a reference: %s", t.Name,
-		(r.SchedulingGrace-waited).Round(time.Second), missing))
-	return false, ctrl.Result{RequeueAfter: min(referenceRecheck, r.SchedulingGrace-waited)}, nil
+		(r.schedulingGrace-waited).Round(time.Second), missing))
+	return false, ctrl.Result{RequeueAfter: min(referenceRecheck, r.schedulingGrace-waited)}, nil
 }
 
 // apiReader reads the user's objects from the API server, past the operator's label-filtered cache.
-func (r *BenchmarkRunReconciler) apiReader() client.Reader {
-	if r.APIReader != nil {
-		return r.APIReader
-	}
-	return r.Client
-}
+func (r *BenchmarkRunReconciler) apiReader() client.Reader { return r.reader }

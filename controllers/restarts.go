@@ -35,7 +35,7 @@ func (r *BenchmarkRunReconciler) settling(out jobOutcome) time.Duration {
 	if !connectionLost[out.code] || out.job == nil {
 		return 0
 	}
-	return max(restartSettle-r.Clock.Since(jobFinishedAt(out.job)), 0)
+	return max(restartSettle-r.clock.Since(jobFinishedAt(out.job)), 0)
 }
 
 // watchServer checks, while the target's data and measurements depend on it, that the server is

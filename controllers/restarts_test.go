@@ -192,10 +192,12 @@ func TestStaleCacheDoesNotRedoATransition(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	r := &controllers.BenchmarkRunReconciler{
+	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
 		Client: c, APIReader: k8s, Scheme: testenv.Scheme, Recorder: record.NewFakeRecorder(100),
 		Engines: engine.All(engineClient, k8s, testenv.Scheme), Logs: &fakeLogs{}, Clock: clock.RealClock{},
-		ServerReadyTimeout: time.Minute, SchedulingGrace: time.Minute,
+	}, controllers.RunOptions{ServerReadyTimeout: time.Minute, SchedulingGrace: time.Minute})
+	if err != nil {
+		t.Fatal(err)
 	}
 	run := baseRun(ns, "stale", 1)
 	run.Spec.Targets = run.Spec.Targets[:1]

@@ -40,7 +40,7 @@ func (c ClientsetLogs) Logs(ctx context.Context, namespace, pod, container strin
 }
 
 func (r *BenchmarkRunReconciler) objects() owned.Objects {
-	return owned.Objects{Client: r.Client, Reader: r.apiReader(), Scheme: r.Scheme}
+	return owned.Objects{Client: r.kubeClient, Reader: r.apiReader(), Scheme: r.scheme}
 }
 
 // ensureRunObjects creates the ConfigMaps every target uses, or confirms that the run controls
@@ -105,13 +105,13 @@ func resultsConfigMap(run *v1.BenchmarkRun) *corev1.ConfigMap {
 // termination message, and an Event says what is missing.
 func (r *BenchmarkRunReconciler) storeSeries(ctx context.Context, run *v1.BenchmarkRun, target string, threads, rep int32, pod *corev1.Pod) error {
 	log := logf.FromContext(ctx)
-	if pod == nil || r.Logs == nil {
+	if pod == nil {
 		return nil
 	}
-	rc, err := r.Logs.Logs(ctx, pod.Namespace, pod.Name, specs.SysbenchContainer)
+	rc, err := r.logs.Logs(ctx, pod.Namespace, pod.Name, specs.SysbenchContainer)
 	if err != nil {
 		log.Info("per-second series unavailable: cannot read the step's log", "pod", pod.Name, "err", err.Error())
-		r.Recorder.Eventf(run, warning, "SeriesUnavailable", "target %s, %d threads: cannot read pod %s's log: %v", target, threads, pod.Name, err)
+		r.recorder.Eventf(run, warning, "SeriesUnavailable", "target %s, %d threads: cannot read pod %s's log: %v", target, threads, pod.Name, err)
 		return nil
 	}
 	defer func() { _ = rc.Close() }()

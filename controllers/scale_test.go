@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -214,16 +215,17 @@ func startScaleOperator(b *testing.B, ns string, counter *requestCounter) (conte
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &controllers.BenchmarkRunReconciler{
-		Client:   mgr.GetClient(),
-		Scheme:   mgr.GetScheme(),
-		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Engines: map[v1.Engine]engine.Engine{
-			v1.EngineBuiltin:  &engine.Builtin{Client: mgr.GetClient(), Scheme: mgr.GetScheme()},
-			v1.EngineExternal: &engine.External{Reader: mgr.GetAPIReader()},
-		},
-		Logs:          &fakeLogs{log: captured(b, "run_point_select_t4.txt")},
-		SysbenchImage: "sysbench:test",
+	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines:   engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
+		Logs:      &fakeLogs{log: captured(b, "run_point_select_t4.txt")},
+		Clock:     clock.RealClock{},
+	}, controllers.RunOptions{SysbenchImage: "sysbench:test"})
+	if err != nil {
+		b.Fatal(err)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		b.Fatal(err)

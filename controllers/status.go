@@ -36,7 +36,7 @@ func newTransition(r *BenchmarkRunReconciler, run *v1.BenchmarkRun) *transition 
 
 // now is the reconciler's clock as an API time, to the second like every API timestamp.
 func (tx *transition) now() metav1.Time {
-	return metav1.NewTime(tx.r.Clock.Now().Truncate(1e9))
+	return metav1.NewTime(tx.r.clock.Now().Truncate(1e9))
 }
 
 // target returns the status entry of target name, creating it in spec order when missing.
@@ -56,7 +56,7 @@ func (tx *transition) event(kind, reason, format string, args ...any) {
 }
 
 func (tx *transition) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
-	conditions.Set(&tx.run.Status.Conditions, tx.run.Generation, tx.r.Clock.Now(), typ, status, reason, message)
+	conditions.Set(&tx.run.Status.Conditions, tx.run.Generation, tx.r.clock.Now(), typ, status, reason, message)
 }
 
 // progressing marks the run as moving, with what it is doing now.
@@ -90,7 +90,7 @@ func (tx *transition) commit(ctx context.Context) error {
 		tx.exportMetrics()
 	}
 	for _, e := range tx.events {
-		tx.r.Recorder.Event(tx.run, e.kind, e.reason, e.message)
+		tx.r.recorder.Event(tx.run, e.kind, e.reason, e.message)
 	}
 	tx.events = nil
 	return nil

@@ -194,7 +194,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 		// cache before the pod update that carries the result. The pod's event brings the next
 		// reconcile; past the grace the result is taken as lost (a deleted pod, for example one
 		// the deadline killed, never reports).
-		if since := r.Clock.Since(jobFinishedAt(job)); since < podResultGrace {
+		if since := r.clock.Since(jobFinishedAt(job)); since < podResultGrace {
 			return jobOutcome{}, ctrl.Result{RequeueAfter: podResultGrace - since}, nil
 		}
 	}
@@ -356,9 +356,9 @@ func (r *BenchmarkRunReconciler) watchPending(ctx context.Context, tx *transitio
 	if pod != nil && pod.Status.Phase != corev1.PodPending {
 		return ctrl.Result{}, nil // running: nothing to wait for
 	}
-	waited := r.Clock.Since(since)
-	if waited < r.SchedulingGrace {
-		return ctrl.Result{RequeueAfter: r.SchedulingGrace - waited}, nil
+	waited := r.clock.Since(since)
+	if waited < r.schedulingGrace {
+		return ctrl.Result{RequeueAfter: r.schedulingGrace - waited}, nil
 	}
 	if state.Reason != v1.ReasonStarting {
 		tx.stalled(state.Reason, fmt.Sprintf("target %s: sysbench %s", t.Name, state.Message))

@@ -137,16 +137,21 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create clientset: %w", err)
 	}
-	reconciler := &controllers.BenchmarkRunReconciler{
-		Client:             mgr.GetClient(),
-		APIReader:          mgr.GetAPIReader(),
-		Scheme:             mgr.GetScheme(),
-		Recorder:           mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Engines:            engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
-		Logs:               controllers.ClientsetLogs{Clientset: clientset},
+	reconciler, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines:   engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
+		Logs:      controllers.ClientsetLogs{Clientset: clientset},
+		Clock:     clock.RealClock{},
+	}, controllers.RunOptions{
 		SysbenchImage:      o.SysbenchImage,
 		ServerReadyTimeout: o.ReadyTimeout,
 		SchedulingGrace:    o.SchedulingGrace,
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the BenchmarkRun controller: %w", err)

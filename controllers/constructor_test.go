@@ -1,0 +1,58 @@
+package controllers_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
+)
+
+// TestNewBenchmarkRunReconcilerRefusesMissingDependencies: every dependency is required, and
+// the error names each missing one (a nil log reader used to drop every series silently).
+func TestNewBenchmarkRunReconcilerRefusesMissingDependencies(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme).Build()
+	full := func() controllers.RunDependencies {
+		return controllers.RunDependencies{
+			Client: c, APIReader: c, Scheme: testenv.Scheme, Recorder: record.NewFakeRecorder(1),
+			Engines: engine.All(c, c, testenv.Scheme), Logs: &fakeLogs{}, Clock: clock.RealClock{},
+		}
+	}
+	cases := []struct {
+		name    string
+		mutate  func(*controllers.RunDependencies)
+		options controllers.RunOptions
+		want    string // substring of the error; "" for success
+	}{
+		{"all there", func(*controllers.RunDependencies) {}, controllers.RunOptions{}, ""},
+		{"no log reader", func(d *controllers.RunDependencies) { d.Logs = nil }, controllers.RunOptions{}, "missing dependencies: Logs"},
+		{"no clock and no API reader", func(d *controllers.RunDependencies) { d.Clock, d.APIReader = nil, nil },
+			controllers.RunOptions{}, "missing dependencies: APIReader, Clock"},
+		{"no engines", func(d *controllers.RunDependencies) { d.Engines = nil }, controllers.RunOptions{}, "missing dependencies: Engines"},
+		{"a nil engine", func(d *controllers.RunDependencies) { d.Engines = map[v1.Engine]engine.Engine{v1.EngineBuiltin: nil} },
+			controllers.RunOptions{}, "Engines[builtin]"},
+		{"nothing", func(d *controllers.RunDependencies) { *d = controllers.RunDependencies{} }, controllers.RunOptions{},
+			"missing dependencies: APIReader, Client, Clock, Engines, Logs, Recorder, Scheme"},
+		{"negative grace", func(*controllers.RunDependencies) {}, controllers.RunOptions{SchedulingGrace: -time.Second}, "negative"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := full()
+			tc.mutate(&d)
+			r, err := controllers.NewBenchmarkRunReconciler(d, tc.options)
+			switch {
+			case tc.want == "" && (err != nil || r == nil):
+				t.Fatalf("got %v, want a reconciler", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
