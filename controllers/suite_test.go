@@ -148,16 +148,21 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	for _, e := range []v1.Engine{v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster} {
 		engines[e].(*engine.Percona).StuckDeletionGrace = o.stuckDeletionGrace
 	}
-	r := &controllers.BenchmarkRunReconciler{
-		Client:             mgr.GetClient(),
-		APIReader:          mgr.GetAPIReader(),
-		Scheme:             mgr.GetScheme(),
-		Recorder:           mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Engines:            engines,
-		Logs:               logs,
+	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines:   engines,
+		Logs:      logs,
+		Clock:     clock.RealClock{},
+	}, controllers.RunOptions{
 		SysbenchImage:      "sysbench:test",
 		ServerReadyTimeout: o.readyTimeout,
 		SchedulingGrace:    o.schedulingGrace,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !o.noRuns {
 		if err := r.SetupWithManager(mgr); err != nil {
