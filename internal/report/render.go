@@ -100,10 +100,11 @@ type cellResult struct {
 	Noisy bool `json:"noisy,omitempty"`
 }
 
-// stepResult is the status numbers of a step, field for field, plus its series.
+// stepResult is the status numbers of a step, field for field, plus its series: the stored bytes,
+// compacted after DecodeSeries accepted them (see embedSeries).
 type stepResult struct {
 	v1alpha1.StepResult
-	Series embeddedSeries `json:"series,omitempty"`
+	Series json.RawMessage `json:"series,omitempty"`
 }
 
 type droppedSeries struct {
@@ -125,9 +126,12 @@ type stepKey struct {
 // else: the series.* keys of stored are consumed (results.json carries the series), so the caller
 // replaces the ConfigMap's data with the result.
 //
-// Rendering twice is safe: when stored holds a results.json from an earlier Render instead of a
-// step's series key, the series (and the record of dropped ones) are taken from it, so a retried
-// write does not lose the series the first write consumed.
+// Render reads only the series.* keys of stored; it never reads its own earlier output. So the
+// caller must render while stored still holds the series keys, and only once: the controller
+// records the run's outcome in status first and writes the results afterwards, and a repeated
+// write that finds results.json already present does not render again. A results.json, results.csv or report.md in stored is
+// ignored and replaced, other keys are ignored. A series key that does not decode or matches no
+// step in status is left out, and a note in results.json and report.md names the key and why.
 //
 // The data stays under MaxConfigMapBytes. If the series do not fit, the largest are dropped first
 // and results.json ("dropped") and the end of report.md say exactly which; the status numbers
@@ -137,8 +141,7 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 		return nil, fmt.Errorf("render results: no BenchmarkRun")
 	}
 	doc := buildDoc(run)
-	carried := attachSeries(&doc, stored)
-	doc.Dropped = droppedList(&doc, carried)
+	attachSeries(&doc, stored)
 
 	data, err := encodeData(&doc)
 	if err != nil {
@@ -152,7 +155,7 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 	// cover the excess, then re-renders, since the list of what was dropped adds bytes too.
 	cands := seriesBySize(&doc)
 	next := 0
-	dropRecs := carried
+	var dropRecs []dropRec
 	for dataSize(data) > MaxConfigMapBytes {
 		if next == len(cands) {
 			return nil, fmt.Errorf("render results of %s/%s: %d bytes even without per-second series, "+
@@ -257,47 +260,27 @@ type dropRec struct {
 	bytes int
 }
 
-// attachSeries puts each step's series into doc: from its series key in stored, else from an
-// earlier results.json in stored. It returns the drop records of that earlier render that still
-// apply, and adds notes for series it could not use.
-func attachSeries(doc *resultsDoc, stored map[string]string) []dropRec {
-	var prevSeries map[stepKey]embeddedSeries
-	var prevDropped map[stepKey]int
-	if prev, ok := stored[KeyResultsJSON]; ok {
-		var err error
-		var prevNotes []string
-		if prevSeries, prevDropped, prevNotes, err = readPrevious(prev); err != nil {
-			doc.Notes = append(doc.Notes, fmt.Sprintf("The %s of an earlier render could not be read (%v): "+
-				"series it held, if any, are lost.", KeyResultsJSON, err))
-		}
-		// Its notes describe series keys that are gone now; keep them so a re-render says the same.
-		doc.Notes = append(doc.Notes, prevNotes...)
-	}
-
+// attachSeries puts each step's series, from its series key in stored, into doc, and adds a note
+// for each series key it cannot use.
+func attachSeries(doc *resultsDoc, stored map[string]string) {
 	used := map[string]bool{}
-	var carried []dropRec
 	for ti := range doc.Targets {
 		tr := &doc.Targets[ti]
 		for si := range tr.Steps {
 			st := &tr.Steps[si]
-			k := stepKey{tr.Name, st.Threads, st.RepetitionOrDefault()}
-			key := SeriesKey(tr.Name, st.Threads, k.rep)
-			if raw, ok := stored[key]; ok {
-				used[key] = true
-				s, err := checkSeries(raw)
-				if err != nil {
-					doc.Notes = append(doc.Notes, fmt.Sprintf("The per-second series of %s at %d threads (key %s) "+
-						"could not be read and is left out: %v.", tr.Name, st.Threads, key, err))
-					continue
-				}
-				st.Series = s
+			key := SeriesKey(tr.Name, st.Threads, st.RepetitionOrDefault())
+			raw, ok := stored[key]
+			if !ok {
 				continue
 			}
-			if s := prevSeries[k]; s != nil {
-				st.Series = s
-			} else if b, ok := prevDropped[k]; ok {
-				carried = append(carried, dropRec{key: k, bytes: b})
+			used[key] = true
+			s, err := embedSeries(raw)
+			if err != nil {
+				doc.Notes = append(doc.Notes, fmt.Sprintf("The per-second series of %s at %d threads (key %s) "+
+					"could not be read and is left out: %v.", tr.Name, st.Threads, key, err))
+				continue
 			}
+			st.Series = s
 		}
 	}
 
@@ -311,74 +294,21 @@ func attachSeries(doc *resultsDoc, stored map[string]string) []dropRec {
 	for _, key := range orphans {
 		doc.Notes = append(doc.Notes, fmt.Sprintf("The series key %s matches no step result in status and is left out.", key))
 	}
-	doc.Notes = dedupe(doc.Notes)
-	return carried
 }
 
-// dedupe drops repeated notes, keeping the first of each.
-func dedupe(notes []string) []string {
-	seen := map[string]bool{}
-	out := notes[:0]
-	for _, n := range notes {
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
+// embedSeries returns a stored series ready to embed in results.json: DecodeSeries must accept it,
+// and its bytes are kept, compacted, rather than re-encoded from the decoded values. For a series
+// EncodeSeries wrote that is the same bytes (it is compact already), so the embedded series is
+// exactly as large as its budget allowed and Render knows each one's size without encoding it.
+func embedSeries(raw string) (json.RawMessage, error) {
+	if _, err := DecodeSeries(raw); err != nil {
+		return nil, err
 	}
-	return out
-}
-
-// readPrevious extracts the series, dropped records and notes of an earlier results.json.
-func readPrevious(s string) (map[stepKey]embeddedSeries, map[stepKey]int, []string, error) {
-	var prev struct {
-		FormatVersion int `json:"formatVersion"`
-		Targets       []struct {
-			Name  string `json:"name"`
-			Steps []struct {
-				Threads    int32           `json:"threads"`
-				Repetition int32           `json:"repetition"`
-				Series     json.RawMessage `json:"series"`
-			} `json:"steps"`
-		} `json:"targets"`
-		Dropped []droppedSeries `json:"dropped"`
-		Notes   []string        `json:"notes"`
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(raw)); err != nil {
+		return nil, err // not reached: DecodeSeries accepted it as JSON
 	}
-	if err := json.Unmarshal([]byte(s), &prev); err != nil {
-		return nil, nil, nil, err
-	}
-	if prev.FormatVersion != FormatVersion {
-		return nil, nil, nil, fmt.Errorf("formatVersion %d, this operator writes %d", prev.FormatVersion, FormatVersion)
-	}
-	series := map[stepKey]embeddedSeries{}
-	for _, t := range prev.Targets {
-		for _, st := range t.Steps {
-			if st.Series == nil {
-				continue
-			}
-			es, err := checkSeries(string(st.Series))
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("series of %s at %d threads: %w", t.Name, st.Threads, err)
-			}
-			series[stepKey{t.Name, st.Threads, max(st.Repetition, 1)}] = es
-		}
-	}
-	dropped := map[stepKey]int{}
-	for _, d := range prev.Dropped {
-		// The earlier render kept one total per target; spread it evenly so totals stay right.
-		for i, th := range d.Threads {
-			rep := int32(1)
-			if i < len(d.Repetitions) {
-				rep = d.Repetitions[i]
-			}
-			// The remainder goes to the first entries, so the total is exactly the same.
-			share := d.Bytes / len(d.Threads)
-			if i < d.Bytes%len(d.Threads) {
-				share++
-			}
-			dropped[stepKey{d.Target, th, rep}] = share
-		}
-	}
-	return series, dropped, prev.Notes, nil
+	return b.Bytes(), nil
 }
 
 type seriesCand struct {

@@ -169,55 +169,121 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderNotesUnusableSeries(t *testing.T) {
 	run := fixtureRun(1)
 	stored := storedSeries(t, run, 5, 1<<20)
-	stored[SeriesKey("mysql57", 8, 1)] = `{"bucketSeconds":1,"t":[1],"tps":[]}`
-	stored[SeriesKey("ps80", 64, 1)] = stored[SeriesKey("ps80", 1, 1)] // a step with no result in status
+	stored[SeriesKey("mysql57", 8, 1)] = `{"bucketSeconds":1,"intervals":1,"threads":8,"t":[1],"tps":[]}` // columns of unequal length
+	stored[SeriesKey("mysql57", 64, 1)] = `{"bucketSeconds":1,"intervals":1,`                             // cut short
+	stored[SeriesKey("ps80", 64, 1)] = stored[SeriesKey("ps80", 1, 1)]                                    // a step with no result in status
 	data, err := Render(run, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := decodeResultsJSON(t, data[KeyResultsJSON])
-	if d.Targets[0].Steps[1].Series != nil || d.Targets[0].Steps[0].Series == nil {
-		t.Error("the corrupt series was kept, or a good one lost")
+	if d.Targets[0].Steps[0].Series == nil || d.Targets[0].Steps[1].Series != nil || d.Targets[0].Steps[2].Series != nil {
+		t.Error("a malformed series was kept, or a good one lost")
 	}
-	wantNotes := []string{"series.mysql57.t0008.json", "series.ps80.t0064.json"}
-	if len(d.Notes) != 2 {
+	wantNotes := []struct{ key, why string }{
+		{"series.mysql57.t0008.json", `column "tps" has 0 points, "t" has 1`},
+		{"series.mysql57.t0064.json", "unexpected end of JSON input"},
+		{"series.ps80.t0064.json", "matches no step result in status"},
+	}
+	if len(d.Notes) != len(wantNotes) {
 		t.Fatalf("notes = %q, want one per unusable series", d.Notes)
 	}
-	for i, key := range wantNotes {
-		if !strings.Contains(d.Notes[i], key) {
-			t.Errorf("note %q does not name %s", d.Notes[i], key)
+	for i, w := range wantNotes {
+		if !strings.Contains(d.Notes[i], w.key) {
+			t.Errorf("note %q does not name %s", d.Notes[i], w.key)
 		}
-		if !strings.Contains(data[KeyReportMD], key) {
-			t.Errorf("report.md does not mention %s", key)
+		if !strings.Contains(d.Notes[i], w.why) {
+			t.Errorf("note %q does not say %q", d.Notes[i], w.why)
 		}
-	}
-	if again, err := Render(run, data); err != nil || !maps.Equal(again, data) {
-		t.Errorf("re-rendering lost the notes (err %v):\n%s", err, again[KeyReportMD])
+		if !strings.Contains(data[KeyReportMD], w.key) {
+			t.Errorf("report.md does not mention %s", w.key)
+		}
 	}
 }
 
-// The controller may render again after a write whose status update failed; the series the first
-// render consumed must survive.
-func TestRenderTwiceKeepsSeries(t *testing.T) {
+// Render never reads its own earlier output: results keys already in stored, readable or not, are
+// replaced by what the series keys and status give, and the result is the same as without them.
+func TestRenderIgnoresEarlierResults(t *testing.T) {
 	run := fixtureRun(-1)
-	first, err := Render(run, storedSeries(t, run, 5, 1<<20))
+	stored := storedSeries(t, run, 5, 1<<20)
+	want, err := Render(run, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := Render(run, first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !maps.Equal(first, second) {
-		t.Errorf("rendering the rendered data changed it:\n%.400s\n%.400s", first[KeyResultsJSON], second[KeyResultsJSON])
+	again, err := Render(run, stored)
+	if err != nil || !maps.Equal(again, want) {
+		t.Fatalf("rendering the same input twice gave different data (err %v)", err)
 	}
 
-	broken, err := Render(run, map[string]string{KeyResultsJSON: `{"formatVersion":1,`})
+	for name, earlier := range map[string]map[string]string{
+		"earlier render": want,
+		"garbage":        {KeyResultsJSON: `{"formatVersion":1,`, KeyResultsCSV: "x", KeyReportMD: "# old"},
+	} {
+		withEarlier := maps.Clone(stored)
+		maps.Copy(withEarlier, earlier)
+		got, err := Render(run, withEarlier)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: results keys in stored changed the output:\n%.400s\n%.400s", name, got[KeyResultsJSON], want[KeyResultsJSON])
+		}
+	}
+
+	// The rendered data alone (series keys consumed) holds no series to take.
+	d := decodeResultsJSON(t, mustRender(t, run, want)[KeyResultsJSON])
+	for _, tr := range d.Targets {
+		for _, st := range tr.Steps {
+			if st.Series != nil {
+				t.Fatalf("%s at %d threads: a series taken from an earlier results.json", tr.Name, st.Threads)
+			}
+		}
+	}
+	if len(d.Notes) != 0 || len(d.Dropped) != 0 {
+		t.Errorf("notes %q dropped %v, want none", d.Notes, d.Dropped)
+	}
+}
+
+func mustRender(t *testing.T, run *v1alpha1.BenchmarkRun, stored map[string]string) map[string]string {
+	t.Helper()
+	data, err := Render(run, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := decodeResultsJSON(t, broken[KeyResultsJSON]); len(d.Notes) != 1 || !strings.Contains(d.Notes[0], "could not be read") {
-		t.Errorf("an unreadable earlier results.json is not noted: %q", d.Notes)
+	return data
+}
+
+// The series in results.json are the stored ones: byte for byte when EncodeSeries wrote them,
+// compacted otherwise, and they decode to the same values.
+func TestRenderEmbedsStoredSeries(t *testing.T) {
+	run := fixtureRun(1)
+	stored := storedSeries(t, run, 50, 1<<20)
+	canonical := stored[SeriesKey("mysql57", 1, 1)]
+	spaced := strings.ReplaceAll(stored[SeriesKey("mysql57", 8, 1)], ",", ", ")
+	stored[SeriesKey("mysql57", 8, 1)] = spaced
+	data := mustRender(t, run, stored)
+
+	var raw struct {
+		Targets []struct {
+			Steps []struct {
+				Series json.RawMessage `json:"series"`
+			} `json:"steps"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal([]byte(data[KeyResultsJSON]), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(raw.Targets[0].Steps[0].Series); got != canonical {
+		t.Errorf("embedded series differs from the stored one:\n%.200s\n%.200s", got, canonical)
+	}
+	got := string(raw.Targets[0].Steps[1].Series)
+	if strings.Contains(got, " ") {
+		t.Errorf("a stored series with spaces was embedded as it was: %.200s", got)
+	}
+	a, errA := DecodeSeries(got)
+	b, errB := DecodeSeries(spaced)
+	if errA != nil || errB != nil || !slices.Equal(a.TPS, b.TPS) || !slices.Equal(a.Time, b.Time) {
+		t.Errorf("the compacted series does not decode to the stored values (%v, %v)", errA, errB)
 	}
 }
 
@@ -360,15 +426,6 @@ func TestRenderHugeRunDropsLargestSeriesFirst(t *testing.T) {
 			t.Errorf("report.md notes lack %q", line)
 		}
 	}
-
-	// Rendering the result again reports the same drops instead of forgetting them.
-	again, err := Render(run, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !maps.Equal(again, data) {
-		t.Error("re-rendering a render with drops changed it")
-	}
 }
 
 func TestRenderFailsWhenNumbersAloneDoNotFit(t *testing.T) {
@@ -482,7 +539,7 @@ func TestRenderHugeRepeatedRunAtSeriesBudgetKeepsEverything(t *testing.T) {
 	}
 }
 
-// Dropped series of a run with repetitions name the repetitions, and a re-render keeps them.
+// Dropped series of a run with repetitions name the repetitions.
 func TestRenderRepeatedRunDropsNameRepetitions(t *testing.T) {
 	run := repeatedRun()
 	stored := storedSeries(t, run, 86400, 300_000) // 18 series of 300 kB: most must go
@@ -502,11 +559,14 @@ func TestRenderRepeatedRunDropsNameRepetitions(t *testing.T) {
 	if !strings.Contains(data[KeyReportMD], " threads (repetitions ") && !strings.Contains(data[KeyReportMD], "at all 9 steps") {
 		t.Errorf("report.md notes do not name the repetitions:\n%s", data[KeyReportMD][strings.Index(data[KeyReportMD], "## Notes"):])
 	}
-	again, err := Render(run, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !maps.Equal(again, data) {
-		t.Error("re-rendering a render with drops changed it")
+	for _, tr := range d.Targets {
+		for _, st := range tr.Steps {
+			if st.Series == nil {
+				continue
+			}
+			if want := stored[SeriesKey(tr.Name, st.Threads, st.RepetitionOrDefault())]; st.Series.Intervals != 86400 || len(want) == 0 {
+				t.Errorf("%s at %d threads: kept series %+v is not the stored one", tr.Name, st.Threads, st.Series)
+			}
+		}
 	}
 }

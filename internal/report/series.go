@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -18,8 +17,8 @@ import (
 // as carried in results.json. It is columnar (one array per measure) because a long step has tens
 // of thousands of points and repeating field names per point would multiply its size.
 //
-// Values are written with limited precision (see appendValue): the series is for plots, and the
-// exact step numbers are in the step's status.
+// Values are rounded to limited precision when the series is built (see roundValue): the series
+// is for plots, and the exact step numbers are in the step's status.
 type Series struct {
 	// BucketSeconds is how many consecutive sysbench reports each point averages. The operator runs
 	// sysbench with --report-interval=1, so it is seconds: 1 unless the series was downsampled to
@@ -83,11 +82,14 @@ const (
 func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 	n := len(intervals)
 	if n == 0 {
-		return fitOrFail(Series{BucketSeconds: 1}.appendJSON(), budget)
+		return fitOrFail(Series{BucketSeconds: 1}, budget)
 	}
-	encode := func(k int) []byte { return bucketize(intervals, k).appendJSON() }
+	encode := func(k int) ([]byte, error) { return json.Marshal(bucketize(intervals, k)) }
 
-	full := encode(1)
+	full, err := encode(1)
+	if err != nil {
+		return "", fmt.Errorf("encode series: %w", err)
+	}
 	if len(full) <= budget {
 		return string(full), nil
 	}
@@ -96,7 +98,10 @@ func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 	lo, hi := 1, 0 // lo never fits, hi fits (0: none found yet)
 	var best []byte
 	for k := min(n, max(2, ceilDiv(len(full), budget))); ; k = min(n, 2*k) {
-		b := encode(k)
+		b, err := encode(k)
+		if err != nil {
+			return "", fmt.Errorf("encode series: %w", err)
+		}
 		if len(b) <= budget {
 			hi, best = k, b
 			break
@@ -108,11 +113,15 @@ func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 	}
 	if hi == 0 {
 		s := Series{Intervals: n, Threads: intervals[0].Threads, PointsDropped: true}
-		return fitOrFail(s.appendJSON(), budget)
+		return fitOrFail(s, budget)
 	}
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if b := encode(mid); len(b) <= budget {
+		b, err := encode(mid)
+		if err != nil {
+			return "", fmt.Errorf("encode series: %w", err)
+		}
+		if len(b) <= budget {
 			hi, best = mid, b
 		} else {
 			lo = mid
@@ -121,7 +130,12 @@ func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 	return string(best), nil
 }
 
-func fitOrFail(b []byte, budget int) (string, error) {
+// fitOrFail encodes a series without points, or says the budget cannot hold even that.
+func fitOrFail(s Series, budget int) (string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("encode series: %w", err)
+	}
 	if len(b) > budget {
 		return "", fmt.Errorf("series budget of %d bytes is too small: even a series without points takes %d", budget, len(b))
 	}
@@ -130,8 +144,8 @@ func fitOrFail(b []byte, budget int) (string, error) {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// bucketize averages runs of k consecutive intervals. Sysbench reports at a fixed interval, so the
-// plain mean of the rates is the rate over the bucket.
+// bucketize averages runs of k consecutive intervals and rounds the results (see roundValue).
+// Sysbench reports at a fixed interval, so the plain mean of the rates is the rate over the bucket.
 func bucketize(iv []sysbench.Interval, k int) Series {
 	n := len(iv)
 	m := ceilDiv(n, k)
@@ -163,21 +177,21 @@ func bucketize(iv []sysbench.Interval, k int) Series {
 			rc += x.ReconnectsPerSec
 		}
 		c := float64(hi - lo)
-		s.Time[j] = iv[hi-1].Time
-		s.TPS[j] = tps / c
-		s.QPS[j] = qps / c
-		s.Read[j] = rd / c
-		s.Write[j] = wr / c
-		s.Other[j] = ot / c
-		s.LatencyMs[j] = lat / c
-		s.Errors[j] = er / c
-		s.Reconnects[j] = rc / c
+		s.Time[j] = roundValue(iv[hi-1].Time, maxTimeDecimals)
+		s.TPS[j] = roundValue(tps/c, maxValueDecimals)
+		s.QPS[j] = roundValue(qps/c, maxValueDecimals)
+		s.Read[j] = roundValue(rd/c, maxValueDecimals)
+		s.Write[j] = roundValue(wr/c, maxValueDecimals)
+		s.Other[j] = roundValue(ot/c, maxValueDecimals)
+		s.LatencyMs[j] = roundValue(lat/c, maxValueDecimals)
+		s.Errors[j] = roundValue(er/c, maxValueDecimals)
+		s.Reconnects[j] = roundValue(rc/c, maxValueDecimals)
 	}
 	return s
 }
 
-// DecodeSeries reads a series written by EncodeSeries (or carried in results.json). It rejects
-// columns of different lengths, which would misalign every plot drawn from them.
+// DecodeSeries reads a series written by EncodeSeries. It rejects columns of different lengths,
+// which would misalign every plot drawn from them.
 func DecodeSeries(s string) (Series, error) {
 	var out Series
 	if err := json.Unmarshal([]byte(s), &out); err != nil {
@@ -206,73 +220,33 @@ func (s Series) validate() error {
 }
 
 type column struct {
-	name     string
-	values   []float64
-	decimals int
+	name   string
+	values []float64
 }
 
-// columns lists the arrays in their JSON order; Time comes first and is not part of it.
+// columns lists the arrays besides Time, under their JSON names.
 func (s Series) columns() []column {
 	return []column{
-		{"tps", s.TPS, maxValueDecimals},
-		{"qps", s.QPS, maxValueDecimals},
-		{"read", s.Read, maxValueDecimals},
-		{"write", s.Write, maxValueDecimals},
-		{"other", s.Other, maxValueDecimals},
-		{"latencyMs", s.LatencyMs, maxValueDecimals},
-		{"errors", s.Errors, maxValueDecimals},
-		{"reconnects", s.Reconnects, maxValueDecimals},
+		{"tps", s.TPS},
+		{"qps", s.QPS},
+		{"read", s.Read},
+		{"write", s.Write},
+		{"other", s.Other},
+		{"latencyMs", s.LatencyMs},
+		{"errors", s.Errors},
+		{"reconnects", s.Reconnects},
 	}
 }
 
-// MarshalJSON writes the compact form, so a series embedded in results.json costs the same bytes
-// as the stored one that the budget was computed for.
-func (s Series) MarshalJSON() ([]byte, error) { return s.appendJSON(), nil }
-
-// appendJSON writes the series by hand: encoding/json would print every float at full precision,
-// and a fixed field order keeps the output deterministic.
-func (s Series) appendJSON() []byte {
-	var b []byte
-	b = append(b, `{"bucketSeconds":`...)
-	b = strconv.AppendInt(b, int64(s.BucketSeconds), 10)
-	b = append(b, `,"intervals":`...)
-	b = strconv.AppendInt(b, int64(s.Intervals), 10)
-	b = append(b, `,"threads":`...)
-	b = strconv.AppendInt(b, int64(s.Threads), 10)
-	if s.PointsDropped {
-		b = append(b, `,"pointsDropped":true`...)
-	}
-	b = appendColumn(b, column{"t", s.Time, maxTimeDecimals})
-	for _, c := range s.columns() {
-		b = appendColumn(b, c)
-	}
-	return append(b, '}')
-}
-
-func appendColumn(b []byte, c column) []byte {
-	if len(c.values) == 0 {
-		return b
-	}
-	b = append(b, `,"`...)
-	b = append(b, c.name...)
-	b = append(b, `":[`...)
-	for i, v := range c.values {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendValue(b, v, c.decimals)
-	}
-	return append(b, ']')
-}
-
-// appendValue writes v rounded to sigDigits significant digits and at most maxDecimals decimals.
-// Rounding goes through an exact power of ten so that the shortest representation that
-// strconv prints is the rounded decimal itself (0.071, not 0.07100000000000001), and rounding an
-// already rounded value changes nothing, so decoding and re-encoding is stable. NaN and infinities,
-// which JSON cannot carry, are written as 0.
-func appendValue(b []byte, v float64, maxDecimals int) []byte {
+// roundValue rounds v to sigDigits significant digits and at most maxDecimals decimals, so that
+// encoding/json prints the rounded decimal and not 17 digits. Rounding goes through an exact power
+// of ten so that the shortest representation strconv prints (which encoding/json uses) is the
+// rounded decimal itself (0.071, not 0.07100000000000001), and rounding an already rounded value
+// changes nothing, so decoding and re-encoding is stable. NaN and infinities, which JSON cannot
+// carry, become 0, and so does -0, which encoding/json would print as "-0".
+func roundValue(v float64, maxDecimals int) float64 {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return append(b, '0')
+		return 0
 	}
 	d := min(sigDigits-1-decimalExponent(math.Abs(v)), maxDecimals)
 	if d >= 0 {
@@ -283,9 +257,9 @@ func appendValue(b []byte, v float64, maxDecimals int) []byte {
 		v = math.Round(v/p) * p
 	}
 	if v == 0 { // also turns -0 into 0
-		return append(b, '0')
+		return 0
 	}
-	return strconv.AppendFloat(b, v, 'f', -1, 64)
+	return v
 }
 
 // decimalExponent returns e with 10^e <= a < 10^(e+1) for a > 0. math.Log10 alone can be off by

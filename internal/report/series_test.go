@@ -1,10 +1,13 @@
 package report
 
 import (
+	"encoding/json"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 func TestSeriesKey(t *testing.T) {
@@ -63,9 +66,9 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	// Decoding and re-encoding must not drift: Render re-encodes what it decoded, and the budget
-	// was computed for the stored bytes.
-	again, err := s.MarshalJSON()
+	// Decoding and re-encoding must not drift: a tool that reads a series from results.json and
+	// writes it again gets the same bytes, whose size the budget was computed for.
+	again, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +81,9 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	}
 }
 
-func TestAppendValuePrecision(t *testing.T) {
+// The rounded values print, through encoding/json, as the rounded decimal: 5 significant digits,
+// at most 3 decimals (1 for time), nothing JSON cannot carry.
+func TestRoundValuePrecision(t *testing.T) {
 	for _, tc := range []struct {
 		v    float64
 		dec  int
@@ -93,14 +98,59 @@ func TestAppendValuePrecision(t *testing.T) {
 		{-2.5, 3, "-2.5"},
 		{0.0001, 3, "0"},
 		{-0.0001, 3, "0"},
+		{math.Copysign(0, -1), 3, "0"},
 		{math.NaN(), 3, "0"},
 		{math.Inf(1), 3, "0"},
+		{math.Inf(-1), 3, "0"},
 		{300.04, 1, "300"},
 		{12.35, 1, "12.4"},
+		{86399.96, 1, "86400"},
 	} {
-		if got := string(appendValue(nil, tc.v, tc.dec)); got != tc.want {
-			t.Errorf("appendValue(%v, %d) = %q, want %q", tc.v, tc.dec, got, tc.want)
+		r := roundValue(tc.v, tc.dec)
+		got, err := json.Marshal(r)
+		if err != nil {
+			t.Errorf("roundValue(%v, %d) = %v does not encode: %v", tc.v, tc.dec, r, err)
+			continue
 		}
+		if string(got) != tc.want {
+			t.Errorf("roundValue(%v, %d) encodes as %s, want %s", tc.v, tc.dec, got, tc.want)
+		}
+		if again := roundValue(r, tc.dec); again != r || math.Signbit(r) != math.Signbit(again) {
+			t.Errorf("rounding %v twice gives %v", r, again)
+		}
+	}
+}
+
+// The layout is formatVersion 1's: field names, their order, and columns omitted when empty.
+func TestEncodeSeriesLayout(t *testing.T) {
+	iv := []sysbench.Interval{
+		{Time: 1.0004, Threads: 4, TPS: 100.123456, QPS: 2000.5, ReadQPS: 1400.25, WriteQPS: 400.125, OtherQPS: 200.125,
+			LatencyPctMs: 0.0712345, ErrorsPerSec: math.NaN(), ReconnectsPerSec: math.Copysign(0, -1)},
+		{Time: 2, Threads: 4, TPS: 98765.4321, QPS: 1e6 + 0.5, LatencyPctMs: 1.23456, ErrorsPerSec: math.Inf(1)},
+	}
+	enc, err := EncodeSeries(iv, 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"bucketSeconds":1,"intervals":2,"threads":4,"t":[1,2],"tps":[100.12,98765],"qps":[2000.5,1000000],` +
+		`"read":[1400.3,0],"write":[400.13,0],"other":[200.13,0],"latencyMs":[0.071,1.235],"errors":[0,0],"reconnects":[0,0]}`
+	if enc != want {
+		t.Errorf("encoded\n%s\nwant\n%s", enc, want)
+	}
+
+	empty, err := EncodeSeries(nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"bucketSeconds":1,"intervals":0,"threads":0}`; empty != want {
+		t.Errorf("empty series = %s, want %s", empty, want)
+	}
+	dropped, err := EncodeSeries(intervalsFixture(1000, 2), 70)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"bucketSeconds":0,"intervals":1000,"threads":2,"pointsDropped":true}`; dropped != want {
+		t.Errorf("series without points = %s, want %s", dropped, want)
 	}
 }
 
@@ -127,7 +177,7 @@ func TestEncodeSeriesDownsamples(t *testing.T) {
 			t.Fatalf("budget %d: bucketSeconds %d, pointsDropped %v; want a downsampled series", budget, k, s.PointsDropped)
 		}
 		// Nothing coarser than needed: one reports smaller buckets would not have fit.
-		if smaller := bucketize(iv, k-1).appendJSON(); len(smaller) <= budget {
+		if smaller, _ := json.Marshal(bucketize(iv, k-1)); len(smaller) <= budget {
 			t.Errorf("budget %d: chose %d s buckets though %d s fit in %d bytes", budget, k, k-1, len(smaller))
 		}
 		if want := (len(iv) + k - 1) / k; len(s.Time) != want {
@@ -155,7 +205,11 @@ func TestEncodeSeriesDownsamples(t *testing.T) {
 
 func TestEncodeSeriesSummaryOnlyAndErrors(t *testing.T) {
 	iv := intervalsFixture(86400, 1000)
-	oneBucket := len(bucketize(iv, len(iv)).appendJSON())
+	whole, err := json.Marshal(bucketize(iv, len(iv)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneBucket := len(whole)
 
 	enc, err := EncodeSeries(iv, oneBucket)
 	if err != nil {
@@ -196,7 +250,11 @@ func TestEncodeSeriesSummaryOnlyAndErrors(t *testing.T) {
 func TestDecodeSeriesRejects(t *testing.T) {
 	for name, in := range map[string]string{
 		"not json":        `{"bucketSeconds":1,`,
+		"trailing bytes":  `{"bucketSeconds":1,"intervals":0,"threads":1}x`,
+		"string in array": `{"bucketSeconds":1,"intervals":1,"threads":1,"t":["1"]}`,
 		"short column":    `{"bucketSeconds":1,"intervals":2,"threads":1,"t":[1,2],"tps":[5]}`,
+		"long column": `{"bucketSeconds":1,"intervals":1,"threads":1,"t":[1],"tps":[1],"qps":[1,2],"read":[1],` +
+			`"write":[1],"other":[1],"latencyMs":[1],"errors":[1],"reconnects":[1]}`,
 		"missing column":  `{"bucketSeconds":1,"intervals":1,"threads":1,"t":[1]}`,
 		"negative bucket": `{"bucketSeconds":-1,"intervals":0,"threads":1}`,
 		"dropped points":  `{"bucketSeconds":0,"intervals":1,"threads":1,"pointsDropped":true,"t":[1],"tps":[1],"qps":[1],"read":[1],"write":[1],"other":[1],"latencyMs":[1],"errors":[1],"reconnects":[1]}`,
