@@ -45,8 +45,10 @@ const (
 	worstLatency  = 99999.999
 	worstCount    = 9999999999
 	worstDuration = 86400.999
-	// A run's name is at most 253 - len("-results") so that the ConfigMap name is valid.
-	worstRunNameLen   = 245
+	// The CRD refuses a BenchmarkRun name longer than 63 characters (a CEL rule on metadata.name:
+	// the name is the mysqlbench.io/run label value of everything the run creates).
+	worstRunNameLen = 63
+	// A namespace name is a DNS label.
 	worstNamespaceLen = 63
 	worstVersionLen   = 64
 	worstMessageLen   = 1024

@@ -14,7 +14,7 @@ import (
 )
 
 // Series is the per-second time series of one finished step, as stored while the run goes on and
-// as carried in results.json. It is columnar (one array per measure) because a long step has tens
+// as embedded in results.json. It is columnar (one array per measure) because a long step has tens
 // of thousands of points and repeating field names per point would multiply its size.
 //
 // Values are rounded to limited precision when the series is built (see roundValue): the series
