@@ -23,6 +23,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 )
 
 // Call is one API request in RBAC's terms.
@@ -136,11 +138,11 @@ func authorizationDenial(body []byte) (string, bool) {
 		}
 		return r
 	}, string(body[i:]))
-	if len(msg) > 300 {
-		msg = msg[:300]
-	}
-	return msg, true
+	return bounded.Head(msg, maxDenialMessage), true
 }
+
+// maxDenialMessage keeps the authorizer's message, which a test failure quotes, to a few lines.
+const maxDenialMessage = 300
 
 // Denial is a request the authorizer refused (403 Forbidden with RBAC's message).
 type Denial struct {

@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 )
@@ -93,5 +95,46 @@ func TestAuthorizationDenial(t *testing.T) {
 	quota := []byte("k8s\x00\n\x0c\n\x02v1\x12\x06Status\x12statefulsets.apps \"x\" is forbidden: exceeded quota: q")
 	if _, ok := authorizationDenial(quota); ok {
 		t.Error("a quota's 403 taken for an RBAC denial")
+	}
+}
+
+// The quoted message is cut to maxDenialMessage bytes on a rune boundary and stays valid UTF-8.
+func TestAuthorizationDenialMessageBound(t *testing.T) {
+	prefix := `{"message":"configmaps is forbidden: User \"system:serviceaccount:a:b\" cannot get resource \"configmaps\" in namespace \"`
+	want := prefix[strings.Index(prefix, "forbidden: User "):]
+	for _, tc := range []struct {
+		name     string
+		ns       string
+		wantFull bool
+	}{
+		{"short, kept whole", "bench", true},
+		{"ASCII, cut", strings.Repeat("n", 400), false},
+		{"2-byte runes, cut", strings.Repeat("é", 200), false},
+		{"3-byte runes, cut", strings.Repeat("€", 200), false},
+		{"4-byte runes, cut", strings.Repeat("𝄞", 100), false},
+		{"odd offset of multi-byte runes, cut", "x" + strings.Repeat("€", 200), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := []byte(prefix + tc.ns + `\"","code":403}`)
+			msg, ok := authorizationDenial(body)
+			if !ok {
+				t.Fatal("RBAC denial not recognised")
+			}
+			if !utf8.ValidString(msg) || strings.ContainsRune(msg, utf8.RuneError) {
+				t.Errorf("message is not clean UTF-8: %q", msg)
+			}
+			if len(msg) > maxDenialMessage {
+				t.Errorf("message of %d bytes, want at most %d", len(msg), maxDenialMessage)
+			}
+			if !strings.HasPrefix(msg, want) {
+				t.Errorf("message %q does not start with the authorizer's words", msg)
+			}
+			if cut := strings.HasSuffix(msg, "..."); cut == tc.wantFull {
+				t.Errorf("cut %v, want %v: %q", cut, !tc.wantFull, msg)
+			}
+			if !tc.wantFull && len(msg) < maxDenialMessage-utf8.UTFMax {
+				t.Errorf("message of %d bytes: cut more than one rune short of %d", len(msg), maxDenialMessage)
+			}
+		})
 	}
 }

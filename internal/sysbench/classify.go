@@ -90,15 +90,15 @@ func Classify(exitCode int32, out Output) *Failure {
 		if detail != "" {
 			reason += "; sysbench reported: " + detail
 		}
-		return &Failure{Code: code, Reason: clip(reason)}
+		return &Failure{Code: code, Reason: bounded.Head(reason, maxReason)}
 	}
 	for _, line := range out.Fatal {
 		if strings.HasPrefix(line, "invalid option") {
-			return &Failure{Reason: clip("sysbench rejected an option (check workload.extraArgs and the script's options): " + line)}
+			return &Failure{Reason: bounded.Head("sysbench rejected an option (check workload.extraArgs and the script's options): "+line, maxReason)}
 		}
 	}
 	if line := firstSpecific(out.Fatal); line != "" {
-		return &Failure{Reason: clip(fmt.Sprintf("sysbench failed (exit code %d): %s", exitCode, line))}
+		return &Failure{Reason: bounded.Head(fmt.Sprintf("sysbench failed (exit code %d): %s", exitCode, line), maxReason)}
 	}
 	switch {
 	case exitCode == 0 && out.Final == nil:
@@ -173,5 +173,3 @@ func exitMeaning(code int32) string {
 	}
 	return "failure"
 }
-
-func clip(s string) string { return bounded.Head(s, maxReason) }
