@@ -68,8 +68,9 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files or formatting are stale (CI).
+verify: manifests generate ## Fail when generated files, formatting or go.mod/go.sum are stale (CI).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: run make fmt"; exit 1; }
+	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy (the diff above): run go mod tidy and commit"; exit 1; }
 	@git diff --exit-code -- config api || { echo "generated files are stale: run make manifests generate and commit"; exit 1; }
 	@test -z "$$(git ls-files --others --exclude-standard config api)" || { git ls-files --others --exclude-standard config api; echo "untracked generated files: commit them"; exit 1; }
 
