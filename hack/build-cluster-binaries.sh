@@ -24,9 +24,9 @@ hack=$(cd "$(dirname "$0")" && pwd)
 K8S_VERSION=${K8S_VERSION:-v1.33.13}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.12.4}
-# containerd: Debian's 1.6.20 works with Kubernetes 1.33 and costs a download instead of a
-# five-minute build (world.md). Kubernetes 1.36 drops containerd 1.x: moving past 1.35 means
-# building containerd 2.x from its Go module instead.
+# containerd: Debian's 1.6.20 works with Kubernetes 1.33 and costs a download, where building
+# containerd 2.x from its Go module takes about five minutes on two cores (measured 2026-11).
+# Kubernetes 1.36 drops containerd 1.x: moving past 1.35 means building containerd 2.x instead.
 DEBS=(containerd runc containernetworking-plugins busybox-static
 	iptables libxtables12 libip4tc2 libip6tc2 libnftnl11 libnetfilter-conntrack3 libnfnetlink0 libmnl0)
 

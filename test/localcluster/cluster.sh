@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A real two-node Kubernetes cluster on this machine, without Docker, kind or any registry outside
-# the machine (none is reachable here; see /work/shared/design/world.md for what was measured).
+# the machine: on the machines it was written for (measured 2026-11) no container registry, GitHub
+# or dl.k8s.io is reachable, only the Go module proxy and Debian's apt, so everything is built
+# from those.
 #
 #   test/localcluster/cluster.sh up       start it (builds missing binaries into the cache first)
 #   test/localcluster/cluster.sh down     stop it and remove everything up created (idempotent)
