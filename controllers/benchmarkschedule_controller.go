@@ -304,7 +304,12 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 	sched.Status.NextScheduleTime = &nextTime
 	wake := ctrl.Result{RequeueAfter: next.Sub(now)}
 
-	due := lastDue(cronSched, handledUntil(sched, children), now)
+	due, err := lastDue(cronSched, handledUntil(sched, children), now)
+	if err != nil {
+		// Not expected with robfig/cron's schedules; due is still a scheduled time not yet
+		// handled, so the schedule moves on and the next reconcile searches from there.
+		logf.FromContext(ctx).Error(err, "newest scheduled time not found; acting on an older one", "due", due.UTC().Format(time.RFC3339))
+	}
 	if due.IsZero() {
 		ready(v1.ReasonScheduled, "next run at "+next.UTC().Format(time.RFC3339))
 		return wake, nil
@@ -368,16 +373,6 @@ func handledUntil(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) time
 		}
 	}
 	return t
-}
-
-// lastDue is the newest scheduled time after since and at or before now; zero when none. Only
-// the newest missed time is started (like a CronJob), however many were missed.
-func lastDue(s cron.Schedule, since, now time.Time) time.Time {
-	var due time.Time
-	for t := s.Next(since); !t.IsZero() && !t.After(now); t = s.Next(t) {
-		due = t
-	}
-	return due
 }
 
 // createRun creates the run for scheduled time due from the template.
