@@ -21,6 +21,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 	"github.com/mysqlbench/mysqlbench-operator/internal/conditions"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
@@ -75,19 +76,40 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err := r.compareSucceeded(ctx, sched, children); err != nil {
 		return ctrl.Result{}, err
 	}
+	u := &scheduleUpdate{sched: sched, before: before}
 	r.summarize(sched, children)
-	r.analyseHistory(sched, children)
-	if err := r.prune(ctx, sched, children); err != nil {
-		return ctrl.Result{}, err
+	r.analyseHistory(u, children)
+	var result ctrl.Result
+	if err = r.prune(ctx, u, children); err == nil {
+		result, err = r.schedule(ctx, u, children, r.Clock.Now())
 	}
-	result, err := r.schedule(ctx, sched, children, r.Clock.Now())
+	// What was done so far is written even when a step failed; the Events follow the write, and
+	// a write that fails drops them (a retry after a conflict decides again).
 	if werr := r.writeStatus(ctx, before, sched); werr != nil {
 		if apierrors.IsConflict(werr) {
 			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // plain retry on conflict
 		}
 		return ctrl.Result{}, werr
 	}
+	for _, e := range u.events {
+		r.Recorder.Event(sched, e.kind, e.reason, e.message)
+	}
 	return result, err
+}
+
+// scheduleUpdate is what one reconcile changes on a schedule: its status (sched; before is the
+// status it started from) and the Events that explain the change. Reconcile records the Events
+// only after writeStatus succeeded, like the BenchmarkRun controller's transition.
+type scheduleUpdate struct {
+	sched, before *v1.BenchmarkSchedule
+	events        []scheduleEvent
+}
+
+type scheduleEvent struct{ kind, reason, message string }
+
+// event queues an Event on the schedule.
+func (u *scheduleUpdate) event(kind, reason, message string) {
+	u.events = append(u.events, scheduleEvent{kind: kind, reason: reason, message: message})
 }
 
 // SetupWithManager registers the controller; it owns the runs it creates.
@@ -205,7 +227,8 @@ func (r *BenchmarkScheduleReconciler) summarize(sched *v1.BenchmarkSchedule, chi
 // analyseHistory looks for change points across the retained successful runs once per newly
 // compared run (status.history.run says which run it was done for), and raises a Warning Event
 // for a harmful, unacknowledged shift.
-func (r *BenchmarkScheduleReconciler) analyseHistory(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
+func (r *BenchmarkScheduleReconciler) analyseHistory(u *scheduleUpdate, children []*v1.BenchmarkRun) {
+	sched := u.sched
 	last := sched.Status.LastComparison
 	if last == nil {
 		return
@@ -224,9 +247,9 @@ func (r *BenchmarkScheduleReconciler) analyseHistory(sched *v1.BenchmarkSchedule
 		sched.Status.History = &h
 		if h.RegressedCells > 0 {
 			cp := h.ChangePoints[0]
-			r.Recorder.Eventf(sched, corev1.EventTypeWarning, v1.ReasonChangePoint,
+			u.event(corev1.EventTypeWarning, v1.ReasonChangePoint, fmt.Sprintf(
 				"%d cells shifted for the worse over the last %d runs; largest: %s at %d threads, %s %+.1f%% since %s (p=%.3g)",
-				h.RegressedCells, h.Runs, cp.Target, cp.Threads, cp.Metric, cp.ChangePercent, cp.Since, cp.P)
+				h.RegressedCells, h.Runs, cp.Target, cp.Threads, cp.Metric, cp.ChangePercent, cp.Since, cp.P))
 		}
 	}
 	metrics.RecordHistory(sched.Namespace, sched.Name, *sched.Status.History)
@@ -234,7 +257,8 @@ func (r *BenchmarkScheduleReconciler) analyseHistory(sched *v1.BenchmarkSchedule
 
 // prune deletes the oldest finished runs beyond the history limits. The pinned baseline is never
 // deleted, and neither is the newest successful run (the next run's baseline).
-func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) error {
+func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, u *scheduleUpdate, children []*v1.BenchmarkRun) error {
+	sched := u.sched
 	var succeeded, failed []*v1.BenchmarkRun
 	for _, run := range children {
 		switch run.Status.Phase {
@@ -259,24 +283,25 @@ func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, sched *v1.Bench
 			return fmt.Errorf("delete old run %s: %w", run.Name, err)
 		}
 		logf.FromContext(ctx).Info("deleted run beyond the history limit", "run", run.Name, "phase", run.Status.Phase)
-		r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Pruned", "deleted %s run %s: beyond the history limit", run.Status.Phase, run.Name)
+		u.event(corev1.EventTypeNormal, "Pruned", fmt.Sprintf("deleted %s run %s: beyond the history limit", run.Status.Phase, run.Name))
 	}
 	return nil
 }
 
 // schedule creates the run that is due, if any, and says when to look again.
-func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.BenchmarkSchedule,
+func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, u *scheduleUpdate,
 	children []*v1.BenchmarkRun, now time.Time) (ctrl.Result, error) {
+	sched := u.sched
 	cronSched, reason, err := ParseSchedule(sched.Spec)
 	if err != nil {
 		sched.Status.NextScheduleTime = nil
-		r.stall(sched, reason, err.Error())
+		r.stall(u, reason, err.Error())
 		return ctrl.Result{}, nil // only a spec change can fix it; that brings a reconcile
 	}
 	next := cronSched.Next(now)
 	if next.IsZero() {
 		sched.Status.NextScheduleTime = nil
-		r.stall(sched, v1.ReasonNeverFires, fmt.Sprintf("spec.schedule %q never fires (no such date within five years): fix the day and month fields", sched.Spec.Schedule))
+		r.stall(u, v1.ReasonNeverFires, fmt.Sprintf("spec.schedule %q never fires (no such date within five years): fix the day and month fields", sched.Spec.Schedule))
 		return ctrl.Result{}, nil
 	}
 	// A run that could not be created (a foreign run holds its name, or the API server refused
@@ -317,9 +342,9 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 	if d := sched.Spec.StartingDeadlineSeconds; d != nil && now.Sub(due) > time.Duration(*d)*time.Second {
 		missed := metav1.NewTime(due)
 		sched.Status.LastMissedTime = &missed
-		r.Recorder.Eventf(sched, corev1.EventTypeWarning, v1.ReasonMissedSchedule,
+		u.event(corev1.EventTypeWarning, v1.ReasonMissedSchedule, fmt.Sprintf(
 			"the run due at %s did not start within startingDeadlineSeconds (%d s): it would be %s late; skipped",
-			due.UTC().Format(time.RFC3339), *d, now.Sub(due).Round(time.Second))
+			due.UTC().Format(time.RFC3339), *d, now.Sub(due).Round(time.Second)))
 		ready(v1.ReasonScheduled, "next run at "+next.UTC().Format(time.RFC3339))
 		return wake, nil
 	}
@@ -346,12 +371,12 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, sched *v1.Be
 			if err := r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 				return ctrl.Result{}, fmt.Errorf("replace active run %s: %w", run.Name, err)
 			}
-			r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Replaced",
-				"deleted active run %s to start the run due at %s (concurrencyPolicy Replace)", run.Name, due.UTC().Format(time.RFC3339))
+			u.event(corev1.EventTypeNormal, "Replaced", fmt.Sprintf(
+				"deleted active run %s to start the run due at %s (concurrencyPolicy Replace)", run.Name, due.UTC().Format(time.RFC3339)))
 		}
 	}
 
-	if err := r.createRun(ctx, sched, due, lastCompared(sched, children)); err != nil {
+	if err := r.createRun(ctx, u, due, lastCompared(sched, children)); err != nil {
 		return ctrl.Result{}, err
 	}
 	return wake, nil
@@ -394,7 +419,8 @@ func lastCompared(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) *v1.
 // its repetitions follow the newest compared run (last): raised after an Inconclusive verdict.
 // They are a function of what the schedule's runs say, so a reconcile repeated after a crash
 // creates the same run.
-func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.BenchmarkSchedule, due time.Time, last *v1.BenchmarkRun) error {
+func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, u *scheduleUpdate, due time.Time, last *v1.BenchmarkRun) error {
+	sched := u.sched
 	tmpl := sched.Spec.Template
 	run := &v1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{
@@ -432,7 +458,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 		}
 		if !metav1.IsControlledBy(existing, sched) {
 			sched.Status.LastMissedTime = &dueTime
-			r.stall(sched, v1.ReasonRunNameTaken, fmt.Sprintf(
+			r.stall(u, v1.ReasonRunNameTaken, fmt.Sprintf(
 				"the run due at %s is named %s, but a BenchmarkRun of that name exists that this schedule does not own: delete or rename it",
 				due.UTC().Format(time.RFC3339), run.Name))
 			return nil
@@ -440,14 +466,14 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 		// Created before a restart: the deterministic name makes this a no-op.
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		sched.Status.LastMissedTime = &dueTime
-		r.stall(sched, v1.ReasonInvalidTemplate, fmt.Sprintf("the API server refused the run due at %s: %v: fix spec.template",
+		r.stall(u, v1.ReasonInvalidTemplate, fmt.Sprintf("the API server refused the run due at %s: %v: fix spec.template",
 			due.UTC().Format(time.RFC3339), err))
 		return nil
 	case err != nil:
 		return fmt.Errorf("create run %s: %w", run.Name, err)
 	default:
 		logf.FromContext(ctx).Info("created scheduled run", "run", run.Name, "scheduledTime", due.UTC().Format(time.RFC3339))
-		r.Recorder.Eventf(sched, corev1.EventTypeNormal, "Created", "created BenchmarkRun %s for %s%s", run.Name, due.UTC().Format(time.RFC3339), raised)
+		u.event(corev1.EventTypeNormal, "Created", fmt.Sprintf("created BenchmarkRun %s for %s%s", run.Name, due.UTC().Format(time.RFC3339), raised))
 		sched.Status.Active = append(sched.Status.Active, run.Name)
 	}
 	sched.Status.LastScheduleTime = &dueTime
@@ -458,11 +484,12 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, sched *v1.B
 }
 
 // stall marks the schedule as unable to go on until its spec changes, with an Event the first
-// time.
-func (r *BenchmarkScheduleReconciler) stall(sched *v1.BenchmarkSchedule, reason, message string) {
-	old := meta.FindStatusCondition(sched.Status.Conditions, v1.ConditionStalled)
-	if old == nil || old.Status != metav1.ConditionTrue || old.Message != message {
-		r.Recorder.Event(sched, corev1.EventTypeWarning, reason, message)
+// time: when the status this reconcile started from was not stalled with this message.
+func (r *BenchmarkScheduleReconciler) stall(u *scheduleUpdate, reason, message string) {
+	sched := u.sched
+	old := meta.FindStatusCondition(u.before.Status.Conditions, v1.ConditionStalled)
+	if old == nil || old.Status != metav1.ConditionTrue || old.Message != bounded.Head(message, bounded.Condition) {
+		u.event(corev1.EventTypeWarning, reason, message)
 	}
 	r.setCondition(sched, v1.ConditionStalled, metav1.ConditionTrue, reason, message)
 	r.setCondition(sched, v1.ConditionReady, metav1.ConditionFalse, reason, message)

@@ -15,13 +15,19 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
 // The schedule tests run only the BenchmarkSchedule controller, with a fake clock: the test
@@ -919,4 +925,74 @@ func assertWarning(t *testing.T, ns, name, reason, text string) {
 		}
 	}
 	t.Errorf("no Warning %s Event on %s containing %q", reason, name, text)
+}
+
+// TestScheduleEventsFollowTheStatusWrite: the Events of a reconcile are recorded only once its
+// status write succeeded. A write lost to a conflict drops them; the retry decides again and
+// records them once; a stalled schedule's Event is not repeated by later reconciles.
+func TestScheduleEventsFollowTheStatusWrite(t *testing.T) {
+	created := time.Date(2026, 11, 23, 10, 20, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1.BenchmarkSchedule)
+		now    time.Time // the clock
+		want   string    // the one Event, as the fake recorder writes it
+	}{
+		{"stalled", func(s *v1.BenchmarkSchedule) { s.Spec.Schedule = "61 * * * *" }, created.Add(time.Minute),
+			"Warning " + v1.ReasonInvalidSchedule + ` spec.schedule "61 * * * *"`},
+		{"missed", func(s *v1.BenchmarkSchedule) { s.Spec.StartingDeadlineSeconds = ptr.To[int64](60) }, created.Add(65 * time.Minute),
+			"Warning " + v1.ReasonMissedSchedule + " the run due at 2026-11-23T11:00:00Z did not start within startingDeadlineSeconds (60 s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sched := nightly("ns", "events", "0 * * * *")
+			sched.CreationTimestamp = metav1.NewTime(created)
+			tc.mutate(sched)
+			conflicts := 1
+			c := fake.NewClientBuilder().WithScheme(testenv.Scheme).WithObjects(sched).WithStatusSubresource(sched).
+				WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string,
+					obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+					if conflicts > 0 {
+						conflicts--
+						return apierrors.NewConflict(schema.GroupResource{Group: v1.GroupVersion.Group, Resource: "benchmarkschedules"},
+							obj.GetName(), fmt.Errorf("the object has been modified"))
+					}
+					return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+				}}).Build()
+			rec := record.NewFakeRecorder(10)
+			r := scheduleReconciler(t, c, rec, clocktesting.NewFakePassiveClock(tc.now))
+			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sched)}
+			events := func() []string {
+				var got []string
+				for len(rec.Events) > 0 {
+					got = append(got, <-rec.Events)
+				}
+				return got
+			}
+
+			if res, err := r.Reconcile(context.Background(), req); err != nil || !res.Requeue { //nolint:staticcheck // the conflict's retry
+				t.Fatalf("reconcile with a conflicting write: %+v, %v; want a requeue", res, err)
+			}
+			if got := events(); len(got) != 0 {
+				t.Fatalf("Events of a reconcile whose status write failed: %q", got)
+			}
+			if _, err := r.Reconcile(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			if got := events(); len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+				t.Fatalf("Events after the write: %q, want one starting %q", got, tc.want)
+			}
+			if _, err := r.Reconcile(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			if got := events(); len(got) != 0 {
+				t.Errorf("Events of a reconcile that changed nothing: %q", got)
+			}
+		})
+	}
+}
+
+// scheduleReconciler builds the schedule reconciler around a client of the test's own.
+func scheduleReconciler(t *testing.T, c client.Client, rec record.EventRecorder, clk *clocktesting.FakePassiveClock) *controllers.BenchmarkScheduleReconciler {
+	t.Helper()
+	return &controllers.BenchmarkScheduleReconciler{Client: c, Scheme: testenv.Scheme, Recorder: rec, Clock: clk}
 }
