@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -162,7 +163,7 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=patch
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/finalizers,verbs=update
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
@@ -310,20 +311,22 @@ func isOurs(obj client.Object) bool {
 // its memory does not grow with the cluster's Pods, Secrets and ConfigMaps. Objects the user
 // owns (an external target's Secret) are read directly from the API server.
 //
-// Finished runs keep their Jobs and pods (owned, deleted with the run), so the cache trims what
-// the controller never reads: managedFields everywhere, the spec of pods (only their status is
-// read) and the pod template of Jobs (only their status and deadline are read). Never Update a
-// cached Pod or Job: the trimmed spec would be written back.
+// The cache trims what the controller never reads: managedFields everywhere, the spec of pods
+// (only their status is read), the pod template of Jobs (only their status and deadline are
+// read), of StatefulSets all but the pod template's labels and node selector (the queue reads
+// those), and the data of ConfigMaps (the results are read and written through the API server,
+// and the reporter is checked there). Never Update a cached Pod, Job or ConfigMap: the trimmed
+// fields would be written back.
 func CacheOptions(opts cache.Options) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{specs.LabelManagedBy: specs.ManagedBy})
 	opts.DefaultTransform = cache.TransformStripManagedFields()
 	opts.ByObject = map[client.Object]cache.ByObject{
 		&corev1.Pod{}:         {Label: ours, Transform: trimPod},
 		&corev1.Secret{}:      {Label: ours},
-		&corev1.ConfigMap{}:   {Label: ours},
+		&corev1.ConfigMap{}:   {Label: ours, Transform: trimConfigMap},
 		&corev1.Service{}:     {Label: ours},
 		&batchv1.Job{}:        {Label: ours, Transform: trimJob},
-		&appsv1.StatefulSet{}: {Label: ours},
+		&appsv1.StatefulSet{}: {Label: ours, Transform: trimStatefulSet},
 		// Only the operator's own: without the filter the informer would hold every policy
 		// of the watched namespaces.
 		&networkingv1.NetworkPolicy{}: {Label: ours},
@@ -335,6 +338,29 @@ func trimPod(in any) (any, error) {
 	if pod, ok := in.(*corev1.Pod); ok {
 		pod.ManagedFields = nil
 		pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
+	}
+	return in, nil
+}
+
+// trimStatefulSet keeps of a server's StatefulSet what the queue and the engines read: its
+// metadata, status, and its pod template's labels and node selector.
+func trimStatefulSet(in any) (any, error) {
+	if sts, ok := in.(*appsv1.StatefulSet); ok {
+		sts.ManagedFields = nil
+		tmpl := sts.Spec.Template
+		sts.Spec.Template = corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels},
+			Spec:       corev1.PodSpec{NodeSelector: tmpl.Spec.NodeSelector},
+		}
+		sts.Spec.VolumeClaimTemplates = nil
+	}
+	return in, nil
+}
+
+func trimConfigMap(in any) (any, error) {
+	if cm, ok := in.(*corev1.ConfigMap); ok {
+		cm.ManagedFields = nil
+		cm.Data, cm.BinaryData = nil, nil
 	}
 	return in, nil
 }

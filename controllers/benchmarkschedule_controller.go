@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -31,31 +32,60 @@ import (
 const runNameTimeLayout = "200601021504"
 
 // BenchmarkScheduleReconciler creates BenchmarkRuns from a schedule's template at the times of
-// its cron expression, compares each successful run with its baseline, and prunes old runs.
+// its cron expression, follows their comparisons with their baselines, and prunes old runs.
 //
-// The schedule's status is written in one place (writeStatus). A child run's status belongs to
-// the BenchmarkRun controller except for status.comparison and the Regressed condition, which
-// this controller writes once the run has succeeded (the run controller no longer writes a
-// finished run's status).
+// The schedule's status is written in one place (writeStatus). Its runs, their status and their
+// results belong to the BenchmarkRun controller, which also compares a scheduled run with its
+// baseline (controllers/run_compare.go); this controller only reads them.
+//
+// Build it with NewBenchmarkScheduleReconciler.
 type BenchmarkScheduleReconciler struct {
-	client.Client
+	kubeClient
+	scheme   *runtime.Scheme
+	recorder record.EventRecorder
+	// clock decides which runs are due; injected so tests control time.
+	clock clock.PassiveClock
+}
+
+// ScheduleDependencies are what a BenchmarkScheduleReconciler cannot work without; each is
+// required.
+type ScheduleDependencies struct {
+	// Client reads through the manager's cache and writes to the API server.
+	Client   client.Client
 	Scheme   *runtime.Scheme
 	Recorder record.EventRecorder
-	// Clock is injected so tests control time.
+	// Clock is clock.RealClock{} in the manager, a fake one in tests that move time.
 	Clock clock.PassiveClock
 }
 
+// NewBenchmarkScheduleReconciler is the one way to build the reconciler, for the manager and the
+// tests alike. It refuses missing dependencies, naming each.
+func NewBenchmarkScheduleReconciler(d ScheduleDependencies) (*BenchmarkScheduleReconciler, error) {
+	var missing []string
+	for _, dep := range []struct {
+		name   string
+		absent bool
+	}{
+		{"Client", d.Client == nil}, {"Clock", d.Clock == nil}, {"Recorder", d.Recorder == nil}, {"Scheme", d.Scheme == nil},
+	} {
+		if dep.absent {
+			missing = append(missing, dep.name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("BenchmarkSchedule reconciler: missing dependencies: %s", strings.Join(missing, ", "))
+	}
+	return &BenchmarkScheduleReconciler{kubeClient: d.Client, scheme: d.Scheme, recorder: d.Recorder, clock: d.Clock}, nil
+}
+
 // RBAC: see BenchmarkRunReconciler. The schedule itself is only read (cache) and its status
-// patched; its runs are created and pruned; configmaps update: a run's results ConfigMap gets
-// the comparison.
+// patched; its runs are created and pruned, never written otherwise.
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules,verbs=list;watch
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules/status,verbs=patch
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules/finalizers,verbs=update
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=list;watch;create;delete
-// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=patch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;update
 
-// Reconcile compares newly succeeded runs, updates the status from the runs, prunes the history
+// Reconcile updates the status from the runs (their comparisons included), prunes the history
 // and creates the run that is due, then asks to be woken at the next scheduled time.
 func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	sched := &v1.BenchmarkSchedule{}
@@ -73,15 +103,12 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.compareSucceeded(ctx, sched, children); err != nil {
-		return ctrl.Result{}, err
-	}
 	u := &scheduleUpdate{sched: sched, before: before}
-	r.summarize(sched, children)
+	r.summarize(u, children)
 	r.analyseHistory(u, children)
 	var result ctrl.Result
 	if err = r.prune(ctx, u, children); err == nil {
-		result, err = r.schedule(ctx, u, children, r.Clock.Now())
+		result, err = r.schedule(ctx, u, children, r.clock.Now())
 	}
 	// What was done so far is written even when a step failed; the Events follow the write, and
 	// a write that fails drops them (a retry after a conflict decides again).
@@ -92,7 +119,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, werr
 	}
 	for _, e := range u.events {
-		r.Recorder.Event(sched, e.kind, e.reason, e.message)
+		r.recorder.Event(sched, e.kind, e.reason, e.message)
 	}
 	return result, err
 }
@@ -114,9 +141,6 @@ func (u *scheduleUpdate) event(kind, reason, message string) {
 
 // SetupWithManager registers the controller; it owns the runs it creates.
 func (r *BenchmarkScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.BenchmarkSchedule{}).
 		Owns(&v1.BenchmarkRun{}).
@@ -186,7 +210,10 @@ func scheduledTime(run *v1.BenchmarkRun) time.Time {
 
 // summarize derives the status fields that describe the runs: active runs, the newest finished
 // run and the newest comparison (also exported as metrics, so a restarted manager shows them).
-func (r *BenchmarkScheduleReconciler) summarize(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) {
+// A comparison newer than the status had is announced on the schedule with an Event (the run
+// controller, which compared the run, announced it on the run).
+func (r *BenchmarkScheduleReconciler) summarize(u *scheduleUpdate, children []*v1.BenchmarkRun) {
+	sched := u.sched
 	st := &sched.Status
 	st.Active = nil
 	for _, run := range children {
@@ -214,6 +241,14 @@ func (r *BenchmarkScheduleReconciler) summarize(sched *v1.BenchmarkSchedule, chi
 		c := children[i].Status.Comparison
 		if children[i].Status.Phase != v1.RunSucceeded || c == nil {
 			continue
+		}
+		if prev := u.before.Status.LastComparison; prev == nil || prev.Run != c.Run {
+			kind := corev1.EventTypeNormal
+			if c.Verdict == v1.VerdictRegressed {
+				kind = corev1.EventTypeWarning
+			}
+			_, reason := regressedCondition(*c)
+			u.event(kind, reason, c.Run+": "+c.Message)
 		}
 		st.LastComparison = c.DeepCopy()
 		st.Verdict = compare.Short(*c)
@@ -445,7 +480,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, u *schedule
 	}
 	run.Labels[v1.LabelSchedule] = sched.Name
 	run.Annotations[v1.AnnotationScheduledTime] = due.UTC().Format(time.RFC3339)
-	if err := controllerutil.SetControllerReference(sched, run, r.Scheme); err != nil {
+	if err := controllerutil.SetControllerReference(sched, run, r.scheme); err != nil {
 		return err
 	}
 	dueTime := metav1.NewTime(due)
@@ -496,7 +531,7 @@ func (r *BenchmarkScheduleReconciler) stall(u *scheduleUpdate, reason, message s
 }
 
 func (r *BenchmarkScheduleReconciler) setCondition(sched *v1.BenchmarkSchedule, typ string, status metav1.ConditionStatus, reason, message string) {
-	conditions.Set(&sched.Status.Conditions, sched.Generation, r.Clock.Now(), typ, status, reason, message)
+	conditions.Set(&sched.Status.Conditions, sched.Generation, r.clock.Now(), typ, status, reason, message)
 }
 
 // writeStatus is the only place a schedule's status is written: a merge patch with optimistic

@@ -26,13 +26,14 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
-	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
-// The schedule tests run only the BenchmarkSchedule controller, with a fake clock: the test
-// moves time, pokes the schedule (an annotation change brings a reconcile, as the real clock's
-// requeue would) and writes the child runs' status itself, as the BenchmarkRun controller would.
+// The schedule tests run the BenchmarkSchedule controller with a fake clock: the test moves time
+// and pokes the schedule (an annotation change brings a reconcile, as the real clock's requeue
+// would). The BenchmarkRun controller runs too, without a kubelet: the test writes a run's
+// measurements into its status (finish) and the run controller ends it from there, comparing it
+// with its baseline as it does for every scheduled run.
 
 // scheduler is the schedule controller under a fake clock in namespace ns.
 type scheduler struct {
@@ -45,14 +46,14 @@ type scheduler struct {
 
 func startScheduler(t *testing.T, ns string, start time.Time) *scheduler {
 	s := &scheduler{t: t, ns: ns, clock: clocktesting.NewFakeClock(start)}
-	s.op = startOperator(t, ns, operatorOptions{schedules: true, scheduleClock: s.clock, noRuns: true})
+	s.op = startOperator(t, ns, operatorOptions{schedules: true, scheduleClock: s.clock})
 	return s
 }
 
 // restart stops the manager and starts a new one on the same clock.
 func (s *scheduler) restart() {
 	s.op.stop()
-	s.op = startOperator(s.t, s.ns, operatorOptions{schedules: true, scheduleClock: s.clock, noRuns: true})
+	s.op = startOperator(s.t, s.ns, operatorOptions{schedules: true, scheduleClock: s.clock})
 }
 
 // at sets the fake clock and pokes the schedule so it reconciles at that time.
@@ -144,31 +145,14 @@ func waitRuns(t *testing.T, ns, schedule string, want ...string) []v1.BenchmarkR
 	}
 }
 
-// finish writes a run's status as the BenchmarkRun controller would at its end: phase, one step
-// result per (target, threads) from qps/p95, and a results ConfigMap.
+// finish brings a run to its end: it writes the status the BenchmarkRun controller has when every
+// target has ended (one step result per (target, threads, repetition) from qps/p95, the targets
+// Succeeded, or Failed for a failed run, and released), and the run controller concludes it from
+// there as it would any run: compares a successful run with its baseline, writes the results
+// ConfigMap and the final phase. finish waits for that phase.
 func finish(t *testing.T, ns, name string, phase v1.RunPhase, cells map[string][2]float64) {
 	t.Helper()
 	ctx := context.Background()
-	run := &v1.BenchmarkRun{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, run); err != nil {
-		t.Fatal(err)
-	}
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-results", Namespace: ns,
-			Labels: map[string]string{specs.LabelManagedBy: specs.ManagedBy, specs.LabelRun: name},
-			// The run controls its results, as the run controller creates them: the schedule
-			// writes comparison.md only into those.
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1.GroupVersion.WithKind("BenchmarkRun"))}},
-		Data: map[string]string{"report.md": "# " + name + "\n"},
-	}
-	if err := k8s.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	now := metav1.NewTime(time.Now().Truncate(time.Second))
-	run.Status.Phase = phase
-	run.Status.ResultsConfigMap = cm.Name
-	run.Status.CompletionTime = &now
-	run.Status.Targets = nil
 	byTarget := map[string][]v1.StepResult{}
 	var targets []string
 	for key, v := range cells {
@@ -191,18 +175,38 @@ func finish(t *testing.T, ns, name string, phase v1.RunPhase, cells map[string][
 		}
 	}
 	sort.Strings(targets)
-	for _, target := range targets {
-		steps := byTarget[target]
-		sort.SliceStable(steps, func(i, j int) bool { return steps[i].Threads < steps[j].Threads })
-		tp := v1.TargetSucceeded
-		if phase == v1.RunFailed {
-			tp = v1.TargetFailed
+	// The run controller writes the same status while it starts the run: retry on conflicts.
+	for attempt := 0; ; attempt++ {
+		run := &v1.BenchmarkRun{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, run); err != nil {
+			t.Fatal(err)
 		}
-		run.Status.Targets = append(run.Status.Targets, v1.TargetStatus{Name: target, Phase: tp, ServerVersion: "10.11.14-MariaDB", Steps: steps})
+		now := metav1.NewTime(time.Now().Truncate(time.Second))
+		run.Status.Phase = v1.RunRunning
+		run.Status.StartTime = &now
+		run.Status.CompletionTime = nil
+		run.Status.ResultsConfigMap = name + "-results"
+		run.Status.Targets = nil
+		for _, target := range targets {
+			steps := byTarget[target]
+			sort.SliceStable(steps, func(i, j int) bool { return steps[i].Threads < steps[j].Threads })
+			tp := v1.TargetSucceeded
+			if phase == v1.RunFailed {
+				tp = v1.TargetFailed
+			}
+			run.Status.Targets = append(run.Status.Targets, v1.TargetStatus{Name: target, Phase: tp,
+				ServerVersion: "10.11.14-MariaDB", Steps: steps, Released: true})
+		}
+		err := k8s.Status().Update(ctx, run)
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt > 50 {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	if err := k8s.Status().Update(ctx, run); err != nil {
-		t.Fatal(err)
-	}
+	waitFor(t, ns, name, 20*time.Second, "phase "+string(phase), func(r *v1.BenchmarkRun) bool { return r.Status.Phase == phase })
 }
 
 // cellsOf is a result grid: every target at 1 and 2 threads with the given QPS and p95.
@@ -452,7 +456,7 @@ func TestDeterministicNamesSurviveARestartAndForeignRunsAreNotAdopted(t *testing
 		t.Fatal(err)
 	}
 	s.clock.SetTime(h1.Add(time.Second))
-	s.op = startOperator(t, ns, operatorOptions{schedules: true, scheduleClock: s.clock, noRuns: true})
+	s.op = startOperator(t, ns, operatorOptions{schedules: true, scheduleClock: s.clock})
 	got := waitSchedule(t, ns, "det", "lastScheduleTime", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.LastScheduleTime != nil
 	})
@@ -994,5 +998,46 @@ func TestScheduleEventsFollowTheStatusWrite(t *testing.T) {
 // scheduleReconciler builds the schedule reconciler around a client of the test's own.
 func scheduleReconciler(t *testing.T, c client.Client, rec record.EventRecorder, clk *clocktesting.FakePassiveClock) *controllers.BenchmarkScheduleReconciler {
 	t.Helper()
-	return &controllers.BenchmarkScheduleReconciler{Client: c, Scheme: testenv.Scheme, Recorder: rec, Clock: clk}
+	r, err := controllers.NewBenchmarkScheduleReconciler(controllers.ScheduleDependencies{
+		Client: c, Scheme: testenv.Scheme, Recorder: rec, Clock: clk,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestNewBenchmarkScheduleReconcilerRefusesMissingDependencies: every dependency is required (a
+// nil clock used to be replaced by the real one in SetupWithManager), and the error names each
+// missing one.
+func TestNewBenchmarkScheduleReconcilerRefusesMissingDependencies(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme).Build()
+	full := controllers.ScheduleDependencies{Client: c, Scheme: testenv.Scheme, Recorder: record.NewFakeRecorder(1),
+		Clock: clocktesting.NewFakePassiveClock(time.Now())}
+	cases := []struct {
+		name   string
+		mutate func(*controllers.ScheduleDependencies)
+		want   string // the error; "" for success
+	}{
+		{"all there", func(*controllers.ScheduleDependencies) {}, ""},
+		{"no clock", func(d *controllers.ScheduleDependencies) { d.Clock = nil },
+			"BenchmarkSchedule reconciler: missing dependencies: Clock"},
+		{"no recorder and no scheme", func(d *controllers.ScheduleDependencies) { d.Recorder, d.Scheme = nil, nil },
+			"BenchmarkSchedule reconciler: missing dependencies: Recorder, Scheme"},
+		{"nothing", func(d *controllers.ScheduleDependencies) { *d = controllers.ScheduleDependencies{} },
+			"BenchmarkSchedule reconciler: missing dependencies: Client, Clock, Recorder, Scheme"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := full
+			tc.mutate(&d)
+			r, err := controllers.NewBenchmarkScheduleReconciler(d)
+			switch {
+			case tc.want == "" && (err != nil || r == nil):
+				t.Fatalf("got %v, want a reconciler", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want || r != nil):
+				t.Fatalf("got %v, %v; want the error %q", r, err, tc.want)
+			}
+		})
+	}
 }

@@ -30,12 +30,15 @@ func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (c
 	for _, t := range run.Spec.Targets {
 		ts := tx.target(t.Name)
 		if ts.Phase.Finished() {
+			if !ts.Released {
+				// The status says it ended; now deal with what it leaves.
+				return r.release(ctx, tx, t, ts)
+			}
 			continue
 		}
 		ctx := logf.IntoContext(ctx, logf.FromContext(ctx).WithValues("target", t.Name))
 		if err := r.ensureRunObjects(ctx, run); err != nil {
-			eng, _ := r.engineFor(t)
-			return r.blocked(ctx, tx, t, ts, eng, err)
+			return r.blocked(ctx, tx, t, ts, err)
 		}
 		return r.advanceTarget(ctx, tx, t, ts)
 	}
@@ -48,13 +51,13 @@ func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (c
 // same name on its way out (*owned.DeletingError) is waited for. Other errors are returned to be
 // retried.
 func (r *BenchmarkRunReconciler) blocked(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, err error) (ctrl.Result, error) {
+	err error) (ctrl.Result, error) {
 	if de := owned.AsDeleting(err); de != nil {
 		tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, de.Error()))
 		return ctrl.Result{RequeueAfter: de.After}, nil
 	}
 	if msg := unusable(err); msg != "" {
-		return r.failTarget(ctx, tx, t, ts, eng, msg)
+		return r.failTarget(ctx, tx, t, ts, msg)
 	}
 	return ctrl.Result{}, err
 }
@@ -97,7 +100,7 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 	run := tx.run
 	eng, err := r.engineFor(t)
 	if err != nil {
-		return r.failTarget(ctx, tx, t, ts, nil, err.Error())
+		return r.failTarget(ctx, tx, t, ts, err.Error())
 	}
 	run.Status.CurrentTarget = t.Name
 
@@ -115,7 +118,7 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 		// a ConfigMap that is not there.
 		if t.Engine != v1.EngineExternal {
 			if err := specs.CheckDataFits(run.Spec); err != nil {
-				return r.failTarget(ctx, tx, t, ts, nil, err.Error())
+				return r.failTarget(ctx, tx, t, ts, err.Error())
 			}
 		}
 		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
@@ -124,7 +127,7 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 		// A server needs a node of its pool to itself: wait in line, without a timeout.
 		if ok, res, err := r.admitToPool(ctx, tx, t); !ok {
 			if engine.IsConfigError(err) {
-				return r.failTarget(ctx, tx, t, ts, nil, err.Error())
+				return r.failTarget(ctx, tx, t, ts, err.Error())
 			}
 			return res, err
 		}
@@ -162,13 +165,13 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 				func(*sysbench.Final) {
 					if ts.Message != "" {
 						// It failed earlier; its tables are gone now.
-						_, _ = r.failTarget(ctx, tx, t, ts, eng, ts.Message)
+						_, _ = r.failTarget(ctx, tx, t, ts, ts.Message)
 						return
 					}
-					r.succeedTarget(ctx, tx, t, ts, eng)
+					r.succeedTarget(tx, t, ts)
 				})
 		}
-		r.succeedTarget(ctx, tx, t, ts, eng)
+		r.succeedTarget(tx, t, ts)
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, fmt.Errorf("target %s has unknown phase %q", t.Name, ts.Phase)
@@ -251,7 +254,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 	run := tx.run
 	if err := eng.Provision(ctx, run, t); err != nil {
 		if engine.IsConfigError(err) {
-			return r.failTarget(ctx, tx, t, ts, eng, err.Error())
+			return r.failTarget(ctx, tx, t, ts, err.Error())
 		}
 		if we := engine.AsWait(err); we != nil {
 			tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, we.Message))
@@ -280,7 +283,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			// the later ones.
 			msg = first + "; later: " + msg
 		}
-		return r.failTarget(ctx, tx, t, ts, eng, "server did not start: "+msg)
+		return r.failTarget(ctx, tx, t, ts, "server did not start: "+msg)
 	}
 	if !state.Ready {
 		since := ts.StartTime.Time
@@ -289,12 +292,12 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		}
 		waited := r.clock.Since(since)
 		if waited >= r.readyTimeout {
-			return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("server not ready after %s: %s",
+			return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("server not ready after %s: %s",
 				r.readyTimeout, state.Message))
 		}
 		if state.Reason == v1.ReasonSecret && waited >= r.schedulingGrace {
 			// The user's connection Secret: nothing the operator starts will create it.
-			return r.failTarget(ctx, tx, t, ts, eng, state.Message)
+			return r.failTarget(ctx, tx, t, ts, state.Message)
 		}
 		why := ""
 		if state.Reason == v1.ReasonStarting && waited >= r.schedulingGrace && t.Engine == v1.EngineBuiltin {
@@ -330,7 +333,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			}
 			next, failure := afterRestartProbe(run, ts.LastServerRestart, f.Tables)
 			if failure != "" {
-				_, _ = r.failTarget(ctx, tx, t, ts, eng, failure)
+				_, _ = r.failTarget(ctx, tx, t, ts, failure)
 				return
 			}
 			r.enter(tx, t, ts, next)
@@ -345,14 +348,9 @@ func afterProbe(run *v1.BenchmarkRun) v1.TargetPhase {
 	return v1.TargetPreparing
 }
 
-// succeedTarget tears the server down per the cleanup policy and marks the target done.
-func (r *BenchmarkRunReconciler) succeedTarget(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, eng engine.Engine) {
-	if tx.run.Spec.Cleanup != v1.CleanupNever {
-		if err := eng.Teardown(ctx, tx.run, t); err != nil {
-			// The run's deletion removes the server anyway; do not hold the results back.
-			tx.event(warning, "TeardownFailed", "target %s: %v", t.Name, err)
-		}
-	}
+// succeedTarget marks the target done. Its server and Jobs are dealt with once the status says
+// so (release).
+func (r *BenchmarkRunReconciler) succeedTarget(tx *transition, t v1.Target, ts *v1.TargetStatus) {
 	now := tx.now()
 	ts.Phase = v1.TargetSucceeded
 	ts.CompletionTime = &now
@@ -360,10 +358,10 @@ func (r *BenchmarkRunReconciler) succeedTarget(ctx context.Context, tx *transiti
 	tx.event(normal, "TargetSucceeded", "target %s: %d steps measured, server %s", t.Name, len(ts.Steps), ts.ServerVersion)
 }
 
-// failTarget marks a target failed with a message for the user, tears its server down per the
-// cleanup policy (OnSuccess and Never keep it for inspection), and lets the run go on with the
-// next target.
-func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, eng engine.Engine, message string) (ctrl.Result, error) {
+// failTarget marks a target failed with a message for the user and lets the run go on with the
+// next target. Its server is deleted or kept (for inspection) per the cleanup policy once the
+// status says it failed (release).
+func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, message string) (ctrl.Result, error) {
 	if holdsExternalTables(tx.run, t, ts) && ts.Phase != v1.TargetCleaningUp {
 		// The run's tables must not stay on the user's server: drop them, then end Failed.
 		ts.Message = bounded.Head(message, bounded.Status)
@@ -375,11 +373,6 @@ func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition,
 		message = ts.Message + "; dropping its sbtest tables failed too: " + message
 	}
 	logf.FromContext(ctx).Info("target failed", "reason", message)
-	if eng != nil && tx.run.Spec.Cleanup == v1.CleanupAlways {
-		if err := eng.Teardown(ctx, tx.run, t); err != nil {
-			tx.event(warning, "TeardownFailed", "target %s: %v", t.Name, err)
-		}
-	}
 	now := tx.now()
 	if ts.StartTime == nil {
 		ts.StartTime = &now
@@ -392,11 +385,72 @@ func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition,
 	return ctrl.Result{}, nil
 }
 
-// finish writes the results ConfigMap and the run's final phase and conditions.
+// release deals with what a target that has ended leaves behind, after the status recorded its
+// end: the per-second series of its steps are stored and its finished Jobs deleted (failed ones
+// are kept for their logs), and its server is deleted unless spec.cleanup keeps it (Never keeps
+// every server, OnSuccess the failed targets'). A crash before ts.Released is written repeats
+// it; every part is idempotent.
+func (r *BenchmarkRunReconciler) release(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus) (ctrl.Result, error) {
+	run := tx.run
+	// A target that failed mid-ladder may have a next step's Job started early: end its load.
+	if err := r.deleteUnfinishedJobs(ctx, run, t.Name); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.releaseJobs(ctx, tx, t, ts, true); err != nil {
+		if owned.AsDeleting(err) != nil || unusable(err) != "" {
+			// The results ConfigMap is not the run's: the series cannot be stored; the run
+			// fails when it writes its results, with its measurements in the status.
+			tx.event(warning, "SeriesUnavailable", "target %s: the per-second series were not stored: %v", t.Name, err)
+		} else {
+			return ctrl.Result{}, err
+		}
+	}
+	if deletesServer(run, ts) {
+		if eng, err := r.engineFor(t); err == nil {
+			if err := eng.Teardown(ctx, run, t); err != nil {
+				// The run's deletion removes the server anyway; do not hold the results back.
+				tx.event(warning, "TeardownFailed", "target %s: %v", t.Name, err)
+			}
+		}
+	}
+	ts.Released = true
+	return ctrl.Result{}, nil
+}
+
+// deletesServer says whether the cleanup policy deletes the server of a target that has ended:
+// Always does, OnSuccess only a succeeded target's, Never none.
+func deletesServer(run *v1.BenchmarkRun, ts *v1.TargetStatus) bool {
+	switch run.Spec.Cleanup {
+	case v1.CleanupNever:
+		return false
+	case v1.CleanupAlways:
+		return true
+	default:
+		return ts.Phase == v1.TargetSucceeded
+	}
+}
+
+// finish ends the run in three steps, each recorded before the next so that any of them can be
+// interrupted and repeated: first the status records that every target has ended (completion
+// time, and for a scheduled run its comparison with the baseline); then the results ConfigMap
+// is written from that status; then the final phase and conditions (Ready only once the results
+// are there).
 func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) (ctrl.Result, error) {
 	run := tx.run
+	if run.Status.CompletionTime == nil {
+		now := tx.now()
+		run.Status.CompletionTime = &now
+		run.Status.CurrentTarget = ""
+		run.Status.CurrentStep = ""
+		if err := r.compareWithBaseline(ctx, tx); err != nil {
+			return ctrl.Result{}, err
+		}
+		tx.progressing(v1.ReasonWritingResults, "every target has ended; writing the results into ConfigMap "+run.Status.ResultsConfigMap)
+		return ctrl.Result{}, nil
+	}
 	before := run.Status.DeepCopy()
-	err := r.concludeAndWriteResults(ctx, tx)
+	r.conclude(tx, "")
+	err := r.writeResults(ctx, run)
 	if err == nil {
 		return ctrl.Result{}, nil
 	}
@@ -417,28 +471,17 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) (ct
 	return ctrl.Result{}, nil
 }
 
-// concludeAndWriteResults sets the run's final phase and conditions, then renders them with the
-// results into the results ConfigMap, so results.json says how the run ended.
-func (r *BenchmarkRunReconciler) concludeAndWriteResults(ctx context.Context, tx *transition) error {
-	r.conclude(tx, "")
-	return r.writeResults(ctx, tx.run)
-}
-
 // conclude sets the run's final phase and conditions. unwritten says why the results ConfigMap
 // cannot be written, "" when it can: the run then fails, and its status names no ConfigMap.
 func (r *BenchmarkRunReconciler) conclude(tx *transition, unwritten string) {
 	run := tx.run
-	now := tx.now()
-	run.Status.CompletionTime = &now
-	run.Status.CurrentTarget = ""
-	run.Status.CurrentStep = ""
 	var failed []string
 	for _, ts := range run.Status.Targets {
 		if ts.Phase == v1.TargetFailed {
 			failed = append(failed, ts.Name)
 		}
 	}
-	took := now.Sub(run.Status.StartTime.Time).Round(time.Second)
+	took := run.Status.CompletionTime.Sub(run.Status.StartTime.Time).Round(time.Second)
 	if len(failed) == 0 && unwritten == "" {
 		run.Status.Phase = v1.RunSucceeded
 		tx.setCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonSucceeded,

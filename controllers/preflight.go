@@ -54,7 +54,7 @@ func (r *BenchmarkRunReconciler) checkReferences(ctx context.Context, tx *transi
 	}
 	waited := r.clock.Since(tx.run.Status.StartTime.Time)
 	if waited >= r.schedulingGrace {
-		res, err := r.failTarget(ctx, tx, t, ts, nil, missing)
+		res, err := r.failTarget(ctx, tx, t, ts, missing)
 		return false, res, err
 	}
 	tx.stalled(v1.ReasonMissingReference, fmt.Sprintf("target %s waits up to %s for a reference: %s", t.Name,

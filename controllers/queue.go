@@ -40,8 +40,14 @@ var nodeReleased = predicate.Funcs{
 	},
 }
 
-// holdsServer says whether the run's current target has a server up or coming up.
+// holdsServer says whether the run has a server up or coming up: its current target is past
+// Pending, or a target has ended and its server is not released yet.
 func holdsServer(run *v1.BenchmarkRun) bool {
+	for _, ts := range run.Status.Targets {
+		if ts.Phase.Finished() && !ts.Released {
+			return true
+		}
+	}
 	_, ts := currentTarget(run)
 	if ts == nil {
 		return false
@@ -52,7 +58,7 @@ func holdsServer(run *v1.BenchmarkRun) bool {
 // queuedRuns are the runs waiting in a pool queue (a Queued condition), to be woken.
 func (r *BenchmarkRunReconciler) queuedRuns(ctx context.Context, _ client.Object) []reconcile.Request {
 	runs := &v1.BenchmarkRunList{}
-	if err := r.List(ctx, runs); err != nil {
+	if err := r.List(ctx, runs, client.UnsafeDisableDeepCopy); err != nil { // read only: no copy of every run
 		return nil
 	}
 	var reqs []reconcile.Request
@@ -164,7 +170,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 			why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, sts.Labels[specs.LabelTarget], sts.Name)}
 	}
 	runs := &v1.BenchmarkRunList{}
-	if err := r.List(ctx, runs); err != nil {
+	if err := r.List(ctx, runs, client.UnsafeDisableDeepCopy); err != nil { // read only: no copy of every run
 		return nil, nil, fmt.Errorf("list runs: %w", err)
 	}
 	for i := range runs.Items {

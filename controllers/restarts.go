@@ -65,14 +65,14 @@ func (r *BenchmarkRunReconciler) watchServer(ctx context.Context, tx *transition
 	case state.Message != "":
 		what = state.Message
 	}
-	res, err := r.serverRestarted(ctx, tx, t, ts, eng, what)
+	res, err := r.serverRestarted(ctx, tx, t, ts, what)
 	return true, res, err
 }
 
 // serverRestarted discards the step in progress and sends the target back to wait for its
 // server; the probe then decides whether the data must be prepared again.
 func (r *BenchmarkRunReconciler) serverRestarted(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, what string) (ctrl.Result, error) {
+	what string) (ctrl.Result, error) {
 	run := tx.run
 	during := run.Status.CurrentStep
 	logf.FromContext(ctx).Info("server restarted", "during", during, "restarts", ts.ServerRestarts+1, "what", what)
@@ -83,7 +83,7 @@ func (r *BenchmarkRunReconciler) serverRestarted(ctx context.Context, tx *transi
 	ts.LastServerRestart = &v1.ServerRestart{Time: tx.now(), During: during, Message: bounded.Head(what, bounded.Status)}
 	ts.ServerInstance = ""
 	if ts.ServerRestarts > maxServerRestarts {
-		return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("the server restarted %d times during the run, the last time during %s (%s): "+
+		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("the server restarted %d times during the run, the last time during %s (%s): "+
 			"a server that keeps restarting cannot be measured; check its log, memory limit and node", ts.ServerRestarts, during, what))
 	}
 	tx.event(warning, "ServerRestarted", "target %s: the server restarted during %s (%s); that step is discarded and "+

@@ -245,6 +245,9 @@ func TestStaleCacheDoesNotRedoATransition(t *testing.T) {
 	if ts := failed.Status.Targets[0]; ts.Phase != v1.TargetFailed {
 		t.Fatalf("target %s %q, want Failed", ts.Phase, ts.Message)
 	}
+	// The status recorded the failure; the next reconcile releases the target (deletes its
+	// server, cleanup Always).
+	reconcile()
 	if err := k8s.Get(ctx, stsKey, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("StatefulSet after the failure: %v, want it deleted (cleanup Always)", err)
 	}

@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,49 +103,186 @@ func resultsConfigMap(run *v1.BenchmarkRun) *corev1.ConfigMap {
 	}
 }
 
-// storeSeries reads a finished step's per-second series from its pod's log and stores it,
-// compacted to its share of the ConfigMap budget, in the results ConfigMap under the step's key.
-// Storing the same step twice writes the same bytes. A log that cannot be read (the pod is gone,
-// the node is unreachable) costs the series, never the step: the step's numbers come from the
-// termination message, and an Event says what is missing.
-func (r *BenchmarkRunReconciler) storeSeries(ctx context.Context, run *v1.BenchmarkRun, target string, threads, rep int32, pod *corev1.Pod) error {
-	log := logf.FromContext(ctx)
-	if pod == nil {
+// seriesBatch is how many finished ladder steps wait, their Jobs and pods kept, before their
+// per-second series are stored in the results ConfigMap with one write and the Jobs deleted
+// with one more: two writes per batch of steps instead of two per step (issue #16: at most 3
+// API writes per ladder step, with the Job's creation and the status write that records it).
+const seriesBatch = 8
+
+// releaseJobs stores the per-second series of the target's finished ladder steps and then
+// deletes the finished Jobs (their pods go with them): at once when all is set (the target has
+// ended), else only once seriesBatch ladder steps wait. Only Jobs whose result the status holds
+// go: a completed ladder step not recorded yet keeps its Job (the next step may start before the
+// status records the current one), and the probe, prepare and warm-up Jobs of a target that is
+// running its ladder are done. Failed Jobs are kept for their logs; so is anything the run does
+// not control.
+//
+// A crash between the two writes stores the same series again next time (the bytes are a
+// function of the logs), so the step can be repeated. A log that cannot be read costs the
+// series, never the step: its numbers come from the termination message, and an Event says
+// what is missing.
+func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, all bool) error {
+	run := tx.run
+	jobs := &batchv1.JobList{}
+	sel := specs.TargetLabels(run, t.Name)
+	sel[specs.LabelComponent] = specs.ComponentClient
+	if err := r.List(ctx, jobs, client.InNamespace(run.Namespace), client.MatchingLabels(sel)); err != nil {
+		return fmt.Errorf("list jobs of target %s: %w", t.Name, err)
+	}
+	// The ladder step of each recorded step's label, for its series key. A ladder step not
+	// recorded yet (its Job completed, the status write that records it to come) keeps its Job.
+	recorded := map[string]v1.StepResult{}
+	ladderSteps := map[string]bool{}
+	for i := range run.Spec.StepCount() {
+		rung, rep := run.Spec.LadderPosition(i)
+		label := specs.LadderStep(rung, rep)
+		ladderSteps[label] = true
+		if i < len(ts.Steps) {
+			recorded[label] = ts.Steps[i]
+		}
+	}
+	var done []*batchv1.Job
+	var keep []string
+	ladder := 0
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		finished, failed, _ := jobFinished(job)
+		_, isRecorded := recorded[job.Labels[specs.LabelStep]]
+		if !metav1.IsControlledBy(job, run) || !finished || failed || !job.DeletionTimestamp.IsZero() ||
+			(ladderSteps[job.Labels[specs.LabelStep]] && !isRecorded) {
+			keep = append(keep, job.Name)
+			continue
+		}
+		done = append(done, job)
+		if _, ok := recorded[job.Labels[specs.LabelStep]]; ok {
+			ladder++
+		}
+	}
+	if len(done) == 0 || (!all && ladder < seriesBatch) {
 		return nil
+	}
+
+	series := map[string]string{}
+	steps := map[string]bool{}
+	for _, job := range done {
+		step := job.Labels[specs.LabelStep]
+		steps[step] = true
+		s, ok := recorded[step]
+		if !ok {
+			continue // probe, prepare, warm-up, cleanup: no series
+		}
+		rep := max(s.Repetition, 1)
+		if encoded := r.readSeries(ctx, tx, t.Name, job, s.Threads); encoded != "" {
+			series[report.SeriesKey(t.Name, s.Threads, rep)] = encoded
+		}
+	}
+	if len(series) > 0 {
+		if err := r.updateResults(ctx, run, func(data map[string]string) bool {
+			changed := false
+			for k, v := range series {
+				if data[k] != v {
+					data[k], changed = v, true
+				}
+			}
+			return changed
+		}); err != nil {
+			return err
+		}
+	}
+	return r.deleteJobs(ctx, run, sel, steps, keep)
+}
+
+// deleteJobs deletes, with one request, the Jobs with labels sel whose step label is one of
+// steps, except those named in keep (the cache showed them failed, unfinished or not the run's).
+// The garbage collector deletes their pods.
+func (r *BenchmarkRunReconciler) deleteJobs(ctx context.Context, run *v1.BenchmarkRun, sel map[string]string, steps map[string]bool, keep []string) error {
+	ls := labels.SelectorFromSet(sel)
+	values := make([]string, 0, len(steps))
+	for s := range steps {
+		values = append(values, s)
+	}
+	sort.Strings(values)
+	req, err := labels.NewRequirement(specs.LabelStep, selection.In, values)
+	if err != nil {
+		return fmt.Errorf("select the finished jobs: %w", err)
+	}
+	ls = ls.Add(*req)
+	opts := []client.DeleteAllOfOption{client.InNamespace(run.Namespace), client.MatchingLabelsSelector{Selector: ls},
+		client.PropagationPolicy(metav1.DeletePropagationBackground)}
+	if len(keep) > 0 {
+		sort.Strings(keep)
+		terms := make([]fields.Selector, 0, len(keep))
+		for _, name := range keep {
+			terms = append(terms, fields.OneTermNotEqualSelector("metadata.name", name))
+		}
+		opts = append(opts, client.MatchingFieldsSelector{Selector: fields.AndSelectors(terms...)})
+	}
+	if err := r.DeleteAllOf(ctx, &batchv1.Job{}, opts...); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete the finished jobs of %s: %w", run.Name, err)
+	}
+	logf.FromContext(ctx).V(1).Info("deleted finished sysbench jobs", "steps", values, "kept", keep)
+	return nil
+}
+
+// readSeries reads a finished step's per-second series from its pod's log and encodes it,
+// compacted to its share of the ConfigMap budget; "" when there is none to store (an Event
+// says why when the log could not be read).
+func (r *BenchmarkRunReconciler) readSeries(ctx context.Context, tx *transition, target string, job *batchv1.Job, threads int32) string {
+	log := logf.FromContext(ctx)
+	pod, err := r.jobPod(ctx, job)
+	if err != nil || pod == nil {
+		log.Info("per-second series unavailable: the step's pod is gone", "job", job.Name)
+		tx.event(warning, "SeriesUnavailable", "target %s, %d threads: the pod of Job %s is gone, its per-second series with it",
+			target, threads, job.Name)
+		return ""
 	}
 	rc, err := r.logs.Logs(ctx, pod.Namespace, pod.Name, specs.SysbenchContainer)
 	if err != nil {
 		log.Info("per-second series unavailable: cannot read the step's log", "pod", pod.Name, "err", err.Error())
-		r.recorder.Eventf(run, warning, "SeriesUnavailable", "target %s, %d threads: cannot read pod %s's log: %v", target, threads, pod.Name, err)
-		return nil
+		tx.event(warning, "SeriesUnavailable", "target %s, %d threads: cannot read pod %s's log: %v", target, threads, pod.Name, err)
+		return ""
 	}
 	defer func() { _ = rc.Close() }()
 	out, err := sysbench.ParseOutput(io.LimitReader(rc, maxLogBytes))
 	if err != nil || len(out.Intervals) == 0 {
 		log.Info("per-second series unavailable: no intervals in the step's log", "pod", pod.Name)
-		return nil
+		return ""
 	}
-	encoded, err := report.EncodeSeries(out.Intervals, report.SeriesBudget(run.Spec))
+	encoded, err := report.EncodeSeries(out.Intervals, report.SeriesBudget(tx.run.Spec))
 	if err != nil {
-		return fmt.Errorf("encode series of %s at %d threads: %w", target, threads, err)
+		log.Info("per-second series not stored", "pod", pod.Name, "err", err.Error())
+		return ""
 	}
-	return r.updateResults(ctx, run, func(data map[string]string) { data[report.SeriesKey(target, threads, rep)] = encoded })
+	return encoded
 }
 
-// writeResults renders results.json, results.csv and report.md into the results ConfigMap,
-// consuming the stored series.
+// writeResults renders results.json, results.csv, report.md (and comparison.md for a compared
+// run) from the status and the stored series, and replaces the results ConfigMap's data with
+// them in one write. The run's outcome is already in the status (conclude), so a repeated call
+// after a write that succeeded finds results.json and leaves the ConfigMap alone.
 func (r *BenchmarkRunReconciler) writeResults(ctx context.Context, run *v1.BenchmarkRun) error {
 	var renderErr error
-	err := r.updateResults(ctx, run, func(data map[string]string) {
+	comparison := ""
+	if run.Status.Comparison != nil {
+		comparison = r.comparisonMarkdown(ctx, run)
+	}
+	err := r.updateResults(ctx, run, func(data map[string]string) bool {
+		if _, done := data[report.KeyResultsJSON]; done {
+			return false
+		}
 		rendered, err := report.Render(run, data)
 		if err != nil {
 			renderErr = err
-			return
+			return false
 		}
 		clear(data)
 		for k, v := range rendered {
 			data[k] = v
 		}
+		if comparison != "" {
+			data[ComparisonKey] = comparison
+		}
+		return true
 	})
 	if renderErr != nil {
 		return fmt.Errorf("render results: %w", renderErr)
@@ -148,12 +290,13 @@ func (r *BenchmarkRunReconciler) writeResults(ctx context.Context, run *v1.Bench
 	return err
 }
 
-// updateResults applies edit to the results ConfigMap, creating it (controlled by the run) when
-// missing. A ConfigMap under its name that the run does not control is never written: the error
-// is owned's.
-func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, run *v1.BenchmarkRun, edit func(map[string]string)) error {
+// updateResults applies edit to the results ConfigMap as the API server has it (the cache keeps
+// no ConfigMap data), creating the ConfigMap (controlled by the run) when missing; edit says
+// whether it changed anything. A ConfigMap under its name that the run does not control is
+// never written: the error is owned's.
+func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, run *v1.BenchmarkRun, edit func(map[string]string) bool) error {
 	cm := &corev1.ConfigMap{}
-	err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: specs.ResultsConfigMapName(run)}, cm)
+	err := owned.Read(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: specs.ResultsConfigMapName(run)}, cm)
 	if apierrors.IsNotFound(err) {
 		fresh := resultsConfigMap(run)
 		edit(fresh.Data)
@@ -161,14 +304,16 @@ func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, run *v1.Benc
 		if err != nil || created {
 			return err
 		}
-		cm = existing // the run's own, which the cache had not seen yet
+		cm = existing // created meanwhile: read by Ensure from the API server
 	} else if err != nil {
 		return err
 	}
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
-	edit(cm.Data)
+	if !edit(cm.Data) {
+		return nil
+	}
 	if err := r.Update(ctx, cm); err != nil {
 		return fmt.Errorf("update results configmap: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,6 +71,34 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(mib(res.peakHeapInuse), "peak-heap-MiB")
 	b.ReportMetric(mib(res.peakHeapInuse-res.baseHeapInuse)/float64(o.runs), "MiB/run")
 	b.ReportMetric(res.elapsed.Seconds(), "s/scenario")
+}
+
+// BenchmarkScaleLadderWrites measures the API writes one more ladder step costs: the same runs
+// (MYSQLBENCH_SCALE_RUNS, default 20, two builtin targets) once with a 4-rung ladder and once with
+// a 20-rung one; the difference in the manager's writes, divided by the extra ladder steps, is
+// what a step costs beyond the fixed per-target work (server objects, probe, prepare, teardown).
+// Issue #16 bounds it at 3 (the Job, the status write recording its result, and a share of the
+// batched series write and Job deletion).
+//
+//	KUBEBUILDER_ASSETS=... go test ./controllers -run '^$' -bench ScaleLadderWrites -benchtime=1x -timeout 30m
+func BenchmarkScaleLadderWrites(b *testing.B) {
+	short := scaleOptions{
+		runs:    envInt(b, "MYSQLBENCH_SCALE_RUNS", 20),
+		targets: 2,
+		threads: []int32{1, 2, 4, 8},
+		timeout: 10 * time.Minute,
+	}
+	long := short
+	long.threads = []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
+	var perStep float64
+	for i := 0; i < b.N; i++ {
+		a, c := runScale(b, short), runScale(b, long)
+		extra := float64(c.ladderSteps - a.ladderSteps)
+		perStep = (c.writes() - a.writes()) / extra
+		b.Logf("ladder of %d: %.0f writes; ladder of %d: %.0f writes; %.0f more ladder steps cost %.2f writes each",
+			len(short.threads), a.writes(), len(long.threads), c.writes(), extra, perStep)
+	}
+	b.ReportMetric(perStep, "writes/ladder-step")
 }
 
 type scaleOptions struct {
@@ -236,8 +265,9 @@ func startScaleOperator(b *testing.B, ns string, counter *requestCounter) (conte
 	return cancel, done
 }
 
-// waitAllFinished polls the runs (one List a second) until every one finished, or fails after
-// the timeout with how far they got.
+// waitAllFinished polls the runs until every one finished, or fails after the timeout with how
+// far they got. It lists once a second per 100 runs: each List decodes every run in the test
+// process, whose heap the benchmark reports, and loads the API server the manager shares.
 func waitAllFinished(b *testing.B, ns string, o scaleOptions) []v1.BenchmarkRun {
 	b.Helper()
 	deadline := time.Now().Add(o.timeout)
@@ -260,7 +290,7 @@ func waitAllFinished(b *testing.B, ns string, o scaleOptions) []v1.BenchmarkRun 
 		if time.Now().After(deadline) {
 			b.Fatalf("only %d of %d runs finished within %s; phases %v", done, o.runs, o.timeout, phases)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Duration(max(1, o.runs/100)) * time.Second)
 	}
 }
 
@@ -452,9 +482,20 @@ func startHeapSampler() *heapSampler {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		var ms runtime.MemStats
+		profile := os.Getenv("MYSQLBENCH_SCALE_HEAPPROFILE")
+		var written time.Time
 		for {
 			runtime.ReadMemStats(&ms)
 			s.maxAlloc = max(s.maxAlloc, ms.HeapAlloc)
+			if ms.HeapInuse > s.inuse && profile != "" && time.Since(written) > 10*time.Second {
+				// What is in the heap near its peak (MYSQLBENCH_SCALE_HEAPPROFILE=file, for
+				// go tool pprof -sample_index=inuse_space).
+				if f, err := os.Create(profile); err == nil {
+					_ = pprof.Lookup("heap").WriteTo(f, 0)
+					_ = f.Close()
+					written = time.Now()
+				}
+			}
 			s.inuse = max(s.inuse, ms.HeapInuse)
 			select {
 			case <-s.quit:
@@ -692,6 +733,15 @@ func (k *bulkKubelet) drain(ctx context.Context, w watch.Interface, work chan<- 
 			if !ok {
 				return
 			}
+			if ev.Type == watch.Deleted {
+				// envtest runs no garbage collector: play it for the pods of a deleted Job or
+				// StatefulSet, as kube-controller-manager would, so the operator's cache
+				// sheds them as in a cluster.
+				if obj, ok := ev.Object.(client.Object); ok {
+					k.collect(ctx, obj)
+				}
+				continue
+			}
 			if ev.Type != watch.Added && ev.Type != watch.Modified {
 				continue
 			}
@@ -705,6 +755,18 @@ func (k *bulkKubelet) drain(ctx context.Context, w watch.Interface, work chan<- 
 				return
 			}
 		}
+	}
+}
+
+// collect deletes the pod the fake kubelet created for a deleted Job or StatefulSet.
+func (k *bulkKubelet) collect(ctx context.Context, obj client.Object) {
+	name := obj.GetName() + "-0"
+	if _, ok := obj.(*batchv1.Job); ok {
+		name = obj.GetName() + "-x"
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: name}}
+	if err := k.c.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+		k.errors.Add(1)
 	}
 }
 

@@ -40,7 +40,7 @@ type jobOutcome struct {
 // of the current attempt, and when it finishes call onSuccess or count a failed attempt.
 func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
 	eng engine.Engine, step string, sb sysbench.Step, onSuccess func(*sysbench.Final)) (ctrl.Result, error) {
-	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, sb)
+	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, sb, nil)
 	if err != nil || !out.done {
 		return res, err
 	}
@@ -48,24 +48,38 @@ func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t
 		if wait := r.settling(out); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		return r.failedAttempt(ctx, tx, t, ts, eng, step, out.failure)
+		return r.failedAttempt(ctx, tx, t, ts, step, out.failure)
 	}
 	onSuccess(out.final)
 	return ctrl.Result{}, nil
 }
 
+// ladderStep is step i of a target's ladder (in measuring order): its Job's step name and its
+// sysbench step.
+func ladderStep(run *v1.BenchmarkRun, i int) (string, sysbench.Step) {
+	rung, rep := run.Spec.LadderPosition(i)
+	return specs.LadderStep(rung, rep), sysbench.Step{Phase: sysbench.PhaseRun, Threads: run.Spec.Ladder.Threads[rung],
+		Duration: run.Spec.Ladder.StepDurationOrDefault()}
+}
+
 // runLadderStep runs step i of the target (in measuring order: a rung of one repetition, see
-// LadderPosition). Its result reaches the status before the next Job exists: the per-second
-// series is stored first (idempotent, keyed by step), then the status write records the step,
-// and only the reconcile after that creates the next Job.
+// LadderPosition). The step is recorded in the status when its Job has completed (the Job's
+// Complete condition, the result from its pod's termination message); the next step's Job is
+// created as soon as this step's sysbench has exited with a result, without waiting the two
+// seconds the kubelet and the Job controller take to report the Job complete (see nextJob).
+// The step's per-second series stays in its pod's log until releaseJobs stores a batch of them.
 func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
 	eng engine.Engine, i int) (ctrl.Result, error) {
 	run := tx.run
 	rung, rep := run.Spec.LadderPosition(i)
 	threads := run.Spec.Ladder.Threads[rung]
-	step := specs.LadderStep(rung, rep)
-	sb := sysbench.Step{Phase: sysbench.PhaseRun, Threads: threads, Duration: run.Spec.Ladder.StepDurationOrDefault()}
-	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, sb)
+	step, sb := ladderStep(run, i)
+	var next *nextStep
+	if i+1 < run.Spec.StepCount() {
+		name, nsb := ladderStep(run, i+1)
+		next = &nextStep{name: name, step: nsb}
+	}
+	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, sb, next)
 	if err != nil || !out.done {
 		return res, err
 	}
@@ -73,10 +87,7 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 		if wait := r.settling(out); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		return r.failedAttempt(ctx, tx, t, ts, eng, describeStep(run, i), out.failure)
-	}
-	if err := r.storeSeries(ctx, run, t.Name, threads, rep, out.pod); err != nil {
-		return r.blocked(ctx, tx, t, ts, eng, err)
+		return r.failedAttempt(ctx, tx, t, ts, describeStep(run, i), out.failure)
 	}
 	result := out.final.StepResult()
 	result.Threads = threads
@@ -93,19 +104,20 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	}
 	ts.FailedAttempts = 0
 	run.Status.CurrentStep = describeStep(run, i+1)
+	// No Event per step: it would be one more API write per step, and the status, the results
+	// and the metrics carry the step's numbers.
 	tx.progressing(v1.ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))
-	tx.event(normal, "StepSucceeded", "target %s: %d threads: %.2f qps, p95 %.3f ms", t.Name, threads,
-		result.QPS.Total, result.Latency.P95Ms)
+	logf.FromContext(ctx).V(1).Info("step measured", "step", step, "threads", threads, "qps", result.QPS.Total, "p95Ms", result.Latency.P95Ms)
 	return ctrl.Result{}, nil
 }
 
 // failedAttempt counts a failed attempt of a step, and fails the target once the retries are
 // spent. The next attempt gets its own Job (the attempt is part of the name).
 func (r *BenchmarkRunReconciler) failedAttempt(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, step, reason string) (ctrl.Result, error) {
+	step, reason string) (ctrl.Result, error) {
 	limit := tx.run.Spec.RetryLimit()
 	if ts.FailedAttempts >= limit {
-		return r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("step %s failed after %d attempts: %s", step, ts.FailedAttempts+1, reason))
+		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("step %s failed after %d attempts: %s", step, ts.FailedAttempts+1, reason))
 	}
 	ts.FailedAttempts++
 	tx.event(warning, "StepFailed", "target %s: step %s failed (attempt %d of %d), retrying: %s",
@@ -113,9 +125,18 @@ func (r *BenchmarkRunReconciler) failedAttempt(ctx context.Context, tx *transiti
 	return ctrl.Result{}, nil
 }
 
-// stepJob creates the Job of the target's current attempt at step, or reads how it ended.
+// nextStep is the ladder step after the current one, whose Job may start once the current
+// step's load has ended.
+type nextStep struct {
+	name string
+	step sysbench.Step
+}
+
+// stepJob creates the Job of the target's current attempt at step, or reads how it ended. With
+// next, the next ladder step's Job is created as soon as this step's sysbench has exited with a
+// result, while the Job still waits to be reported complete.
 func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, step string, sb sysbench.Step) (jobOutcome, ctrl.Result, error) {
+	eng engine.Engine, step string, sb sysbench.Step, next *nextStep) (jobOutcome, ctrl.Result, error) {
 	run := tx.run
 	attempt := specs.Attempt{Restarts: ts.ServerRestarts, Failed: ts.FailedAttempts}
 	name := specs.JobName(run, t.Name, step, attempt)
@@ -123,48 +144,11 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 	// A Job under this name that the run does not control must not feed its result to the run.
 	err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
 	if apierrors.IsNotFound(err) {
-		// A ConfigMap deleted since the run started would leave the pod unable to mount it.
-		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
-			return jobOutcome{}, res, err
-		}
-		// The Job of this attempt may have been deleted while its pod still runs (orphaned,
-		// or terminating): a new one now would put two loads on the server.
-		if old, err := r.leftoverPod(ctx, run.Namespace, name); err != nil || old != nil {
-			if old != nil {
-				tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: step %s waits for pod %s of its deleted Job %s to end",
-					t.Name, step, old.Name, name))
-			}
-			// The pod's own events bring the next reconcile; the requeue bounds a missed one.
-			return jobOutcome{}, ctrl.Result{RequeueAfter: 10 * time.Second}, err
-		}
-		// The Job executes the reporter with the database's credentials at hand.
-		if err := r.reporterCheck(ctx, run); err != nil {
-			res, err := r.blocked(ctx, tx, t, ts, eng, err)
-			return jobOutcome{}, res, err
-		}
-		inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), sb)
-		if err != nil {
-			_, ferr := r.failTarget(ctx, tx, t, ts, eng, fmt.Sprintf("cannot build the sysbench command for %s: %v", step, err))
-			return jobOutcome{}, ctrl.Result{}, ferr
-		}
-		job = specs.SysbenchJob(run, t.Name, step, attempt, inv, r.sysbenchImage(run),
-			specs.StepDeadline(sb.Phase, sb.Duration))
-		_, created, err := owned.Ensure(ctx, r.objects(), run, job)
-		if err != nil {
-			if engine.IsPermanentAPIError(err) {
-				err = engine.Rejected(job, err)
-			}
-			res, err := r.blocked(ctx, tx, t, ts, eng, err)
-			return jobOutcome{}, res, err
-		}
-		if created {
-			logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step, "threads", sb.Threads)
-		}
-		// The Job's events bring the next reconcile, which reads it.
-		return jobOutcome{}, ctrl.Result{}, nil
+		res, err := r.createStepJob(ctx, tx, t, ts, eng, step, sb, attempt, "")
+		return jobOutcome{}, res, err
 	}
 	if err != nil {
-		res, err := r.blocked(ctx, tx, t, ts, eng, err)
+		res, err := r.blocked(ctx, tx, t, ts, err)
 		return jobOutcome{}, res, err
 	}
 
@@ -180,9 +164,17 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 				if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 					return jobOutcome{}, ctrl.Result{}, fmt.Errorf("delete job %s: %w", name, err)
 				}
-				_, ferr := r.failTarget(ctx, tx, t, ts, eng, "sysbench "+state.Message)
+				_, ferr := r.failTarget(ctx, tx, t, ts, "sysbench "+state.Message)
 				return jobOutcome{}, ctrl.Result{}, ferr
 			}
+		}
+		if next != nil && loadEnded(pod) {
+			// The kubelet and the Job controller take about two seconds to report the Job
+			// complete after sysbench exited; the server is idle meanwhile. The step is
+			// recorded when the Job is complete; the next one starts now.
+			res, err := r.createStepJob(ctx, tx, t, ts, eng, next.name, next.step,
+				specs.Attempt{Restarts: ts.ServerRestarts}, name)
+			return jobOutcome{}, res, err
 		}
 		res, err := r.watchPending(ctx, tx, t, job, pod)
 		return jobOutcome{}, res, err
@@ -218,6 +210,171 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 		out.failure = "Job " + name + " completed but its pod and result are gone"
 	}
 	return out, ctrl.Result{}, nil
+}
+
+// createStepJob creates the Job of step at attempt, unless something must happen first: a
+// reference to wait for, the pod of an earlier Job of that name to end, another load on the
+// server to end. ended names the Job whose load has just ended (its sysbench exited, the Job is
+// not reported complete yet) when this is the next step started early, "" otherwise.
+func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, step string, sb sysbench.Step, attempt specs.Attempt, ended string) (ctrl.Result, error) {
+	run := tx.run
+	name := specs.JobName(run, t.Name, step, attempt)
+	// A ConfigMap deleted since the run started would leave the pod unable to mount it.
+	if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
+		return res, err
+	}
+	// The Job of this attempt may have been deleted while its pod still runs (orphaned, or
+	// terminating), or another Job of the target may still put load on the server (a next
+	// step started early whose current step then failed): a new one now would put two loads on
+	// the server.
+	if busy, err := r.otherLoad(ctx, tx, t, name, ended); err != nil || busy != "" {
+		if busy != "" {
+			tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: step %s waits for %s to end", t.Name, step, busy))
+		}
+		// The pod's own events bring the next reconcile; the requeue bounds a missed one.
+		return ctrl.Result{RequeueAfter: 10 * time.Second}, err
+	}
+	if sb.Phase == sysbench.PhaseRun {
+		// Every completed Job of the target has its result in the status now (releaseJobs
+		// keeps those that do not): store the waiting series and delete those Jobs, once a
+		// batch of them is waiting.
+		if err := r.releaseJobs(ctx, tx, t, ts, false); err != nil {
+			return r.blocked(ctx, tx, t, ts, err)
+		}
+	}
+	// The Job executes the reporter with the database's credentials at hand.
+	if err := r.reporterCheck(ctx, run); err != nil {
+		return r.blocked(ctx, tx, t, ts, err)
+	}
+	inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), sb)
+	if err != nil {
+		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("cannot build the sysbench command for %s: %v", step, err))
+	}
+	job := specs.SysbenchJob(run, t.Name, step, attempt, inv, r.sysbenchImage(run), specs.StepDeadline(sb.Phase, sb.Duration))
+	_, created, err := owned.Ensure(ctx, r.objects(), run, job)
+	if err != nil {
+		if engine.IsPermanentAPIError(err) {
+			err = engine.Rejected(job, err)
+		}
+		return r.blocked(ctx, tx, t, ts, err)
+	}
+	if created {
+		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step, "threads", sb.Threads, "afterLoadOf", ended)
+	}
+	// The Job's events bring the next reconcile, which reads it.
+	return ctrl.Result{}, nil
+}
+
+// loadEnded says whether a step's sysbench has exited with a result: its container terminated
+// with exit code 0 and a final result that is not a failure. Its Job is not necessarily
+// reported complete yet; the load on the server is over.
+func loadEnded(pod *corev1.Pod) bool {
+	exitCode, message, terminated := containerResult(pod)
+	if !terminated || exitCode != 0 {
+		return false
+	}
+	parsed, err := sysbench.ParseOutput(strings.NewReader(message))
+	return err == nil && parsed.Final != nil && sysbench.Classify(exitCode, parsed) == nil
+}
+
+// otherLoad names what still puts, or may put, load on the target's server besides the Job name
+// about to be created, "" when nothing does: a pod of the target whose sysbench container has not
+// ended (except those of Job ended, whose load has), or an unfinished Job of another step
+// (a next step started early, before its current step failed), which is deleted. A pod of a
+// Job named name that is gone and has not started yet is deleted instead of waited for: it has
+// not touched the server. The cache may not show a Job just created while it shows its pod: a
+// pod whose Job the API server still has is never taken for a leftover.
+func (r *BenchmarkRunReconciler) otherLoad(ctx context.Context, tx *transition, t v1.Target, name, ended string) (string, error) {
+	run := tx.run
+	sel := specs.TargetLabels(run, t.Name)
+	sel[specs.LabelComponent] = specs.ComponentClient
+	jobs := &batchv1.JobList{}
+	if err := r.List(ctx, jobs, client.InNamespace(run.Namespace), client.MatchingLabels(sel)); err != nil {
+		return "", fmt.Errorf("list jobs of target %s: %w", t.Name, err)
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if finished, _, _ := jobFinished(job); finished || job.Name == name || job.Name == ended ||
+			!metav1.IsControlledBy(job, run) || !job.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if pod, err := r.jobPod(ctx, job); err != nil || (pod != nil && loadEnded(pod)) {
+			if err != nil {
+				return "", err
+			}
+			continue
+		}
+		if err := r.cancelJob(ctx, tx, t, job.Name, name); err != nil {
+			return "", err
+		}
+		return "Job " + job.Name + " (deleted)", nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(run.Namespace), client.MatchingLabels(sel)); err != nil {
+		return "", fmt.Errorf("list pods of target %s: %w", t.Name, err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		owner := p.Labels["batch.kubernetes.io/job-name"]
+		if owner == ended || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if _, _, terminated := containerResult(p); terminated {
+			continue
+		}
+		if owner != name {
+			// A pod of another Job still running: its Job was deleted, or the cache has not
+			// shown it yet (a next step just started early). Wait for the pod, and end its Job
+			// if the API server still has it unfinished.
+			if err := r.cancelJob(ctx, tx, t, owner, name); err != nil {
+				return "", err
+			}
+			return "pod " + p.Name, nil
+		}
+		// A pod of a Job under the name about to be created.
+		if r.jobExists(ctx, run.Namespace, name) {
+			// The cache has not seen the Job yet: it is not gone. Look again shortly.
+			return "Job " + name + " (not in the cache yet)", nil
+		}
+		if p.Status.Phase == corev1.PodPending && p.DeletionTimestamp.IsZero() && !anyContainerStarted(p) {
+			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+				return "", fmt.Errorf("delete pod %s of the deleted job %s: %w", p.Name, name, err)
+			}
+		}
+		return "pod " + p.Name + " of the deleted Job " + name, nil
+	}
+	return "", nil
+}
+
+// cancelJob deletes the run's Job named job if the API server has it unfinished: a next step
+// started early, whose load must not run beside the Job name about to be created (its current
+// step is retried). It is created again when its step comes.
+func (r *BenchmarkRunReconciler) cancelJob(ctx context.Context, tx *transition, t v1.Target, job, name string) error {
+	if job == "" {
+		return nil
+	}
+	j := &batchv1.Job{}
+	if err := r.reader.Get(ctx, client.ObjectKey{Namespace: tx.run.Namespace, Name: job}, j); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if finished, _, _ := jobFinished(j); finished || !metav1.IsControlledBy(j, tx.run) || !j.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	uid := j.UID
+	if err := r.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground),
+		client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete job %s: %w", job, err)
+	}
+	tx.event(normal, "StepCancelled", "target %s: Job %s, started early for the next step, deleted: %s comes first",
+		t.Name, job, name)
+	return nil
+}
+
+// jobExists reads a Job from the API server (past the cache, which may lag).
+func (r *BenchmarkRunReconciler) jobExists(ctx context.Context, namespace, name string) bool {
+	err := r.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &batchv1.Job{})
+	return err == nil
 }
 
 // podResultGrace is how long after a Job finished the operator waits for its pod's result to
@@ -283,32 +440,6 @@ func (r *BenchmarkRunReconciler) jobPod(ctx context.Context, job *batchv1.Job) (
 		}
 	}
 	return newest, nil
-}
-
-// leftoverPod returns a pod of a Job named name that is still running although no such Job
-// exists, or nil. A pod that has not started yet is deleted instead of waited for: it has not
-// touched the server.
-func (r *BenchmarkRunReconciler) leftoverPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	if err := r.List(ctx, pods, client.InNamespace(namespace),
-		client.MatchingLabels{"batch.kubernetes.io/job-name": name, specs.LabelManagedBy: specs.ManagedBy}); err != nil {
-		return nil, fmt.Errorf("list pods of job %s: %w", name, err)
-	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		switch {
-		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
-			continue
-		case p.Status.Phase == corev1.PodPending && p.DeletionTimestamp.IsZero() && !anyContainerStarted(p):
-			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-				return nil, fmt.Errorf("delete pod %s of the deleted job %s: %w", p.Name, name, err)
-			}
-			return p, nil
-		default:
-			return p, nil
-		}
-	}
-	return nil, nil
 }
 
 // anyContainerStarted says whether a container of the pod has run.

@@ -170,11 +170,18 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 		}
 	}
 	if o.schedules {
-		sr := &controllers.BenchmarkScheduleReconciler{
+		var scheduleClock clock.PassiveClock = clock.RealClock{}
+		if o.scheduleClock != nil {
+			scheduleClock = o.scheduleClock
+		}
+		sr, err := controllers.NewBenchmarkScheduleReconciler(controllers.ScheduleDependencies{
 			Client:   mgr.GetClient(),
 			Scheme:   mgr.GetScheme(),
 			Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
-			Clock:    o.scheduleClock,
+			Clock:    scheduleClock,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		if err := sr.SetupWithManager(mgr); err != nil {
 			t.Fatal(err)

@@ -600,6 +600,13 @@ type TargetStatus struct {
 	// CompletionTime is when the target succeeded or failed.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Released is true once what the finished target leaves behind is dealt with: the
+	// per-second series of its steps stored in the results ConfigMap, its finished sysbench Jobs
+	// deleted (failed ones are kept for their logs), and its server deleted or kept as
+	// spec.cleanup says. It is recorded after the target's end, so a restarted operator finishes
+	// the job.
+	// +optional
+	Released bool `json:"released,omitempty"`
 }
 
 // BenchmarkRunStatus is the observed state of a BenchmarkRun.

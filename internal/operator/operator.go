@@ -156,12 +156,20 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the BenchmarkRun controller: %w", err)
 	}
-	if err := (&controllers.BenchmarkScheduleReconciler{
+	var scheduleClock clock.PassiveClock = clock.RealClock{}
+	if o.ScheduleClock != nil {
+		scheduleClock = o.ScheduleClock
+	}
+	schedules, err := controllers.NewBenchmarkScheduleReconciler(controllers.ScheduleDependencies{
 		Client:   mgr.GetClient(),
 		Scheme:   mgr.GetScheme(),
 		Recorder: mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Clock:    o.ScheduleClock,
-	}).SetupWithManager(mgr); err != nil {
+		Clock:    scheduleClock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := schedules.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the BenchmarkSchedule controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

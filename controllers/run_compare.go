@@ -1,0 +1,155 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+)
+
+// ComparisonKey is the results ConfigMap key of a run's comparison with its baseline.
+const ComparisonKey = "comparison.md"
+
+// A scheduled run's comparison with its baseline is the run's own data: this controller writes
+// it (status.comparison, the Regressed condition and comparison.md) with the rest of the run's
+// results, and the BenchmarkSchedule controller only reads it (its status, history and the next
+// run's repetitions). One writer per object: the schedule controller writes no run and no
+// ConfigMap of a run.
+//
+// +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkschedules,verbs=list;watch
+
+// compareWithBaseline records, for a run that a BenchmarkSchedule created and in which no target
+// failed, its comparison with the baseline: the schedule's pinned spec.regression.baselineRun,
+// else the newest successful run of the schedule scheduled before this one. It is called once,
+// when every target has ended, and recorded in the status before the results are written.
+func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *transition) error {
+	run := tx.run
+	sched, err := r.schedule(ctx, run)
+	if err != nil || sched == nil {
+		return err
+	}
+	for _, ts := range run.Status.Targets {
+		if ts.Phase == v1.TargetFailed {
+			return nil // only successful runs are compared, and serve as baselines
+		}
+	}
+	baseline, note, err := r.baseline(ctx, sched, run)
+	if err != nil {
+		return err
+	}
+	res := compare.Compare(run, baseline, sched.Spec.Regression)
+	if note != "" {
+		res.Summary.Message = note
+	}
+	summary := res.Summary
+	run.Status.Comparison = &summary
+	status, reason := regressedCondition(summary)
+	tx.setCondition(v1.ConditionRegressed, status, reason, summary.Message)
+	kind := normal
+	if summary.Verdict == v1.VerdictRegressed {
+		kind = warning
+	}
+	tx.event(kind, reason, "%s", summary.Message)
+	logf.FromContext(ctx).Info("compared run with its baseline", "schedule", sched.Name, "baseline", summary.Baseline,
+		"verdict", summary.Verdict, "regressedCells", summary.RegressedCells, "comparedCells", summary.ComparedCells)
+	return nil
+}
+
+// schedule is the BenchmarkSchedule that controls run, or nil.
+func (r *BenchmarkRunReconciler) schedule(ctx context.Context, run *v1.BenchmarkRun) (*v1.BenchmarkSchedule, error) {
+	owner := metav1.GetControllerOf(run)
+	if owner == nil || owner.Kind != "BenchmarkSchedule" || owner.APIVersion != v1.GroupVersion.String() {
+		return nil, nil
+	}
+	sched := &v1.BenchmarkSchedule{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: owner.Name}, sched)
+	if apierrors.IsNotFound(err) || (err == nil && sched.UID != owner.UID) {
+		return nil, nil // deleted: the run goes with it
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get schedule %s: %w", owner.Name, err)
+	}
+	return sched, nil
+}
+
+// baseline is the run to compare with: the pinned one (which must exist and have succeeded), or
+// the newest successful run of the schedule scheduled before run; nil for the first. A missing
+// pinned baseline is a NoBaseline verdict whose note says why.
+func (r *BenchmarkRunReconciler) baseline(ctx context.Context, sched *v1.BenchmarkSchedule, run *v1.BenchmarkRun) (*v1.BenchmarkRun, string, error) {
+	if name := sched.Spec.Regression.BaselineRun; name != "" {
+		pinned := &v1.BenchmarkRun{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: sched.Namespace, Name: name}, pinned)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, fmt.Sprintf("no baseline: spec.regression.baselineRun %s does not exist in namespace %s: fix the name or remove it to compare with the previous run",
+				name, sched.Namespace), nil
+		case err != nil:
+			return nil, "", fmt.Errorf("get baseline run %s: %w", name, err)
+		case pinned.Status.Phase != v1.RunSucceeded:
+			return nil, fmt.Sprintf("no baseline: spec.regression.baselineRun %s has not succeeded (phase %q): pin a successful run",
+				name, pinned.Status.Phase), nil
+		}
+		return pinned, "", nil
+	}
+	list := &v1.BenchmarkRunList{}
+	if err := r.List(ctx, list, client.InNamespace(sched.Namespace), client.MatchingLabels{v1.LabelSchedule: sched.Name}); err != nil {
+		return nil, "", fmt.Errorf("list runs of schedule %s: %w", sched.Name, err)
+	}
+	at := scheduledTime(run)
+	var newest *v1.BenchmarkRun
+	var newestAt time.Time
+	for i := range list.Items {
+		other := &list.Items[i]
+		if other.Name == run.Name || other.Status.Phase != v1.RunSucceeded || !metav1.IsControlledBy(other, sched) {
+			continue
+		}
+		t := scheduledTime(other)
+		if t.After(at) || (t.Equal(at) && other.Name > run.Name) {
+			continue // scheduled after this run
+		}
+		if newest == nil || t.After(newestAt) || (t.Equal(newestAt) && other.Name > newest.Name) {
+			newest, newestAt = other, t
+		}
+	}
+	return newest, "", nil
+}
+
+// comparisonMarkdown is comparison.md for the comparison in run's status: the full table when
+// its baseline can still be read, else the summary alone (the baseline was deleted since).
+func (r *BenchmarkRunReconciler) comparisonMarkdown(ctx context.Context, run *v1.BenchmarkRun) string {
+	summary := *run.Status.Comparison
+	if summary.Baseline != "" {
+		baseline := &v1.BenchmarkRun{}
+		if sched, err := r.schedule(ctx, run); err == nil && sched != nil &&
+			r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: summary.Baseline}, baseline) == nil {
+			res := compare.Compare(run, baseline, sched.Spec.Regression)
+			if res.Summary.Verdict == summary.Verdict && res.Summary.RegressedCells == summary.RegressedCells {
+				res.Summary = summary
+				return compare.Markdown(res)
+			}
+		}
+	}
+	return compare.Markdown(compare.Result{Summary: summary})
+}
+
+// regressedCondition is the Regressed condition's status and reason for a comparison, the same
+// on the run and on its schedule.
+func regressedCondition(c v1.Comparison) (metav1.ConditionStatus, string) {
+	switch c.Verdict {
+	case v1.VerdictRegressed:
+		return metav1.ConditionTrue, v1.ReasonRegressed
+	case v1.VerdictNoBaseline:
+		return metav1.ConditionFalse, v1.ReasonNoBaseline
+	case v1.VerdictInconclusive:
+		return metav1.ConditionFalse, v1.ReasonInconclusive
+	default:
+		return metav1.ConditionFalse, v1.ReasonNoRegression
+	}
+}
