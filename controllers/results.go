@@ -189,7 +189,15 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 			return err
 		}
 	}
-	return r.deleteJobs(ctx, run, sel, steps, keep)
+	if err := r.deleteJobs(ctx, run, sel, steps, keep); err != nil {
+		if !engine.IsPermanentAPIError(err) {
+			return err
+		}
+		// Refused for good (RBAC, an admission policy): the Jobs stay until the run is deleted,
+		// which is no reason to stop measuring.
+		tx.event(warning, "JobsNotDeleted", "target %s: the finished sysbench Jobs were not deleted: %v", t.Name, err)
+	}
+	return nil
 }
 
 // deleteJobs deletes, with one request, the Jobs with labels sel whose step label is one of
