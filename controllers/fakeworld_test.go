@@ -9,6 +9,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -75,6 +77,57 @@ type fakeWorld struct {
 	statusWrites, runReads int
 	// recorded is every Event taken from the recorder so far, "Type Reason message".
 	recorded []string
+	// writes is every write the reconciler made through its client that succeeded, in order:
+	// "create Job/x", "update ConfigMap/x", "patch status BenchmarkRun/x", "delete Job/x",
+	// "deletecollection Job".
+	writes []string
+	// collections are the names each deletecollection deleted, one entry per call.
+	collections [][]string
+	// hidden are the objects ("Kind/name") the cache does not show yet, as an informer that
+	// lags behind the API server; the APIReader and the API server do show them.
+	hidden map[string]bool
+	// beforeList, when set, runs before every List through the cache (what changes on the API
+	// server and reaches the informer between two reads of one reconcile).
+	beforeList func(client.ObjectList)
+	// podLogs are the logs of particular pods, by name (every other pod's is logs'); logReads
+	// counts the reads of each pod's log.
+	podLogs  map[string]string
+	logReads map[string]int
+}
+
+// worldLogs is the kubelet's log endpoint of the fake world: a pod's own log when the test set
+// one (setPodLog), else the shared captured one.
+type worldLogs struct{ w *fakeWorld }
+
+func (l worldLogs) Logs(ctx context.Context, namespace, pod, container string) (io.ReadCloser, error) {
+	l.w.mu.Lock()
+	if l.w.logReads == nil {
+		l.w.logReads = map[string]int{}
+	}
+	l.w.logReads[pod]++
+	log, own := l.w.podLogs[pod]
+	l.w.mu.Unlock()
+	if own {
+		return io.NopCloser(strings.NewReader(log)), nil
+	}
+	return l.w.logs.Logs(ctx, namespace, pod, container)
+}
+
+// setPodLog makes pod's log log.
+func (w *fakeWorld) setPodLog(pod, log string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.podLogs == nil {
+		w.podLogs = map[string]string{}
+	}
+	w.podLogs[pod] = log
+}
+
+// podLogReads says how often pod's log was read.
+func (w *fakeWorld) podLogReads(pod string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.logReads[pod]
 }
 
 // Where a fault strikes.
@@ -112,15 +165,20 @@ func newFakeWorld(t *testing.T) *fakeWorld {
 		Build()
 	w.api = interceptor.NewClient(store, interceptor.Funcs{Create: w.stamp})
 	cache := interceptor.NewClient(w.api, interceptor.Funcs{
-		Get:              w.cacheGet,
-		List:             w.cacheList,
-		Create:           w.operatorCreate,
-		SubResourcePatch: w.statusPatch,
+		Get:               w.cacheGet,
+		List:              w.cacheList,
+		Create:            w.operatorCreate,
+		Update:            w.operatorUpdate,
+		Patch:             w.operatorPatch,
+		Delete:            w.operatorDelete,
+		DeleteAllOf:       w.operatorDeleteAllOf,
+		SubResourcePatch:  w.statusPatch,
+		SubResourceUpdate: w.subResourceUpdate,
 	})
 	reader := interceptor.NewClient(w.api, interceptor.Funcs{Get: w.readerGet})
 	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
 		Client: cache, APIReader: reader, Scheme: testenv.Scheme, Recorder: w.events,
-		Engines: engine.All(cache, reader, testenv.Scheme), Logs: w.logs, Clock: w.clock,
+		Engines: engine.All(cache, reader, testenv.Scheme), Logs: worldLogs{w}, Clock: w.clock,
 	}, controllers.RunOptions{SysbenchImage: "sysbench:test", ServerReadyTimeout: 10 * time.Minute, SchedulingGrace: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -230,10 +288,51 @@ func (w *fakeWorld) cacheGet(ctx context.Context, c client.WithWatch, key client
 		// The informer never saw it: only a create's AlreadyExists reveals it.
 		return apierrors.NewNotFound(w.resource(obj), key.Name)
 	}
+	if w.isHidden(obj) {
+		return apierrors.NewNotFound(w.resource(obj), key.Name)
+	}
 	return nil
 }
 
+// hide keeps the object of kind ("Job") named name out of the cache until show: the API server
+// has it, the informer has not seen it yet.
+func (w *fakeWorld) hide(kind, name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.hidden == nil {
+		w.hidden = map[string]bool{}
+	}
+	w.hidden[kind+"/"+name] = true
+}
+
+// show lets the cache show an object hide kept out of it.
+func (w *fakeWorld) show(kind, name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.hidden, kind+"/"+name)
+}
+
+func (w *fakeWorld) isHidden(obj client.Object) bool {
+	kind := w.kind(obj)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.hidden[kind+"/"+obj.GetName()]
+}
+
+// onCacheList sets (or with nil clears) what runs before every List through the cache.
+func (w *fakeWorld) onCacheList(f func(client.ObjectList)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.beforeList = f
+}
+
 func (w *fakeWorld) cacheList(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+	w.mu.Lock()
+	before := w.beforeList
+	w.mu.Unlock()
+	if before != nil {
+		before(list)
+	}
 	if err := c.List(ctx, list, opts...); err != nil {
 		return err
 	}
@@ -246,7 +345,7 @@ func (w *fakeWorld) cacheList(ctx context.Context, c client.WithWatch, list clie
 	}
 	kept := items[:0]
 	for _, item := range items {
-		if o, ok := item.(client.Object); ok && ours(o) {
+		if o, ok := item.(client.Object); ok && ours(o) && !w.isHidden(o) {
 			kept = append(kept, item)
 		}
 	}
@@ -263,7 +362,124 @@ func (w *fakeWorld) operatorCreate(ctx context.Context, c client.WithWatch, obj 
 	w.mu.Lock()
 	w.creates[w.kind(obj)+"/"+obj.GetName()]++
 	w.mu.Unlock()
+	w.wrote("create", obj)
 	return nil
+}
+
+// wrote logs a write of the reconciler's that succeeded.
+func (w *fakeWorld) wrote(verb string, obj client.Object) {
+	what := w.kind(obj)
+	if obj.GetName() != "" {
+		what += "/" + obj.GetName()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes = append(w.writes, verb+" "+what)
+}
+
+// writeLog returns the reconciler's writes so far (a copy).
+func (w *fakeWorld) writeLog() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.writes...)
+}
+
+func (w *fakeWorld) operatorUpdate(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+	if err := c.Update(ctx, obj, opts...); err != nil {
+		return err
+	}
+	w.wrote("update", obj)
+	return nil
+}
+
+func (w *fakeWorld) operatorPatch(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if err := c.Patch(ctx, obj, patch, opts...); err != nil {
+		return err
+	}
+	w.wrote("patch", obj)
+	return nil
+}
+
+func (w *fakeWorld) operatorDelete(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+	if err := c.Delete(ctx, obj, opts...); err != nil {
+		return err
+	}
+	w.wrote("delete", obj)
+	return nil
+}
+
+// operatorDeleteAllOf is a deletecollection as the API server serves it. The fake client's
+// DeleteAllOf ignores the field selector (it would delete the Jobs a "metadata.name!=x" term
+// keeps): the objects are selected here by namespace, labels and fields, and deleted one by one.
+// Like the API server's, it deletes the selected objects only, not their pods (envtest and the
+// fake world run no garbage collector: collectGarbage plays it).
+func (w *fakeWorld) operatorDeleteAllOf(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	o := client.DeleteAllOfOptions{}
+	o.ApplyOptions(opts)
+	gvk, err := apiutil.GVKForObject(obj, testenv.Scheme)
+	if err != nil {
+		return err
+	}
+	gvk.Kind += "List"
+	ro, err := testenv.Scheme.New(gvk)
+	if err != nil {
+		return err
+	}
+	list := ro.(client.ObjectList)
+	listOpts := []client.ListOption{client.InNamespace(o.Namespace)}
+	if o.LabelSelector != nil {
+		listOpts = append(listOpts, client.MatchingLabelsSelector{Selector: o.LabelSelector})
+	}
+	if err := c.List(ctx, list, listOpts...); err != nil {
+		return err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	var deleted []string
+	for _, item := range items {
+		it := item.(client.Object)
+		if o.FieldSelector != nil && !o.FieldSelector.Matches(fields.Set{"metadata.name": it.GetName(), "metadata.namespace": it.GetNamespace()}) {
+			continue
+		}
+		if err := c.Delete(ctx, it, &o.DeleteOptions); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		deleted = append(deleted, it.GetName())
+	}
+	w.wrote("deletecollection", obj)
+	w.mu.Lock()
+	w.collections = append(w.collections, deleted)
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *fakeWorld) subResourceUpdate(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	if err := c.SubResource(sub).Update(ctx, obj, opts...); err != nil {
+		return err
+	}
+	w.wrote("update "+sub, obj)
+	return nil
+}
+
+// collectGarbage plays the garbage collector: every pod whose controlling Job is gone is deleted.
+func (w *fakeWorld) collectGarbage() {
+	w.t.Helper()
+	pods := &corev1.PodList{}
+	if err := w.api.List(w.ctx, pods, client.InNamespace(fakeNS)); err != nil {
+		w.t.Fatal(err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		ref := metav1.GetControllerOf(p)
+		if ref == nil || ref.Kind != "Job" || w.exists(&batchv1.Job{}, ref.Name) {
+			continue
+		}
+		if err := w.api.Delete(w.ctx, p); client.IgnoreNotFound(err) != nil {
+			w.t.Fatal(err)
+		}
+	}
 }
 
 func (w *fakeWorld) statusPatch(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -281,6 +497,7 @@ func (w *fakeWorld) statusPatch(ctx context.Context, c client.Client, sub string
 	w.mu.Lock()
 	w.statusWrites++
 	w.mu.Unlock()
+	w.wrote("patch "+sub, obj)
 	return nil
 }
 
