@@ -129,16 +129,17 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 	if err := r.List(ctx, jobs, client.InNamespace(run.Namespace), client.MatchingLabels(sel)); err != nil {
 		return fmt.Errorf("list jobs of target %s: %w", t.Name, err)
 	}
-	// The ladder step of each recorded step's label, for its series key. A ladder step not
-	// recorded yet (its Job completed, the status write that records it to come) keeps its Job.
-	recorded := map[string]v1.StepResult{}
+	// The recorded result of each ladder step by its label, for its series key. A ladder step
+	// not recorded yet (its Job completed, the status write that records it to come) keeps its
+	// Job; so does every Job of the step other than the one whose result was recorded.
+	recorded := map[string]*v1.StepResult{}
 	ladderSteps := map[string]bool{}
 	for i := range run.Spec.StepCount() {
 		rung, rep := run.Spec.LadderPosition(i)
 		label := specs.LadderStep(rung, rep)
 		ladderSteps[label] = true
 		if i < len(ts.Steps) {
-			recorded[label] = ts.Steps[i]
+			recorded[label] = &ts.Steps[i]
 		}
 	}
 	var done []*batchv1.Job
@@ -147,14 +148,17 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
 		finished, failed, _ := jobFinished(job)
-		_, isRecorded := recorded[job.Labels[specs.LabelStep]]
+		label := job.Labels[specs.LabelStep]
 		if !metav1.IsControlledBy(job, run) || !finished || failed || !job.DeletionTimestamp.IsZero() ||
-			(ladderSteps[job.Labels[specs.LabelStep]] && !isRecorded) {
+			(ladderSteps[label] && !recordedFrom(recorded[label], job)) {
+			// Failed, running, not the run's, or a ladder Job the status does not hold the result
+			// of: not recorded yet, or a completed attempt whose result did not count (a failed
+			// attempt, or one a server restart discarded), kept for its log like a failed one.
 			keep = append(keep, job.Name)
 			continue
 		}
 		done = append(done, job)
-		if _, ok := recorded[job.Labels[specs.LabelStep]]; ok {
+		if ladderSteps[label] {
 			ladder++
 		}
 	}
@@ -167,8 +171,8 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 	for _, job := range done {
 		step := job.Labels[specs.LabelStep]
 		steps[step] = true
-		s, ok := recorded[step]
-		if !ok {
+		s := recorded[step]
+		if s == nil {
 			continue // probe, prepare, warm-up, cleanup: no series
 		}
 		rep := max(s.Repetition, 1)
@@ -198,6 +202,14 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 		tx.event(warning, "JobsNotDeleted", "target %s: the finished sysbench Jobs were not deleted: %v", t.Name, err)
 	}
 	return nil
+}
+
+// recordedFrom says whether the recorded step result s came from job: the status copies the
+// Job's start and completion times into the step, and two attempts of a step never share both.
+func recordedFrom(s *v1.StepResult, job *batchv1.Job) bool {
+	return s != nil && s.StartTime != nil && s.FinishTime != nil && job.Status.StartTime != nil &&
+		job.Status.CompletionTime != nil && s.StartTime.Equal(job.Status.StartTime) &&
+		s.FinishTime.Equal(job.Status.CompletionTime)
 }
 
 // deleteJobs deletes, with one request, the Jobs with labels sel whose step label is one of

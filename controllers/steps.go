@@ -171,9 +171,18 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 		if next != nil && loadEnded(pod) {
 			// The kubelet and the Job controller take about two seconds to report the Job
 			// complete after sysbench exited; the server is idle meanwhile. The step is
-			// recorded when the Job is complete; the next one starts now.
-			res, err := r.createStepJob(ctx, tx, t, ts, eng, next.name, next.step,
-				specs.Attempt{Restarts: ts.ServerRestarts}, name)
+			// recorded when the Job is complete; the next one starts now, once.
+			attempt := specs.Attempt{Restarts: ts.ServerRestarts}
+			nextName := specs.JobName(run, t.Name, next.name, attempt)
+			err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: nextName}, &batchv1.Job{})
+			if err == nil {
+				return jobOutcome{}, ctrl.Result{}, nil // started already; Job i's events come
+			}
+			if !apierrors.IsNotFound(err) {
+				res, err := r.blocked(ctx, tx, t, ts, err)
+				return jobOutcome{}, res, err
+			}
+			res, err := r.createStepJob(ctx, tx, t, ts, eng, next.name, next.step, attempt, name)
 			return jobOutcome{}, res, err
 		}
 		res, err := r.watchPending(ctx, tx, t, job, pod)
@@ -334,8 +343,8 @@ func (r *BenchmarkRunReconciler) otherLoad(ctx context.Context, tx *transition, 
 		}
 		// A pod of a Job under the name about to be created.
 		if r.jobExists(ctx, run.Namespace, name) {
-			// The cache has not seen the Job yet: it is not gone. Look again shortly.
-			return "Job " + name + " (not in the cache yet)", nil
+			// The cache has not seen the Job yet: it is not gone, and creating it finds it.
+			continue
 		}
 		if p.Status.Phase == corev1.PodPending && p.DeletionTimestamp.IsZero() && !anyContainerStarted(p) {
 			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
