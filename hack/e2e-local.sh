@@ -36,8 +36,11 @@ PHASES=$phases hack/local-operator.sh
 export KUBECTL=$kubedir/kubectl E2E_SYSBENCH_IMAGE=${E2E_SYSBENCH_IMAGE:-ghcr.io/mysqlbench/sysbench:1.0.20}
 case $suite in
 e2e)
-	phase "5/6 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node"
-	E2E_IMAGES=$E2E_IMAGES make --no-print-directory test-e2e
+	phase "5/6 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node; the per-step overhead"
+	# With them, the per-step overhead is measured and printed (test/e2e/overhead_test.go: 8 steps
+	# of 20 s; a measurement, no threshold unless E2E_MAX_STEP_OVERHEAD_SECONDS is set).
+	E2E_OVERHEAD=${E2E_OVERHEAD:-1} E2E_OVERHEAD_REPETITIONS=${E2E_OVERHEAD_REPETITIONS:-2} \
+		E2E_IMAGES=$E2E_IMAGES make --no-print-directory test-e2e
 	# The same chart installed for one namespace only (watchNamespaces: RoleBindings there, no
 	# access elsewhere), which enforces the restricted Pod Security Standard.
 	secns=${E2E_SECURITY_NAMESPACE:-mysqlbench-e2e-restricted}
