@@ -1,7 +1,15 @@
-// Package controllers holds the BenchmarkRun reconciler. It is split by concern: this file wires
-// the controller and runs one reconcile; lifecycle.go moves a target through its phases;
-// steps.go runs and reads sysbench Jobs; status.go is the one path status is written through;
-// results.go keeps the results ConfigMap.
+// Package controllers holds the BenchmarkRun and BenchmarkSchedule reconcilers. The run's is
+// split by concern: this file builds and wires the controller and runs one reconcile;
+// lifecycle.go moves a target through its phases and ends the run; steps.go creates and reads
+// sysbench Jobs; status.go is the one path status is written through; results.go keeps the
+// results ConfigMap and releases finished Jobs; run_compare.go compares a scheduled run with its
+// baseline; restarts.go, queue.go, preflight.go, warnings.go and external_cleanup.go handle server
+// restarts, the node pool queue, missing references, Events as reasons and external tables. The
+// schedule's reconciler is benchmarkschedule_controller.go with schedule_cron.go.
+//
+// Each object has one writer: the run controller writes runs (status), their results ConfigMaps
+// and every object created for them; the schedule controller writes schedules (status) and
+// creates and prunes runs.
 package controllers
 
 import (

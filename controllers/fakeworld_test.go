@@ -612,7 +612,7 @@ func (w *fakeWorld) allEvents() []string {
 	return append([]string(nil), w.recorded...)
 }
 
-// withReason keeps the Events of a reason ("Normal StepSucceeded ...").
+// withReason keeps the Events of a reason ("Normal TargetSucceeded ...").
 func withReason(events []string, reason string) []string {
 	var out []string
 	for _, e := range events {
