@@ -272,7 +272,9 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 	if state.Failed {
 		if state.Reason == v1.ReasonImagePull {
 			// Nothing to inspect, and its pod would hold the node: remove it whatever the
-			// cleanup policy says.
+			// cleanup policy says. The one teardown before the status records the target's
+			// end: a server that never started has nothing the status must say first, and a
+			// repeat after a failed status write provisions it again and ends the same way.
 			if err := eng.Teardown(ctx, run, t); err != nil {
 				return ctrl.Result{}, fmt.Errorf("tear down target %s: %w", t.Name, err)
 			}
