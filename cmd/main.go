@@ -7,6 +7,8 @@ import (
 
 	"flag"
 	"os"
+	"runtime/debug"
+	"strconv"
 
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +24,10 @@ func main() {
 	ctrl.SetLogger(klog.NewKlogr())
 	log := ctrl.Log.WithName("setup")
 
+	if limit, ok := memoryLimit(os.Getenv("MYSQLBENCH_MEMORY_LIMIT"), os.Getenv("GOMEMLIMIT")); ok {
+		debug.SetMemoryLimit(limit)
+		log.Info("soft memory limit for the garbage collector", "bytes", limit)
+	}
 	mgr, err := operator.New(ctrl.GetConfigOrDie(), o)
 	if err != nil {
 		log.Error(err, "manager not started")
@@ -33,4 +39,19 @@ func main() {
 		log.Error(err, "manager stopped")
 		os.Exit(1)
 	}
+}
+
+// memoryLimit is the Go garbage collector's soft limit for a container whose memory limit is
+// container (bytes, as the downward API gives limits.memory): 90 % of it, leaving room for
+// what the Go runtime does not count as heap. An explicit GOMEMLIMIT wins; no usable limit, no
+// soft limit.
+func memoryLimit(container, gomemlimit string) (int64, bool) {
+	if gomemlimit != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(container, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n / 10 * 9, true
 }
