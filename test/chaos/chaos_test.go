@@ -227,16 +227,73 @@ func checkLadderOf(t *testing.T, got *v1.BenchmarkRun, ladder []int32) {
 // jobsOf lists the run's sysbench Jobs by name.
 func jobsOf(t *testing.T, c client.Client, run *v1.BenchmarkRun) []string {
 	t.Helper()
-	jobs := &batchv1.JobList{}
-	if err := c.List(context.Background(), jobs, client.InNamespace(run.Namespace), client.MatchingLabels{specs.LabelRun: run.Name}); err != nil {
+	seen := jobsSeen(run)
+	if err := listJobs(c, run, seen); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, j := range jobs.Items {
-		names = append(names, j.Name)
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	names := make([]string, 0, len(seen.names))
+	for n := range seen.names {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names
+}
+
+// jobNames are the names of every Job of a run seen while it went: the operator deletes
+// finished Jobs once their results are stored, so the Jobs left at the end are not all it ran.
+type jobNames struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+var (
+	jobsMu   sync.Mutex
+	jobsByNS = map[string]*jobNames{}
+)
+
+func jobsSeen(run *v1.BenchmarkRun) *jobNames {
+	jobsMu.Lock()
+	defer jobsMu.Unlock()
+	key := run.Namespace + "/" + run.Name
+	if jobsByNS[key] == nil {
+		jobsByNS[key] = &jobNames{names: map[string]bool{}}
+	}
+	return jobsByNS[key]
+}
+
+func listJobs(c client.Client, run *v1.BenchmarkRun, seen *jobNames) error {
+	jobs := &batchv1.JobList{}
+	if err := c.List(context.Background(), jobs, client.InNamespace(run.Namespace), client.MatchingLabels{specs.LabelRun: run.Name}); err != nil {
+		return err
+	}
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	for _, j := range jobs.Items {
+		seen.names[j.Name] = true
+	}
+	return nil
+}
+
+// recordJobs notes the run's Jobs every half second until the test ends (a Job lives at least
+// its step's duration, seconds, before the operator deletes it). Transient list errors (the API
+// server restarted by a test) are skipped.
+func recordJobs(t *testing.T, c client.Client, run *v1.BenchmarkRun) {
+	seen := jobsSeen(run)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			_ = listJobs(c, run, seen)
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // eventAfter waits for an Event of reason about the run newer than since, and returns when it
@@ -265,6 +322,7 @@ func start(t *testing.T, c client.Client, run *v1.BenchmarkRun) time.Time {
 	if err := c.Create(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
+	recordJobs(t, c, run)
 	return time.Now()
 }
 
