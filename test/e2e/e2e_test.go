@@ -266,6 +266,30 @@ func serverVariable(t *testing.T, ns, pod, variable string) string {
 	return strings.TrimSpace(out.String())
 }
 
+// waitSucceeded polls the run until it finished, and fails the test unless it Succeeded within
+// timeout.
+func waitSucceeded(ctx context.Context, t *testing.T, c client.Client, run *v1.BenchmarkRun, timeout time.Duration) *v1.BenchmarkRun {
+	t.Helper()
+	got := &v1.BenchmarkRun{}
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase == v1.RunSucceeded || got.Status.Phase == v1.RunFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run not finished after %s: %+v", timeout, got.Status)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if got.Status.Phase != v1.RunSucceeded {
+		t.Fatalf("run %s: %s, want Succeeded: %+v", run.Name, got.Status.Phase, got.Status.Targets)
+	}
+	return got
+}
+
 func waitGone(t testing.TB, c client.Client, run *v1.BenchmarkRun) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)

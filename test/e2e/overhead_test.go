@@ -158,23 +158,7 @@ func TestStepOverheadOnARealCluster(t *testing.T) {
 	load := loadAverage()
 	recreate(t, c, run)
 	w.setRun(run.UID)
-	got := &v1.BenchmarkRun{}
-	deadline := time.Now().Add(40 * time.Minute)
-	for {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
-			t.Fatal(err)
-		}
-		if got.Status.Phase == v1.RunSucceeded || got.Status.Phase == v1.RunFailed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run not finished after 40m: %+v", got.Status)
-		}
-		time.Sleep(2 * time.Second)
-	}
-	if got.Status.Phase != v1.RunSucceeded {
-		t.Fatalf("run %s: %s, want Succeeded: %+v", run.Name, got.Status.Phase, got.Status.Targets)
-	}
+	got := waitSucceeded(ctx, t, c, run, 40*time.Minute)
 	after := kubeletMetrics(ctx, t, cs, node)
 	if evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
 		FieldSelector: "involvedObject.name=" + run.Name + ",type=Warning"}); err == nil {

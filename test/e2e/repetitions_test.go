@@ -52,23 +52,7 @@ func TestRepetitionsOnARealCluster(t *testing.T) {
 		},
 	}
 	recreate(t, c, run)
-	got := &v1.BenchmarkRun{}
-	deadline := time.Now().Add(30 * time.Minute)
-	for {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
-			t.Fatal(err)
-		}
-		if got.Status.Phase == v1.RunSucceeded || got.Status.Phase == v1.RunFailed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run not finished after 30m: %+v", got.Status)
-		}
-		time.Sleep(2 * time.Second)
-	}
-	if got.Status.Phase != v1.RunSucceeded {
-		t.Fatalf("run %s: %s, want Succeeded: %+v", run.Name, got.Status.Phase, got.Status.Targets)
-	}
+	got := waitSucceeded(ctx, t, c, run, 30*time.Minute)
 	var table []string
 	for _, ts := range got.Status.Targets {
 		if len(ts.Steps) != reps*len(threads) {
