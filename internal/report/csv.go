@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
 // csvHeader is the first row of results.csv; spreadsheets and scripts address columns by these
@@ -30,14 +31,14 @@ var csvHeader = []string{
 
 // renderCSV writes one row per target and finished step, targets in spec order, steps in the
 // order measured. Numbers are written exactly as status holds them.
-func renderCSV(doc *resultsDoc) (string, error) {
+func renderCSV(doc *results.Doc) (string, error) {
 	var b strings.Builder
 	w := csv.NewWriter(&b)
 	if err := w.Write(csvHeader); err != nil {
 		return "", fmt.Errorf("write results.csv: %w", err)
 	}
 	for _, tr := range doc.Targets {
-		cellOf := map[int32]cellResult{}
+		cellOf := map[int32]results.Cell{}
 		for _, c := range tr.Cells {
 			cellOf[c.Threads] = c
 		}
@@ -86,7 +87,7 @@ func csvTime(t *metav1.Time) string {
 }
 
 // cellColumns are the repetition and cell statistics columns of a row; empty without repetitions.
-func cellColumns(rep int32, c cellResult, repeated bool) []string {
+func cellColumns(rep int32, c results.Cell, repeated bool) []string {
 	if !repeated {
 		return make([]string, 21)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
 // missingCell marks a step a target has no result for (it failed earlier, or has not got there).
@@ -16,7 +17,7 @@ const missingCell = "—"
 
 // renderMarkdown writes report.md: the run's headline output, shaped like Percona's published
 // tables of QPS by threads with one column per server, so results can be pasted next to theirs.
-func renderMarkdown(doc *resultsDoc) string {
+func renderMarkdown(doc *results.Doc) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", mdText(doc.Run.Name), mdText(doc.Run.Namespace))
 	fmt.Fprintf(&b, "Workload: %s.\n", workloadLine(doc))
@@ -66,7 +67,7 @@ func renderMarkdown(doc *resultsDoc) string {
 }
 
 // workloadLine describes what sysbench ran, in one line.
-func workloadLine(doc *resultsDoc) string {
+func workloadLine(doc *results.Doc) string {
 	w, l := doc.Workload, doc.Ladder
 	var parts []string
 	switch {
@@ -122,7 +123,7 @@ func groupDigits(n int64) string {
 
 // tableThreads is the rows of the tables: the ladder, plus any thread count status holds that the
 // ladder does not (which should not happen), so no number is hidden.
-func tableThreads(doc *resultsDoc) []int32 {
+func tableThreads(doc *results.Doc) []int32 {
 	threads := slices.Clone(doc.Ladder.Threads)
 	for _, tr := range doc.Targets {
 		for _, st := range tr.Steps {
@@ -151,7 +152,7 @@ const noisyMark = " ~"
 
 // writeCellStats writes the statistics of every cell over its repetitions, and the legend of the
 // tables above, whose cells are then medians.
-func writeCellStats(b *strings.Builder, doc *resultsDoc) {
+func writeCellStats(b *strings.Builder, doc *results.Doc) {
 	fmt.Fprintf(b, "\nWith %d repetitions the tables above show each cell's median;%s marks a noisy cell, whose QPS or "+
 		"p95 latency varies between repetitions by more than %s (coefficient of variation).\n",
 		doc.Ladder.Repetitions, noisyMark, percent(cells.MaxCV))
@@ -187,7 +188,7 @@ func num(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', de
 // percent writes a ratio as a percentage with one decimal: 0.0123 as "1.2 %".
 func percent(x float64) string { return strconv.FormatFloat(x*100, 'f', 1, 64) + " %" }
 
-func writeTable(b *strings.Builder, doc *resultsDoc, threads []int32, decimals int, value metricOf) {
+func writeTable(b *strings.Builder, doc *results.Doc, threads []int32, decimals int, value metricOf) {
 	b.WriteString("| Threads |")
 	for _, tr := range doc.Targets {
 		name := mdText(tr.Name)
@@ -205,14 +206,14 @@ func writeTable(b *strings.Builder, doc *resultsDoc, threads []int32, decimals i
 		fmt.Fprintf(b, "| %d |", th)
 		for _, tr := range doc.Targets {
 			cell := missingCell
-			if i := slices.IndexFunc(tr.Cells, func(c cellResult) bool { return c.Threads == th }); i >= 0 {
+			if i := slices.IndexFunc(tr.Cells, func(c results.Cell) bool { return c.Threads == th }); i >= 0 {
 				// Repetitions: the median, marked when noisy.
 				c := tr.Cells[i]
 				cell = num(value.cell(c.CellStats).Median, decimals)
 				if c.Noisy {
 					cell += noisyMark
 				}
-			} else if i := slices.IndexFunc(tr.Steps, func(s stepResult) bool { return s.Threads == th }); i >= 0 {
+			} else if i := slices.IndexFunc(tr.Steps, func(s results.Step) bool { return s.Threads == th }); i >= 0 {
 				// One repetition: status holds one step per thread count.
 				cell = num(value.step(tr.Steps[i].StepResult), decimals)
 			}
@@ -224,7 +225,7 @@ func writeTable(b *strings.Builder, doc *resultsDoc, threads []int32, decimals i
 
 // droppedSteps says which steps of a target lost their series; "all 64 steps" reads better than
 // 64 thread counts.
-func droppedSteps(doc *resultsDoc, d droppedSeries) string {
+func droppedSteps(doc *results.Doc, d results.Dropped) string {
 	for _, tr := range doc.Targets {
 		if tr.Name == d.Target && len(tr.Steps) > 1 && len(tr.Steps) == len(d.Threads) {
 			return fmt.Sprintf("at all %d steps", len(tr.Steps))

@@ -8,10 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
 // MaxConfigMapBytes is the budget Render keeps the data under, counted like the API server counts
@@ -25,96 +24,6 @@ const (
 	KeyResultsCSV  = "results.csv"
 	KeyReportMD    = "report.md"
 )
-
-// FormatVersion is the "formatVersion" of results.json; it changes only when a field changes
-// meaning or disappears, so tools can refuse a layout they do not know.
-const FormatVersion = 1
-
-// resultsDoc is results.json. Field names are part of the product's interface: add, never rename.
-type resultsDoc struct {
-	FormatVersion int            `json:"formatVersion"`
-	Run           runInfo        `json:"run"`
-	Workload      workloadInfo   `json:"workload"`
-	Ladder        ladderInfo     `json:"ladder"`
-	Targets       []targetResult `json:"targets"`
-	// Dropped lists the per-second series left out to keep the ConfigMap under its limit.
-	Dropped []droppedSeries `json:"dropped,omitempty"`
-	// Notes are anything else a reader must know about what results.json does not contain.
-	Notes []string `json:"notes,omitempty"`
-}
-
-type runInfo struct {
-	Name           string       `json:"name"`
-	Namespace      string       `json:"namespace"`
-	Phase          string       `json:"phase,omitempty"`
-	StartTime      *metav1.Time `json:"startTime,omitempty"`
-	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-}
-
-type workloadInfo struct {
-	Script        string          `json:"script,omitempty"`
-	CustomScript  *customScriptID `json:"customScript,omitempty"`
-	Tables        int32           `json:"tables"`
-	TableSize     int64           `json:"tableSize"`
-	SkipPrepare   bool            `json:"skipPrepare,omitempty"`
-	ExtraArgs     []string        `json:"extraArgs,omitempty"`
-	SysbenchImage string          `json:"sysbenchImage,omitempty"`
-}
-
-type customScriptID struct {
-	ConfigMap string `json:"configMap"`
-	Key       string `json:"key"`
-}
-
-type ladderInfo struct {
-	Threads             []int32 `json:"threads"`
-	StepDurationSeconds float64 `json:"stepDurationSeconds"`
-	WarmupSeconds       float64 `json:"warmupSeconds"`
-	// WarmupThreads is the effective warm-up thread count (the default resolved); unset without
-	// a warm-up.
-	WarmupThreads int32 `json:"warmupThreads,omitempty"`
-	// Repetitions is how many times each target measured the ladder (spec.repetitions).
-	Repetitions int `json:"repetitions"`
-}
-
-type targetResult struct {
-	Name           string       `json:"name"`
-	Engine         string       `json:"engine,omitempty"`
-	Image          string       `json:"image,omitempty"`
-	MyCnf          string       `json:"myCnf,omitempty"`
-	Phase          string       `json:"phase,omitempty"`
-	ServerVersion  string       `json:"serverVersion,omitempty"`
-	Message        string       `json:"message,omitempty"`
-	StartTime      *metav1.Time `json:"startTime,omitempty"`
-	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// Steps are in the order measured (see spec.repetitions).
-	Steps []stepResult `json:"steps"`
-	// Cells summarize the repetitions of each thread count; only when the run has more than one.
-	Cells []cellResult `json:"cells,omitempty"`
-}
-
-// cellResult is a cell's statistics, as status holds them, and whether it is noisy.
-type cellResult struct {
-	v1alpha1.CellStats
-	// Noisy: the coefficient of variation of QPS or p95 latency is above MaxCV.
-	Noisy bool `json:"noisy,omitempty"`
-}
-
-// stepResult is the status numbers of a step, field for field, plus its series: the stored bytes,
-// compacted after DecodeSeries accepted them (see embedSeries).
-type stepResult struct {
-	v1alpha1.StepResult
-	Series json.RawMessage `json:"series,omitempty"`
-}
-
-type droppedSeries struct {
-	Target  string  `json:"target"`
-	Threads []int32 `json:"threads"`
-	// Repetitions, when the run has more than one, is the repetition of each entry of Threads.
-	Repetitions []int32 `json:"repetitions,omitempty"`
-	// Bytes is what the dropped series took.
-	Bytes int `json:"bytes"`
-}
 
 type stepKey struct {
 	target  string
@@ -177,18 +86,18 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 }
 
 // buildDoc turns the run into results.json without series: spec summary and status numbers.
-func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
+func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 	spec := run.Spec
-	doc := resultsDoc{
-		FormatVersion: FormatVersion,
-		Run: runInfo{
+	doc := results.Doc{
+		FormatVersion: results.FormatVersion,
+		Run: results.Run{
 			Name:           run.Name,
 			Namespace:      run.Namespace,
 			Phase:          string(run.Status.Phase),
 			StartTime:      run.Status.StartTime,
 			CompletionTime: run.Status.CompletionTime,
 		},
-		Workload: workloadInfo{
+		Workload: results.Workload{
 			Script:        string(spec.Workload.Script),
 			Tables:        spec.Workload.Tables,
 			TableSize:     spec.Workload.TableSize,
@@ -196,7 +105,7 @@ func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
 			ExtraArgs:     spec.Workload.ExtraArgs,
 			SysbenchImage: spec.SysbenchImage,
 		},
-		Ladder: ladderInfo{
+		Ladder: results.Ladder{
 			Threads:             spec.Ladder.Threads,
 			StepDurationSeconds: spec.Ladder.StepDurationOrDefault().Seconds(),
 			WarmupSeconds:       spec.Ladder.WarmupDuration().Seconds(),
@@ -204,7 +113,7 @@ func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
 		},
 	}
 	if cs := spec.Workload.CustomScript; cs != nil {
-		doc.Workload.CustomScript = &customScriptID{ConfigMap: cs.Name, Key: cs.Key}
+		doc.Workload.CustomScript = &results.CustomScript{ConfigMap: cs.Name, Key: cs.Key}
 	}
 	if spec.Ladder.WarmupDuration() > 0 {
 		doc.Ladder.WarmupThreads = spec.Ladder.WarmupThreadsOrDefault()
@@ -218,7 +127,7 @@ func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
 	}
 	inSpec := make(map[string]bool, len(spec.Targets))
 	add := func(t v1alpha1.Target) {
-		tr := targetResult{Name: t.Name, Engine: string(t.EngineOrDefault()), Image: t.Image, MyCnf: t.MyCnf, Steps: []stepResult{}}
+		tr := results.Target{Name: t.Name, Engine: string(t.EngineOrDefault()), Image: t.Image, MyCnf: t.MyCnf, Steps: []results.Step{}}
 		if ts, ok := statusByName[t.Name]; ok {
 			tr.Phase = string(ts.Phase)
 			tr.ServerVersion = ts.ServerVersion
@@ -226,14 +135,14 @@ func buildDoc(run *v1alpha1.BenchmarkRun) resultsDoc {
 			tr.StartTime = ts.StartTime
 			tr.CompletionTime = ts.CompletionTime
 			for _, st := range ts.Steps {
-				tr.Steps = append(tr.Steps, stepResult{StepResult: st})
+				tr.Steps = append(tr.Steps, results.Step{StepResult: st})
 			}
 			if spec.RepetitionsOrDefault() > 1 {
 				// Computed from the steps, not copied from status: the report of any run
 				// says the same for the same steps.
 				sums := cells.Summarize(ts.Steps)
 				for i, c := range cells.Status(ts.Steps) {
-					tr.Cells = append(tr.Cells, cellResult{CellStats: c, Noisy: sums[i].Noisy()})
+					tr.Cells = append(tr.Cells, results.Cell{CellStats: c, Noisy: sums[i].Noisy()})
 				}
 			}
 		}
@@ -262,7 +171,7 @@ type dropRec struct {
 
 // attachSeries puts each step's series, from its series key in stored, into doc, and adds a note
 // for each series key it cannot use.
-func attachSeries(doc *resultsDoc, stored map[string]string) {
+func attachSeries(doc *results.Doc, stored map[string]string) {
 	used := map[string]bool{}
 	for ti := range doc.Targets {
 		tr := &doc.Targets[ti]
@@ -301,7 +210,7 @@ func attachSeries(doc *resultsDoc, stored map[string]string) {
 // EncodeSeries wrote that is the same bytes (it is compact already), so the embedded series is
 // exactly as large as its budget allowed and Render knows each one's size without encoding it.
 func embedSeries(raw string) (json.RawMessage, error) {
-	if _, err := DecodeSeries(raw); err != nil {
+	if _, err := results.DecodeSeries(raw); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
@@ -319,7 +228,7 @@ type seriesCand struct {
 
 // seriesBySize lists the steps that carry a series, largest first (ties in report order), with
 // the bytes the series takes in results.json.
-func seriesBySize(doc *resultsDoc) []seriesCand {
+func seriesBySize(doc *results.Doc) []seriesCand {
 	var cands []seriesCand
 	for ti, tr := range doc.Targets {
 		for si, st := range tr.Steps {
@@ -335,7 +244,7 @@ func seriesBySize(doc *resultsDoc) []seriesCand {
 }
 
 // droppedList groups drop records by target, in report order, threads ascending.
-func droppedList(doc *resultsDoc, recs []dropRec) []droppedSeries {
+func droppedList(doc *results.Doc, recs []dropRec) []results.Dropped {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -347,7 +256,7 @@ func droppedList(doc *resultsDoc, recs []dropRec) []droppedSeries {
 		bytes[r.key.target] += r.bytes
 		repeated = repeated || r.key.rep > 1
 	}
-	var out []droppedSeries
+	var out []results.Dropped
 	for _, tr := range doc.Targets {
 		keys := byTarget[tr.Name]
 		if len(keys) == 0 {
@@ -359,7 +268,7 @@ func droppedList(doc *resultsDoc, recs []dropRec) []droppedSeries {
 			}
 			return int(a.rep) - int(b.rep)
 		})
-		d := droppedSeries{Target: tr.Name, Bytes: bytes[tr.Name]}
+		d := results.Dropped{Target: tr.Name, Bytes: bytes[tr.Name]}
 		for _, k := range keys {
 			d.Threads = append(d.Threads, k.threads)
 			if repeated {
@@ -372,7 +281,7 @@ func droppedList(doc *resultsDoc, recs []dropRec) []droppedSeries {
 }
 
 // encodeData renders the three keys from doc.
-func encodeData(doc *resultsDoc) (map[string]string, error) {
+func encodeData(doc *results.Doc) (map[string]string, error) {
 	var js bytes.Buffer
 	enc := json.NewEncoder(&js)
 	// Messages and my.cnf text are not embedded in HTML; escaping < > & would only cost bytes.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
 // decodeResults reads results.json back the way a tool would.
@@ -26,11 +27,11 @@ type decodedResults struct {
 		Message string `json:"message"`
 		Steps   []struct {
 			v1alpha1.StepResult
-			Series *Series `json:"series"`
+			Series *results.Series `json:"series"`
 		} `json:"steps"`
 	} `json:"targets"`
-	Dropped []droppedSeries `json:"dropped"`
-	Notes   []string        `json:"notes"`
+	Dropped []results.Dropped `json:"dropped"`
+	Notes   []string          `json:"notes"`
 }
 
 func decodeResultsJSON(t testing.TB, s string) decodedResults {
@@ -150,7 +151,7 @@ func TestRenderGolden(t *testing.T) {
 					t.Errorf("target %d = %s %q with %d steps, want %s %q with %d", ti, tr.Name, tr.Message, len(tr.Steps), status.Name, status.Message, len(status.Steps))
 				}
 				for si, st := range tr.Steps {
-					want, _ := DecodeSeries(stored[SeriesKey(tr.Name, st.Threads, st.RepetitionOrDefault())])
+					want, _ := results.DecodeSeries(stored[SeriesKey(tr.Name, st.Threads, st.RepetitionOrDefault())])
 					if st.Series == nil || !slices.Equal(st.Series.TPS, want.TPS) {
 						t.Errorf("%s step %d: series %+v, want the stored one", tr.Name, si, st.Series)
 					}
@@ -280,8 +281,8 @@ func TestRenderEmbedsStoredSeries(t *testing.T) {
 	if strings.Contains(got, " ") {
 		t.Errorf("a stored series with spaces was embedded as it was: %.200s", got)
 	}
-	a, errA := DecodeSeries(got)
-	b, errB := DecodeSeries(spaced)
+	a, errA := results.DecodeSeries(got)
+	b, errB := results.DecodeSeries(spaced)
 	if errA != nil || errB != nil || !slices.Equal(a.TPS, b.TPS) || !slices.Equal(a.Time, b.Time) {
 		t.Errorf("the compacted series does not decode to the stored values (%v, %v)", errA, errB)
 	}
@@ -523,7 +524,7 @@ func TestRenderHugeRepeatedRunAtSeriesBudgetKeepsEverything(t *testing.T) {
 		assertCSVMatchesStatus(t, data[KeyResultsCSV], run)
 		var raw struct {
 			Targets []struct {
-				Cells []cellResult `json:"cells"`
+				Cells []results.Cell `json:"cells"`
 			} `json:"targets"`
 		}
 		if err := json.Unmarshal([]byte(data[KeyResultsJSON]), &raw); err != nil {

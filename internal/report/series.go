@@ -6,50 +6,12 @@ package report
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
-
-// Series is the per-second time series of one finished step, as stored while the run goes on and
-// as embedded in results.json. It is columnar (one array per measure) because a long step has tens
-// of thousands of points and repeating field names per point would multiply its size.
-//
-// Values are rounded to limited precision when the series is built (see roundValue): the series
-// is for plots, and the exact step numbers are in the step's status.
-type Series struct {
-	// BucketSeconds is how many consecutive sysbench reports each point averages. The operator runs
-	// sysbench with --report-interval=1, so it is seconds: 1 unless the series was downsampled to
-	// fit its byte budget. 0 when PointsDropped.
-	BucketSeconds int `json:"bucketSeconds"`
-	// Intervals is how many sysbench reports the series was built from.
-	Intervals int `json:"intervals"`
-	// Threads is the step's sysbench thread count.
-	Threads int32 `json:"threads"`
-	// PointsDropped is true when not even a single whole-step point fit the byte budget: the
-	// series then has no points and only the step's summary numbers (in status) describe it.
-	PointsDropped bool `json:"pointsDropped,omitempty"`
-
-	// Time is the seconds since the step started at the end of each bucket. The last bucket may
-	// average fewer reports than BucketSeconds when they do not divide evenly.
-	Time []float64 `json:"t,omitempty"`
-	// TPS is transactions (sysbench events) per second.
-	TPS []float64 `json:"tps,omitempty"`
-	// QPS is queries per second; Read, Write and Other split it.
-	QPS   []float64 `json:"qps,omitempty"`
-	Read  []float64 `json:"read,omitempty"`
-	Write []float64 `json:"write,omitempty"`
-	Other []float64 `json:"other,omitempty"`
-	// LatencyMs is the latency percentile sysbench reports per interval (the 95th), in
-	// milliseconds. A downsampled point is the mean of its reports' percentiles, not the
-	// percentile of the bucket, which sysbench does not report.
-	LatencyMs []float64 `json:"latencyMs,omitempty"`
-	// Errors and Reconnects are per second.
-	Errors     []float64 `json:"errors,omitempty"`
-	Reconnects []float64 `json:"reconnects,omitempty"`
-}
 
 // SeriesKey is the ConfigMap data key a step's series is stored under while the run goes on, e.g.
 // "series.mysql80.t0008.json", or "series.mysql80.t0008.r02.json" for repetition 2. Target names
@@ -82,7 +44,7 @@ const (
 func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 	n := len(intervals)
 	if n == 0 {
-		return fitOrFail(Series{BucketSeconds: 1}, budget)
+		return fitOrFail(results.Series{BucketSeconds: 1}, budget)
 	}
 	encode := func(k int) ([]byte, error) { return json.Marshal(bucketize(intervals, k)) }
 
@@ -112,7 +74,7 @@ func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 		}
 	}
 	if hi == 0 {
-		s := Series{Intervals: n, Threads: intervals[0].Threads, PointsDropped: true}
+		s := results.Series{Intervals: n, Threads: intervals[0].Threads, PointsDropped: true}
 		return fitOrFail(s, budget)
 	}
 	for hi-lo > 1 {
@@ -131,7 +93,7 @@ func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 }
 
 // fitOrFail encodes a series without points, or says the budget cannot hold even that.
-func fitOrFail(s Series, budget int) (string, error) {
+func fitOrFail(s results.Series, budget int) (string, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("encode series: %w", err)
@@ -146,10 +108,10 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // bucketize averages runs of k consecutive intervals and rounds the results (see roundValue).
 // Sysbench reports at a fixed interval, so the plain mean of the rates is the rate over the bucket.
-func bucketize(iv []sysbench.Interval, k int) Series {
+func bucketize(iv []sysbench.Interval, k int) results.Series {
 	n := len(iv)
 	m := ceilDiv(n, k)
-	s := Series{
+	s := results.Series{
 		BucketSeconds: k,
 		Intervals:     n,
 		Threads:       iv[0].Threads,
@@ -188,54 +150,6 @@ func bucketize(iv []sysbench.Interval, k int) Series {
 		s.Reconnects[j] = roundValue(rc/c, maxValueDecimals)
 	}
 	return s
-}
-
-// DecodeSeries reads a series written by EncodeSeries. It rejects columns of different lengths,
-// which would misalign every plot drawn from them.
-func DecodeSeries(s string) (Series, error) {
-	var out Series
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return Series{}, fmt.Errorf("decode series: %w", err)
-	}
-	if err := out.validate(); err != nil {
-		return Series{}, fmt.Errorf("decode series: %w", err)
-	}
-	return out, nil
-}
-
-func (s Series) validate() error {
-	if s.BucketSeconds < 0 || s.Intervals < 0 {
-		return fmt.Errorf("negative bucketSeconds %d or intervals %d", s.BucketSeconds, s.Intervals)
-	}
-	n := len(s.Time)
-	for _, c := range s.columns() {
-		if len(c.values) != n {
-			return fmt.Errorf("column %q has %d points, %q has %d", c.name, len(c.values), "t", n)
-		}
-	}
-	if s.PointsDropped && n > 0 {
-		return errors.New("pointsDropped is set but the series has points")
-	}
-	return nil
-}
-
-type column struct {
-	name   string
-	values []float64
-}
-
-// columns lists the arrays besides Time, under their JSON names.
-func (s Series) columns() []column {
-	return []column{
-		{"tps", s.TPS},
-		{"qps", s.QPS},
-		{"read", s.Read},
-		{"write", s.Write},
-		{"other", s.Other},
-		{"latencyMs", s.LatencyMs},
-		{"errors", s.Errors},
-		{"reconnects", s.Reconnects},
-	}
 }
 
 // roundValue rounds v to sigDigits significant digits and at most maxDecimals decimals, so that

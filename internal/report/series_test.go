@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -45,7 +46,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := DecodeSeries(enc)
+	s, err := results.DecodeSeries(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestEncodeSeriesDownsamples(t *testing.T) {
 		if len(enc) > budget {
 			t.Errorf("budget %d: encoded %d bytes", budget, len(enc))
 		}
-		s, err := DecodeSeries(enc)
+		s, err := results.DecodeSeries(enc)
 		if err != nil {
 			t.Fatalf("budget %d: %v", budget, err)
 		}
@@ -215,7 +216,7 @@ func TestEncodeSeriesSummaryOnlyAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := DecodeSeries(enc)
+	s, _ := results.DecodeSeries(enc)
 	if s.BucketSeconds != 86400 || len(s.Time) != 1 {
 		t.Errorf("at the one-bucket size: %d s buckets, %d points; want the whole step as one point", s.BucketSeconds, len(s.Time))
 	}
@@ -224,7 +225,7 @@ func TestEncodeSeriesSummaryOnlyAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = DecodeSeries(enc)
+	s, err = results.DecodeSeries(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestEncodeSeriesSummaryOnlyAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := DecodeSeries(empty); err != nil || s.BucketSeconds != 1 || s.Intervals != 0 || len(s.Time) != 0 {
+	if s, err := results.DecodeSeries(empty); err != nil || s.BucketSeconds != 1 || s.Intervals != 0 || len(s.Time) != 0 {
 		t.Errorf("empty series decoded to %+v, %v", s, err)
 	}
 }
@@ -259,7 +260,7 @@ func TestDecodeSeriesRejects(t *testing.T) {
 		"negative bucket": `{"bucketSeconds":-1,"intervals":0,"threads":1}`,
 		"dropped points":  `{"bucketSeconds":0,"intervals":1,"threads":1,"pointsDropped":true,"t":[1],"tps":[1],"qps":[1],"read":[1],"write":[1],"other":[1],"latencyMs":[1],"errors":[1],"reconnects":[1]}`,
 	} {
-		if _, err := DecodeSeries(in); err == nil {
+		if _, err := results.DecodeSeries(in); err == nil {
 			t.Errorf("%s: decoded without error", name)
 		} else if !strings.HasPrefix(err.Error(), "decode series: ") {
 			t.Errorf("%s: error %q lacks context", name, err)

@@ -1,0 +1,224 @@
+// Package results is the read model of a BenchmarkRun's results.json: the types the report
+// package encodes and that the plugin, the charts and other tools decode. Field names and JSON
+// tags are part of the product's interface: add, never rename (see FormatVersion).
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// FormatVersion is the "formatVersion" of results.json; it changes only when a field changes
+// meaning or disappears, so tools can refuse a layout they do not know.
+const FormatVersion = 1
+
+// Doc is results.json. Field names are part of the product's interface: add, never rename.
+type Doc struct {
+	FormatVersion int      `json:"formatVersion"`
+	Run           Run      `json:"run"`
+	Workload      Workload `json:"workload"`
+	Ladder        Ladder   `json:"ladder"`
+	Targets       []Target `json:"targets"`
+	// Dropped lists the per-second series left out to keep the ConfigMap under its limit.
+	Dropped []Dropped `json:"dropped,omitempty"`
+	// Notes are anything else a reader must know about what results.json does not contain.
+	Notes []string `json:"notes,omitempty"`
+}
+
+type Run struct {
+	Name           string       `json:"name"`
+	Namespace      string       `json:"namespace"`
+	Phase          string       `json:"phase,omitempty"`
+	StartTime      *metav1.Time `json:"startTime,omitempty"`
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+type Workload struct {
+	Script        string        `json:"script,omitempty"`
+	CustomScript  *CustomScript `json:"customScript,omitempty"`
+	Tables        int32         `json:"tables"`
+	TableSize     int64         `json:"tableSize"`
+	SkipPrepare   bool          `json:"skipPrepare,omitempty"`
+	ExtraArgs     []string      `json:"extraArgs,omitempty"`
+	SysbenchImage string        `json:"sysbenchImage,omitempty"`
+}
+
+type CustomScript struct {
+	ConfigMap string `json:"configMap"`
+	Key       string `json:"key"`
+}
+
+type Ladder struct {
+	Threads             []int32 `json:"threads"`
+	StepDurationSeconds float64 `json:"stepDurationSeconds"`
+	WarmupSeconds       float64 `json:"warmupSeconds"`
+	// WarmupThreads is the effective warm-up thread count (the default resolved); unset without
+	// a warm-up.
+	WarmupThreads int32 `json:"warmupThreads,omitempty"`
+	// Repetitions is how many times each target measured the ladder (spec.repetitions).
+	Repetitions int `json:"repetitions"`
+}
+
+type Target struct {
+	Name           string       `json:"name"`
+	Engine         string       `json:"engine,omitempty"`
+	Image          string       `json:"image,omitempty"`
+	MyCnf          string       `json:"myCnf,omitempty"`
+	Phase          string       `json:"phase,omitempty"`
+	ServerVersion  string       `json:"serverVersion,omitempty"`
+	Message        string       `json:"message,omitempty"`
+	StartTime      *metav1.Time `json:"startTime,omitempty"`
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Steps are in the order measured (see spec.repetitions).
+	Steps []Step `json:"steps"`
+	// Cells summarize the repetitions of each thread count; only when the run has more than one.
+	Cells []Cell `json:"cells,omitempty"`
+}
+
+// Cell is a cell's statistics, as status holds them, and whether it is noisy.
+type Cell struct {
+	v1alpha1.CellStats
+	// Noisy: the coefficient of variation of QPS or p95 latency is above MaxCV.
+	Noisy bool `json:"noisy,omitempty"`
+}
+
+// Step is the status numbers of a step, field for field, plus its series: the stored bytes,
+// compacted after DecodeSeries accepted them (see embedSeries).
+type Step struct {
+	v1alpha1.StepResult
+	Series json.RawMessage `json:"series,omitempty"`
+}
+
+type Dropped struct {
+	Target  string  `json:"target"`
+	Threads []int32 `json:"threads"`
+	// Repetitions, when the run has more than one, is the repetition of each entry of Threads.
+	Repetitions []int32 `json:"repetitions,omitempty"`
+	// Bytes is what the dropped series took.
+	Bytes int `json:"bytes"`
+}
+
+// Series is the per-second time series of one finished step, as stored while the run goes on and
+// as embedded in results.json. It is columnar (one array per measure) because a long step has tens
+// of thousands of points and repeating field names per point would multiply its size.
+//
+// Values are rounded to limited precision when the series is built (see roundValue): the series
+// is for plots, and the exact step numbers are in the step's status.
+type Series struct {
+	// BucketSeconds is how many consecutive sysbench reports each point averages. The operator runs
+	// sysbench with --report-interval=1, so it is seconds: 1 unless the series was downsampled to
+	// fit its byte budget. 0 when PointsDropped.
+	BucketSeconds int `json:"bucketSeconds"`
+	// Intervals is how many sysbench reports the series was built from.
+	Intervals int `json:"intervals"`
+	// Threads is the step's sysbench thread count.
+	Threads int32 `json:"threads"`
+	// PointsDropped is true when not even a single whole-step point fit the byte budget: the
+	// series then has no points and only the step's summary numbers (in status) describe it.
+	PointsDropped bool `json:"pointsDropped,omitempty"`
+
+	// Time is the seconds since the step started at the end of each bucket. The last bucket may
+	// average fewer reports than BucketSeconds when they do not divide evenly.
+	Time []float64 `json:"t,omitempty"`
+	// TPS is transactions (sysbench events) per second.
+	TPS []float64 `json:"tps,omitempty"`
+	// QPS is queries per second; Read, Write and Other split it.
+	QPS   []float64 `json:"qps,omitempty"`
+	Read  []float64 `json:"read,omitempty"`
+	Write []float64 `json:"write,omitempty"`
+	Other []float64 `json:"other,omitempty"`
+	// LatencyMs is the latency percentile sysbench reports per interval (the 95th), in
+	// milliseconds. A downsampled point is the mean of its reports' percentiles, not the
+	// percentile of the bucket, which sysbench does not report.
+	LatencyMs []float64 `json:"latencyMs,omitempty"`
+	// Errors and Reconnects are per second.
+	Errors     []float64 `json:"errors,omitempty"`
+	Reconnects []float64 `json:"reconnects,omitempty"`
+}
+
+// DecodeSeries reads a series written by EncodeSeries. It rejects columns of different lengths,
+// which would misalign every plot drawn from them.
+func DecodeSeries(s string) (Series, error) {
+	var out Series
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return Series{}, fmt.Errorf("decode series: %w", err)
+	}
+	if err := out.validate(); err != nil {
+		return Series{}, fmt.Errorf("decode series: %w", err)
+	}
+	return out, nil
+}
+
+func (s Series) validate() error {
+	if s.BucketSeconds < 0 || s.Intervals < 0 {
+		return fmt.Errorf("negative bucketSeconds %d or intervals %d", s.BucketSeconds, s.Intervals)
+	}
+	n := len(s.Time)
+	for _, c := range s.columns() {
+		if len(c.values) != n {
+			return fmt.Errorf("column %q has %d points, %q has %d", c.name, len(c.values), "t", n)
+		}
+	}
+	if s.PointsDropped && n > 0 {
+		return errors.New("pointsDropped is set but the series has points")
+	}
+	return nil
+}
+
+type column struct {
+	name   string
+	values []float64
+}
+
+// columns lists the arrays besides Time, under their JSON names.
+func (s Series) columns() []column {
+	return []column{
+		{"tps", s.TPS},
+		{"qps", s.QPS},
+		{"read", s.Read},
+		{"write", s.Write},
+		{"other", s.Other},
+		{"latencyMs", s.LatencyMs},
+		{"errors", s.Errors},
+		{"reconnects", s.Reconnects},
+	}
+}
+
+// Decode reads results.json. It refuses a formatVersion it does not know (a newer operator's
+// layout may mean something else) and series whose columns do not align.
+func Decode(data []byte) (*Doc, error) {
+	var doc Doc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("decode results.json: %w", err)
+	}
+	if doc.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("results.json has formatVersion %d; this build reads %d: use the plugin of the operator's version",
+			doc.FormatVersion, FormatVersion)
+	}
+	for _, t := range doc.Targets {
+		for _, st := range t.Steps {
+			if st.Series == nil {
+				continue
+			}
+			if _, err := DecodeSeries(string(st.Series)); err != nil {
+				return nil, fmt.Errorf("results.json: target %s, %d threads: %w", t.Name, st.Threads, err)
+			}
+		}
+	}
+	return &doc, nil
+}
+
+// DecodedSeries returns the step's per-second series; ok is false when results.json has none
+// for the step (dropped to fit, or never stored).
+func (s Step) DecodedSeries() (Series, bool, error) {
+	if s.Series == nil {
+		return Series{}, false, nil
+	}
+	out, err := DecodeSeries(string(s.Series))
+	return out, err == nil, err
+}
