@@ -50,7 +50,7 @@ import (
 )
 
 // DefaultSysbenchImage is the project's Debian bookworm sysbench 1.0.20 image (images/sysbench).
-const DefaultSysbenchImage = "ghcr.io/mysqlbench/sysbench:1.0.20"
+const DefaultSysbenchImage = specs.DefaultSysbenchImage
 
 // Timeouts of waits that have no Job deadline of their own.
 const (
@@ -392,8 +392,5 @@ func (r *BenchmarkRunReconciler) engineFor(t v1.Target) (engine.Engine, error) {
 }
 
 func (r *BenchmarkRunReconciler) sysbenchImage(run *v1.BenchmarkRun) string {
-	if run.Spec.SysbenchImage != "" {
-		return run.Spec.SysbenchImage
-	}
-	return r.defaultImage
+	return specs.SysbenchImage(run, r.defaultImage)
 }

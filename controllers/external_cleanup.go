@@ -34,7 +34,7 @@ const dropStep = "drop"
 // holdsExternalTables says whether an external target may have sbtest tables on its server that
 // the run created and has not dropped.
 func holdsExternalTables(run *v1.BenchmarkRun, t v1.Target, ts *v1.TargetStatus) bool {
-	if !needsDataCleanup(run, t) || ts == nil {
+	if !specs.DropsTables(run, t) || ts == nil {
 		return false
 	}
 	switch ts.Phase {
@@ -164,7 +164,7 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 // hasExternalData says whether the run prepares tables on a server it does not run.
 func hasExternalData(run *v1.BenchmarkRun) bool {
 	for _, t := range run.Spec.Targets {
-		if needsDataCleanup(run, t) {
+		if specs.DropsTables(run, t) {
 			return true
 		}
 	}

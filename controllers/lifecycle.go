@@ -116,10 +116,8 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 	case v1.TargetPending, "":
 		// Nothing is provisioned for data that cannot fit the volume, or for a run that names
 		// a ConfigMap that is not there.
-		if t.Engine != v1.EngineExternal {
-			if err := specs.CheckDataFits(run.Spec); err != nil {
-				return r.failTarget(ctx, tx, t, ts, err.Error())
-			}
+		if err := specs.CheckTargetData(run.Spec, t); err != nil {
+			return r.failTarget(ctx, tx, t, ts, err.Error())
 		}
 		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
 			return res, err
@@ -133,35 +131,33 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 		}
 		now := tx.now()
 		ts.StartTime = &now
-		r.enter(tx, t, ts, v1.TargetProvisioning)
+		r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetPending))
 		return ctrl.Result{}, nil
 
 	case v1.TargetProvisioning:
 		return r.provision(ctx, tx, t, ts, eng)
 
 	case v1.TargetPreparing:
-		return r.runPhase(ctx, tx, t, ts, eng, "prepare", sysbench.Step{Phase: sysbench.PhasePrepare},
+		return r.runPhase(ctx, tx, t, ts, eng, specs.PrepareStep(),
 			func(*sysbench.Final) { r.enter(tx, t, ts, afterPrepare(run)) })
 
 	case v1.TargetWarmingUp:
-		step := sysbench.Step{Phase: sysbench.PhaseWarmup, Threads: run.Spec.Ladder.WarmupThreadsOrDefault(),
-			Duration: run.Spec.Ladder.WarmupDuration()}
-		return r.runPhase(ctx, tx, t, ts, eng, "warmup", step,
-			func(*sysbench.Final) { r.enter(tx, t, ts, v1.TargetRunning) })
+		return r.runPhase(ctx, tx, t, ts, eng, specs.WarmupStep(run),
+			func(*sysbench.Final) { r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetWarmingUp)) })
 
 	case v1.TargetRunning:
 		// The next step is the count of recorded ones, whatever restarts came in between: a
 		// step (one rung of one repetition) is recorded once and then never measured again.
 		i := len(ts.Steps)
 		if i >= run.Spec.StepCount() {
-			r.enter(tx, t, ts, v1.TargetCleaningUp)
+			r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetRunning))
 			return ctrl.Result{}, nil
 		}
 		return r.runLadderStep(ctx, tx, t, ts, eng, i)
 
 	case v1.TargetCleaningUp:
-		if needsDataCleanup(run, t) {
-			return r.runPhase(ctx, tx, t, ts, eng, "cleanup", sysbench.Step{Phase: sysbench.PhaseCleanup},
+		if specs.DropsTables(run, t) {
+			return r.runPhase(ctx, tx, t, ts, eng, specs.CleanupStep(),
 				func(*sysbench.Final) {
 					if ts.Message != "" {
 						// It failed earlier; its tables are gone now.
@@ -235,17 +231,7 @@ func describeStep(run *v1.BenchmarkRun, i int) string {
 
 // afterPrepare is the phase after prepare: the warm-up when there is one.
 func afterPrepare(run *v1.BenchmarkRun) v1.TargetPhase {
-	if run.Spec.Ladder.WarmupDuration() > 0 {
-		return v1.TargetWarmingUp
-	}
-	return v1.TargetRunning
-}
-
-// needsDataCleanup says whether the sbtest tables must be dropped after the ladder: only on a
-// server the user keeps (external), and only when the operator created them. Servers the operator
-// runs are deleted with their data, or kept as they are for inspection.
-func needsDataCleanup(run *v1.BenchmarkRun, t v1.Target) bool {
-	return t.EngineOrDefault() == v1.EngineExternal && !run.Spec.Workload.SkipPrepare
+	return specs.NextPhase(run, v1.TargetPreparing)
 }
 
 // provision creates the server, waits until it is ready (bounded), then proves the benchmark
@@ -325,12 +311,12 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		}
 		return ctrl.Result{RequeueAfter: next}, nil
 	}
-	return r.runPhase(ctx, tx, t, ts, eng, "probe", sysbench.Step{Phase: sysbench.PhaseProbe},
+	return r.runPhase(ctx, tx, t, ts, eng, specs.ProbeStep(),
 		func(f *sysbench.Final) {
 			ts.ServerVersion = f.Server
 			ts.ServerInstance = state.Instance
 			if ts.ServerRestarts == 0 {
-				r.enter(tx, t, ts, afterProbe(run))
+				r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetProvisioning))
 				return
 			}
 			next, failure := afterRestartProbe(run, ts.LastServerRestart, f.Tables)
@@ -340,14 +326,6 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			}
 			r.enter(tx, t, ts, next)
 		})
-}
-
-// afterProbe is the phase after the probe.
-func afterProbe(run *v1.BenchmarkRun) v1.TargetPhase {
-	if run.Spec.Workload.SkipPrepare {
-		return afterPrepare(run)
-	}
-	return v1.TargetPreparing
 }
 
 // succeedTarget marks the target done. Its server and Jobs are dealt with once the status says

@@ -39,8 +39,8 @@ type jobOutcome struct {
 // runPhase runs a one-Job phase (probe, prepare, warm-up, cleanup) of a target: create the Job
 // of the current attempt, and when it finishes call onSuccess or count a failed attempt.
 func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, step string, sb sysbench.Step, onSuccess func(*sysbench.Final)) (ctrl.Result, error) {
-	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, sb, nil)
+	eng engine.Engine, step specs.Step, onSuccess func(*sysbench.Final)) (ctrl.Result, error) {
+	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, nil)
 	if err != nil || !out.done {
 		return res, err
 	}
@@ -48,18 +48,10 @@ func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t
 		if wait := r.settling(out); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		return r.failedAttempt(ctx, tx, t, ts, step, out.failure)
+		return r.failedAttempt(ctx, tx, t, ts, step.Name, out.failure)
 	}
 	onSuccess(out.final)
 	return ctrl.Result{}, nil
-}
-
-// ladderStep is step i of a target's ladder (in measuring order): its Job's step name and its
-// sysbench step.
-func ladderStep(run *v1.BenchmarkRun, i int) (string, sysbench.Step) {
-	rung, rep := run.Spec.LadderPosition(i)
-	return specs.LadderStep(rung, rep), sysbench.Step{Phase: sysbench.PhaseRun, Threads: run.Spec.Ladder.Threads[rung],
-		Duration: run.Spec.Ladder.StepDurationOrDefault()}
 }
 
 // runLadderStep runs step i of the target (in measuring order: a rung of one repetition, see
@@ -73,13 +65,13 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	run := tx.run
 	rung, rep := run.Spec.LadderPosition(i)
 	threads := run.Spec.Ladder.Threads[rung]
-	step, sb := ladderStep(run, i)
-	var next *nextStep
+	step := specs.LadderStepAt(run, i)
+	var next *specs.Step
 	if i+1 < run.Spec.StepCount() {
-		name, nsb := ladderStep(run, i+1)
-		next = &nextStep{name: name, step: nsb}
+		s := specs.LadderStepAt(run, i+1)
+		next = &s
 	}
-	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, sb, next)
+	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, next)
 	if err != nil || !out.done {
 		return res, err
 	}
@@ -107,7 +99,7 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	// No Event per step: it would be one more API write per step, and the status, the results
 	// and the metrics carry the step's numbers.
 	tx.progressing(v1.ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))
-	logf.FromContext(ctx).V(1).Info("step measured", "step", step, "threads", threads, "qps", result.QPS.Total, "p95Ms", result.Latency.P95Ms)
+	logf.FromContext(ctx).V(1).Info("step measured", "step", step.Name, "threads", threads, "qps", result.QPS.Total, "p95Ms", result.Latency.P95Ms)
 	return ctrl.Result{}, nil
 }
 
@@ -125,26 +117,20 @@ func (r *BenchmarkRunReconciler) failedAttempt(ctx context.Context, tx *transiti
 	return ctrl.Result{}, nil
 }
 
-// nextStep is the ladder step after the current one, whose Job may start once the current
-// step's load has ended.
-type nextStep struct {
-	name string
-	step sysbench.Step
-}
-
 // stepJob creates the Job of the target's current attempt at step, or reads how it ended. With
-// next, the next ladder step's Job is created as soon as this step's sysbench has exited with a
-// result, while the Job still waits to be reported complete.
+// next (the ladder step after the current one), the next ladder step's Job is created as soon as
+// this step's sysbench has exited with a result, while the Job still waits to be reported
+// complete.
 func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, step string, sb sysbench.Step, next *nextStep) (jobOutcome, ctrl.Result, error) {
+	eng engine.Engine, step specs.Step, next *specs.Step) (jobOutcome, ctrl.Result, error) {
 	run := tx.run
 	attempt := specs.Attempt{Restarts: ts.ServerRestarts, Failed: ts.FailedAttempts}
-	name := specs.JobName(run, t.Name, step, attempt)
+	name := specs.JobName(run, t.Name, step.Name, attempt)
 	job := &batchv1.Job{}
 	// A Job under this name that the run does not control must not feed its result to the run.
 	err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
 	if apierrors.IsNotFound(err) {
-		res, err := r.createStepJob(ctx, tx, t, ts, eng, step, sb, attempt, "")
+		res, err := r.createStepJob(ctx, tx, t, ts, eng, step, attempt, "")
 		return jobOutcome{}, res, err
 	}
 	if err != nil {
@@ -173,7 +159,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 			// complete after sysbench exited; the server is idle meanwhile. The step is
 			// recorded when the Job is complete; the next one starts now, once.
 			attempt := specs.Attempt{Restarts: ts.ServerRestarts}
-			nextName := specs.JobName(run, t.Name, next.name, attempt)
+			nextName := specs.JobName(run, t.Name, next.Name, attempt)
 			err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: nextName}, &batchv1.Job{})
 			if err == nil {
 				return jobOutcome{}, ctrl.Result{}, nil // started already; Job i's events come
@@ -182,7 +168,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 				res, err := r.blocked(ctx, tx, t, ts, err)
 				return jobOutcome{}, res, err
 			}
-			res, err := r.createStepJob(ctx, tx, t, ts, eng, next.name, next.step, attempt, name)
+			res, err := r.createStepJob(ctx, tx, t, ts, eng, *next, attempt, name)
 			return jobOutcome{}, res, err
 		}
 		res, err := r.watchPending(ctx, tx, t, job, pod)
@@ -226,9 +212,9 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 // server to end. ended names the Job whose load has just ended (its sysbench exited, the Job is
 // not reported complete yet) when this is the next step started early, "" otherwise.
 func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, step string, sb sysbench.Step, attempt specs.Attempt, ended string) (ctrl.Result, error) {
+	eng engine.Engine, step specs.Step, attempt specs.Attempt, ended string) (ctrl.Result, error) {
 	run := tx.run
-	name := specs.JobName(run, t.Name, step, attempt)
+	name := specs.JobName(run, t.Name, step.Name, attempt)
 	// A ConfigMap deleted since the run started would leave the pod unable to mount it.
 	if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
 		return res, err
@@ -239,12 +225,12 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 	// the server.
 	if busy, err := r.otherLoad(ctx, tx, t, name, ended); err != nil || busy != "" {
 		if busy != "" {
-			tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: step %s waits for %s to end", t.Name, step, busy))
+			tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: step %s waits for %s to end", t.Name, step.Name, busy))
 		}
 		// The pod's own events bring the next reconcile; the requeue bounds a missed one.
 		return ctrl.Result{RequeueAfter: 10 * time.Second}, err
 	}
-	if sb.Phase == sysbench.PhaseRun {
+	if step.Sysbench.Phase == sysbench.PhaseRun {
 		// Every completed Job of the target has its result in the status now (releaseJobs
 		// keeps those that do not): store the waiting series and delete those Jobs, once a
 		// batch of them is waiting.
@@ -256,11 +242,10 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 	if err := r.reporterCheck(ctx, run); err != nil {
 		return r.blocked(ctx, tx, t, ts, err)
 	}
-	inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), sb)
+	job, err := specs.StepJob(run, t.Name, step, attempt, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
 	if err != nil {
-		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("cannot build the sysbench command for %s: %v", step, err))
+		return r.failTarget(ctx, tx, t, ts, err.Error())
 	}
-	job := specs.SysbenchJob(run, t.Name, step, attempt, inv, r.sysbenchImage(run), specs.StepDeadline(sb.Phase, sb.Duration))
 	_, created, err := owned.Ensure(ctx, r.objects(), run, job)
 	if err != nil {
 		if engine.IsPermanentAPIError(err) {
@@ -269,7 +254,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 		return r.blocked(ctx, tx, t, ts, err)
 	}
 	if created {
-		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step, "threads", sb.Threads, "afterLoadOf", ended)
+		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step.Name, "threads", step.Sysbench.Threads, "afterLoadOf", ended)
 	}
 	// The Job's events bring the next reconcile, which reads it.
 	return ctrl.Result{}, nil

@@ -45,22 +45,15 @@ var _ Engine = (*Builtin)(nil)
 // place: the spec cannot change once the run started, and the credentials must stay as generated
 // (the passwords generated for a Secret that exists already are dropped).
 func (b *Builtin) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
-	cm, err := specs.ServerConfigMap(run, t)
-	if err != nil {
-		return &ConfigError{Message: err.Error()}
-	}
 	root, err1 := password()
 	user, err2 := password()
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("generate passwords: %w", errors.Join(err1, err2))
 	}
-	objs := []client.Object{specs.ConnectionSecret(run, t.Name, root, user), cm, specs.ServerService(run, t.Name)}
-	if run.Spec.NetworkPolicyEnabled() {
-		// Before the StatefulSet: the server is never reachable by more than its run's sysbench
-		// pods (where the CNI enforces NetworkPolicy).
-		objs = append(objs, specs.ServerNetworkPolicy(run, t.Name))
+	objs, err := specs.BuiltinServerObjects(run, t, root, user)
+	if err != nil {
+		return &ConfigError{Message: err.Error()}
 	}
-	objs = append(objs, specs.ServerStatefulSet(run, t))
 	for _, obj := range objs {
 		// Names are derived from the run and target names, so an object may exist that is not
 		// the run's: never benchmark another run's server, never hand sysbench a planted Secret.

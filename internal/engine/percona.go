@@ -34,7 +34,6 @@ type perconaFlavor struct {
 	resource string
 	operator string
 	docs     string
-	build    func(*v1.BenchmarkRun, v1.Target) (*unstructured.Unstructured, error)
 }
 
 var (
@@ -42,13 +41,11 @@ var (
 		engine: v1.EnginePerconaServer, kind: specs.PerconaServerMySQLKind, resource: "perconaservermysqls.ps.percona.com",
 		operator: "Percona Operator for MySQL (based on Percona Server), v1.2.0 or later",
 		docs:     "https://docs.percona.com/percona-operator-for-mysql/ps/",
-		build:    specs.PerconaServerMySQL,
 	}
 	pxcFlavor = perconaFlavor{
 		engine: v1.EnginePerconaXtraDBCluster, kind: specs.PerconaXtraDBClusterKind, resource: "perconaxtradbclusters.pxc.percona.com",
 		operator: "Percona Operator for MySQL based on Percona XtraDB Cluster, v1.16.0 or later",
 		docs:     "https://docs.percona.com/percona-operator-for-mysql/pxc/",
-		build:    specs.PerconaXtraDBCluster,
 	}
 )
 
@@ -113,7 +110,19 @@ func (p *Percona) notInstalled(t v1.Target) *ConfigError {
 // creates: the spec cannot change once the run started, and passwords stay as generated (those
 // generated for a Secret that exists already are dropped).
 func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
-	obj, err := p.flavor.build(run, t)
+	pw := map[string]string{}
+	for _, u := range specs.PerconaSystemUsers[p.flavor.engine] {
+		s, err := password()
+		if err != nil {
+			return fmt.Errorf("generate the %s password: %w", u, err)
+		}
+		pw[u] = s
+	}
+	s, err := password()
+	if err != nil {
+		return fmt.Errorf("generate the benchmark user's password: %w", err)
+	}
+	objs, err := specs.PerconaObjects(p.flavor.engine, run, t, pw, s)
 	if err != nil {
 		return &ConfigError{Message: err.Error()}
 	}
@@ -124,32 +133,20 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 		return p.notInstalled(t)
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("get %s: %w", describe(obj), err)
+		return fmt.Errorf("get %s: %w", describe(objs.Server), err)
 	}
 	missing := apierrors.IsNotFound(err)
-	pw := map[string]string{}
-	for _, u := range specs.PerconaSystemUsers[p.flavor.engine] {
-		s, err := password()
-		if err != nil {
-			return fmt.Errorf("generate the %s password: %w", u, err)
-		}
-		pw[u] = s
-	}
-	users, err := ensurePercona(ctx, p, run, t, specs.PerconaUsersSecret(run, t, pw))
+	users, err := ensurePercona(ctx, p, run, t, objs.Users)
 	if err != nil {
 		return err
 	}
-	s, err := password()
-	if err != nil {
-		return fmt.Errorf("generate the benchmark user's password: %w", err)
-	}
-	bench, err := ensurePercona(ctx, p, run, t, specs.PerconaPasswordSecret(run, t, s))
+	bench, err := ensurePercona(ctx, p, run, t, objs.Password)
 	if err != nil {
 		return err
 	}
 
 	if missing {
-		_, err := ensurePercona(ctx, p, run, t, obj)
+		_, err := ensurePercona(ctx, p, run, t, objs.Server)
 		return err
 	}
 	if err := owned.Check(run, current, p.Scheme); err != nil {

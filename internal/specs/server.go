@@ -405,6 +405,16 @@ func CheckDataFits(spec v1.BenchmarkRunSpec) error {
 	return nil
 }
 
+// CheckTargetData is what the controller checks of a target's data before it provisions anything
+// for it: the sbtest data must fit the data volume of a server the operator runs (CheckDataFits);
+// an external server's disk is the user's business.
+func CheckTargetData(spec v1.BenchmarkRunSpec, t v1.Target) error {
+	if t.Engine == v1.EngineExternal {
+		return nil
+	}
+	return CheckDataFits(spec)
+}
+
 // humanBytes writes n bytes in binary units, rounded up ("1.9Gi").
 func humanBytes(n int64) string {
 	units := []string{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}

@@ -1,0 +1,216 @@
+package specs
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+)
+
+func stepsRun() *v1.BenchmarkRun {
+	return &v1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns"},
+		Spec: v1.BenchmarkRunSpec{
+			Workload: v1.Workload{Script: "oltp_read_only", Tables: 4},
+			Ladder:   v1.Ladder{Threads: []int32{1, 4, 16}},
+		},
+	}
+}
+
+func TestNextPhase(t *testing.T) {
+	plain := stepsRun()
+	skip := stepsRun()
+	skip.Spec.Workload.SkipPrepare = true
+	warm := stepsRun()
+	warm.Spec.Ladder.Warmup = &metav1.Duration{Duration: time.Minute}
+	skipWarm := warm.DeepCopy()
+	skipWarm.Spec.Workload.SkipPrepare = true
+	cases := []struct {
+		run  *v1.BenchmarkRun
+		from v1.TargetPhase
+		want v1.TargetPhase
+	}{
+		{plain, "", v1.TargetProvisioning},
+		{plain, v1.TargetPending, v1.TargetProvisioning},
+		{plain, v1.TargetProvisioning, v1.TargetPreparing},
+		{skip, v1.TargetProvisioning, v1.TargetRunning},
+		{skipWarm, v1.TargetProvisioning, v1.TargetWarmingUp},
+		{plain, v1.TargetPreparing, v1.TargetRunning},
+		{warm, v1.TargetPreparing, v1.TargetWarmingUp},
+		{warm, v1.TargetWarmingUp, v1.TargetRunning},
+		{plain, v1.TargetRunning, v1.TargetCleaningUp},
+		{plain, v1.TargetCleaningUp, v1.TargetSucceeded},
+		{plain, v1.TargetFailed, v1.TargetFailed},
+	}
+	for _, c := range cases {
+		if got := NextPhase(c.run, c.from); got != c.want {
+			t.Errorf("NextPhase(%q) with skipPrepare %v, warm-up %s = %q, want %q", c.from,
+				c.run.Spec.Workload.SkipPrepare, c.run.Spec.Ladder.WarmupDuration(), got, c.want)
+		}
+	}
+}
+
+func TestTargetSteps(t *testing.T) {
+	builtin := v1.Target{Name: "b"}
+	external := v1.Target{Name: "e", Engine: v1.EngineExternal}
+	cases := []struct {
+		name   string
+		target v1.Target
+		mutate func(*v1.BenchmarkRun)
+		want   []string
+	}{
+		{"builtin", builtin, nil, []string{"probe", "prepare", "s01", "s02", "s03"}},
+		{"external drops its tables", external, nil, []string{"probe", "prepare", "s01", "s02", "s03", "cleanup"}},
+		{"external skipPrepare", external, func(r *v1.BenchmarkRun) { r.Spec.Workload.SkipPrepare = true },
+			[]string{"probe", "s01", "s02", "s03"}},
+		{"warm-up", builtin, func(r *v1.BenchmarkRun) { r.Spec.Ladder.Warmup = &metav1.Duration{Duration: time.Second} },
+			[]string{"probe", "prepare", "warmup", "s01", "s02", "s03"}},
+		{"three repetitions", builtin, func(r *v1.BenchmarkRun) { r.Spec.Repetitions = ptr.To[int32](3) },
+			[]string{"probe", "prepare", "s01", "s02", "s03", "r2s03", "r2s02", "r2s01", "r3s01", "r3s02", "r3s03"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := stepsRun()
+			if c.mutate != nil {
+				c.mutate(run)
+			}
+			var got []string
+			for _, s := range TargetSteps(run, c.target) {
+				got = append(got, s.Name)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("steps %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestStepSysbench(t *testing.T) {
+	run := stepsRun()
+	run.Spec.Ladder.StepDuration = &metav1.Duration{Duration: 90 * time.Second}
+	run.Spec.Ladder.Warmup = &metav1.Duration{Duration: 30 * time.Second}
+	run.Spec.Repetitions = ptr.To[int32](2)
+	if got, want := WarmupStep(run).Sysbench, (sysbench.Step{Phase: sysbench.PhaseWarmup, Threads: 16, Duration: 30 * time.Second}); got != want {
+		t.Errorf("warm-up %+v, want %+v", got, want)
+	}
+	// Step 3 is the second repetition's first, the ladder's top rung.
+	if got, want := LadderStepAt(run, 3), (Step{Name: "r2s03", Sysbench: sysbench.Step{Phase: sysbench.PhaseRun, Threads: 16, Duration: 90 * time.Second}}); got != want {
+		t.Errorf("step 3 %+v, want %+v", got, want)
+	}
+	for _, s := range []Step{ProbeStep(), PrepareStep(), CleanupStep()} {
+		if string(s.Sysbench.Phase) != s.Name {
+			t.Errorf("step %s runs %s", s.Name, s.Sysbench.Phase)
+		}
+	}
+}
+
+func TestStepJob(t *testing.T) {
+	run := stepsRun()
+	job, err := StepJob(run, "b", LadderStepAt(run, 2), Attempt{Failed: 1}, "r-b-credentials", "img:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	if job.Name != "r-b-s03-a1" || c.Image != "img:1" || !slices.Contains(c.Args, "--threads=16") ||
+		*job.Spec.ActiveDeadlineSeconds != int64((time.Minute+DeadlineMargin)/time.Second) {
+		t.Errorf("job %s image %s args %q deadline %d", job.Name, c.Image, c.Args, *job.Spec.ActiveDeadlineSeconds)
+	}
+	run.Spec.Workload.ExtraArgs = []string{"--time=5"}
+	_, err = StepJob(run, "b", ProbeStep(), Attempt{}, "r-b-credentials", "img:1")
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot build the sysbench command for probe: workload.extraArgs[0]") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestSysbenchImage(t *testing.T) {
+	run := stepsRun()
+	if got := SysbenchImage(run, "op:1"); got != "op:1" {
+		t.Errorf("image %s, want the operator's", got)
+	}
+	run.Spec.SysbenchImage = "mine:2"
+	if got := SysbenchImage(run, "op:1"); got != "mine:2" {
+		t.Errorf("image %s, want the spec's", got)
+	}
+}
+
+func TestCheckTargetData(t *testing.T) {
+	run := stepsRun()
+	run.Spec.Workload.TableSize = 10_000_000
+	run.Spec.Storage = &v1.Storage{Size: resource.MustParse("1Gi")}
+	if err := CheckTargetData(run.Spec, v1.Target{Name: "b"}); err == nil || !strings.Contains(err.Error(), "storage.size") {
+		t.Errorf("builtin: %v", err)
+	}
+	if err := CheckTargetData(run.Spec, v1.Target{Name: "p", Engine: v1.EnginePerconaServer}); err == nil {
+		t.Error("percona: no error")
+	}
+	if err := CheckTargetData(run.Spec, v1.Target{Name: "e", Engine: v1.EngineExternal}); err != nil {
+		t.Errorf("external: %v", err)
+	}
+}
+
+func TestBuiltinServerObjects(t *testing.T) {
+	run := stepsRun()
+	tg := v1.Target{Name: "b", Image: "mysql:8.4"}
+	kinds := func() []string {
+		objs, err := BuiltinServerObjects(run, tg, "root-pw", "user-pw")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range objs {
+			out = append(out, reflect.TypeOf(o).Elem().Name())
+		}
+		if s := objs[0].(*corev1.Secret); s.StringData[SecretKeyRootPassword] != "root-pw" || s.StringData[sysbench.SecretKeyPassword] != "user-pw" {
+			t.Errorf("credentials %v", s.StringData)
+		}
+		return out
+	}
+	if got, want := kinds(), []string{"Secret", "ConfigMap", "Service", "NetworkPolicy", "StatefulSet"}; !slices.Equal(got, want) {
+		t.Errorf("objects %q, want %q", got, want)
+	}
+	run.Spec.NetworkPolicy = v1.NetworkPolicyDisabled
+	if got, want := kinds(), []string{"Secret", "ConfigMap", "Service", "StatefulSet"}; !slices.Equal(got, want) {
+		t.Errorf("objects %q, want %q", got, want)
+	}
+	tg.MyCnf = "bind-address = 127.0.0.1\n"
+	if _, err := BuiltinServerObjects(run, tg, "a", "b"); err == nil || !strings.Contains(err.Error(), "sets bind_address") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestPerconaObjects(t *testing.T) {
+	run := stepsRun()
+	for _, e := range []v1.Engine{v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster} {
+		tg := v1.Target{Name: "p", Engine: e}
+		pw := map[string]string{}
+		for _, u := range PerconaSystemUsers[e] {
+			pw[u] = u + "-pw"
+		}
+		objs, err := PerconaObjects(e, run, tg, pw, "bench-pw")
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := objs.List()
+		if len(list) != 3 || list[0] != objs.Users || list[1] != objs.Password || list[2] != objs.Server {
+			t.Errorf("%s: list %v", e, list)
+		}
+		if objs.Users.StringData["root"] != "root-pw" || objs.Password.StringData[PerconaPasswordKey] != "bench-pw" {
+			t.Errorf("%s: passwords %v %v", e, objs.Users.StringData, objs.Password.StringData)
+		}
+		if want := map[v1.Engine]string{v1.EnginePerconaServer: "PerconaServerMySQL", v1.EnginePerconaXtraDBCluster: "PerconaXtraDBCluster"}[e]; objs.Server.GetKind() != want {
+			t.Errorf("%s: server %s", e, objs.Server.GetKind())
+		}
+	}
+	if _, err := PerconaObjects(v1.EngineBuiltin, run, v1.Target{Name: "b"}, nil, ""); err == nil {
+		t.Error("builtin: no error")
+	}
+}
