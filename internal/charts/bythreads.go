@@ -1,0 +1,361 @@
+package charts
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
+)
+
+// point is a target's value at one thread count: a cell's median and interval, or a step's value
+// (the median of the steps when there are several and no cells).
+type point struct {
+	threads int32
+	value   float64
+	// low and high bound the interval when hasCI; confidence is its level, n the repetitions.
+	low, high  float64
+	hasCI      bool
+	confidence float64
+	n          int32
+	// steps is how many steps value is the median of when it does not come from a cell.
+	steps int
+}
+
+type series struct {
+	label string
+	// style is the line's colour, dash and glyph index: its source's, so a target keeps its
+	// colour when a relative chart leaves other lines out.
+	style  int
+	points []point
+}
+
+// byThreads is a target's points, thread counts ascending. A cell summarizes the repetitions
+// only when the run has several (its statistics are then the status's, computed once); without
+// one the steps of a thread count are reduced here with the same median.
+func byThreads(d *results.Doc, t *results.Target, m Metric) []point {
+	cellOf := map[int32]results.Cell{}
+	if d.Ladder.Repetitions > 1 {
+		for _, c := range t.Cells {
+			cellOf[c.Threads] = c
+		}
+	}
+	steps := make([]v1alpha1.StepResult, len(t.Steps))
+	for i, s := range t.Steps {
+		steps[i] = s.StepResult
+	}
+	var out []point
+	for _, c := range cells.Of(steps) {
+		// A cell of one repetition (a run still going) has no interval: draw its step.
+		if cell, ok := cellOf[c.Threads]; ok && cell.N > 1 {
+			ms := cellMetric(cell.CellStats, m)
+			out = append(out, point{threads: c.Threads, value: ms.Median, low: ms.CILow, high: ms.CIHigh,
+				hasCI: true, confidence: ms.CIConfidence, n: cell.N})
+			continue
+		}
+		samples := stepSamples(c, m)
+		out = append(out, point{threads: c.Threads, value: stats.Summarize(samples).Median, steps: len(samples)})
+	}
+	return out
+}
+
+func cellMetric(c v1alpha1.CellStats, m Metric) v1alpha1.MetricStats {
+	switch m {
+	case TPS:
+		return c.TPS
+	case P95:
+		return c.P95Ms
+	}
+	return c.QPS
+}
+
+func stepSamples(c cells.Cell, m Metric) []float64 {
+	switch m {
+	case TPS:
+		return c.TPS
+	case P95:
+		return c.P95Ms
+	}
+	return c.QPS
+}
+
+func drawByThreads(docs []*results.Doc, m Metric, relativeTo, title string) (*plot.Plot, error) {
+	lines, notes, relativeTo, err := threadLines(docs, m, relativeTo)
+	if err != nil {
+		return nil, err
+	}
+	what := metricName(m) + " by threads"
+	yLabel := axisName(m)
+	if relativeTo != "" {
+		what = metricName(m) + " relative to " + relativeTo
+		yLabel = fmt.Sprintf("%s / %s of %s (1 = same)", metricName(m), metricName(m), relativeTo)
+	}
+	if title == "" {
+		title = defaultTitle(docs, what)
+	}
+	// Throughput and latency both grow with threads, so the top left is free; ratios stay near
+	// 1, so the bottom is.
+	p := newPlot(title, "threads (log2 scale)", notes, yLabel, relativeTo == "", relativeTo == "")
+
+	maxY := 0.0
+	for _, ln := range lines {
+		i := ln.style
+		xys := make(plotter.XYs, len(ln.points))
+		var bars intervalBars
+		for j, pt := range ln.points {
+			xys[j] = plotter.XY{X: float64(pt.threads), Y: pt.value}
+			maxY = math.Max(maxY, pt.value)
+			if pt.hasCI {
+				bars.x = append(bars.x, float64(pt.threads))
+				bars.low = append(bars.low, pt.low)
+				bars.high = append(bars.high, pt.high)
+				maxY = math.Max(maxY, pt.high)
+			}
+		}
+		l, s, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", ln.label, err)
+		}
+		l.LineStyle = lineStyle(i, vg.Points(1.5), true)
+		s.GlyphStyle = glyphStyle(i)
+		if len(bars.x) > 0 {
+			bars.style = lineStyle(i, vg.Points(1), false)
+			bars.style.Dashes = nil
+			bars.capWidth = vg.Points(5)
+			p.Add(&bars)
+		}
+		p.Add(l, s)
+		p.Legend.Add(ln.label, l, s)
+	}
+	threadAxis(p, docs, lines)
+	yFromZero(p, maxY)
+	return p, nil
+}
+
+// threadLines is one series per measured target, divided by the baseline when relativeTo names
+// one (returned as its label), and the notes that say what the points are and what is left out.
+func threadLines(docs []*results.Doc, m Metric, relativeTo string) ([]series, []string, string, error) {
+	srcs, unmeasured := sources(docs)
+	if len(srcs) == 0 {
+		return nil, nil, "", nothingMeasured(docs)
+	}
+	lines := make([]series, len(srcs))
+	for i, s := range srcs {
+		lines[i] = series{label: s.label, style: i, points: byThreads(s.doc, s.target, m)}
+	}
+
+	var notes []string
+	if relativeTo != "" {
+		base, err := baseline(srcs, unmeasured, relativeTo)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		var apart []string
+		lines, apart = relative(lines, lines[base])
+		if len(lines) == 0 {
+			return nil, nil, "", fmt.Errorf("relative to %s: its %s is 0 at every thread count, nothing to divide by: choose another target",
+				srcs[base].label, metricName(m))
+		}
+		if len(apart) > 0 {
+			notes = append(notes, fmt.Sprintf("not drawn (no thread count in common with %s): %s",
+				srcs[base].label, strings.Join(apart, ", ")))
+		}
+		relativeTo = srcs[base].label
+	}
+	notes = append(summaryNotes(lines, relativeTo != ""), notes...)
+	if len(unmeasured) > 0 {
+		notes = append(notes, "not drawn (no measured step): "+strings.Join(unmeasured, ", "))
+	}
+	return lines, notes, relativeTo, nil
+}
+
+// baseline finds the line RelativeTo names: its label, or a target name that only one run has.
+func baseline(srcs []source, unmeasured []string, name string) (int, error) {
+	labels := make([]string, len(srcs))
+	var byTarget []int
+	for i, s := range srcs {
+		labels[i] = s.label
+		if s.label == name {
+			return i, nil
+		}
+		if s.target.Name == name {
+			byTarget = append(byTarget, i)
+		}
+	}
+	switch {
+	case len(byTarget) == 1:
+		return byTarget[0], nil
+	case len(byTarget) > 1:
+		var which []string
+		for _, i := range byTarget {
+			which = append(which, labels[i])
+		}
+		return 0, fmt.Errorf("relative to %q: several runs have that target: name one of %s",
+			name, strings.Join(which, ", "))
+	}
+	for _, u := range unmeasured {
+		if u == name || strings.HasSuffix(u, "/"+name) {
+			return 0, fmt.Errorf("relative to %q: %s has no measured steps: choose one of %s",
+				name, u, strings.Join(labels, ", "))
+		}
+	}
+	return 0, fmt.Errorf("relative to %q: no such target: choose one of %s", name, strings.Join(labels, ", "))
+}
+
+// relative divides every line by base at the same thread count, leaving out thread counts base
+// lacks (or measured as 0) and the lines that then have no point left. The ratio of two
+// intervals is not the interval of the ratio, so the intervals are not carried over.
+func relative(lines []series, base series) (out []series, apart []string) {
+	baseAt := map[int32]float64{}
+	for _, pt := range base.points {
+		if pt.value != 0 {
+			baseAt[pt.threads] = pt.value
+		}
+	}
+	for _, ln := range lines {
+		r := series{label: ln.label, style: ln.style}
+		for _, pt := range ln.points {
+			b, ok := baseAt[pt.threads]
+			if !ok {
+				continue
+			}
+			r.points = append(r.points, point{threads: pt.threads, value: pt.value / b,
+				confidence: pt.confidence, n: pt.n, steps: pt.steps})
+		}
+		if len(r.points) == 0 {
+			apart = append(apart, ln.label)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, apart
+}
+
+// summaryNotes say what the points are: medians of repetitions and how sure their intervals are.
+func summaryNotes(lines []series, ratios bool) []string {
+	var (
+		nMin, nMax           int32 = math.MaxInt32, 0
+		confMin, confMax           = math.Inf(1), math.Inf(-1)
+		fromCells, fromSteps bool
+		single               bool
+	)
+	for _, ln := range lines {
+		for _, pt := range ln.points {
+			switch {
+			case pt.n > 0:
+				fromCells = true
+				nMin, nMax = min(nMin, pt.n), max(nMax, pt.n)
+				confMin, confMax = math.Min(confMin, pt.confidence), math.Max(confMax, pt.confidence)
+			case pt.steps > 1:
+				fromSteps = true
+			default:
+				single = true
+			}
+		}
+	}
+	var notes []string
+	if fromCells {
+		reps := strconv.Itoa(int(nMax)) + " repetitions"
+		if nMin != nMax {
+			reps = fmt.Sprintf("%d-%d repetitions", nMin, nMax)
+		}
+		if ratios {
+			notes = append(notes, "ratios of the medians of "+reps+" (intervals not drawn: a ratio's interval is not the ratio of the intervals)")
+		} else {
+			points := "points"
+			if fromSteps || single {
+				points = "points with bars"
+			}
+			notes = append(notes, fmt.Sprintf("%s: median of %s; bars: %s confidence interval of the median",
+				points, reps, percentRange(confMin, confMax)))
+		}
+	}
+	if fromSteps {
+		notes = append(notes, "where a thread count has several steps and no summary, the point is their median")
+	}
+	return notes
+}
+
+func percentRange(lo, hi float64) string {
+	pct := func(f float64) string { return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) }
+	if pct(lo) == pct(hi) {
+		return pct(lo) + " %"
+	}
+	return pct(lo) + "-" + pct(hi) + " %"
+}
+
+// threadAxis makes x a log2 axis over the ladders' thread counts, ticked at each of them.
+func threadAxis(p *plot.Plot, docs []*results.Doc, lines []series) {
+	var threads []int32
+	for _, d := range docs {
+		threads = append(threads, d.Ladder.Threads...)
+	}
+	for _, ln := range lines {
+		for _, pt := range ln.points {
+			threads = append(threads, pt.threads)
+		}
+	}
+	threads = slices.DeleteFunc(threads, func(t int32) bool { return t < 1 })
+	slices.Sort(threads)
+	threads = slices.Compact(threads)
+
+	if len(threads) == 0 {
+		threads = []int32{1}
+	}
+	p.X.Scale = plot.LogScale{}
+	lo, hi := float64(threads[0]), float64(threads[len(threads)-1])
+	if lo == hi {
+		lo, hi = lo/2, hi*2
+	}
+	p.X.Min, p.X.Max = lo, hi
+	p.X.Tick.Marker = &threadTicker{threads: threads, label: p.X.Tick.Label}
+}
+
+// threadTicker ticks every thread count of the ladders and labels those that fit side by side
+// (always the smallest and the largest): a ladder such as 512, 768, 1000 is too dense for a
+// narrow chart. Encode tells it the data area's width before drawing.
+type threadTicker struct {
+	threads []int32
+	label   text.Style
+	axis    vg.Length // the x axis's length; 0 = an estimate for DefaultWidth
+}
+
+// labelSpace is the least blank between two thread labels: about a space at 9 pt.
+const labelSpace = 2.5
+
+func (t *threadTicker) Ticks(min, max float64) []plot.Tick {
+	axis := t.axis
+	if axis <= 0 {
+		axis = DefaultWidth - 60 // the y axis and the paddings take about 60 pt
+	}
+	at := func(v float64) vg.Length { return vg.Length(math.Log(v/min) / math.Log(max/min) * float64(axis)) }
+	fits := func(a, b plot.Tick, label string) bool {
+		return at(b.Value)-at(a.Value) >= (t.label.Width(a.Label)+t.label.Width(label))/2+labelSpace
+	}
+
+	ticks := make([]plot.Tick, len(t.threads))
+	last := -1
+	for i, th := range t.threads {
+		ticks[i].Value = float64(th)
+		label := strconv.Itoa(int(th))
+		if last >= 0 && !fits(ticks[last], ticks[i], label) {
+			if i < len(t.threads)-1 || last == 0 {
+				continue
+			}
+			ticks[last].Label = "" // the largest thread count replaces its neighbour
+		}
+		ticks[i].Label = label
+		last = i
+	}
+	return ticks
+}

@@ -1,0 +1,303 @@
+// Package charts draws the charts a database engineer publishes from results.json: a metric by
+// thread count (absolute or relative to one target) or over time, one line per target, for one
+// run or several. The kubectl plugin draws them on demand; the operator stores QPSByThreadsSVG
+// next to the results.
+package charts
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+)
+
+// Metric is what a chart plots.
+type Metric string
+
+const (
+	// QPS is queries per second (the step's qps.total).
+	QPS Metric = "qps"
+	// TPS is transactions (sysbench events) per second.
+	TPS Metric = "tps"
+	// P95 is the 95th percentile latency in milliseconds.
+	P95 Metric = "p95"
+)
+
+// Metrics lists the metrics Draw knows, for flags and their help.
+var Metrics = []Metric{QPS, TPS, P95}
+
+// Spec says which chart Draw draws.
+type Spec struct {
+	// Metric is what to plot; "" means QPS.
+	Metric Metric
+	// RelativeTo is a target name: each line is then its value divided by that target's value at
+	// the same thread count (1.0 = the same), and thread counts the target lacks are left out.
+	// With several runs it may be "run/target", as the legend names the lines. "" = absolute.
+	RelativeTo string
+	// Timeline draws the per-second series across the ladder instead of one point per thread count.
+	Timeline bool
+	// Title replaces the default title, which names the runs and the metric.
+	Title string
+}
+
+// Default size of an encoded chart.
+const (
+	DefaultWidth  = 20 * vg.Centimeter
+	DefaultHeight = 12 * vg.Centimeter
+)
+
+// Draw draws one chart of the runs: one line per target that measured at least one step; with
+// several runs the legend says "run/target". What the chart leaves out or approximates (targets
+// without steps, steps without a per-second series, the confidence of the intervals) is said
+// under the x axis.
+func Draw(docs []*results.Doc, spec Spec) (*plot.Plot, error) {
+	if len(docs) == 0 {
+		return nil, errors.New("no runs to draw: pass at least one results.json")
+	}
+	for i, d := range docs {
+		if d == nil {
+			return nil, fmt.Errorf("run %d of %d is missing (nil results)", i+1, len(docs))
+		}
+	}
+	m, err := spec.metric()
+	if err != nil {
+		return nil, err
+	}
+	if spec.Timeline {
+		if spec.RelativeTo != "" {
+			return nil, fmt.Errorf("a timeline draws absolute values (relative to %q was asked): "+
+				"leave RelativeTo empty, or draw by threads", spec.RelativeTo)
+		}
+		return drawTimeline(docs, m, spec.Title)
+	}
+	return drawByThreads(docs, m, spec.RelativeTo, spec.Title)
+}
+
+func (s Spec) metric() (Metric, error) {
+	switch s.Metric {
+	case "":
+		return QPS, nil
+	case QPS, TPS, P95:
+		return s.Metric, nil
+	}
+	return "", fmt.Errorf("unknown metric %q: use one of %s", s.Metric, metricList())
+}
+
+func metricList() string {
+	names := make([]string, len(Metrics))
+	for i, m := range Metrics {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Encode writes p as "png" (96 dots per inch) or "svg" (fonts named, not embedded) at the given
+// size; 0, 0 means DefaultWidth x DefaultHeight, and one zero side keeps their aspect ratio.
+// Like gonum's Draw, it adjusts p while drawing: do not encode one plot from two goroutines.
+func Encode(p *plot.Plot, format string, width, height vg.Length, w io.Writer) error {
+	if p == nil {
+		return errors.New("encode chart: no chart (nil plot)")
+	}
+	width, height, err := size(width, height)
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(format) {
+	case "png":
+		if width > maxPNGSide || height > maxPNGSide {
+			return fmt.Errorf("chart size %.0f x %.0f pt: a png is at most %d pixels (%.0f inches) a side: "+
+				"choose a smaller size or svg", width.Points(), height.Points(),
+				int(maxPNGSide/vg.Inch)*vgimg.DefaultDPI, float64(maxPNGSide/vg.Inch))
+		}
+		c := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
+		drawOn(p, c)
+		if _, err := c.WriteTo(w); err != nil {
+			return fmt.Errorf("encode chart as png: %w", err)
+		}
+		return nil
+	case "svg":
+		c := vgsvg.New(width, height)
+		drawOn(p, c)
+		var buf bytes.Buffer
+		if _, err := c.WriteTo(&buf); err != nil {
+			return fmt.Errorf("encode chart as svg: %w", err)
+		}
+		if _, err := w.Write(withFontFallback(buf.Bytes())); err != nil {
+			return fmt.Errorf("encode chart as svg: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("unsupported chart format %q: use png or svg", format)
+}
+
+// maxPNGSide keeps a typo in a size from allocating gigabytes: 9,600 pixels at 96 dpi.
+const maxPNGSide = 100 * vg.Inch
+
+// drawOn draws p on c, first telling a thread axis how long it is, so that it labels as many
+// thread counts as fit.
+func drawOn(p *plot.Plot, c vg.CanvasSizer) {
+	dc := draw.New(c)
+	if t, ok := p.X.Tick.Marker.(*threadTicker); ok {
+		t.axis = 0 // DataCanvas asks for the ticks too: let it have the estimate's
+		t.axis = p.DataCanvas(dc).Size().X
+	}
+	p.Draw(dc)
+}
+
+func size(w, h vg.Length) (vg.Length, vg.Length, error) {
+	switch {
+	case w < 0 || h < 0:
+		return 0, 0, fmt.Errorf("chart size %.0f x %.0f pt: width and height must not be negative", w.Points(), h.Points())
+	case w == 0 && h == 0:
+		return DefaultWidth, DefaultHeight, nil
+	case w == 0:
+		return h * DefaultWidth / DefaultHeight, h, nil
+	case h == 0:
+		return w, w * DefaultHeight / DefaultWidth, nil
+	}
+	return w, h, nil
+}
+
+// withFontFallback lets a viewer without the Liberation fonts (which the SVG names but does not
+// embed, to stay small) use their metric-compatible equivalents rather than its default serif.
+func withFontFallback(svg []byte) []byte {
+	return bytes.ReplaceAll(svg, []byte("font-family:"+sansFamily+";"),
+		[]byte("font-family:'"+sansFamily+"',Arial,Helvetica,sans-serif;"))
+}
+
+// QPSByThreadsSVG is the chart the operator stores with the results: QPS by threads of one run
+// at the default size, as SVG without embedded fonts (about 32 KB for 8 targets x 12 thread
+// counts with repetitions, 6 KB for 2 x 3).
+func QPSByThreadsSVG(doc *results.Doc) ([]byte, error) {
+	p, err := Draw([]*results.Doc{doc}, Spec{Metric: QPS})
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := Encode(p, "svg", 0, 0, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// source is one target of one run, and the name the chart gives it.
+type source struct {
+	doc    *results.Doc
+	target *results.Target
+	label  string
+}
+
+// sources lists every target of the runs in order, labelled "target" for one run and
+// "run/target" for several, and the labels of those that measured nothing.
+func sources(docs []*results.Doc) (measured []source, unmeasured []string) {
+	for _, d := range docs {
+		for i := range d.Targets {
+			t := &d.Targets[i]
+			label := t.Name
+			if len(docs) > 1 {
+				label = d.Run.Name + "/" + t.Name
+			}
+			if len(t.Steps) == 0 {
+				unmeasured = append(unmeasured, label)
+				continue
+			}
+			measured = append(measured, source{doc: d, target: t, label: label})
+		}
+	}
+	return measured, unmeasured
+}
+
+// nothingMeasured is the error when no target of the runs has a step.
+func nothingMeasured(docs []*results.Doc) error {
+	if len(docs) == 1 {
+		d := docs[0]
+		return fmt.Errorf("run %s has no measured steps yet (phase %s): wait until a step finishes",
+			runName(d), phaseOr(d.Run.Phase))
+	}
+	names := make([]string, len(docs))
+	for i, d := range docs {
+		names[i] = runName(d)
+	}
+	return fmt.Errorf("none of the runs %s has a measured step yet: wait until a step finishes",
+		strings.Join(names, ", "))
+}
+
+func runName(d *results.Doc) string {
+	if d.Run.Namespace == "" {
+		return d.Run.Name
+	}
+	return d.Run.Namespace + "/" + d.Run.Name
+}
+
+func phaseOr(phase string) string {
+	if phase == "" {
+		return "unknown"
+	}
+	return phase
+}
+
+// defaultTitle names the runs (and their workload when they share one) and what is drawn.
+func defaultTitle(docs []*results.Doc, what string) string {
+	var names []string
+	for _, d := range docs {
+		if !slices.Contains(names, d.Run.Name) {
+			names = append(names, d.Run.Name)
+		}
+	}
+	runs := strings.Join(names, ", ")
+	if len(names) > 3 {
+		runs = fmt.Sprintf("%d runs", len(names))
+	}
+	if w := workload(docs); w != "" {
+		runs += " (" + w + ")"
+	}
+	return runs + ": " + what
+}
+
+// workload is the sysbench script the runs share, or "".
+func workload(docs []*results.Doc) string {
+	name := func(d *results.Doc) string {
+		if cs := d.Workload.CustomScript; cs != nil {
+			return cs.ConfigMap + "/" + cs.Key
+		}
+		return d.Workload.Script
+	}
+	w := name(docs[0])
+	for _, d := range docs[1:] {
+		if name(d) != w {
+			return ""
+		}
+	}
+	return w
+}
+
+// metricName is the metric in a title, axisName on the y axis.
+func metricName(m Metric) string {
+	switch m {
+	case TPS:
+		return "TPS"
+	case P95:
+		return "p95 latency"
+	}
+	return "QPS"
+}
+
+func axisName(m Metric) string {
+	switch m {
+	case TPS:
+		return "transactions per second"
+	case P95:
+		return "p95 latency (ms)"
+	}
+	return "queries per second"
+}
