@@ -1,8 +1,8 @@
 // Package helm_test checks the two install paths, the Helm chart (charts/mysqlbench-operator) and
 // kustomize (config/default): what they render (RBAC identical to the generated role, a hardened
-// manager Deployment, a ServiceMonitor that finds the metrics Service) and that a real API server
-// accepts and stores every object they create (helm install, and server-side apply of the
-// kustomize build).
+// manager Deployment, a ServiceMonitor that finds the metrics Service, the opt-in Grafana dashboard
+// ConfigMap) and that a real API server accepts and stores every object they create (helm install,
+// and server-side apply of the kustomize build).
 //
 // helm and kustomize come from $HELM and $KUSTOMIZE (make test and make test-helm set both); the
 // API server from $KUBEBUILDER_ASSETS. Without $HELM the tests skip, except in CI (CI=true),
@@ -12,6 +12,7 @@ package helm_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"maps"
@@ -605,6 +606,101 @@ func TestServiceMonitorScrapesManager(t *testing.T) {
 	}
 }
 
+const dashboardKey = "mysqlbench-dashboard.json"
+
+// dashboards returns the rendered ConfigMaps that hold the Grafana dashboard or carry the
+// sidecar's default label.
+func dashboards(t *testing.T, objs []*unstructured.Unstructured) []*corev1.ConfigMap {
+	t.Helper()
+	var out []*corev1.ConfigMap
+	for _, cm := range ofKind[corev1.ConfigMap](t, objs, "ConfigMap") {
+		if _, ok := cm.Data[dashboardKey]; ok || cm.Labels["grafana_dashboard"] != "" {
+			out = append(out, cm)
+		}
+	}
+	return out
+}
+
+// The Grafana dashboard is opt-in: a ConfigMap for Grafana's dashboard sidecar holding the
+// chart's files/grafana/mysqlbench-dashboard.json (internal/metrics checks its queries against
+// the exported metrics).
+func TestGrafanaDashboard(t *testing.T) {
+	file, err := os.ReadFile(filepath.Join(repoRoot(t), chartDir, "files", "grafana", dashboardKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want any
+	if err := json.Unmarshal(file, &want); err != nil {
+		t.Fatalf("%s: %v", dashboardKey, err)
+	}
+	t.Run("disabled by default", func(t *testing.T) {
+		if cms := dashboards(t, helmTemplate(t)); len(cms) != 0 {
+			t.Errorf("rendered dashboard ConfigMap %s/%s although grafana.dashboard.enabled is false", cms[0].Namespace, cms[0].Name)
+		}
+	})
+	t.Run("enabled", func(t *testing.T) {
+		cms := dashboards(t, helmTemplate(t, "--set", "grafana.dashboard.enabled=true"))
+		if len(cms) != 1 {
+			t.Fatalf("rendered %d dashboard ConfigMaps, want 1", len(cms))
+		}
+		cm := cms[0]
+		if cm.Namespace != "mysqlbench-system" || cm.Labels["grafana_dashboard"] != "1" || len(cm.Annotations) != 0 {
+			t.Errorf("ConfigMap %s/%s labels %v annotations %v: want the release namespace, grafana_dashboard=1 and no annotations",
+				cm.Namespace, cm.Name, cm.Labels, cm.Annotations)
+		}
+		var got any
+		if err := json.Unmarshal([]byte(cm.Data[dashboardKey]), &got); err != nil {
+			t.Fatalf("%s in the ConfigMap is not JSON: %v", dashboardKey, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s in the ConfigMap differs from the chart's file", dashboardKey)
+		}
+		if cm.Data[dashboardKey] != strings.TrimRight(string(file), "\n") {
+			t.Errorf("%s in the ConfigMap is not the file verbatim", dashboardKey)
+		}
+	})
+	t.Run("labels, annotations and namespace", func(t *testing.T) {
+		cms := dashboards(t, helmTemplate(t, "--set", "grafana.dashboard.enabled=true", "--set", "grafana.dashboard.namespace=monitoring",
+			"--set", "grafana.dashboard.labels.grafana_dashboard=null", "--set-string", "grafana.dashboard.labels.dashboards=mysqlbench",
+			"--set", "grafana.dashboard.annotations.grafana_folder=Benchmarks"))
+		if len(cms) != 1 {
+			t.Fatalf("rendered %d dashboard ConfigMaps, want 1", len(cms))
+		}
+		cm := cms[0]
+		if _, ok := cm.Labels["grafana_dashboard"]; ok || cm.Labels["dashboards"] != "mysqlbench" {
+			t.Errorf("labels %v: want dashboards=mysqlbench instead of grafana_dashboard", cm.Labels)
+		}
+		if cm.Namespace != "monitoring" || !reflect.DeepEqual(cm.Annotations, map[string]string{"grafana_folder": "Benchmarks"}) {
+			t.Errorf("ConfigMap in %q annotated %v, want monitoring and grafana_folder=Benchmarks", cm.Namespace, cm.Annotations)
+		}
+	})
+	t.Run("the schema rejects", func(t *testing.T) {
+		for _, tc := range []struct{ set, want string }{
+			{"grafana.dashboard.enabled=yes", "/grafana/dashboard/enabled"},
+			{"grafana.dashboards.enabled=true", "dashboards"},
+			{"grafana.dashboard.labels.grafana_dashboard=1", "/grafana/dashboard/labels/grafana_dashboard"},
+			{"grafana.dashboard.namespace=Monitoring", "/grafana/dashboard/namespace"},
+		} {
+			if out := helmTemplateFails(t, "--set", tc.set); !strings.Contains(out, tc.want) {
+				t.Errorf("--set %s: helm says %q, want it to name %s", tc.set, out, tc.want)
+			}
+		}
+	})
+}
+
+// helmTemplateFails renders the chart with args, which must fail, and returns helm's output.
+func helmTemplateFails(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(toolFromEnv(t, "HELM"), append([]string{"template", "mb", chartDir}, args...)...)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), helmEnv(t)...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Errorf("helm template %s succeeded, want it refused", strings.Join(args, " "))
+	}
+	return string(out)
+}
+
 func subset(sub, of map[string]string) bool {
 	for k, v := range sub {
 		if of[k] != v {
@@ -750,11 +846,15 @@ func TestHelmInstall(t *testing.T) {
 	waitEstablished(ctx, t, c, "benchmarkruns.mysqlbench.io")
 	createSample(ctx, t, c, "team-a")
 
-	// A second release limited to two namespaces, next to the first (CRDs already there).
-	scoped := []string{"--namespace", "mb-scoped", "--set", "watchNamespaces={team-a,team-b}"}
+	// A second release limited to two namespaces, next to the first (CRDs already there), with
+	// the Grafana dashboard's ConfigMap.
+	scoped := []string{"--namespace", "mb-scoped", "--set", "watchNamespaces={team-a,team-b}", "--set", "grafana.dashboard.enabled=true"}
 	run(t, env, helm, append([]string{"install", "mb", chartDir, "--create-namespace"}, scoped...)...)
 	scopedObjs := decodeAll(t, run(t, helmEnv(t), helm, append([]string{"template", "mb", chartDir}, scoped...)...))
 	requireStored(ctx, t, c, scopedObjs)
+	if n := len(dashboards(t, scopedObjs)); n != 1 {
+		t.Errorf("the scoped release rendered %d dashboard ConfigMaps, want 1", n)
+	}
 
 	// Uninstall removes the release's objects but keeps the CRD, and with it the users' runs.
 	run(t, env, helm, "uninstall", "mb", "--namespace", "mysqlbench-system", "--wait")
