@@ -27,7 +27,7 @@ var seriesOverhead = len(`,"series":`)
 // follows the spec (target names, my.cnf text, ladder length) and any change to the formats.
 func SeriesBudget(spec v1alpha1.BenchmarkRunSpec) int {
 	steps := len(spec.Targets) * spec.StepCount()
-	data, err := encodeData(ptr(buildDoc(worstCaseRun(spec))))
+	data, err := encodeData(ptr(buildDoc(worstCaseRun(spec))), true)
 	if err != nil || steps == 0 {
 		// encodeData only fails on a broken writer; with no steps there is nothing to share.
 		return minSeriesBudget

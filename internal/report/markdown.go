@@ -17,7 +17,7 @@ const missingCell = "—"
 
 // renderMarkdown writes report.md: the run's headline output, shaped like Percona's published
 // tables of QPS by threads with one column per server, so results can be pasted next to theirs.
-func renderMarkdown(doc *results.Doc) string {
+func renderMarkdown(doc *results.Doc, chart bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", mdText(doc.Run.Name), mdText(doc.Run.Namespace))
 	fmt.Fprintf(&b, "Workload: %s.\n", workloadLine(doc))
@@ -25,6 +25,9 @@ func renderMarkdown(doc *results.Doc) string {
 	threads := tableThreads(doc)
 	b.WriteString("\n## QPS by threads\n\n")
 	writeTable(&b, doc, threads, 2, qpsOf)
+	if chart {
+		fmt.Fprintf(&b, "\nAs a chart (log2 thread axis): key %s of this ConfigMap.\n", KeyQPSChart)
+	}
 	b.WriteString("\n## p95 latency (ms) by threads\n\n")
 	// Three decimals, as the reporter measures: primary-key lookups take about 0.1 ms, and two
 	// decimals would hide the differences the table is for.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	"github.com/mysqlbench/mysqlbench-operator/internal/charts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
@@ -23,6 +24,10 @@ const (
 	KeyResultsJSON = "results.json"
 	KeyResultsCSV  = "results.csv"
 	KeyReportMD    = "report.md"
+	// KeyQPSChart is the QPS-by-threads chart (SVG), for users without the kubectl plugin. It is
+	// left out when no target measured a step, and when the run is so large that its numbers
+	// alone fill the ConfigMap (a note says so).
+	KeyQPSChart = "qps-by-threads.svg"
 )
 
 type stepKey struct {
@@ -52,7 +57,8 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 	doc := buildDoc(run)
 	attachSeries(&doc, stored)
 
-	data, err := encodeData(&doc)
+	chart := true
+	data, err := encodeData(&doc, chart)
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +72,16 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 	next := 0
 	var dropRecs []dropRec
 	for dataSize(data) > MaxConfigMapBytes {
+		if next == len(cands) && chart {
+			// The chart is drawn from the numbers, which stay in results.json: it goes before
+			// any number would.
+			chart = false
+			doc.Notes = append(doc.Notes, fmt.Sprintf("The chart %s is left out: the numbers alone fill the ConfigMap.", KeyQPSChart))
+			if data, err = encodeData(&doc, chart); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if next == len(cands) {
 			return nil, fmt.Errorf("render results of %s/%s: %d bytes even without per-second series, "+
 				"more than the %d a ConfigMap can hold", run.Namespace, run.Name, dataSize(data), MaxConfigMapBytes)
@@ -78,7 +94,7 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 			dropRecs = append(dropRecs, dropRec{key: c.key, bytes: c.bytes})
 		}
 		doc.Dropped = droppedList(&doc, dropRecs)
-		if data, err = encodeData(&doc); err != nil {
+		if data, err = encodeData(&doc, chart); err != nil {
 			return nil, err
 		}
 	}
@@ -280,8 +296,19 @@ func droppedList(doc *results.Doc, recs []dropRec) []results.Dropped {
 	return out
 }
 
-// encodeData renders the three keys from doc.
-func encodeData(doc *results.Doc) (map[string]string, error) {
+// encodeData renders results.json, results.csv and report.md from doc and, with chart, the
+// QPS-by-threads SVG. A chart that cannot be drawn is not a reason to lose the results: it is
+// left out and results.json and report.md say why.
+func encodeData(doc *results.Doc, chart bool) (map[string]string, error) {
+	var svg []byte
+	if chart && measured(doc) {
+		var err error
+		if svg, err = charts.QPSByThreadsSVG(doc); err != nil {
+			withNote := *doc
+			withNote.Notes = append(slices.Clip(doc.Notes), fmt.Sprintf("The chart %s could not be drawn: %v.", KeyQPSChart, err))
+			doc = &withNote
+		}
+	}
 	var js bytes.Buffer
 	enc := json.NewEncoder(&js)
 	// Messages and my.cnf text are not embedded in HTML; escaping < > & would only cost bytes.
@@ -293,11 +320,25 @@ func encodeData(doc *results.Doc) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{
+	data := map[string]string{
 		KeyResultsJSON: js.String(),
 		KeyResultsCSV:  csvText,
-		KeyReportMD:    renderMarkdown(doc),
-	}, nil
+		KeyReportMD:    renderMarkdown(doc, len(svg) > 0),
+	}
+	if len(svg) > 0 {
+		data[KeyQPSChart] = string(svg)
+	}
+	return data, nil
+}
+
+// measured says whether any target has a step result.
+func measured(doc *results.Doc) bool {
+	for _, t := range doc.Targets {
+		if len(t.Steps) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // dataSize counts data as the API server does against the ConfigMap size limit.

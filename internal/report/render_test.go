@@ -3,9 +3,12 @@ package report
 import (
 	"encoding/csv"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,9 +130,10 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if keys := slices.Sorted(maps.Keys(data)); !slices.Equal(keys, []string{KeyReportMD, KeyResultsCSV, KeyResultsJSON}) {
-				t.Fatalf("keys = %v, want only the three results keys (series consumed)", keys)
+			if keys := slices.Sorted(maps.Keys(data)); !slices.Equal(keys, []string{KeyQPSChart, KeyReportMD, KeyResultsCSV, KeyResultsJSON}) {
+				t.Fatalf("keys = %v, want only the results keys and the chart (series consumed)", keys)
 			}
+			assertChart(t, data[KeyQPSChart], tc.run)
 			for _, k := range []string{KeyReportMD, KeyResultsCSV, KeyResultsJSON} {
 				assertGolden(t, tc.name+"/"+k, data[k])
 			}
@@ -425,6 +429,81 @@ func TestRenderHugeRunDropsLargestSeriesFirst(t *testing.T) {
 		}
 		if !strings.Contains(notes, line+"\n") {
 			t.Errorf("report.md notes lack %q", line)
+		}
+	}
+}
+
+// assertChart checks that svg is a well-formed SVG document whose legend names every target that
+// measured a step.
+func assertChart(t *testing.T, svg string, run *v1alpha1.BenchmarkRun) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	var root string
+	var text strings.Builder
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s is not well-formed XML: %v", KeyQPSChart, err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = tok.Name.Local
+			}
+		case xml.CharData:
+			text.Write(tok)
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("%s has root element %q, want svg", KeyQPSChart, root)
+	}
+	for _, ts := range run.Status.Targets {
+		if len(ts.Steps) > 0 && !strings.Contains(text.String(), ts.Name) {
+			t.Errorf("%s does not name target %s", KeyQPSChart, ts.Name)
+		}
+	}
+}
+
+// The chart is drawn from the numbers: when the numbers alone nearly fill the ConfigMap the
+// chart is left out, and said to be, rather than failing the results.
+func TestRenderLeavesTheChartOutBeforeAnyNumber(t *testing.T) {
+	run := hugeRun()
+	size := func(k int, chart bool) int {
+		for i := range run.Status.Targets {
+			run.Status.Targets[i].Message = strings.Repeat("m", k)
+		}
+		data, err := encodeData(ptr(buildDoc(run)), chart)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dataSize(data)
+	}
+	// The shortest messages with which the numbers and the chart no longer fit.
+	k := sort.Search(MaxConfigMapBytes, func(k int) bool { return size(k, true) > MaxConfigMapBytes })
+	if k == 0 || k == MaxConfigMapBytes || size(k, false) > MaxConfigMapBytes {
+		t.Fatalf("no message length puts the numbers alone under the limit and the chart over it (k=%d)", k)
+	}
+	size(k, true) // leaves the messages at length k
+	data, err := Render(run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := data[KeyQPSChart]; ok {
+		t.Errorf("the chart is kept although it does not fit")
+	}
+	if !strings.Contains(data[KeyReportMD], "The chart "+KeyQPSChart+" is left out") || strings.Contains(data[KeyReportMD], "As a chart") {
+		t.Errorf("report.md does not say the chart was left out")
+	}
+	if dataSize(data) > MaxConfigMapBytes {
+		t.Errorf("%d bytes, over the %d limit", dataSize(data), MaxConfigMapBytes)
+	}
+	d := decodeResultsJSON(t, data[KeyResultsJSON])
+	for i, tr := range d.Targets {
+		if len(tr.Steps) != len(run.Status.Targets[i].Steps) {
+			t.Errorf("target %s lost steps: %d of %d", tr.Name, len(tr.Steps), len(run.Status.Targets[i].Steps))
 		}
 	}
 }
