@@ -175,10 +175,12 @@ verify-chart: ## Fail when the chart's CRDs or RBAC rules differ from config/ (f
 lint-chart: verify-chart $(HELM) $(KUBECONFORM) ## helm lint --strict; rendered chart validated against Kubernetes schemas offline.
 	$(HELM) lint --strict $(CHART)
 	$(HELM) lint --strict $(CHART) --set 'watchNamespaces={team-a,team-b}' --set serviceMonitor.enabled=true --set replicas=2
+	$(HELM) lint --strict $(CHART) --set grafana.dashboard.enabled=true
 	$(HELM) template $(RELEASE) $(CHART) --namespace $(NAMESPACE) --include-crds \
 		| KUBECONFORM=$(KUBECONFORM) hack/validate-manifests.sh
 	$(HELM) template $(RELEASE) $(CHART) --namespace $(NAMESPACE) --include-crds \
 		--set 'watchNamespaces={team-a,team-b}' --set serviceMonitor.enabled=true --set replicas=2 \
+		--set grafana.dashboard.enabled=true \
 		| SKIP_KINDS=ServiceMonitor KUBECONFORM=$(KUBECONFORM) hack/validate-manifests.sh
 
 .PHONY: validate-kustomize

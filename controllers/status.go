@@ -128,7 +128,8 @@ func (tx *transition) kstatusConditions() {
 	}
 }
 
-// exportMetrics exports what this transition recorded: new step results and a final outcome.
+// exportMetrics exports what this transition recorded: new step results, a run that started
+// (its outcome counters at 0) and a final outcome.
 func (tx *transition) exportMetrics() {
 	steps := map[string]int{}
 	for _, t := range tx.before.Status.Targets {
@@ -139,7 +140,11 @@ func (tx *transition) exportMetrics() {
 			metrics.RecordStep(tx.run, t.Name, t.ServerVersion, s)
 		}
 	}
-	if p := tx.run.Status.Phase; p != tx.before.Status.Phase && p.Finished() {
-		metrics.RecordOutcome(tx.run, p)
+	if p := tx.run.Status.Phase; p != tx.before.Status.Phase {
+		if p.Finished() {
+			metrics.RecordOutcome(tx.run, p)
+		} else {
+			metrics.RecordRunStarted(tx.run)
+		}
 	}
 }

@@ -129,12 +129,22 @@ func observeDuration(run *v1.BenchmarkRun, sched string, step v1.StepResult) {
 	}
 }
 
+// RecordRunStarted makes the run's outcome counters exist, at 0 until a run ends: increase()
+// and rate() cannot count the first sample of a series, so a counter that appeared at 1 with
+// its first outcome would never show that outcome.
+func RecordRunStarted(run *v1.BenchmarkRun) {
+	for _, o := range []string{"succeeded", "failed"} {
+		runsTotal.WithLabelValues(run.Namespace, Schedule(run), o).Add(0)
+	}
+}
+
 // RecordOutcome counts a run that reached phase (Succeeded or Failed).
 func RecordOutcome(run *v1.BenchmarkRun, phase v1.RunPhase) {
 	outcome := "succeeded"
 	if phase == v1.RunFailed {
 		outcome = "failed"
 	}
+	RecordRunStarted(run) // a run that started before the manager did
 	runsTotal.WithLabelValues(run.Namespace, Schedule(run), outcome).Inc()
 }
 

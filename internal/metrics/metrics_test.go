@@ -358,17 +358,38 @@ func TestRecordOutcome(t *testing.T) {
 		}
 	}
 
-	// The whole exposition of the namespace: no succeeded series for the standalone run, labels
-	// namespace, schedule and outcome only.
+	// The whole exposition of the namespace: both outcomes of each schedule once a run of it
+	// ended (the standalone runs' succeeded at 0), labels namespace, schedule and outcome only.
 	want := `
 # HELP mysqlbench_runs_total BenchmarkRuns finished, by outcome (succeeded, failed).
 # TYPE mysqlbench_runs_total counter
 mysqlbench_runs_total{namespace="outcome",outcome="failed",schedule=""} 1
 mysqlbench_runs_total{namespace="outcome",outcome="failed",schedule="nightly"} 1
+mysqlbench_runs_total{namespace="outcome",outcome="succeeded",schedule=""} 0
 mysqlbench_runs_total{namespace="outcome",outcome="succeeded",schedule="nightly"} 2
 `
 	if err := testutil.GatherAndCompare(nsGatherer(ns), strings.NewReader(want), "mysqlbench_runs_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// A run's outcome counters exist at 0 from its start, so that increase() over a window that
+// holds its end counts it (a series that first appears at 1 is not counted).
+func TestRecordRunStarted(t *testing.T) {
+	ns := "started"
+	RecordRunStarted(mkRun(ns, "weekly-1", "weekly"))
+	want := `
+# HELP mysqlbench_runs_total BenchmarkRuns finished, by outcome (succeeded, failed).
+# TYPE mysqlbench_runs_total counter
+mysqlbench_runs_total{namespace="started",outcome="failed",schedule="weekly"} 0
+mysqlbench_runs_total{namespace="started",outcome="succeeded",schedule="weekly"} 0
+`
+	if err := testutil.GatherAndCompare(nsGatherer(ns), strings.NewReader(want), "mysqlbench_runs_total"); err != nil {
+		t.Error(err)
+	}
+	RecordOutcome(mkRun(ns, "weekly-1", "weekly"), v1.RunSucceeded)
+	if got := testutil.ToFloat64(runsTotal.WithLabelValues(ns, "weekly", "succeeded")); got != 1 {
+		t.Errorf("succeeded = %v after one run, want 1", got)
 	}
 }
 
