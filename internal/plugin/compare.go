@@ -1,0 +1,207 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+)
+
+type compareOptions struct {
+	targets  []string
+	output   string
+	alpha    float64
+	qpsDrop  float64
+	p95Rise  float64
+	exitCode bool
+}
+
+func newCompareCommand(e *env) *cobra.Command {
+	o := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare RUN_A RUN_B",
+		Short: "Compare RUN_A with the baseline RUN_B cell by cell (one target at one thread count)",
+		Long: "Compares RUN_A with RUN_B (the baseline) as the operator compares a scheduled run with its baseline " +
+			"(internal/compare): each cell's repetitions in both runs go through a two-sided Mann-Whitney U test at " +
+			"alpha; a cell regressed when the test finds a difference and its median QPS fell by at least --qps-drop " +
+			"percent or its median p95 latency rose by at least --p95-rise percent. The policy is RUN_A's " +
+			"schedule's spec.regression when RUN_A was created by a BenchmarkSchedule, else the operator's defaults; " +
+			"the flags override it. Runs without repetitions compare as Inconclusive: a single measurement per cell " +
+			"cannot tell a change from noise.",
+		Example: "  kubectl mysqlbench compare candidate release-1\n" +
+			"  kubectl mysqlbench compare candidate release-1 --target mysql84 --target mysql84-psoff\n" +
+			"  kubectl mysqlbench compare candidate release-1 -o markdown > comparison.md",
+		Args: exactArgs("RUN_A", "RUN_B"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.compare(cmd, args[0], args[1], o)
+		},
+	}
+	cmd.Flags().StringArrayVar(&o.targets, "target", nil, "Compare only this target (repeatable).")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "Output format: table, or markdown (comparison.md as the operator writes it).")
+	cmd.Flags().Float64Var(&o.alpha, "alpha", v1.DefaultAlpha, "Significance level of the U test (default: the schedule's, else this).")
+	cmd.Flags().Float64Var(&o.qpsDrop, "qps-drop", v1.DefaultQPSDropPercent, "Smallest QPS drop that matters, in percent (default: the schedule's, else this).")
+	cmd.Flags().Float64Var(&o.p95Rise, "p95-rise", v1.DefaultP95RisePercent, "Smallest p95 latency rise that matters, in percent (default: the schedule's, else this).")
+	cmd.Flags().BoolVar(&o.exitCode, "exit-code", false,
+		"Exit with 2 when a cell regressed and 3 when the comparison is inconclusive (as mysqlbench-compare), 0 otherwise.")
+	return cmd
+}
+
+func (e *env) compare(cmd *cobra.Command, nameA, nameB string, o *compareOptions) error {
+	ctx := cmd.Context()
+	if o.output != "table" && o.output != "markdown" {
+		return fmt.Errorf("unknown output format %q: use -o table or -o markdown", o.output)
+	}
+	run, err := e.getRun(ctx, nameA)
+	if err != nil {
+		return err
+	}
+	baseline, err := e.getRun(ctx, nameB)
+	if err != nil {
+		return err
+	}
+	if len(o.targets) > 0 {
+		for _, t := range o.targets {
+			if !slices.Contains(targetNames(run), t) && !slices.Contains(targetNames(baseline), t) {
+				return fmt.Errorf("no target %q in %s or %s; %s has %s, %s has %s", t, run.Name, baseline.Name,
+					run.Name, strings.Join(targetNames(run), ", "), baseline.Name, strings.Join(targetNames(baseline), ", "))
+			}
+		}
+		run, baseline = onlyTargets(run, o.targets), onlyTargets(baseline, o.targets)
+	}
+	for _, r := range []*v1.BenchmarkRun{run, baseline} {
+		if !r.Status.Phase.Finished() {
+			_, _ = fmt.Fprintf(e.ErrOut, "Note: %s is not finished (%s): comparing the cells measured so far.\n", r.Name, progress(r))
+		}
+	}
+	policy, source, err := e.policy(ctx, run)
+	if err != nil {
+		return err
+	}
+	flags := cmd.Flags()
+	if flags.Changed("alpha") {
+		policy.Alpha = &o.alpha
+	}
+	if flags.Changed("qps-drop") {
+		policy.QPSDropPercent = &o.qpsDrop
+	}
+	if flags.Changed("p95-rise") {
+		policy.P95RisePercent = &o.p95Rise
+	}
+	res := compare.Compare(run, baseline, policy)
+	if o.output == "markdown" {
+		_, err = io.WriteString(e.Out, compare.Markdown(res))
+	} else {
+		err = writeComparison(e.Out, res, source, o.targets)
+	}
+	if err != nil {
+		return err
+	}
+	if o.exitCode {
+		switch res.Summary.Verdict {
+		case v1.VerdictNoRegression:
+		case v1.VerdictRegressed:
+			return exitCode(2)
+		default:
+			return exitCode(3)
+		}
+	}
+	return nil
+}
+
+// policy is what the operator would apply to run: its schedule's regression policy (the
+// pinned baseline aside, which the command line replaces), else the defaults.
+func (e *env) policy(ctx context.Context, run *v1.BenchmarkRun) (v1.RegressionPolicy, string, error) {
+	owner := metav1.GetControllerOf(run)
+	if owner == nil || owner.Kind != "BenchmarkSchedule" || owner.APIVersion != v1.GroupVersion.String() {
+		return v1.RegressionPolicy{}, "the operator's defaults", nil
+	}
+	c, err := e.clients()
+	if err != nil {
+		return v1.RegressionPolicy{}, "", err
+	}
+	sched := &v1.BenchmarkSchedule{}
+	err = c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: owner.Name}, sched)
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && sched.UID != owner.UID):
+		return v1.RegressionPolicy{}, fmt.Sprintf("the operator's defaults (schedule %s is gone)", owner.Name), nil
+	case err != nil:
+		return v1.RegressionPolicy{}, "", fmt.Errorf("get schedule %s of %s for its regression policy: %w", owner.Name, run.Name, err)
+	}
+	return sched.Spec.Regression, "schedule " + sched.Name + "'s spec.regression", nil
+}
+
+// onlyTargets is a copy of run whose status holds only the named targets, so the comparison's
+// cells and counts cover those alone.
+func onlyTargets(run *v1.BenchmarkRun, names []string) *v1.BenchmarkRun {
+	out := run.DeepCopy()
+	out.Status.Targets = slices.DeleteFunc(out.Status.Targets, func(t v1.TargetStatus) bool { return !slices.Contains(names, t.Name) })
+	return out
+}
+
+// writeComparison is the terminal form of comparison.md: the verdict, a row per cell, and the
+// regressed cells named as the operator names them.
+func writeComparison(w io.Writer, res compare.Result, policySource string, targets []string) error {
+	s := res.Summary
+	if s.Baseline == "" {
+		_, err := fmt.Fprintf(w, "%s: %s\n", s.Run, s.Message)
+		return err
+	}
+	_, _ = fmt.Fprintf(w, "%s against baseline %s", s.Run, s.Baseline)
+	if len(targets) > 0 {
+		_, _ = fmt.Fprintf(w, ", targets %s only", strings.Join(targets, ", "))
+	}
+	_, _ = fmt.Fprintf(w, "\nPolicy: %s: U test at alpha %g, a cell regressed at QPS -%g %% or p95 +%g %% (medians)\n",
+		policySource, s.Alpha, s.QPSDropPercent, s.P95RisePercent)
+	_, _ = fmt.Fprintf(w, "Verdict: %s: %s\n", compare.Short(s), s.Message)
+	if len(res.Cells) > 0 {
+		_, _ = fmt.Fprintln(w)
+		tw := printers.GetNewTabWriter(w)
+		_, _ = fmt.Fprintln(tw, "TARGET\tTHREADS\tN (BASE/RUN)\tBASE QPS\tQPS\tCHANGE\tP\tBASE P95 MS\tP95 MS\tCHANGE\tP\tVERDICT")
+		for _, c := range res.Cells {
+			p95b, p95, p95c, p95p := "-", "-", "-", "-"
+			if c.BaselineP95Ms > 0 && c.P95Ms > 0 {
+				p95b, p95 = fmt.Sprintf("%.3f", c.BaselineP95Ms), fmt.Sprintf("%.3f", c.P95Ms)
+				p95c, p95p = fmt.Sprintf("%+.1f%%", c.P95ChangePercent), fmt.Sprintf("%.3g", c.P95P)
+			}
+			verdict := string(c.Verdict)
+			switch {
+			case c.Acknowledged:
+				verdict = "Regressed, acknowledged: " + c.AcknowledgedReason
+			case c.Verdict == v1.CellInconclusive && c.NeededRepetitions > 0:
+				verdict += fmt.Sprintf(" (needs %d repetitions)", c.NeededRepetitions)
+			}
+			_, _ = fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%s\t%s\t%+.1f%%\t%.3g\t%s\t%s\t%s\t%s\t%s\n",
+				c.Target, c.Threads, c.BaselineN, c.N, num(c.BaselineQPS, throughputDecimals), num(c.QPS, throughputDecimals),
+				c.QPSChangePercent, c.QPSP, p95b, p95, p95c, p95p, verdict)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	var regressed []string
+	for _, c := range res.Cells {
+		if c.Verdict == v1.CellRegressed && !c.Acknowledged {
+			regressed = append(regressed, "  "+compare.Describe(c))
+		}
+	}
+	if len(regressed) > 0 {
+		_, _ = fmt.Fprintf(w, "\nRegressed:\n%s\n", strings.Join(regressed, "\n"))
+	}
+	if len(res.OnlyInRun) > 0 {
+		_, _ = fmt.Fprintf(w, "\nNot in the baseline (not compared): %s\n", strings.Join(res.OnlyInRun, ", "))
+	}
+	if len(res.OnlyInBaseline) > 0 {
+		_, _ = fmt.Fprintf(w, "\nMeasured by the baseline only (not compared): %s\n", strings.Join(res.OnlyInBaseline, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package plugin
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+)
+
+func TestCompareShowsTheDeltasAndVerdicts(t *testing.T) {
+	needCluster(t)
+	out, _, err := kubectlMysqlbench(t, "compare", "cand", "base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand, base := getRun(t, nsBench, "cand"), getRun(t, nsBench, "base")
+	res := compare.Compare(cand, base, v1.RegressionPolicy{})
+	if !strings.Contains(out, "Verdict: "+compare.Short(res.Summary)+": "+res.Summary.Message) {
+		t.Errorf("no verdict line %q", compare.Short(res.Summary))
+	}
+	if res.Summary.Verdict != v1.VerdictRegressed {
+		t.Fatalf("the fixture's verdict is %s, want Regressed", res.Summary.Verdict)
+	}
+	row := lineStarting(out, "mariadb-psoff", "2")
+	if !strings.Contains(row, "-20.0%") || !strings.Contains(row, "Regressed") {
+		t.Errorf("the regressed cell's row %q lacks -20.0%% and Regressed", row)
+	}
+	if !strings.Contains(out, "Regressed:\n  mariadb-psoff at 2 threads: QPS -20.0%") {
+		t.Errorf("the regressed cell is not named as the operator names it")
+	}
+	if n := strings.Count(out, "\nmariadb"); n != len(res.Cells) {
+		t.Errorf("%d cell rows, want %d", n, len(res.Cells))
+	}
+
+	// -o markdown is comparison.md as the operator renders it.
+	md, _, err := kubectlMysqlbench(t, "compare", "cand", "base", "-o", "markdown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md != compare.Markdown(res) {
+		t.Errorf("-o markdown differs from compare.Markdown:\n%s\nwant\n%s", md, compare.Markdown(res))
+	}
+
+	// --exit-code: 2 for a regression, as mysqlbench-compare.
+	_, _, err = kubectlMysqlbench(t, "compare", "cand", "base", "--exit-code")
+	var code exitCode
+	if !errors.As(err, &code) || code != 2 {
+		t.Errorf("--exit-code: %v, want exit status 2", err)
+	}
+}
+
+func TestCompareTargetRestrictsTheCells(t *testing.T) {
+	needCluster(t)
+	out, _, err := kubectlMysqlbench(t, "compare", "cand", "base", "--target", "mariadb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "mariadb-psoff") || lineStarting(out, "mariadb", "1") == "" || lineStarting(out, "mariadb", "2") == "" {
+		t.Errorf("--target mariadb: want the rows of mariadb only")
+	}
+	if strings.Contains(out, "Verdict: Regressed") {
+		t.Errorf("--target mariadb: the regression of mariadb-psoff counts")
+	}
+	_, _, err = kubectlMysqlbench(t, "compare", "cand", "base", "--target", "mysql84")
+	if err == nil || !strings.Contains(err.Error(), `no target "mysql84"`) || !strings.Contains(err.Error(), "mariadb, mariadb-psoff") {
+		t.Errorf("--target mysql84: %v, want the targets listed", err)
+	}
+}
+
+// Stricter thresholds from the flags change the verdict the same way they change the operator's.
+func TestCompareFlagsOverrideThePolicy(t *testing.T) {
+	needCluster(t)
+	out, _, err := kubectlMysqlbench(t, "compare", "cand", "base", "--qps-drop", "25", "--p95-rise", "40")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "Verdict: Regressed") || !strings.Contains(out, "QPS -25 % or p95 +40 %") {
+		t.Errorf("a 20 %% drop under a 25 %% threshold still regressed, or the policy is not shown")
+	}
+}

@@ -1,0 +1,161 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+)
+
+func newDescribeCommand(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe RUN",
+		Short: "Show a run's progress, conditions and results (QPS and p95 by threads, one column per target)",
+		Long: "Shows the run's phase and conditions, each target's phase, server version and message, the step in " +
+			"progress, and the QPS and p95 latency by threads, one column per target. With spec.repetitions above 1 " +
+			"a cell is the median of its repetitions with the confidence interval of the median " +
+			"(status.targets[].cells), and ~ marks a noisy cell.",
+		Example: "  kubectl mysqlbench describe pk-lookup-57 -n bench",
+		Args:    exactArgs("RUN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			run, err := e.getRun(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return describe(cmd.Context(), e.Out, run, time.Now())
+		},
+	}
+}
+
+func describe(_ context.Context, w io.Writer, run *v1.BenchmarkRun, now time.Time) error {
+	tw := printers.GetNewTabWriter(w)
+	field := func(name, value string) { _, _ = fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
+	field("Name", run.Name)
+	field("Namespace", run.Namespace)
+	if s := run.Labels[v1.LabelSchedule]; s != "" {
+		field("Schedule", s)
+	}
+	phase := string(run.Status.Phase)
+	if phase == "" {
+		phase = "<none> (no status yet: is the operator running and watching this namespace?)"
+	}
+	field("Phase", phase)
+	if t := run.Status.StartTime; t != nil {
+		field("Started", fmt.Sprintf("%s (%s ago)", t.UTC().Format(time.RFC3339), age(t.Time, now)))
+	}
+	if t := run.Status.CompletionTime; t != nil {
+		took := ""
+		if run.Status.StartTime != nil {
+			took = fmt.Sprintf(" (took %s)", t.Sub(run.Status.StartTime.Time).Round(time.Second))
+		}
+		field("Completed", t.UTC().Format(time.RFC3339)+took)
+	}
+	if !run.Status.Phase.Finished() && run.Status.CurrentTarget != "" {
+		field("Current", fmt.Sprintf("target %s, step %s", run.Status.CurrentTarget, run.Status.CurrentStep))
+	}
+	done, total := targetsDone(run)
+	field("Targets done", fmt.Sprintf("%d/%d", done, total))
+	field("Workload", workloadLine(run))
+	if run.Status.ResultsConfigMap != "" {
+		field("Results", "ConfigMap "+run.Status.ResultsConfigMap+" (kubectl mysqlbench export "+run.Name+" -o csv|json)")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	_, _ = fmt.Fprintln(w, "\nConditions:")
+	if err := writeConditions(indent(w), run, now); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintln(w, "\nTargets:")
+	if err := writeTargets(indent(w), run, true); err != nil {
+		return err
+	}
+	if c := run.Status.Comparison; c != nil {
+		_, _ = fmt.Fprintf(w, "\nComparison: %s\n  %s\n", compare.Short(*c), c.Message)
+	}
+
+	notes := &tableNotes{}
+	for _, m := range []metric{qpsMetric, p95Metric} {
+		_, _ = fmt.Fprintf(w, "\n%s by threads:\n", m.title)
+		if err := writeResultsTable(indent(w), run, m, notes); err != nil {
+			return err
+		}
+	}
+	_, _ = fmt.Fprintln(w)
+	writeLegend(w, run, notes)
+	return nil
+}
+
+// workloadLine summarizes what every step runs: "oltp_point_select, 4 tables x 10000 rows;
+// threads 1 2 4 8, 30s per step, 10s warm-up; 3 repetitions".
+func workloadLine(run *v1.BenchmarkRun) string {
+	s := run.Spec
+	script := string(s.Workload.Script)
+	if cs := s.Workload.CustomScript; cs != nil {
+		script = fmt.Sprintf("custom script (ConfigMap %s, key %s)", cs.Name, cs.Key)
+	}
+	threads := make([]string, 0, len(s.Ladder.Threads))
+	for _, t := range s.Ladder.Threads {
+		threads = append(threads, fmt.Sprint(t))
+	}
+	line := fmt.Sprintf("%s, %d tables x %d rows; threads %s, %s per step", script, s.Workload.Tables, s.Workload.TableSize,
+		strings.Join(threads, " "), s.Ladder.StepDurationOrDefault())
+	if d := s.Ladder.WarmupDuration(); d > 0 {
+		line += fmt.Sprintf(", %s warm-up at %s", d, threadCount(s.Ladder.WarmupThreadsOrDefault()))
+	}
+	if r := s.RepetitionsOrDefault(); r > 1 {
+		line += fmt.Sprintf("; %d repetitions", r)
+	}
+	return line
+}
+
+func writeConditions(w io.Writer, run *v1.BenchmarkRun, now time.Time) error {
+	tw := printers.GetNewTabWriter(w)
+	_, _ = fmt.Fprintln(tw, "TYPE\tSTATUS\tREASON\tAGE\tMESSAGE")
+	for _, c := range run.Status.Conditions {
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, age(c.LastTransitionTime.Time, now),
+			strings.ReplaceAll(c.Message, "\n", " "))
+	}
+	return tw.Flush()
+}
+
+// indent prefixes every line written to w with two spaces, as kubectl describe nests sections.
+func indent(w io.Writer) io.Writer { return &indenter{w: w, start: true} }
+
+type indenter struct {
+	w     io.Writer
+	start bool
+}
+
+func (i *indenter) Write(p []byte) (int, error) {
+	var b strings.Builder
+	for _, c := range string(p) {
+		if i.start && c != '\n' {
+			b.WriteString("  ")
+		}
+		b.WriteRune(c)
+		i.start = c == '\n'
+	}
+	if _, err := io.WriteString(i.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// exactArgs names the arguments a command wants when they are missing or too many.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != len(names) {
+			return fmt.Errorf("%s needs %s (got %d argument(s)); see %s --help", cmd.CommandPath(), strings.Join(names, " "), len(args), cmd.CommandPath())
+		}
+		return nil
+	}
+}

@@ -1,0 +1,327 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+type getOptions struct {
+	allNamespaces bool
+	watch         bool
+}
+
+func newGetCommand(e *env) *cobra.Command {
+	o := &getOptions{}
+	cmd := &cobra.Command{
+		Use:   "get [RUN]",
+		Short: "List BenchmarkRuns, or show one run's progress and results",
+		Long: "Without RUN: one line per BenchmarkRun (phase, targets done, the target and step in progress, age). " +
+			"With RUN: that line, each target's progress, and the QPS by threads measured so far, one column per target.",
+		Example: "  kubectl mysqlbench get -A\n  kubectl mysqlbench get pk-lookup-57\n  kubectl mysqlbench get pk-lookup-57 -w",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if o.allNamespaces {
+					return fmt.Errorf("-A lists runs; to show one run, name its namespace with -n")
+				}
+				return e.getOne(cmd.Context(), args[0], o)
+			}
+			return e.getList(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the runs of every namespace.")
+	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false,
+		"After printing, watch for changes: with RUN until it has finished (then print its results), without RUN until interrupted.")
+	return cmd
+}
+
+// runRow is a run's line: NAME, PHASE, TARGETS (done/total), CURRENT (target and step), AGE.
+func runRow(run *v1.BenchmarkRun, now time.Time, withNamespace bool) string {
+	phase := string(run.Status.Phase)
+	if phase == "" {
+		phase = "<none>"
+	}
+	done, total := targetsDone(run)
+	current := "-"
+	if !run.Status.Phase.Finished() && run.Status.CurrentTarget != "" {
+		current = run.Status.CurrentTarget
+		if run.Status.CurrentStep != "" {
+			current += " " + run.Status.CurrentStep
+		}
+	}
+	cols := []string{run.Name, phase, fmt.Sprintf("%d/%d", done, total), current, age(run.CreationTimestamp.Time, now)}
+	if withNamespace {
+		cols = append([]string{run.Namespace}, cols...)
+	}
+	return strings.Join(cols, "\t")
+}
+
+func rowHeader(withNamespace bool) string {
+	h := "NAME\tPHASE\tTARGETS\tCURRENT\tAGE"
+	if withNamespace {
+		h = "NAMESPACE\t" + h
+	}
+	return h
+}
+
+func (e *env) getList(ctx context.Context, o *getOptions) error {
+	c, err := e.clients()
+	if err != nil {
+		return err
+	}
+	var opts []client.ListOption
+	ns := ""
+	if !o.allNamespaces {
+		if ns, _, err = e.namespace(); err != nil {
+			return err
+		}
+		opts = append(opts, client.InNamespace(ns))
+	}
+	list := &v1.BenchmarkRunList{}
+	if err := c.List(ctx, list, opts...); err != nil {
+		return fmt.Errorf("list benchmarkruns: %w", err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool {
+		a, b := list.Items[i], list.Items[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	tw := printers.GetNewTabWriter(e.Out)
+	if len(list.Items) == 0 && !o.watch {
+		if o.allNamespaces {
+			_, _ = fmt.Fprintln(e.ErrOut, "No BenchmarkRuns found.")
+		} else {
+			_, _ = fmt.Fprintf(e.ErrOut, "No BenchmarkRuns found in namespace %s (-A lists every namespace).\n", ns)
+		}
+		return nil
+	}
+	now := time.Now()
+	if !o.watch {
+		_, _ = fmt.Fprintln(tw, rowHeader(o.allNamespaces))
+		for i := range list.Items {
+			_, _ = fmt.Fprintln(tw, runRow(&list.Items[i], now, o.allNamespaces))
+		}
+		return tw.Flush()
+	}
+	// Like kubectl get -w: the runs, then a line for every change until interrupted.
+	rows := &rowWriter{w: e.Out}
+	lines := []string{rowHeader(o.allNamespaces)}
+	for i := range list.Items {
+		lines = append(lines, runRow(&list.Items[i], now, o.allNamespaces))
+	}
+	rows.seed(lines...)
+	for _, l := range lines {
+		rows.print(l)
+	}
+	return e.watchRuns(ctx, opts, list.ResourceVersion, func(run *v1.BenchmarkRun, deleted bool) bool {
+		line := runRow(run, time.Now(), o.allNamespaces)
+		if deleted {
+			line += "\t(deleted)"
+		}
+		rows.print(line)
+		return false
+	})
+}
+
+// rowWriter prints tab-separated rows one at a time, each as soon as it comes, with columns as
+// wide as the widest cell printed so far (a tabwriter aligns only what it holds back).
+type rowWriter struct {
+	w      io.Writer
+	widths []int
+}
+
+// seed widens the columns to fit rows, printing nothing: the rows at hand and a phase as long as
+// any, so the first lines line up with those that follow.
+func (r *rowWriter) seed(rows ...string) {
+	for _, row := range rows {
+		for i, c := range strings.Split(row, "\t") {
+			if i == len(r.widths) {
+				r.widths = append(r.widths, 0)
+			}
+			r.widths[i] = max(r.widths[i], len(c))
+			if c == "PHASE" {
+				r.widths[i] = max(r.widths[i], len(v1.RunProvisioning))
+			}
+		}
+	}
+}
+
+func (r *rowWriter) print(row string) {
+	cells := strings.Split(row, "\t")
+	var b strings.Builder
+	for i, c := range cells {
+		if i == len(r.widths) {
+			r.widths = append(r.widths, 0)
+		}
+		r.widths[i] = max(r.widths[i], len(c))
+		if i == len(cells)-1 {
+			b.WriteString(c)
+			break
+		}
+		b.WriteString(c + strings.Repeat(" ", r.widths[i]-len(c)+3))
+	}
+	_, _ = fmt.Fprintln(r.w, b.String())
+}
+
+// watchRuns calls seen for every change of the runs opts select, from resourceVersion on,
+// re-watching when the server ends a watch, until seen returns true or ctx ends.
+func (e *env) watchRuns(ctx context.Context, opts []client.ListOption, resourceVersion string, seen func(*v1.BenchmarkRun, bool) bool) error {
+	c, err := e.clients()
+	if err != nil {
+		return err
+	}
+	for {
+		list := &v1.BenchmarkRunList{}
+		w, err := c.Watch(ctx, list, append(opts, &client.ListOptions{Raw: watchFrom(resourceVersion)})...)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				resourceVersion = ""
+				continue
+			}
+			return fmt.Errorf("watch benchmarkruns: %w", err)
+		}
+		for ev := range w.ResultChan() {
+			switch ev.Type {
+			case watch.Added, watch.Modified, watch.Deleted:
+				run, ok := ev.Object.(*v1.BenchmarkRun)
+				if !ok {
+					continue
+				}
+				resourceVersion = run.ResourceVersion
+				if seen(run, ev.Type == watch.Deleted) {
+					w.Stop()
+					return nil
+				}
+			case watch.Error:
+				resourceVersion = "" // expired: start again from the current state
+			}
+		}
+		w.Stop()
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+func (e *env) getOne(ctx context.Context, name string, o *getOptions) error {
+	run, err := e.getRun(ctx, name)
+	if err != nil {
+		return err
+	}
+	if o.watch && !run.Status.Phase.Finished() {
+		rows := &rowWriter{w: e.Out}
+		last := runRow(run, time.Now(), false)
+		rows.seed(rowHeader(false), last)
+		rows.print(rowHeader(false))
+		rows.print(last)
+		var deleted bool
+		opts := []client.ListOption{client.InNamespace(run.Namespace), client.MatchingFields{"metadata.name": name}}
+		err := e.watchRuns(ctx, opts, run.ResourceVersion, func(r *v1.BenchmarkRun, gone bool) bool {
+			if gone {
+				deleted = true
+				return true
+			}
+			run = r
+			// One line per change of phase, target or step (the age column changes alone).
+			if line := runRow(r, time.Now(), false); stripAge(line) != stripAge(last) {
+				last = line
+				rows.print(line)
+			}
+			return r.Status.Phase.Finished()
+		})
+		if err != nil {
+			return err
+		}
+		if deleted {
+			return fmt.Errorf("benchmarkrun %s/%s was deleted while watching it", run.Namespace, name)
+		}
+		if !run.Status.Phase.Finished() {
+			return nil // interrupted
+		}
+		_, _ = fmt.Fprintln(e.Out)
+	}
+	return e.printProgressAndResults(run)
+}
+
+func stripAge(row string) string { return row[:strings.LastIndex(row, "\t")] }
+
+// printProgressAndResults is get RUN: the run's line, its targets, and the QPS table.
+func (e *env) printProgressAndResults(run *v1.BenchmarkRun) error {
+	now := time.Now()
+	tw := printers.GetNewTabWriter(e.Out)
+	_, _ = fmt.Fprintln(tw, rowHeader(false))
+	_, _ = fmt.Fprintln(tw, runRow(run, now, false))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintln(e.Out)
+	if err := writeTargets(e.Out, run, false); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintf(e.Out, "\nQPS by threads:\n")
+	notes := &tableNotes{}
+	if err := writeResultsTable(e.Out, run, qpsMetric, notes); err != nil {
+		return err
+	}
+	if run.Spec.RepetitionsOrDefault() > 1 {
+		_, _ = fmt.Fprintln(e.Out)
+		writeLegend(e.Out, run, notes)
+	}
+	return nil
+}
+
+// writeTargets is a line per target: phase, server version, steps measured of all, and with
+// messages the reason a target failed.
+func writeTargets(w io.Writer, run *v1.BenchmarkRun, messages bool) error {
+	tw := printers.GetNewTabWriter(w)
+	h := "TARGET\tPHASE\tVERSION\tSTEPS"
+	if messages {
+		h += "\tMESSAGE"
+	}
+	_, _ = fmt.Fprintln(tw, h)
+	for _, t := range run.Spec.Targets {
+		ts := targetStatus(run, t.Name)
+		phase, version, steps, msg := string(v1.TargetPending), "-", 0, ""
+		if ts != nil {
+			if ts.Phase != "" {
+				phase = string(ts.Phase)
+			}
+			if ts.ServerVersion != "" {
+				version = ts.ServerVersion
+			}
+			steps, msg = len(ts.Steps), ts.Message
+			if ts.ServerRestarts > 0 {
+				msg = strings.TrimPrefix(msg+fmt.Sprintf("; server restarted %d time(s)", ts.ServerRestarts), "; ")
+			}
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%d/%d", t.Name, phase, version, steps, run.Spec.StepCount())
+		if messages {
+			line += "\t" + strings.ReplaceAll(msg, "\n", " ")
+		}
+		_, _ = fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+// watchFrom starts a watch at resourceVersion ("": the current state, each object as Added).
+func watchFrom(resourceVersion string) *metav1.ListOptions {
+	return &metav1.ListOptions{ResourceVersion: resourceVersion}
+}

@@ -1,0 +1,373 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+)
+
+type logsOptions struct {
+	allAttempts bool
+	repetition  int32
+	follow      bool
+}
+
+func newLogsCommand(e *env) *cobra.Command {
+	o := &logsOptions{}
+	cmd := &cobra.Command{
+		Use:   "logs RUN TARGET STEP",
+		Short: "Print the sysbench output of one step of a target",
+		Long: "Prints the log of the sysbench pod of a step: STEP is a thread count of the ladder (8: the step at 8 " +
+			"threads, of the first repetition unless --repetition says otherwise), a step name as the operator names " +
+			"Jobs (s03, r2s03), or probe, prepare, warmup or cleanup. The newest attempt's log is printed; " +
+			"--all-attempts prints every attempt the cluster still has, oldest first.\n\n" +
+			"The operator deletes the Jobs (and pods) of successful steps once their results are stored, and keeps " +
+			"failed ones: the log of a successful step is normally gone. What remains then is the step's numbers in " +
+			"the run's status (kubectl mysqlbench describe) and its per-second series in results.json " +
+			"(kubectl mysqlbench export RUN -o json).",
+		Example: "  kubectl mysqlbench logs pk-lookup-57 mysql57 8\n" +
+			"  kubectl mysqlbench logs pk-lookup-57 mysql57 r2s03 --all-attempts\n" +
+			"  kubectl mysqlbench logs pk-lookup-57 mysql57 prepare -f",
+		Args: exactArgs("RUN", "TARGET", "STEP"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.logs(cmd.Context(), args[0], args[1], args[2], o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.allAttempts, "all-attempts", false, "Print every attempt of the step the cluster still has, oldest first.")
+	cmd.Flags().Int32Var(&o.repetition, "repetition", 1, "With a thread count as STEP: which repetition of the ladder (spec.repetitions).")
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "Stream the log while the step runs.")
+	return cmd
+}
+
+// stepRef is a step of a target as the operator labels its Jobs.
+type stepRef struct {
+	label string
+	// ladder steps: the rung's thread count and the repetition; 0 otherwise.
+	threads    int32
+	repetition int32
+}
+
+func (s stepRef) String() string {
+	if s.threads == 0 {
+		return "step " + s.label
+	}
+	return fmt.Sprintf("step %s (%s, repetition %d)", s.label, threadCount(s.threads), s.repetition)
+}
+
+var ladderLabel = regexp.MustCompile(`^(?:r([0-9]+))?s([0-9]{2,})$`)
+
+// resolveStep turns STEP into the operator's step label.
+func resolveStep(run *v1.BenchmarkRun, step string, repetition int32) (stepRef, error) {
+	threads := run.Spec.Ladder.Threads
+	reps := int32(run.Spec.RepetitionsOrDefault())
+	list := make([]string, 0, len(threads))
+	for _, t := range threads {
+		list = append(list, strconv.Itoa(int(t)))
+	}
+	forms := fmt.Sprintf("a thread count of the ladder (%s), a step name such as %s or %s, or %s, %s, %s or %s",
+		strings.Join(list, ", "), specs.LadderStep(0, 1), specs.LadderStep(0, 2),
+		sysbench.PhaseProbe, sysbench.PhasePrepare, sysbench.PhaseWarmup, sysbench.PhaseCleanup)
+	switch sysbench.Phase(step) {
+	case sysbench.PhaseProbe, sysbench.PhasePrepare, sysbench.PhaseWarmup, sysbench.PhaseCleanup:
+		return stepRef{label: step}, nil
+	}
+	if repetition < 1 || repetition > reps {
+		return stepRef{}, fmt.Errorf("--repetition %d: benchmarkrun %s measures %d repetition(s)", repetition, run.Name, reps)
+	}
+	if n, err := strconv.Atoi(step); err == nil {
+		i := slices.Index(threads, int32(n))
+		if i < 0 {
+			return stepRef{}, fmt.Errorf("benchmarkrun %s has no step at %d threads; STEP is %s", run.Name, n, forms)
+		}
+		return stepRef{label: specs.LadderStep(i, repetition), threads: int32(n), repetition: repetition}, nil
+	}
+	if m := ladderLabel.FindStringSubmatch(step); m != nil {
+		rep := int32(1)
+		if m[1] != "" {
+			r, _ := strconv.Atoi(m[1])
+			rep = int32(r)
+		}
+		i, _ := strconv.Atoi(m[2])
+		if i >= 1 && i <= len(threads) && rep >= 1 && rep <= reps && specs.LadderStep(i-1, rep) == step {
+			return stepRef{label: step, threads: threads[i-1], repetition: rep}, nil
+		}
+	}
+	return stepRef{}, fmt.Errorf("benchmarkrun %s has no step %q; STEP is %s", run.Name, step, forms)
+}
+
+// attempt is one Job of a step and the pods it has left.
+type attempt struct {
+	name    string
+	job     *batchv1.Job // nil when only its pod is left
+	pods    []corev1.Pod // newest last
+	created time.Time
+}
+
+func (e *env) logs(ctx context.Context, runName, target, step string, o *logsOptions) error {
+	run, err := e.getRun(ctx, runName)
+	if err != nil {
+		return err
+	}
+	if err := checkTarget(run, target); err != nil {
+		return err
+	}
+	ref, err := resolveStep(run, step, o.repetition)
+	if err != nil {
+		return err
+	}
+	attempts, err := e.attempts(ctx, run, target, ref)
+	if err != nil {
+		return err
+	}
+	ts := targetStatus(run, target)
+	measured := measuredStep(ts, ref)
+	// The attempt that produced the recorded result is deleted once the result is stored; any
+	// Job still here for a measured step is an earlier attempt (failed, or discarded by a
+	// server restart), kept for its log.
+	latestGone := measured != nil && !slices.ContainsFunc(attempts, func(a attempt) bool { return succeeded(a.job) })
+	if len(attempts) == 0 || (latestGone && !o.allAttempts) {
+		return gone(run, target, ref, ts, measured, len(attempts))
+	}
+	chosen := attempts
+	if !o.allAttempts {
+		chosen = attempts[len(attempts)-1:]
+	}
+	logs, err := e.podLogs()
+	if err != nil {
+		return err
+	}
+	for i, a := range chosen {
+		if o.allAttempts {
+			_, _ = fmt.Fprintf(e.Out, "==> %s, Job %s (%s) <==\n", ref, a.name, attemptState(a))
+		}
+		if err := e.printAttempt(ctx, logs, run, a, o.follow); err != nil {
+			return err
+		}
+		if o.allAttempts && i < len(chosen)-1 {
+			_, _ = fmt.Fprintln(e.Out)
+		}
+	}
+	if latestGone {
+		_, _ = fmt.Fprintf(e.ErrOut, "\nThe attempt whose result the status holds is gone: %s\n", whatRemains(run, target, ref, measured))
+	}
+	return nil
+}
+
+// attempts are the step's Jobs the run controls and the pods they left, oldest first. A pod whose
+// Job is already deleted (its garbage collection pending) still counts.
+func (e *env) attempts(ctx context.Context, run *v1.BenchmarkRun, target string, ref stepRef) ([]attempt, error) {
+	c, err := e.clients()
+	if err != nil {
+		return nil, err
+	}
+	sel := client.MatchingLabels{
+		specs.LabelManagedBy: specs.ManagedBy,
+		specs.LabelRun:       specs.LabelValue(run.Name),
+		specs.LabelTarget:    target,
+		specs.LabelStep:      ref.label,
+	}
+	jobs := &batchv1.JobList{}
+	if err := c.List(ctx, jobs, client.InNamespace(run.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("list the Jobs of %s: %w", ref, err)
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(run.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("list the pods of %s: %w", ref, err)
+	}
+	byName := map[string]*attempt{}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if !metav1.IsControlledBy(job, run) {
+			continue // not the run's: the operator ignores it, and so does this
+		}
+		byName[job.Name] = &attempt{name: job.Name, job: job, created: job.CreationTimestamp.Time}
+	}
+	for _, pod := range pods.Items {
+		owner := metav1.GetControllerOf(&pod)
+		if owner == nil || owner.Kind != "Job" {
+			continue
+		}
+		a := byName[owner.Name]
+		if a == nil {
+			a = &attempt{name: owner.Name, created: pod.CreationTimestamp.Time}
+			byName[owner.Name] = a
+		}
+		if a.job != nil && owner.UID != a.job.UID {
+			continue // a pod of an earlier Job of that name
+		}
+		a.pods = append(a.pods, pod)
+	}
+	out := make([]attempt, 0, len(byName))
+	for _, a := range byName {
+		slices.SortFunc(a.pods, func(x, y corev1.Pod) int { return x.CreationTimestamp.Compare(y.CreationTimestamp.Time) })
+		out = append(out, *a)
+	}
+	slices.SortFunc(out, func(x, y attempt) int {
+		if c := x.created.Compare(y.created); c != 0 {
+			return c
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	return out, nil
+}
+
+// printAttempt streams the log of the attempt's newest pod; when the log cannot be read it says
+// so and prints the termination message the kubelet kept in the pod's status, if any.
+func (e *env) printAttempt(ctx context.Context, logs PodLogs, run *v1.BenchmarkRun, a attempt, follow bool) error {
+	if len(a.pods) == 0 {
+		return fmt.Errorf("job %s has no pod left (deleted, or not created yet: %s): no log to show", a.name, attemptState(a))
+	}
+	pod := a.pods[len(a.pods)-1]
+	rc, err := logs.Stream(ctx, run.Namespace, pod.Name, specs.SysbenchContainer, follow)
+	if err == nil {
+		defer func() { _ = rc.Close() }()
+		_, err = io.Copy(e.Out, rc)
+		return err
+	}
+	msg := terminationMessage(&pod)
+	if msg == "" {
+		return fmt.Errorf("cannot read the log of pod %s (Job %s): %w", pod.Name, a.name, err)
+	}
+	_, _ = fmt.Fprintf(e.ErrOut, "cannot read the log of pod %s (Job %s): %v\nThe container's termination message, as the kubelet kept it in the pod's status:\n",
+		pod.Name, a.name, err)
+	_, err = io.WriteString(e.Out, strings.TrimSuffix(msg, "\n")+"\n")
+	return err
+}
+
+// threadCount is "1 thread", "8 threads".
+func threadCount(n int32) string {
+	if n == 1 {
+		return "1 thread"
+	}
+	return fmt.Sprintf("%d threads", n)
+}
+
+func terminationMessage(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == specs.SysbenchContainer && cs.State.Terminated != nil {
+			return cs.State.Terminated.Message
+		}
+	}
+	return ""
+}
+
+// attemptState is how a Job ended, or that it runs.
+func attemptState(a attempt) string {
+	if a.job == nil {
+		return "Job deleted, pod left"
+	}
+	for _, c := range a.job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return "completed"
+		case batchv1.JobFailed:
+			if c.Message != "" {
+				return "failed: " + c.Message
+			}
+			return "failed"
+		}
+	}
+	return "running"
+}
+
+func succeeded(job *batchv1.Job) bool {
+	if job == nil {
+		return false
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// measuredStep is the recorded result of a ladder step, or nil.
+func measuredStep(ts *v1.TargetStatus, ref stepRef) *v1.StepResult {
+	if ts == nil || ref.threads == 0 {
+		return nil
+	}
+	for i := range ts.Steps {
+		if s := &ts.Steps[i]; s.Threads == ref.threads && s.RepetitionOrDefault() == ref.repetition {
+			return s
+		}
+	}
+	return nil
+}
+
+// gone explains why a step has no Job to read: deleted after its result was stored, or not run
+// yet. It never makes up log text.
+func gone(run *v1.BenchmarkRun, target string, ref stepRef, ts *v1.TargetStatus, measured *v1.StepResult, kept int) error {
+	if measured != nil {
+		msg := fmt.Sprintf("the log of %s of target %s is gone: %s", ref, target, whatRemains(run, target, ref, measured))
+		if kept > 0 {
+			msg += fmt.Sprintf("; %d earlier attempt(s) of the step failed or were discarded and are kept: see them with --all-attempts", kept)
+		}
+		return fmt.Errorf("%s", msg)
+	}
+	if ran(run, ts, ref) {
+		return fmt.Errorf("the log of %s of target %s is gone: the operator deletes the Jobs and pods of steps that succeeded "+
+			"once the target has moved on (failed ones are kept), and this step succeeded; `kubectl mysqlbench describe %s` "+
+			"shows what the target recorded", ref, target, run.Name)
+	}
+	if ts != nil && ts.Phase == v1.TargetFailed {
+		return fmt.Errorf("target %s failed before %s ran (%s): no log to show; the Jobs of its failed attempts are kept, "+
+			"see `kubectl mysqlbench describe %s` for the step that failed", target, ref, ts.Message, run.Name)
+	}
+	phase := v1.TargetPending
+	if ts != nil && ts.Phase != "" {
+		phase = ts.Phase
+	}
+	return fmt.Errorf("%s of target %s has not run yet (target phase %s; run %s): no log to show", ref, target, phase, progress(run))
+}
+
+// whatRemains says where a measured step's numbers live once its pod is gone.
+func whatRemains(run *v1.BenchmarkRun, target string, ref stepRef, s *v1.StepResult) string {
+	when := "and, once the run has finished, "
+	if run.Status.Phase.Finished() {
+		when = "and "
+	}
+	return fmt.Sprintf("the operator deleted its Job and pod once it had stored the result (it keeps only failed Jobs). "+
+		"What remains: the step's numbers in the run's status (QPS %.2f, TPS %.2f, p95 %.3f ms, %d attempt(s); "+
+		"`kubectl mysqlbench describe %s`) %sits per-second series in results.json "+
+		"(`kubectl mysqlbench export %s -o json`: targets[%s].steps at %s)",
+		s.QPS.Total, s.TPS, s.Latency.P95Ms, max(s.Attempts, 1), run.Name, when, run.Name, target, threadCount(ref.threads))
+}
+
+// ran says whether the target got past a step other than a rung of the ladder (probe, prepare,
+// warm-up, cleanup), judged from its status.
+func ran(run *v1.BenchmarkRun, ts *v1.TargetStatus, ref stepRef) bool {
+	if ts == nil {
+		return false
+	}
+	measuring := len(ts.Steps) > 0 || ts.Phase == v1.TargetRunning || ts.Phase == v1.TargetCleaningUp || ts.Phase == v1.TargetSucceeded
+	switch sysbench.Phase(ref.label) {
+	case sysbench.PhaseProbe:
+		return ts.ServerVersion != ""
+	case sysbench.PhasePrepare:
+		return !run.Spec.Workload.SkipPrepare && (measuring || ts.Phase == v1.TargetWarmingUp)
+	case sysbench.PhaseWarmup:
+		return run.Spec.Ladder.WarmupDuration() > 0 && measuring
+	case sysbench.PhaseCleanup:
+		return !run.Spec.Workload.SkipPrepare && ts.Phase == v1.TargetSucceeded
+	}
+	return false
+}

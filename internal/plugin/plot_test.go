@@ -1,0 +1,80 @@
+package plugin
+
+import (
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// decodePNG reads a chart the plugin wrote and checks it is a picture, not a blank canvas.
+func decodePNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b := img.Bounds()
+	if b.Dx() < 300 || b.Dy() < 200 {
+		t.Errorf("%s is %dx%d", path, b.Dx(), b.Dy())
+	}
+	colors := map[[4]uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			colors[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	if len(colors) < 3 {
+		t.Errorf("%s is blank (%d colours)", path, len(colors))
+	}
+	return img
+}
+
+func TestPlotWritesCharts(t *testing.T) {
+	needCluster(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		file string
+		args []string
+	}{
+		{"qps.png", []string{"pk"}},
+		{"relative.png", []string{"pk", "--relative-to", "mariadb"}},
+		{"p95.png", []string{"base", "--metric", "p95"}},
+		{"timeline.png", []string{"pk", "--timeline", "--metric", "tps"}},
+		{"two-runs.png", []string{"base", "cand", "--width", "16cm"}},
+	} {
+		path := filepath.Join(dir, c.file)
+		_, errOut, err := kubectlMysqlbench(t, append([]string{"plot", "-o", path}, c.args...)...)
+		if err != nil {
+			t.Errorf("plot %s: %v", c.file, err)
+			continue
+		}
+		if !strings.Contains(errOut, "Wrote "+path) {
+			t.Errorf("plot %s does not say where it wrote", c.file)
+		}
+		img := decodePNG(t, path)
+		if c.file == "two-runs.png" && img.Bounds().Dx() != 605 { // 16 cm at 96 dpi
+			t.Errorf("--width 16cm: %d pixels wide", img.Bounds().Dx())
+		}
+	}
+	svg := filepath.Join(dir, "qps.svg")
+	if _, _, err := kubectlMysqlbench(t, "plot", "pk", "-o", svg); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil || !strings.Contains(string(data), "<svg") || !strings.Contains(string(data), "mariadb-psoff") {
+		t.Errorf("%s is not an SVG chart naming the targets (%v)", svg, err)
+	}
+	_, _, err = kubectlMysqlbench(t, "plot", "pk", "-o", filepath.Join(dir, "qps.jpg"))
+	checkError(t, "-o qps.jpg", err, ".png or .svg")
+	_, _, err = kubectlMysqlbench(t, "plot", "pk", "--metric", "qpm", "-o", filepath.Join(dir, "x.png"))
+	checkError(t, "--metric qpm", err, "qpm", "qps, tps, p95")
+}

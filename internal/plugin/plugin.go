@@ -1,0 +1,160 @@
+// Package plugin is the kubectl plugin kubectl-mysqlbench: get, describe, compare, export, logs,
+// plot and create for BenchmarkRuns. cmd/kubectl-mysqlbench only calls NewCommand; everything
+// else lives here so the commands run in tests against a real API server.
+//
+// The plugin reads what the operator wrote (a run's status and its results ConfigMap) and computes
+// nothing the operator computes differently: comparisons go through internal/compare, results.json
+// through internal/results, object names and labels through internal/specs.
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// Scheme knows the built-in kinds and the operator's kinds.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(v1.AddToScheme(Scheme))
+}
+
+// PodLogs streams a container's log. The default reads it through the API server (pods/log);
+// tests replace it, since envtest has no kubelet to serve logs.
+type PodLogs interface {
+	Stream(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error)
+}
+
+// Options configure the plugin's commands.
+type Options struct {
+	Streams genericiooptions.IOStreams
+	// Logs replaces the API server's pods/log (tests); nil reads logs through client-go.
+	Logs PodLogs
+}
+
+// env is what a command needs at run time: the streams, the kubeconfig flags and, built on
+// first use, the clients.
+type env struct {
+	genericiooptions.IOStreams
+	flags     *genericclioptions.ConfigFlags
+	logReader PodLogs
+
+	client    client.WithWatch
+	clientset kubernetes.Interface
+}
+
+// NewCommand is the root command, kubectl's own flags (-n, --context, --kubeconfig, ...)
+// included.
+func NewCommand(o Options) *cobra.Command {
+	e := &env{IOStreams: o.Streams, flags: genericclioptions.NewConfigFlags(true), logReader: o.Logs}
+	root := &cobra.Command{
+		Use:   "kubectl-mysqlbench",
+		Short: "Read, compare, plot and plan mysqlbench BenchmarkRuns",
+		Long: "kubectl mysqlbench shows what the mysqlbench operator measured: the progress and results of " +
+			"BenchmarkRuns (get, describe), the comparison of two runs (compare), their results as CSV or JSON " +
+			"(export), charts (plot), a step's sysbench output (logs), and the objects a run would create (create --dry-run).",
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysqlbench"},
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(o.Streams.In)
+	root.SetOut(o.Streams.Out)
+	root.SetErr(o.Streams.ErrOut)
+	e.flags.AddFlags(root.PersistentFlags())
+	root.AddCommand(
+		newGetCommand(e),
+		newDescribeCommand(e),
+		newCompareCommand(e),
+		newExportCommand(e),
+		newLogsCommand(e),
+		newPlotCommand(e),
+		newCreateCommand(e),
+	)
+	return root
+}
+
+// Execute runs the root command with args and prints an error the way kubectl does; it returns
+// the process's exit code.
+func Execute(ctx context.Context, o Options, args []string) int {
+	cmd := NewCommand(o)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
+	}
+	_, _ = fmt.Fprintln(o.Streams.ErrOut, "error:", err)
+	return 1
+}
+
+// exitCode ends a command with that status and no message (compare --exit-code).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// clients builds the API clients from the kubeconfig flags, once.
+func (e *env) clients() (client.WithWatch, error) {
+	if e.client != nil {
+		return e.client, nil
+	}
+	cfg, err := e.flags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("read the kubeconfig: %w", err)
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the API server %s: %w", cfg.Host, err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the API server %s: %w", cfg.Host, err)
+	}
+	e.client, e.clientset = c, cs
+	return c, nil
+}
+
+// namespace is the namespace of -n, else the kubeconfig context's, else "default"; explicit
+// says whether -n or the context named it.
+func (e *env) namespace() (string, bool, error) {
+	ns, explicit, err := e.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", false, fmt.Errorf("read the namespace from the kubeconfig: %w", err)
+	}
+	return ns, explicit, nil
+}
+
+// podLogs is the log reader: the test's, else the API server's pods/log.
+func (e *env) podLogs() (PodLogs, error) {
+	if e.logReader != nil {
+		return e.logReader, nil
+	}
+	if _, err := e.clients(); err != nil {
+		return nil, err
+	}
+	return clientsetLogs{e.clientset}, nil
+}
+
+// clientsetLogs reads logs through pods/log, as kubectl logs does.
+type clientsetLogs struct{ cs kubernetes.Interface }
+
+func (c clientsetLogs) Stream(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error) {
+	return c.cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: follow}).Stream(ctx)
+}

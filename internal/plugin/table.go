@@ -1,0 +1,179 @@
+package plugin
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
+)
+
+// metric is one number of a step and of a cell, as the tables show it.
+type metric struct {
+	title string
+	step  func(v1.StepResult) float64
+	cell  func(v1.CellStats) v1.MetricStats
+	// decimals is how many decimals a value of that size gets.
+	decimals func(float64) int
+}
+
+var (
+	qpsMetric = metric{
+		title:    "QPS",
+		step:     func(s v1.StepResult) float64 { return s.QPS.Total },
+		cell:     func(c v1.CellStats) v1.MetricStats { return c.QPS },
+		decimals: throughputDecimals,
+	}
+	p95Metric = metric{
+		title:    "p95 latency (ms)",
+		step:     func(s v1.StepResult) float64 { return s.Latency.P95Ms },
+		cell:     func(c v1.CellStats) v1.MetricStats { return c.P95Ms },
+		decimals: func(float64) int { return 3 },
+	}
+)
+
+// throughputDecimals: whole queries per second once there are many of them (a fraction of 12345
+// QPS is noise), a decimal or two for slow workloads.
+func throughputDecimals(v float64) int {
+	switch v = math.Abs(v); {
+	case v >= 1000:
+		return 0
+	case v >= 10:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// noisyMark follows a noisy cell's median, as in report.md.
+const noisyMark = " ~"
+
+// tableNotes collects what the legend under the tables must explain.
+type tableNotes struct {
+	// confidence of the intervals shown, by repetitions.
+	confidence map[int32]float64
+	noisy      bool
+	partial    bool
+}
+
+// writeResultsTable writes one row per thread count of the ladder and one column per target:
+// the step's value, or with repetitions the cell's median and the confidence interval of the
+// median from status.targets[].cells. A cell not measured yet is "-".
+func writeResultsTable(w io.Writer, run *v1.BenchmarkRun, m metric, notes *tableNotes) error {
+	tw := printers.GetNewTabWriter(w)
+	header := []string{"THREADS"}
+	for _, t := range run.Spec.Targets {
+		col := t.Name
+		if ts := targetStatus(run, t.Name); ts != nil && ts.ServerVersion != "" {
+			col += " (" + ts.ServerVersion + ")"
+		}
+		header = append(header, col)
+	}
+	_, _ = fmt.Fprintln(tw, strings.Join(header, "\t"))
+	reps := run.Spec.RepetitionsOrDefault()
+	for _, th := range run.Spec.Ladder.Threads {
+		row := []string{strconv.Itoa(int(th))}
+		for _, t := range run.Spec.Targets {
+			row = append(row, cellText(targetStatus(run, t.Name), th, reps, m, notes))
+		}
+		_, _ = fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// cellText is one target's value at th threads.
+func cellText(ts *v1.TargetStatus, th int32, reps int, m metric, notes *tableNotes) string {
+	if ts == nil {
+		return "-"
+	}
+	if reps <= 1 {
+		i := slices.IndexFunc(ts.Steps, func(s v1.StepResult) bool { return s.Threads == th })
+		if i < 0 {
+			return "-"
+		}
+		return num(m.step(ts.Steps[i]), m.decimals)
+	}
+	i := slices.IndexFunc(ts.Cells, func(c v1.CellStats) bool { return c.Threads == th })
+	if i < 0 {
+		return "-"
+	}
+	c := ts.Cells[i]
+	s := m.cell(c)
+	text := fmt.Sprintf("%s [%s, %s]", num(s.Median, m.decimals), num(s.CILow, m.decimals), num(s.CIHigh, m.decimals))
+	if notes.confidence == nil {
+		notes.confidence = map[int32]float64{}
+	}
+	notes.confidence[c.N] = s.CIConfidence
+	if int(c.N) < reps {
+		text += fmt.Sprintf(" n=%d", c.N)
+		notes.partial = true
+	}
+	if noisy(c) {
+		text += noisyMark
+		notes.noisy = true
+	}
+	return text
+}
+
+// noisy applies the report's rule to a cell of the status: QPS or p95 latency varying between
+// repetitions by more than cells.MaxCV.
+func noisy(c v1.CellStats) bool {
+	n := int(c.N)
+	return stats.Noisy(stats.Summary{N: n, CV: c.QPS.CV}, cells.MaxCV) || stats.Noisy(stats.Summary{N: n, CV: c.P95Ms.CV}, cells.MaxCV)
+}
+
+// writeLegend explains the intervals and marks of the tables above.
+func writeLegend(w io.Writer, run *v1.BenchmarkRun, notes *tableNotes) {
+	reps := run.Spec.RepetitionsOrDefault()
+	if reps <= 1 {
+		_, _ = fmt.Fprintln(w, "One measurement per cell (spec.repetitions 1): no confidence interval.")
+		return
+	}
+	ns := make([]int32, 0, len(notes.confidence))
+	for n := range notes.confidence {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	levels := make([]string, 0, len(ns))
+	for _, n := range ns {
+		levels = append(levels, fmt.Sprintf("%s with %d repetitions", percent(notes.confidence[n]), n))
+	}
+	_, _ = fmt.Fprintf(w, "Cells: median [low, high] over %d repetitions: the confidence interval of the median", reps)
+	if len(levels) > 0 {
+		_, _ = fmt.Fprintf(w, ", confidence %s", strings.Join(levels, ", "))
+	}
+	_, _ = fmt.Fprintln(w, " (with fewer than 6 repetitions no interval reaches 95 %: it is the range, min to max).")
+	if notes.partial {
+		_, _ = fmt.Fprintln(w, "n=K: only K repetitions of that cell are measured so far.")
+	}
+	if notes.noisy {
+		_, _ = fmt.Fprintf(w, "~ noisy: the cell's QPS or p95 latency varies between repetitions by more than %s (coefficient of variation).\n",
+			percent(cells.MaxCV))
+	}
+}
+
+func num(v float64, decimals func(float64) int) string {
+	return strconv.FormatFloat(v, 'f', decimals(v), 64)
+}
+
+// percent writes a ratio as a percentage: 0.875 as "87.5 %", 0.9688 as "96.9 %".
+func percent(x float64) string {
+	return strconv.FormatFloat(x*100, 'f', 1, 64) + " %"
+}
+
+// age is how long ago t was, as kubectl prints it ("5m", "2d3h"); "<unknown>" for a zero time.
+func age(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t))
+}
