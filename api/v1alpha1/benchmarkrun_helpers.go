@@ -76,6 +76,22 @@ func (s BenchmarkRunSpec) RepetitionsOrDefault() int {
 	return int(*s.Repetitions)
 }
 
+// DefaultTopWaits is how many wait events a step keeps when spec.serverStats.topWaits is unset.
+const DefaultTopWaits = 10
+
+// ServerStatsEnabled says whether ladder steps record the server's counters and waits.
+func (s BenchmarkRunSpec) ServerStatsEnabled() bool {
+	return s.ServerStats == nil || s.ServerStats.Enabled == nil || *s.ServerStats.Enabled
+}
+
+// TopWaitsOrDefault is how many wait events each step keeps.
+func (s BenchmarkRunSpec) TopWaitsOrDefault() int {
+	if s.ServerStats == nil || s.ServerStats.TopWaits < 1 {
+		return DefaultTopWaits
+	}
+	return int(s.ServerStats.TopWaits)
+}
+
 // StepCount is how many steps each target measures: every rung once per repetition.
 func (s BenchmarkRunSpec) StepCount() int {
 	return len(s.Ladder.Threads) * s.RepetitionsOrDefault()

@@ -60,6 +60,7 @@ type OLTPScript string
 // +kubebuilder:validation:XValidation:rule="self.engine != 'external' || !has(self.image)",message="engine external benchmarks a server the operator does not run: remove image (or use engine builtin to let the operator run that image)"
 // +kubebuilder:validation:XValidation:rule="self.engine == 'external' || !has(self.secretRef)",message="secretRef is only read for engine external; the operator generates the credentials of the servers it runs: remove secretRef"
 // +kubebuilder:validation:XValidation:rule="self.engine != 'builtin' || has(self.image)",message="engine builtin needs image: the server image to run, e.g. mysql:8.0.36, percona/percona-server:8.0 or mariadb:10.11"
+// +kubebuilder:validation:XValidation:rule="self.engine != 'external' || !has(self.synchWaits) || !self.synchWaits",message="synchWaits configures the server's performance_schema, which the operator does not do for engine external: remove synchWaits and enable the instruments on that server yourself (performance-schema-instrument='wait/synch/%=ON')"
 // +kubebuilder:validation:XValidation:rule="self.engine != 'external' || !has(self.myCnf)",message="engine external benchmarks a server the operator does not configure: remove myCnf and configure that server yourself"
 // +kubebuilder:validation:XValidation:rule="!has(self.percona) || self.engine == 'percona-server' || self.engine == 'percona-xtradb-cluster'",message="percona is only read for engines percona-server and percona-xtradb-cluster: remove it, or set engine to one of them"
 // +kubebuilder:validation:XValidation:rule="!has(self.percona) || !has(self.percona.proxy) || self.percona.proxy != 'proxysql' || self.engine == 'percona-xtradb-cluster'",message="percona.proxy proxysql is only offered by engine percona-xtradb-cluster: use haproxy or router with percona-server"
@@ -111,6 +112,14 @@ type Target struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('(?mi)^[ \\t\\r\\f\\v]*(?:loose[-_])?(?:port|socket|bind[-_]address|skip[-_]networking|skip[-_]grant[-_]tables|datadir)[ \\t\\r\\f\\v]*(?:[=#]|$)')",message="myCnf must not set port, socket, bind-address, skip-networking, skip-grant-tables or datadir (in any spelling, loose- or not): the operator connects and health-checks the server through them and keeps its data on the run's volume; remove them"
 	// +optional
 	MyCnf string `json:"myCnf,omitempty"`
+
+	// SynchWaits turns on performance_schema's synchronization wait instruments (mutexes,
+	// rw-locks, conditions: performance-schema-instrument='wait/synch/%=ON'), so that each step's
+	// top waits show where the server's threads wait on each other. It needs performance_schema
+	// on and costs throughput of its own: compare runs with the same setting. Only for the
+	// servers the operator configures (not engine external).
+	// +optional
+	SynchWaits bool `json:"synchWaits,omitempty"`
 
 	// Resources are the server container's CPU and memory requests and limits. Equal requests
 	// and limits (Guaranteed QoS) give the most repeatable numbers.
@@ -402,6 +411,14 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Repetitions *int32 `json:"repetitions,omitempty"`
 
+	// ServerStats is what each ladder step records from the server besides what sysbench
+	// measures: a bounded set of its global status counters (and InnoDB metrics where the
+	// account may read them) and, when performance_schema is on, its top wait events, each as
+	// the difference between a snapshot taken just before the step's load starts and one just
+	// after it ended (outside the measured window). On by default.
+	// +optional
+	ServerStats *ServerStats `json:"serverStats,omitempty"`
+
 	// StepRetryLimit is how many times a failed step (sysbench exited non-zero or gave no final
 	// report) is retried before its target fails, 0 to 10.
 	// +kubebuilder:validation:Minimum=0
@@ -461,6 +478,21 @@ type Latency struct {
 	P95Ms float64 `json:"p95Ms"`
 	// MaxMs is the slowest event.
 	MaxMs float64 `json:"maxMs"`
+}
+
+// ServerStats configures what each ladder step records from the server.
+type ServerStats struct {
+	// Enabled records the server's counters and waits around each ladder step (default true).
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+	// TopWaits is how many wait events, by wait time over the step, each step keeps (1 to 50,
+	// default 10).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	// +kubebuilder:default=10
+	// +optional
+	TopWaits int32 `json:"topWaits,omitempty"`
 }
 
 // StepResult is the measured outcome of one step of the ladder.

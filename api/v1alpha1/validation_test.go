@@ -164,6 +164,12 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			r.Spec.Targets[0] = v1.Target{Name: "prod", Engine: v1.EngineExternal, MyCnf: "x = 1",
 				SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}}
 		}, "remove myCnf"},
+		{"external with synchWaits", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[0] = v1.Target{Name: "prod", Engine: v1.EngineExternal, SynchWaits: true,
+				SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}}
+		}, "remove synchWaits and enable the instruments on that server yourself"},
+		{"topWaits above 50", func(r *v1.BenchmarkRun) { r.Spec.ServerStats = &v1.ServerStats{TopWaits: 51} },
+			"spec.serverStats.topWaits"},
 		{"secretRef on builtin", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets[0].SecretRef = &corev1.LocalObjectReference{Name: "creds"}
 		}, "secretRef is only read for engine external"},

@@ -54,6 +54,11 @@ func OperatorMyCnf(run *v1.BenchmarkRun, target string) string {
 	b.WriteString("skip-name-resolve\n")
 	b.WriteString("datadir = " + DataDir + "\n")
 	b.WriteString("socket = " + SocketPath + "\n")
+	for _, t := range run.Spec.Targets {
+		if t.Name == target && t.SynchWaits {
+			b.WriteString(synchWaitsCnf)
+		}
+	}
 	for _, g := range authGroups {
 		b.WriteString("\n# " + g.why + "\n")
 		for _, version := range g.versions {
@@ -67,6 +72,13 @@ func OperatorMyCnf(run *v1.BenchmarkRun, target string) string {
 	b.WriteString("[client]\nsocket = " + SocketPath + "\n")
 	return b.String()
 }
+
+// synchWaitsCnf is what a target's synchWaits adds: performance_schema on (MariaDB's default is
+// off) with the synchronization wait instruments enabled and timed. loose-: MySQL 5.5 has no
+// performance-schema-instrument option and must still start.
+const synchWaitsCnf = "# synchWaits: performance_schema with the wait/synch instruments (mutexes, rw-locks, conditions).\n" +
+	"performance_schema = ON\n" +
+	"loose-performance-schema-instrument = 'wait/synch/%=ON'\n"
 
 // authGroups are the version-specific settings of OperatorMyCnf.
 var authGroups = []struct {
@@ -197,6 +209,7 @@ func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 	peak := int(spec.Ladder.PeakConnections())
 	// The server keeps the last max_connections it reads, so only that one matters.
 	last, set := 0, false
+	psOff := 0 // the line of the last performance_schema setting when it turns it off
 	// Read the user's text itself, so line numbers match what they wrote; options before any
 	// header are in [mysqld], as UserMyCnf makes them.
 	sc := bufio.NewScanner(strings.NewReader(t.MyCnf))
@@ -208,6 +221,13 @@ func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 		name, value, _ := strings.Cut(line, "=")
 		name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
 		name = strings.TrimPrefix(name, "loose_")
+		if name == "performance_schema" || name == "skip_performance_schema" {
+			psOff = 0
+			if off := optionOff(name, removeEndComment(value)); off {
+				psOff = n
+			}
+			continue
+		}
 		if name != "max_connections" {
 			continue
 		}
@@ -218,12 +238,27 @@ func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 		}
 		last, set = v, true
 	}
+	if t.SynchWaits && psOff > 0 {
+		return fmt.Errorf("target %s: synchWaits needs performance_schema, which myCnf line %d turns off: "+
+			"remove that line or synchWaits", t.Name, psOff)
+	}
 	if set && last <= peak {
 		return fmt.Errorf("target %s: myCnf sets max_connections = %d, but the ladder opens up to %d connections "+
 			"(error 1040, too many connections, at the top steps): raise it to at least %d or remove it "+
 			"(the operator sets %d)", t.Name, last, peak, peak+1, RequiredMaxConnections(spec.Ladder))
 	}
 	return nil
+}
+
+// optionOff says whether a performance_schema (or skip-performance-schema) line turns
+// performance_schema off: OFF, 0 or FALSE, or skip- with no value or a true one.
+func optionOff(name, value string) bool {
+	v := strings.ToLower(strings.Trim(strings.TrimSpace(value), `"'`))
+	isFalse := v == "off" || v == "0" || v == "false"
+	if name == "skip_performance_schema" {
+		return !isFalse
+	}
+	return isFalse
 }
 
 // removeEndComment cuts a value at a "#" outside quotes, as the servers' option file parser

@@ -247,6 +247,48 @@ func TestCheckMyCnf(t *testing.T) {
 	}
 }
 
+func TestSynchWaits(t *testing.T) {
+	run := newRun()
+	run.Spec.Targets[0].MyCnf = ""
+	run.Spec.Targets = append(run.Spec.Targets, v1.Target{Name: "plain", Image: "mariadb:10.11"})
+	run.Spec.Targets[0].SynchWaits = true
+	with, without := OperatorMyCnf(run, run.Spec.Targets[0].Name), OperatorMyCnf(run, "plain")
+	for _, line := range []string{"performance_schema = ON\n", "loose-performance-schema-instrument = 'wait/synch/%=ON'\n"} {
+		if !strings.Contains(with, line) {
+			t.Errorf("OperatorMyCnf with synchWaits lacks %q:\n%s", line, with)
+		}
+		if strings.Contains(without, line) {
+			t.Errorf("OperatorMyCnf of the other target has %q", line)
+		}
+	}
+	if p, err := PerconaMyCnf(run, run.Spec.Targets[0]); err != nil || !strings.Contains(p, "wait/synch/%=ON") {
+		t.Errorf("PerconaMyCnf with synchWaits = %q, %v", p, err)
+	}
+
+	for _, tc := range []struct {
+		myCnf   string
+		wantErr string
+	}{
+		{"", ""},
+		{"performance_schema = ON", ""},
+		{"performance_schema = OFF", "myCnf line 1 turns off"},
+		{"innodb_buffer_pool_size = 1G\nperformance-schema=0", "myCnf line 2 turns off"},
+		{"skip-performance-schema", "myCnf line 1 turns off"},
+		{"performance_schema = OFF\nperformance_schema = ON", ""},
+		{"skip_performance_schema = OFF", ""},
+	} {
+		target := v1.Target{Name: "t", MyCnf: tc.myCnf, SynchWaits: true}
+		err := CheckMyCnf(run.Spec, target)
+		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("CheckMyCnf(synchWaits, %q) = %v, want %q", tc.myCnf, err, tc.wantErr)
+		}
+		target.SynchWaits = false
+		if err := CheckMyCnf(run.Spec, target); err != nil {
+			t.Errorf("CheckMyCnf(%q) without synchWaits = %v", tc.myCnf, err)
+		}
+	}
+}
+
 func TestCheckMyCnfPeakIncludesWarmup(t *testing.T) {
 	spec := v1.BenchmarkRunSpec{Ladder: v1.Ladder{
 		Threads:       []int32{1, 8},

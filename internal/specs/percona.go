@@ -153,6 +153,9 @@ func PerconaMyCnf(run *v1.BenchmarkRun, t v1.Target) (string, error) {
 	b.WriteString("loose-mysql-native-password = ON\n")
 	b.WriteString("loose-default-authentication-plugin = mysql_native_password\n")
 	b.WriteString("loose-authentication-policy = mysql_native_password,,\n")
+	if t.SynchWaits {
+		b.WriteString(synchWaitsCnf)
+	}
 	if user := UserMyCnf(t); user != "" {
 		b.WriteString(user)
 	}
