@@ -79,6 +79,9 @@ const (
 	EnvScript = "MYSQLBENCH_SCRIPT"
 	// EnvResultFile tells the reporter where to write the final result.
 	EnvResultFile = "MYSQLBENCH_RESULT_FILE"
+	// EnvServerStats set to "1" makes the reporter print a server snapshot (ServerSnapshot)
+	// before and after a run.
+	EnvServerStats = "MYSQLBENCH_SERVER_STATS"
 )
 
 // PrepareMaxThreads caps prepare's parallelism: each thread fills whole tables, and more than
@@ -144,6 +147,11 @@ type Step struct {
 	Phase    Phase
 	Threads  int32
 	Duration time.Duration
+	// ServerStats makes a PhaseRun step snapshot the server's counters and waits before and
+	// after the run (Output.Server), outside the measured window; other phases ignore it. The
+	// benchmark account needs ServerStatsGrants for all of it; without them the snapshots say
+	// what they could not read, and the step is unaffected.
+	ServerStats bool
 }
 
 // Invocation is what one sysbench container runs. Volumes are the pod volumes its VolumeMounts
@@ -250,17 +258,21 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error
 	}
 	args = append(args, command)
 
+	env := []corev1.EnvVar{
+		secretEnv(EnvHost, secretName, SecretKeyHost, false),
+		secretEnv(EnvPort, secretName, SecretKeyPort, false),
+		secretEnv(EnvUser, secretName, SecretKeyUser, false),
+		secretEnv(EnvDatabase, secretName, SecretKeyDatabase, true),
+		{Name: EnvScript, Value: script},
+		{Name: EnvResultFile, Value: TerminationMessagePath},
+	}
+	if step.ServerStats && step.Phase == PhaseRun {
+		env = append(env, corev1.EnvVar{Name: EnvServerStats, Value: "1"})
+	}
 	return Invocation{
-		Command: append([]string(nil), launcher...),
-		Args:    args,
-		Env: []corev1.EnvVar{
-			secretEnv(EnvHost, secretName, SecretKeyHost, false),
-			secretEnv(EnvPort, secretName, SecretKeyPort, false),
-			secretEnv(EnvUser, secretName, SecretKeyUser, false),
-			secretEnv(EnvDatabase, secretName, SecretKeyDatabase, true),
-			{Name: EnvScript, Value: script},
-			{Name: EnvResultFile, Value: TerminationMessagePath},
-		},
+		Command:      append([]string(nil), launcher...),
+		Args:         args,
+		Env:          env,
 		Volumes:      credentialVolumes(secretName),
 		VolumeMounts: credentialMounts(),
 	}, nil

@@ -48,16 +48,42 @@ func TestBuild(t *testing.T) {
 		return []string{"--threads=" + threads, "--time=" + seconds, "--events=0", "--report-interval=1", "--percentile=95"}
 	}
 	tests := []struct {
-		name       string
-		w          v1alpha1.Workload
-		step       Step
-		wantArgs   []string
-		wantScript string
+		name            string
+		w               v1alpha1.Workload
+		step            Step
+		wantArgs        []string
+		wantScript      string
+		wantServerStats bool
 	}{{
 		name:       "run",
 		w:          pointSelect(4),
 		step:       Step{Phase: PhaseRun, Threads: 8, Duration: 300 * time.Second},
 		wantArgs:   with(connArgs, with([]string{"--tables=4", "--table-size=100000"}, with(runArgs("8", "300"), "run")...)...),
+		wantScript: "oltp_point_select",
+	}, {
+		name:            "a run with server snapshots",
+		w:               pointSelect(4),
+		step:            Step{Phase: PhaseRun, Threads: 8, Duration: 300 * time.Second, ServerStats: true},
+		wantArgs:        with(connArgs, with([]string{"--tables=4", "--table-size=100000"}, with(runArgs("8", "300"), "run")...)...),
+		wantScript:      "oltp_point_select",
+		wantServerStats: true,
+	}, {
+		name:       "a warmup takes no server snapshots",
+		w:          pointSelect(4),
+		step:       Step{Phase: PhaseWarmup, Threads: 8, Duration: 300 * time.Second, ServerStats: true},
+		wantArgs:   with(connArgs, with([]string{"--tables=4", "--table-size=100000"}, with(runArgs("8", "300"), "run")...)...),
+		wantScript: "oltp_point_select",
+	}, {
+		name:       "prepare takes no server snapshots",
+		w:          pointSelect(4),
+		step:       Step{Phase: PhasePrepare, ServerStats: true},
+		wantArgs:   with(connArgs, "--tables=4", "--table-size=100000", "--threads=4", "prepare"),
+		wantScript: "oltp_point_select",
+	}, {
+		name:       "probe takes no server snapshots",
+		w:          pointSelect(4),
+		step:       Step{Phase: PhaseProbe, ServerStats: true},
+		wantArgs:   with(connArgs, "--tables=4", "--table-size=100000", "probe"),
 		wantScript: "oltp_point_select",
 	}, {
 		name:       "warmup is a run",
@@ -127,7 +153,7 @@ func TestBuild(t *testing.T) {
 			if !slices.Equal(inv.Args, tc.wantArgs) {
 				t.Errorf("args =\n%q\nwant\n%q", inv.Args, tc.wantArgs)
 			}
-			assertEnv(t, inv.Env, tc.wantScript)
+			assertEnv(t, inv.Env, tc.wantScript, tc.wantServerStats)
 			assertCredentialVolumes(t, inv)
 			assertNoPassword(t, inv)
 		})
@@ -135,12 +161,15 @@ func TestBuild(t *testing.T) {
 }
 
 // assertEnv checks the env: connection settings only through secretKeyRef, database optional,
-// the reporter's two settings as literals.
-func assertEnv(t *testing.T, env []corev1.EnvVar, wantScript string) {
+// the reporter's settings as literals, MYSQLBENCH_SERVER_STATS=1 only when serverStats.
+func assertEnv(t *testing.T, env []corev1.EnvVar, wantScript string, serverStats bool) {
 	t.Helper()
 	wantRefs := map[string]string{EnvHost: SecretKeyHost, EnvPort: SecretKeyPort, EnvUser: SecretKeyUser,
 		EnvDatabase: SecretKeyDatabase}
 	wantValues := map[string]string{EnvScript: wantScript, EnvResultFile: TerminationMessagePath}
+	if serverStats {
+		wantValues[EnvServerStats] = "1"
+	}
 	if len(env) != len(wantRefs)+len(wantValues) {
 		t.Errorf("env has %d entries, want %d: %+v", len(env), len(wantRefs)+len(wantValues), env)
 	}

@@ -16,21 +16,45 @@ import (
 //   - probe: SELECT VERSION() needs nothing, and counting the sbtest tables in
 //     information_schema.tables shows the tables the account has any privilege on.
 //
-// The account needs nothing on other databases (the server's own included) and no global
-// privilege. A custom script that needs more (ALTER, CREATE VIEW, ...) fails with error 1142.
+// The account needs nothing else on its database and, to run sysbench, no global privilege. A
+// custom script that needs more (ALTER, CREATE VIEW, ...) fails with error 1142.
 var Privileges = []string{"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "INDEX"}
 
+// ServerStatsGrants are what a run's server snapshots (Step.ServerStats) need beyond Privileges,
+// as GRANT clauses: SELECT on performance_schema for the wait events
+// (events_waits_summary_global_by_event_name), and the global PROCESS privilege for
+// information_schema.INNODB_METRICS. SHOW GLOBAL STATUS and SHOW GLOBAL VARIABLES need nothing.
+// An account without them (an external server's) still runs every step; its snapshots then say
+// which sections they could not read.
+var ServerStatsGrants = []string{"SELECT ON `performance_schema`.*", "PROCESS ON *.*"}
+
 // GrantSQL narrows the account user@host, which the server images' entrypoints create with ALL
-// PRIVILEGES on database (MYSQL_USER, MYSQL_DATABASE), down to Privileges. It is SQL that MySQL
-// 5.5 to 9.x, Percona Server and MariaDB all accept; the account must already have a grant on
-// database (REVOKE of a grant that does not exist fails with error 1141). The names must not
-// contain a backslash.
+// PRIVILEGES on database (MYSQL_USER, MYSQL_DATABASE), down to Privileges, and adds
+// ServerStatsGrants. It is SQL that MySQL 5.5 to 9.x, Percona Server and MariaDB all accept; the
+// account must already have a grant on database (REVOKE of a grant that does not exist fails with
+// error 1141). The names must not contain a backslash.
+//
+// ServerStatsGrants are granted whether or not a run takes snapshots, so that the server, whose
+// init script runs once, never depends on that option. They are safe on the operator's own
+// servers, each a run's throwaway server with no other data and no other clients:
+//   - PROCESS shows every session's current statement (SHOW PROCESSLIST) and InnoDB's internals;
+//     the only sessions are sysbench's own and root's over the socket inside the pod. It does not
+//     allow killing them or changing anything.
+//   - SELECT on performance_schema reads its tables, statement texts included, but changes no
+//     instrument (that takes UPDATE). The tables live in memory, and the images' entrypoints
+//     create the accounts, passwords included, in a temporary server that they stop before the
+//     real one starts, so no statement with a password is there to read.
 func GrantSQL(user, host, database string) string {
 	account := sqlString(user) + "@" + sqlString(host)
 	on := sqlIdent(database) + ".*"
-	return fmt.Sprintf("-- The benchmark account gets only what sysbench needs on its database (mysqlbench-operator).\n"+
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- The benchmark account gets only what sysbench needs on its database, and reads the server's counters (mysqlbench-operator).\n"+
 		"REVOKE ALL PRIVILEGES ON %s FROM %s;\nGRANT %s ON %s TO %s;\n",
 		on, account, strings.Join(Privileges, ", "), on, account)
+	for _, g := range ServerStatsGrants {
+		fmt.Fprintf(&b, "GRANT %s TO %s;\n", g, account)
+	}
+	return b.String()
 }
 
 // sqlString quotes s as a SQL string literal. A quote is doubled, which every sql_mode reads

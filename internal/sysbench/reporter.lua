@@ -293,3 +293,296 @@ if command == "prepare" or command == "cleanup" then
       end
    end
 end
+
+-- Server snapshots. With MYSQLBENCH_SERVER_STATS=1 a run reads the server's
+-- counters twice: in init(), which sysbench calls once in its main state
+-- before the worker threads connect, and in done(), which it calls once after
+-- they all disconnected and the final line was printed. Both are outside the
+-- measured window. Each snapshot is ONE line on stdout (never in the result
+-- file, whose 4 KiB hold the final line):
+--
+--   {"type":"server","version":1,"at":"start"|"end",
+--    "unixTime":1763800000.123456,"durationMs":1.234,"server":"<VERSION()>",
+--    "status":{"Questions":123,...},"innodbMetrics":{"lock_deadlocks":0,...},
+--    "performanceSchema":true|false,
+--    "waits":[["wait/synch/mutex/innodb/...",count,sumTimerWaitPs],...],
+--    "errors":["..."]}
+--
+--   unixTime     when SHOW GLOBAL STATUS was sent (clock_gettime, microseconds)
+--   durationMs   what the whole snapshot took, connecting included
+--   status       SHOW GLOBAL STATUS, only the names in SERVER_STATUS
+--   innodbMetrics  information_schema.INNODB_METRICS, enabled ones among
+--                INNODB_METRICS (needs the PROCESS privilege)
+--   waits        performance_schema.events_waits_summary_global_by_event_name,
+--                every event with COUNT_STAR > 0 but idle; only when
+--                performance_schema is ON (needs SELECT on it)
+--   errors       why a section is missing; a snapshot never fails the step
+--
+-- Counts are the server's own digits, copied verbatim and never converted to
+-- a Lua number: a double is exact only up to 2^53, and SUM_TIMER_WAIT counts
+-- picoseconds (2^53 ps is two and a half hours of waiting). A section that
+-- could not be read is left out. A section that failed at the start is not
+-- read again at the end (its delta is lost anyway, and each failure prints a
+-- FATAL line).
+--
+-- Every snapshot query starts with SERVER_STATS_MARK: the MySQL driver prints
+-- a failing query as a FATAL line that quotes it, and the operator ignores
+-- FATAL lines with the mark (they never mean the step failed).
+
+local SERVER_STATS_MARK = "/* mysqlbench:server-stats */ "
+
+-- The bounded set of SHOW GLOBAL STATUS counters (keep in step with
+-- ServerStatusNames in result.go; a test compares them).
+local SERVER_STATUS = {
+   "Questions", "Queries",
+   "Com_select", "Com_insert", "Com_update", "Com_delete",
+   "Com_begin", "Com_commit", "Com_rollback",
+   "Innodb_rows_read", "Innodb_rows_inserted", "Innodb_rows_updated",
+   "Innodb_rows_deleted", "Rows_read",
+   "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests",
+   "Innodb_buffer_pool_pages_flushed",
+   "Innodb_data_fsyncs", "Innodb_data_reads", "Innodb_data_writes",
+   "Innodb_os_log_written", "Innodb_redo_log_current_lsn", "Innodb_lsn_current",
+   "Innodb_log_waits", "Innodb_row_lock_waits", "Innodb_row_lock_time",
+   "Threads_running", "Threads_connected",
+   "Created_tmp_disk_tables", "Created_tmp_tables",
+   "Select_scan", "Sort_merge_passes", "Handler_read_rnd_next",
+   "Handler_read_key",
+   "Bytes_received", "Bytes_sent", "Slow_queries",
+}
+
+-- The InnoDB metrics read where enabled (keep in step with InnoDBMetricNames
+-- in result.go).
+local INNODB_METRICS = {
+   "lock_deadlocks", "lock_timeouts", "lock_row_lock_waits",
+   "lock_row_lock_time",
+   "buffer_pool_wait_free", "buffer_flush_batch_total_pages",
+   "buffer_LRU_batch_flush_total_pages",
+   "log_waits", "log_write_requests", "log_writes",
+   "os_log_bytes_written", "os_data_fsyncs",
+   "innodb_dblwr_writes", "innodb_dblwr_pages_written",
+   "trx_rw_commits", "trx_ro_commits", "trx_nl_ro_commits", "trx_rollbacks",
+   "dml_reads", "dml_inserts", "dml_updates", "dml_deletes",
+   "trx_rseg_history_len",
+}
+
+local function sql_names(names)
+   local quoted = {}
+   for i, n in ipairs(names) do
+      quoted[i] = "'" .. n .. "'"
+   end
+   return table.concat(quoted, ", ")
+end
+
+local ffi = require("ffi")
+
+-- Seconds and nanoseconds since the epoch. sysbench 1.0.x gives Lua no clock
+-- finer than os.time(), so ask libc; os.time() if that fails.
+local clock_ok, timespec
+local function now()
+   if clock_ok == nil then
+      clock_ok = pcall(function()
+         ffi.cdef("int clock_gettime(int clk_id, long *tp);")
+         timespec = ffi.new("long[2]")
+      end)
+   end
+   if clock_ok and ffi.C.clock_gettime(0, timespec) == 0 then -- CLOCK_REALTIME
+      return tonumber(timespec[0]), tonumber(timespec[1])
+   end
+   return os.time(), 0
+end
+
+-- An unsigned 64-bit count as the server wrote it, or nil when it is not one.
+local MAX_U64 = "18446744073709551615"
+local function counter_digits(v)
+   if type(v) ~= "string" or not v:match("^%d+$") then
+      return nil
+   end
+   v = v:gsub("^0+(%d)", "%1")
+   if #v > #MAX_U64 or (#v == #MAX_U64 and v > MAX_U64) then
+      return nil
+   end
+   return v
+end
+
+-- A short message for a failed query: the server's, without Lua's position.
+local function error_text(err)
+   if type(err) == "table" then
+      -- An error a script's sql_error_ignorable hook downgraded.
+      err = string.format("error %s: %s", tostring(err.sql_errno),
+                          tostring(err.sql_errmsg))
+   end
+   err = tostring(err):gsub("^[^:]*:%d+: ", "")
+   return err:sub(1, 300)
+end
+
+local function query_rows(con, sql)
+   local rs = con:query(SERVER_STATS_MARK .. sql)
+   local out = {}
+   if rs == nil then
+      return out
+   end
+   while true do
+      local row = rs:fetch_row()
+      if row == nil then
+         return out
+      end
+      out[#out + 1] = row
+   end
+end
+
+local failed_at_start = {}
+
+local function server_snapshot(at)
+   local sec0, nsec0 = now()
+   local stamp = string.format("%d.%06d", sec0, math.floor(nsec0 / 1000))
+   local errors, members = {}, {}
+   local version, ps = nil, false
+
+   local function section(name, read)
+      if failed_at_start[name] then
+         errors[#errors + 1] = name .. ": not read, it failed at the start"
+         return
+      end
+      local ok, err = pcall(read)
+      if not ok then
+         errors[#errors + 1] = name .. ": " .. error_text(err)
+         if at == "start" then
+            failed_at_start[name] = true
+         end
+      end
+   end
+
+   local drv, con
+   local ok, err = pcall(function()
+      drv = sysbench.sql.driver()
+      con = drv:connect()
+   end)
+   if not ok then
+      errors[#errors + 1] = "connect: " .. error_text(err)
+   else
+      section("status", function()
+         sec0, nsec0 = now()
+         stamp = string.format("%d.%06d", sec0, math.floor(nsec0 / 1000))
+         local kv = {}
+         for _, row in ipairs(query_rows(con, "SHOW GLOBAL STATUS WHERE Variable_name IN (" ..
+                                            sql_names(SERVER_STATUS) .. ")")) do
+            local v = counter_digits(row[2])
+            if v ~= nil then
+               kv[#kv + 1] = json_string(row[1]) .. ":" .. v
+            else
+               errors[#errors + 1] = "status " .. tostring(row[1]) ..
+                  ": not a counter: " .. tostring(row[2]):sub(1, 40)
+            end
+         end
+         members[#members + 1] = '"status":{' .. table.concat(kv, ",") .. "}"
+      end)
+      section("variables", function()
+         for _, row in ipairs(query_rows(con, "SHOW GLOBAL VARIABLES WHERE Variable_name IN " ..
+                                            "('performance_schema', 'version')")) do
+            local name = tostring(row[1]):lower()
+            if name == "version" then
+               version = row[2]
+            elseif name == "performance_schema" then
+               ps = row[2] == "ON" or row[2] == "1"
+            end
+         end
+      end)
+      section("innodbMetrics", function()
+         -- MariaDB has an ENABLED column where MySQL has STATUS.
+         local enabled = "STATUS = 'enabled'"
+         if version ~= nil and version:find("MariaDB", 1, true) then
+            enabled = "ENABLED = 1"
+         end
+         local kv = {}
+         for _, row in ipairs(query_rows(con, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE " ..
+                                            enabled .. " AND NAME IN (" .. sql_names(INNODB_METRICS) .. ")")) do
+            local v = counter_digits(row[2])
+            if v ~= nil then
+               kv[#kv + 1] = json_string(row[1]) .. ":" .. v
+            else
+               errors[#errors + 1] = "innodbMetrics " .. tostring(row[1]) ..
+                  ": not a counter: " .. tostring(row[2]):sub(1, 40)
+            end
+         end
+         members[#members + 1] = '"innodbMetrics":{' .. table.concat(kv, ",") .. "}"
+      end)
+      if ps then
+         section("waits", function()
+            local waits = {}
+            for _, row in ipairs(query_rows(con, "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT " ..
+                                               "FROM performance_schema.events_waits_summary_global_by_event_name " ..
+                                               "WHERE COUNT_STAR > 0 AND EVENT_NAME <> 'idle'")) do
+               local count, sum = counter_digits(row[2]), counter_digits(row[3])
+               if count ~= nil and sum ~= nil then
+                  waits[#waits + 1] = "[" .. json_string(row[1]) .. "," .. count .. "," .. sum .. "]"
+               else
+                  errors[#errors + 1] = "waits " .. tostring(row[1]):sub(1, 80) .. ": not counters"
+               end
+            end
+            members[#members + 1] = '"waits":[' .. table.concat(waits, ",") .. "]"
+         end)
+      end
+      pcall(con.disconnect, con)
+   end
+
+   local sec1, nsec1 = now()
+   local quoted = {}
+   for i, e in ipairs(errors) do
+      quoted[i] = json_string(e)
+   end
+   local head = string.format('{"type":"server","version":%d,"at":"%s","unixTime":%s,"durationMs":%.3f',
+                              FORMAT_VERSION, at, stamp,
+                              math.max(0, (sec1 - sec0) * 1000 + (nsec1 - nsec0) / 1e6))
+   if version ~= nil then
+      head = head .. ',"server":' .. json_string(version)
+   end
+   members[#members + 1] = '"performanceSchema":' .. tostring(ps)
+   members[#members + 1] = '"errors":[' .. table.concat(quoted, ",") .. "]"
+   emit(head .. "," .. table.concat(members, ",") .. "}")
+end
+
+-- A snapshot that cannot fail: a bug in it still leaves a line saying so.
+local function snapshot_line(at)
+   local ok, err = pcall(server_snapshot, at)
+   if not ok then
+      emit(string.format('{"type":"server","version":%d,"at":"%s","unixTime":%d,"durationMs":0,' ..
+                            '"performanceSchema":false,"errors":[%s]}',
+                         FORMAT_VERSION, at, os.time(), json_string("reporter: " .. error_text(err))))
+   end
+end
+
+-- The start snapshot's queries run on the main thread's connection, which
+-- sysbench counts as thread 0's: they would add a few reads (and an error for
+-- each failed query) to the first interval and to the final report. Taking an
+-- intermediate and a cumulative checkpoint right after it makes both reports
+-- count from there. Nothing else runs yet, as these functions require.
+local function forget_snapshot_queries()
+   pcall(function()
+      ffi.cdef [[
+void sb_counters_agg_intermediate(uint64_t *val);
+void sb_counters_agg_cumulative(uint64_t *val);
+]]
+      -- sb_counters_t is 6 counters padded to a cache line; 512 bytes hold it.
+      local scratch = ffi.new("uint64_t[64]")
+      ffi.C.sb_counters_agg_intermediate(scratch)
+      ffi.C.sb_counters_agg_cumulative(scratch)
+   end)
+end
+
+if command == "run" and os.getenv("MYSQLBENCH_SERVER_STATS") == "1" then
+   local script_init, script_done = init, done
+   function init(...)
+      if script_init ~= nil then
+         script_init(...)
+      end
+      snapshot_line("start")
+      forget_snapshot_queries()
+   end
+   function done(...)
+      snapshot_line("end")
+      if script_done ~= nil then
+         return script_done(...)
+      end
+   end
+end
