@@ -1,8 +1,9 @@
-// Package serverstats turns the two server snapshots of a run step (sysbench.ServerSnapshot: the
-// reporter reads them before the worker threads connect and after they disconnected) into what
-// the server did during the step: the deltas of the bounded counter set
-// (sysbench.ServerStatusNames, sysbench.InnoDBMetricNames) per second and per sysbench query,
-// the gauges' end values, and the top wait events by wait time.
+// Package serverstats is what a run step's server snapshots hold (Snapshot: the sysbench reporter
+// reads the server's counters before the worker threads connect and after they disconnected, and
+// prints each as a "server" line) and what the server did during the step (Delta): the deltas of
+// a bounded counter set (StatusNames, InnoDBMetricNames) per second and per sysbench query, the
+// gauges' end values, and the top wait events by wait time. It depends on nothing of the
+// operator, so that the sysbench package, which reads the lines, can use it.
 //
 // Which counters a server has depends on its flavour (measured with the reporter's snapshots):
 //   - MariaDB 10.11: no Innodb_rows_read/inserted/updated/deleted and no
@@ -20,13 +21,10 @@ package serverstats
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // Where a counter comes from (Counter.Source, Gauge.Source).
@@ -110,10 +108,10 @@ type Step struct {
 	// (see condWaits), longest first; ties by count, then by name. Events that did not wait
 	// during the step are left out too.
 	Waits []Wait `json:"waits,omitempty"`
-	// MissingStatus are names of sysbench.ServerStatusNames absent from a snapshot whose
+	// MissingStatus are names of StatusNames absent from a snapshot whose
 	// status was read: the server's flavour or version lacks them.
 	MissingStatus []string `json:"missingStatus,omitempty"`
-	// MissingInnoDBMetrics are names of sysbench.InnoDBMetricNames absent from a snapshot
+	// MissingInnoDBMetrics are names of InnoDBMetricNames absent from a snapshot
 	// whose metrics were read: the server lacks them or has them disabled.
 	MissingInnoDBMetrics []string `json:"missingInnoDBMetrics,omitempty"`
 	// Errors are the snapshots' own errors ("start: innodbMetrics: ... PROCESS privilege ..."):
@@ -123,17 +121,17 @@ type Step struct {
 
 // Pair picks a step's start and end snapshot from the reporter's server lines
 // (sysbench.Output.Server). It is an error unless there is exactly one of each, start first.
-func Pair(snapshots []sysbench.ServerSnapshot) (start, end sysbench.ServerSnapshot, err error) {
+func Pair(snapshots []Snapshot) (start, end Snapshot, err error) {
 	var starts, ends int
 	for i, s := range snapshots {
 		switch s.At {
-		case sysbench.SnapshotStart:
+		case AtStart:
 			starts++
 			start = s
 			if ends > 0 {
 				return start, end, fmt.Errorf("server snapshot %d is a start after an end", i+1)
 			}
-		case sysbench.SnapshotEnd:
+		case AtEnd:
 			ends++
 			end = s
 		}
@@ -149,10 +147,10 @@ func Pair(snapshots []sysbench.ServerSnapshot) (start, end sysbench.ServerSnapsh
 // topN <= 0). A counter or wait event that went backwards means the server restarted, or someone
 // ran FLUSH STATUS or truncated a performance_schema summary, during the step: that is an error
 // naming each, since no delta of the step can be trusted then.
-func Delta(start, end sysbench.ServerSnapshot, queries float64, topN int) (Step, error) {
-	if start.At != sysbench.SnapshotStart || end.At != sysbench.SnapshotEnd {
+func Delta(start, end Snapshot, queries float64, topN int) (Step, error) {
+	if start.At != AtStart || end.At != AtEnd {
 		return Step{}, fmt.Errorf("server snapshots at %q and %q, want %q and %q",
-			start.At, end.At, sysbench.SnapshotStart, sysbench.SnapshotEnd)
+			start.At, end.At, AtStart, AtEnd)
 	}
 	seconds := end.UnixTime - start.UnixTime
 	if !(seconds > 0) {
@@ -201,8 +199,8 @@ func Delta(start, end sysbench.ServerSnapshot, queries float64, topN int) (Step,
 		}
 		return missing
 	}
-	st.MissingStatus = section(SourceStatus, sysbench.ServerStatusNames, start.Status, end.Status)
-	st.MissingInnoDBMetrics = section(SourceInnoDBMetrics, sysbench.InnoDBMetricNames, start.InnoDBMetrics, end.InnoDBMetrics)
+	st.MissingStatus = section(SourceStatus, StatusNames, start.Status, end.Status)
+	st.MissingInnoDBMetrics = section(SourceInnoDBMetrics, InnoDBMetricNames, start.InnoDBMetrics, end.InnoDBMetrics)
 
 	if st.PerformanceSchema && start.Waits != nil && end.Waits != nil {
 		waits, back := waitDeltas(start.Waits, end.Waits, seconds)
@@ -222,8 +220,8 @@ func Delta(start, end sysbench.ServerSnapshot, queries float64, topN int) (Step,
 
 // waitDeltas returns every event's wait during the step, condition waits and events that did not
 // wait left out, longest first, and the events whose totals went backwards.
-func waitDeltas(start, end []sysbench.Wait, seconds float64) ([]Wait, []string) {
-	before := make(map[string]sysbench.Wait, len(start))
+func waitDeltas(start, end []WaitTotal, seconds float64) ([]Wait, []string) {
+	before := make(map[string]WaitTotal, len(start))
 	for _, w := range start {
 		before[w.Event] = w
 	}
@@ -254,23 +252,4 @@ func waitDeltas(start, end []sysbench.Wait, seconds float64) ([]Wait, []string) 
 			strings.Compare(a.Event, b.Event))
 	})
 	return out, backwards
-}
-
-// ErrNoSnapshots is returned by FromOutput when a step took no server snapshots.
-var ErrNoSnapshots = errors.New("the step took no server snapshots")
-
-// FromOutput computes a step from a run step's parsed output: its server snapshots and its final
-// report's total queries. It returns ErrNoSnapshots when the step took none (ServerStats off).
-func FromOutput(out sysbench.Output, topN int) (Step, error) {
-	if len(out.Server) == 0 {
-		return Step{}, ErrNoSnapshots
-	}
-	if out.Final == nil || out.Final.Command != "run" {
-		return Step{}, errors.New("the step has no final run report to count its queries")
-	}
-	start, end, err := Pair(out.Server)
-	if err != nil {
-		return Step{}, err
-	}
-	return Delta(start, end, float64(out.Final.Queries.Total), topN)
 }

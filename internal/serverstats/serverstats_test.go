@@ -1,20 +1,17 @@
 package serverstats
 
 import (
-	"errors"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // snap builds a snapshot with the status and metrics given; the rest of the bounded set is
 // missing.
-func snap(at string, unixTime float64, status, metrics map[string]uint64, ps bool, waits ...sysbench.Wait) sysbench.ServerSnapshot {
-	return sysbench.ServerSnapshot{Version: sysbench.FormatVersion, At: at, UnixTime: unixTime, Status: status,
+func snap(at string, unixTime float64, status, metrics map[string]uint64, ps bool, waits ...WaitTotal) Snapshot {
+	return Snapshot{Version: 1, At: at, UnixTime: unixTime, Status: status,
 		InnoDBMetrics: metrics, PerformanceSchema: ps, Waits: waits}
 }
 
@@ -52,7 +49,7 @@ func TestDeltaCounters(t *testing.T) {
 			"Com_select": {Delta: 20000, PerSecond: 10000, PerQuery: 1},
 		},
 		wantGauge: map[string]uint64{"Threads_running": 9},
-		missing:   without(sysbench.ServerStatusNames, "Questions", "Com_select", "Threads_running"),
+		missing:   without(StatusNames, "Questions", "Com_select", "Threads_running"),
 	}, {
 		name:    "exact near 2^63 and across it",
 		start:   map[string]uint64{"Bytes_sent": big - 3, "Bytes_received": math.MaxUint64 - 1000},
@@ -62,7 +59,7 @@ func TestDeltaCounters(t *testing.T) {
 			"Bytes_sent":     {Delta: 8, PerSecond: 4, PerQuery: 2},
 			"Bytes_received": {Delta: 1000, PerSecond: 500, PerQuery: 250},
 		},
-		missing: without(sysbench.ServerStatusNames, "Bytes_sent", "Bytes_received"),
+		missing: without(StatusNames, "Bytes_sent", "Bytes_received"),
 	}, {
 		name:    "a delta only a uint64 holds exactly",
 		start:   map[string]uint64{"Innodb_os_log_written": 0},
@@ -71,7 +68,7 @@ func TestDeltaCounters(t *testing.T) {
 		want: map[string]Counter{
 			"Innodb_os_log_written": {Delta: big + 1, PerSecond: float64(big+1) / 2},
 		},
-		missing: without(sysbench.ServerStatusNames, "Innodb_os_log_written"),
+		missing: without(StatusNames, "Innodb_os_log_written"),
 	}, {
 		name:    "a gauge may go down",
 		start:   map[string]uint64{"Threads_connected": 50, "Threads_running": 40},
@@ -81,19 +78,19 @@ func TestDeltaCounters(t *testing.T) {
 		wantGauge: map[string]uint64{
 			"Threads_connected": 1, "Threads_running": 1,
 		},
-		missing: without(sysbench.ServerStatusNames, "Threads_connected", "Threads_running"),
+		missing: without(StatusNames, "Threads_connected", "Threads_running"),
 	}, {
 		name:    "a counter only one snapshot has is missing; names outside the set are ignored",
 		start:   map[string]uint64{"Questions": 1, "Innodb_rows_read": 5, "Uptime": 10},
 		end:     map[string]uint64{"Questions": 3, "Rows_read": 9, "Uptime": 12},
 		queries: 2,
 		want:    map[string]Counter{"Questions": {Delta: 2, PerSecond: 1, PerQuery: 1}},
-		missing: without(sysbench.ServerStatusNames, "Questions"),
+		missing: without(StatusNames, "Questions"),
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := Delta(snap(sysbench.SnapshotStart, 100, tc.start, nil, false),
-				snap(sysbench.SnapshotEnd, 102, tc.end, nil, false), tc.queries, 5)
+			st, err := Delta(snap(AtStart, 100, tc.start, nil, false),
+				snap(AtEnd, 102, tc.end, nil, false), tc.queries, 5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,13 +129,13 @@ func TestDeltaCounters(t *testing.T) {
 func TestDeltaOrderAndMetrics(t *testing.T) {
 	all := func(v uint64) map[string]uint64 {
 		m := map[string]uint64{}
-		for _, n := range sysbench.ServerStatusNames {
+		for _, n := range StatusNames {
 			m[n] = v
 		}
 		return m
 	}
-	start := snap(sysbench.SnapshotStart, 10, all(1), map[string]uint64{"lock_deadlocks": 1, "trx_rseg_history_len": 900, "log_waits": 0}, false)
-	end := snap(sysbench.SnapshotEnd, 11, all(2), map[string]uint64{"lock_deadlocks": 4, "trx_rseg_history_len": 20, "log_waits": 0}, false)
+	start := snap(AtStart, 10, all(1), map[string]uint64{"lock_deadlocks": 1, "trx_rseg_history_len": 900, "log_waits": 0}, false)
+	end := snap(AtEnd, 11, all(2), map[string]uint64{"lock_deadlocks": 4, "trx_rseg_history_len": 20, "log_waits": 0}, false)
 	st, err := Delta(start, end, 1, 5)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +145,7 @@ func TestDeltaOrderAndMetrics(t *testing.T) {
 		names = append(names, c.Source+" "+c.Name)
 	}
 	var want []string
-	for _, n := range sysbench.ServerStatusNames {
+	for _, n := range StatusNames {
 		if !IsGauge(n) {
 			want = append(want, SourceStatus+" "+n)
 		}
@@ -170,7 +167,7 @@ func TestDeltaOrderAndMetrics(t *testing.T) {
 	if st.MissingStatus != nil {
 		t.Errorf("missing status %v", st.MissingStatus)
 	}
-	if want := without(sysbench.InnoDBMetricNames, "lock_deadlocks", "trx_rseg_history_len", "log_waits"); !slices.Equal(st.MissingInnoDBMetrics, want) {
+	if want := without(InnoDBMetricNames, "lock_deadlocks", "trx_rseg_history_len", "log_waits"); !slices.Equal(st.MissingInnoDBMetrics, want) {
 		t.Errorf("missing metrics %v, want %v", st.MissingInnoDBMetrics, want)
 	}
 }
@@ -178,23 +175,23 @@ func TestDeltaOrderAndMetrics(t *testing.T) {
 func TestDeltaBackwards(t *testing.T) {
 	tests := []struct {
 		name        string
-		start, end  sysbench.ServerSnapshot
+		start, end  Snapshot
 		wantInError []string
 	}{{
 		name:        "server restarted",
-		start:       snap(sysbench.SnapshotStart, 1, map[string]uint64{"Questions": 5000, "Com_select": 4000, "Threads_running": 5}, nil, false),
-		end:         snap(sysbench.SnapshotEnd, 2, map[string]uint64{"Questions": 12, "Com_select": 4001, "Threads_running": 1}, nil, false),
+		start:       snap(AtStart, 1, map[string]uint64{"Questions": 5000, "Com_select": 4000, "Threads_running": 5}, nil, false),
+		end:         snap(AtEnd, 2, map[string]uint64{"Questions": 12, "Com_select": 4001, "Threads_running": 1}, nil, false),
 		wantInError: []string{"status Questions from 5000 to 12"},
 	}, {
 		name:        "innodb_monitor_reset",
-		start:       snap(sysbench.SnapshotStart, 1, nil, map[string]uint64{"log_writes": 7}, false),
-		end:         snap(sysbench.SnapshotEnd, 2, nil, map[string]uint64{"log_writes": 0}, false),
+		start:       snap(AtStart, 1, nil, map[string]uint64{"log_writes": 7}, false),
+		end:         snap(AtEnd, 2, nil, map[string]uint64{"log_writes": 0}, false),
 		wantInError: []string{"innodbMetrics log_writes from 7 to 0"},
 	}, {
 		name: "performance_schema summary truncated",
-		start: snap(sysbench.SnapshotStart, 1, nil, nil, true,
-			sysbench.Wait{Event: "wait/a", Count: 5, SumTimerWait: 50}, sysbench.Wait{Event: "wait/b", Count: 1, SumTimerWait: 1}),
-		end:         snap(sysbench.SnapshotEnd, 2, nil, nil, true, sysbench.Wait{Event: "wait/a", Count: 1, SumTimerWait: 10}),
+		start: snap(AtStart, 1, nil, nil, true,
+			WaitTotal{Event: "wait/a", Count: 5, SumTimerWait: 50}, WaitTotal{Event: "wait/b", Count: 1, SumTimerWait: 1}),
+		end:         snap(AtEnd, 2, nil, nil, true, WaitTotal{Event: "wait/a", Count: 1, SumTimerWait: 10}),
 		wantInError: []string{"wait wait/a from 5 waits, 50 ps to 1 waits, 10 ps", "wait wait/b from 1 waits to none"},
 	}}
 	for _, tc := range tests {
@@ -217,7 +214,7 @@ func TestDeltaBackwards(t *testing.T) {
 
 func TestDeltaWaits(t *testing.T) {
 	const ps = uint64(1e12) // a second in picoseconds
-	start := []sysbench.Wait{
+	start := []WaitTotal{
 		{Event: "wait/synch/mutex/innodb/dblwr_mutex", Count: 100, SumTimerWait: math.MaxUint64 - 40*ps},
 		{Event: "wait/synch/mutex/innodb/buf_pool_mutex", Count: 10, SumTimerWait: 5 * ps},
 		{Event: "wait/synch/rwlock/innodb/index_tree_rw_lock", Count: 1, SumTimerWait: 1},
@@ -225,7 +222,7 @@ func TestDeltaWaits(t *testing.T) {
 		{Event: "wait/synch/cond/mysys/COND_timer", Count: 1, SumTimerWait: 1},
 		{Event: "wait/io/table/sql/handler", Count: 3, SumTimerWait: 3},
 	}
-	end := []sysbench.Wait{
+	end := []WaitTotal{
 		{Event: "wait/synch/mutex/innodb/dblwr_mutex", Count: 300, SumTimerWait: math.MaxUint64 - 6*ps}, // 34 s
 		{Event: "wait/synch/mutex/innodb/buf_pool_mutex", Count: 20, SumTimerWait: 9 * ps},              // 4 s, 10 waits
 		{Event: "wait/synch/rwlock/innodb/index_tree_rw_lock", Count: 31, SumTimerWait: 4*ps + 1},       // 4 s, 30 waits
@@ -242,8 +239,8 @@ func TestDeltaWaits(t *testing.T) {
 		{Event: "wait/lock/table/sql/handler", Count: 2, SumTimerWait: ps, SecondsPerSecond: 0.5},
 	}
 	for _, topN := range []int{0, 1, 3, 5, 10} {
-		st, err := Delta(snap(sysbench.SnapshotStart, 1000, nil, nil, true, start...),
-			snap(sysbench.SnapshotEnd, 1002, nil, nil, true, end...), 1, topN)
+		st, err := Delta(snap(AtStart, 1000, nil, nil, true, start...),
+			snap(AtEnd, 1002, nil, nil, true, end...), 1, topN)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,11 +255,11 @@ func TestDeltaWaits(t *testing.T) {
 }
 
 func TestDeltaPerformanceSchemaOff(t *testing.T) {
-	waits := []sysbench.Wait{{Event: "wait/synch/mutex/x", Count: 1, SumTimerWait: 1}}
+	waits := []WaitTotal{{Event: "wait/synch/mutex/x", Count: 1, SumTimerWait: 1}}
 	for _, tc := range []struct {
 		name           string
 		startPS, endPS bool
-		startW, endW   []sysbench.Wait
+		startW, endW   []WaitTotal
 		wantPS         bool
 	}{
 		{name: "off", wantPS: false},
@@ -270,8 +267,8 @@ func TestDeltaPerformanceSchemaOff(t *testing.T) {
 		{name: "on, waits not readable", startPS: true, endPS: true, wantPS: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := Delta(snap(sysbench.SnapshotStart, 1, nil, nil, tc.startPS, tc.startW...),
-				snap(sysbench.SnapshotEnd, 2, nil, nil, tc.endPS, tc.endW...), 1, 5)
+			st, err := Delta(snap(AtStart, 1, nil, nil, tc.startPS, tc.startW...),
+				snap(AtEnd, 2, nil, nil, tc.endPS, tc.endW...), 1, 5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,9 +280,9 @@ func TestDeltaPerformanceSchemaOff(t *testing.T) {
 }
 
 func TestDeltaErrorsAndInvalid(t *testing.T) {
-	start := snap(sysbench.SnapshotStart, 5, nil, nil, false)
+	start := snap(AtStart, 5, nil, nil, false)
 	start.Errors = []string{"innodbMetrics: SQL error, errno = 1227"}
-	end := snap(sysbench.SnapshotEnd, 6, nil, nil, false)
+	end := snap(AtEnd, 6, nil, nil, false)
 	end.Errors = []string{"innodbMetrics: not read, it failed at the start"}
 	st, err := Delta(start, end, math.NaN(), 5)
 	if err != nil {
@@ -298,12 +295,12 @@ func TestDeltaErrorsAndInvalid(t *testing.T) {
 		t.Errorf("NaN queries became %v", st.Queries)
 	}
 
-	for name, pair := range map[string][2]sysbench.ServerSnapshot{
+	for name, pair := range map[string][2]Snapshot{
 		"swapped":        {end, start},
-		"same time":      {snap(sysbench.SnapshotStart, 5, nil, nil, false), snap(sysbench.SnapshotEnd, 5, nil, nil, false)},
-		"end before":     {snap(sysbench.SnapshotStart, 6, nil, nil, false), snap(sysbench.SnapshotEnd, 5, nil, nil, false)},
+		"same time":      {snap(AtStart, 5, nil, nil, false), snap(AtEnd, 5, nil, nil, false)},
+		"end before":     {snap(AtStart, 6, nil, nil, false), snap(AtEnd, 5, nil, nil, false)},
 		"two starts":     {start, start},
-		"NaN start time": {snap(sysbench.SnapshotStart, math.NaN(), nil, nil, false), end},
+		"NaN start time": {snap(AtStart, math.NaN(), nil, nil, false), end},
 	} {
 		if st, err := Delta(pair[0], pair[1], 1, 5); err == nil {
 			t.Errorf("%s: no error, step %+v", name, st)
@@ -311,10 +308,10 @@ func TestDeltaErrorsAndInvalid(t *testing.T) {
 	}
 }
 
-func TestPairAndFromOutput(t *testing.T) {
-	s := snap(sysbench.SnapshotStart, 1, map[string]uint64{"Questions": 10}, nil, false)
-	e := snap(sysbench.SnapshotEnd, 3, map[string]uint64{"Questions": 30}, nil, false)
-	for name, snaps := range map[string][]sysbench.ServerSnapshot{
+func TestPair(t *testing.T) {
+	s := snap(AtStart, 1, map[string]uint64{"Questions": 10}, nil, false)
+	e := snap(AtEnd, 3, map[string]uint64{"Questions": 30}, nil, false)
+	for name, snaps := range map[string][]Snapshot{
 		"none":          nil,
 		"only start":    {s},
 		"end first":     {e, s},
@@ -326,25 +323,15 @@ func TestPairAndFromOutput(t *testing.T) {
 			t.Errorf("%s: Pair accepted %+v", name, snaps)
 		}
 	}
-	final := &sysbench.Final{Command: "run", Queries: sysbench.Counts{Total: 10}}
-	st, err := FromOutput(sysbench.Output{Final: final, Server: []sysbench.ServerSnapshot{s, e}}, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, ok := counter(st, SourceStatus, "Questions"); !ok || c.Delta != 20 || c.PerQuery != 2 || c.PerSecond != 10 {
-		t.Errorf("Questions %+v", c)
-	}
-	if _, err := FromOutput(sysbench.Output{Final: final}, 5); !errors.Is(err, ErrNoSnapshots) {
-		t.Errorf("no snapshots: %v, want ErrNoSnapshots", err)
-	}
-	if _, err := FromOutput(sysbench.Output{Server: []sysbench.ServerSnapshot{s, e}}, 5); err == nil {
-		t.Errorf("no final report: no error")
+	start, end, err := Pair([]Snapshot{s, e})
+	if err != nil || start.UnixTime != 1 || end.UnixTime != 3 {
+		t.Errorf("Pair = %+v, %+v, %v", start, end, err)
 	}
 }
 
 func TestGaugesAreInTheBoundedSet(t *testing.T) {
 	for name := range gauges {
-		if !slices.Contains(sysbench.ServerStatusNames, name) && !slices.Contains(sysbench.InnoDBMetricNames, name) {
+		if !slices.Contains(StatusNames, name) && !slices.Contains(InnoDBMetricNames, name) {
 			t.Errorf("gauge %s is not in the bounded set", name)
 		}
 	}

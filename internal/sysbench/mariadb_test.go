@@ -68,8 +68,8 @@ type mariaDB struct {
 }
 
 // startMariaDB starts a private server on 127.0.0.1 with its own datadir, socket and a free port,
-// and stops it when the test ends.
-func startMariaDB(tb testing.TB, tools map[string]string) *mariaDB {
+// and stops it when the test ends. options are more server options, e.g. --performance-schema=ON.
+func startMariaDB(tb testing.TB, tools map[string]string, options ...string) *mariaDB {
 	tb.Helper()
 	dir, err := os.MkdirTemp("", "mysqlbench-mariadb-")
 	if err != nil {
@@ -85,10 +85,11 @@ func startMariaDB(tb testing.TB, tools map[string]string) *mariaDB {
 	port := freePort(tb)
 	db := &mariaDB{tools: tools, port: port, socket: filepath.Join(dir, "mysqld.sock")}
 	errLog := filepath.Join(dir, "error.log")
-	server := exec.Command(tools["server"], "--no-defaults", "--user=root", "--datadir="+datadir,
-		"--bind-address=127.0.0.1", "--port="+strconv.Itoa(port), "--socket="+db.socket,
-		"--pid-file="+filepath.Join(dir, "mysqld.pid"), "--log-error="+errLog, "--skip-log-bin",
-		"--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=0", "--skip-name-resolve")
+	args := append([]string{"--no-defaults", "--user=root", "--datadir=" + datadir,
+		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port), "--socket=" + db.socket,
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + errLog, "--skip-log-bin",
+		"--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=0", "--skip-name-resolve"}, options...)
+	server := exec.Command(tools["server"], args...)
 	if err := server.Start(); err != nil {
 		tb.Fatalf("start %s: %v", tools["server"], err)
 	}

@@ -332,7 +332,7 @@ end
 local SERVER_STATS_MARK = "/* mysqlbench:server-stats */ "
 
 -- The bounded set of SHOW GLOBAL STATUS counters (keep in step with
--- ServerStatusNames in result.go; a test compares them).
+-- StatusNames in internal/serverstats; a test compares them).
 local SERVER_STATUS = {
    "Questions", "Queries",
    "Com_select", "Com_insert", "Com_update", "Com_delete",
@@ -352,7 +352,7 @@ local SERVER_STATUS = {
 }
 
 -- The InnoDB metrics read where enabled (keep in step with InnoDBMetricNames
--- in result.go).
+-- in internal/serverstats).
 local INNODB_METRICS = {
    "lock_deadlocks", "lock_timeouts", "lock_row_lock_waits",
    "lock_row_lock_time",

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
 // FormatVersion is the version of the reporter's JSON lines this package reads.
@@ -121,7 +122,7 @@ type Output struct {
 	// step failed, and the snapshot's Errors say what went wrong.
 	Fatal []string
 	// Server are the run's server snapshots (Step.ServerStats), in the order printed: normally
-	// one at SnapshotStart and one at SnapshotEnd.
+	// one at serverstats.AtStart and one at serverstats.AtEnd (serverstats.Pair picks them).
 	Server []ServerSnapshot
 	// ServerErrors say why a server line could not be read ("line 12: ..."). Snapshots are
 	// extra information: a bad one neither fails ParseOutput nor the step.
@@ -258,127 +259,10 @@ func ParseTerminationMessage(msg string) (*Final, error) {
 // Output.Fatal.
 const ServerStatsMark = "/* mysqlbench:server-stats */"
 
-// Where in a run the reporter took a server snapshot (ServerSnapshot.At).
-const (
-	// SnapshotStart is taken in sysbench's init(): before the worker threads connect.
-	SnapshotStart = "start"
-	// SnapshotEnd is taken in sysbench's done(): after the worker threads disconnected and the
-	// final report was printed.
-	SnapshotEnd = "end"
-)
-
-// ServerStatusNames is the bounded set of SHOW GLOBAL STATUS variables a snapshot reads (the
-// reporter has the same list). Not every server has every one: MariaDB lacks the Innodb_rows_*
-// counters and Innodb_redo_log_current_lsn (it has Rows_read and Innodb_lsn_current instead),
-// and MySQL lacks Rows_read and Innodb_lsn_current; Innodb_redo_log_current_lsn is MySQL
-// 8.0.30+'s redo position, whose delta is the redo bytes written. Threads_running and
-// Threads_connected are gauges; every other one is a counter since the server started.
-var ServerStatusNames = []string{
-	"Questions", "Queries",
-	"Com_select", "Com_insert", "Com_update", "Com_delete",
-	"Com_begin", "Com_commit", "Com_rollback",
-	"Innodb_rows_read", "Innodb_rows_inserted", "Innodb_rows_updated",
-	"Innodb_rows_deleted", "Rows_read",
-	"Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests",
-	"Innodb_buffer_pool_pages_flushed",
-	"Innodb_data_fsyncs", "Innodb_data_reads", "Innodb_data_writes",
-	"Innodb_os_log_written", "Innodb_redo_log_current_lsn", "Innodb_lsn_current",
-	"Innodb_log_waits", "Innodb_row_lock_waits", "Innodb_row_lock_time",
-	"Threads_running", "Threads_connected",
-	"Created_tmp_disk_tables", "Created_tmp_tables",
-	"Select_scan", "Sort_merge_passes", "Handler_read_rnd_next",
-	"Handler_read_key",
-	"Bytes_received", "Bytes_sent", "Slow_queries",
-}
-
-// InnoDBMetricNames are the information_schema.INNODB_METRICS counters a snapshot reads where
-// they are enabled (the reporter has the same list). Reading them needs the PROCESS privilege.
-// Servers enable different ones by default: MariaDB 10.11 leaves buffer_flush_batch_total_pages,
-// the trx_* commit counters and the dml_* row counters disabled (innodb_monitor_enable turns
-// them on). trx_rseg_history_len (the purge backlog) is a gauge; the others are counters.
-var InnoDBMetricNames = []string{
-	"lock_deadlocks", "lock_timeouts", "lock_row_lock_waits",
-	"lock_row_lock_time",
-	"buffer_pool_wait_free", "buffer_flush_batch_total_pages",
-	"buffer_LRU_batch_flush_total_pages",
-	"log_waits", "log_write_requests", "log_writes",
-	"os_log_bytes_written", "os_data_fsyncs",
-	"innodb_dblwr_writes", "innodb_dblwr_pages_written",
-	"trx_rw_commits", "trx_ro_commits", "trx_nl_ro_commits", "trx_rollbacks",
-	"dml_reads", "dml_inserts", "dml_updates", "dml_deletes",
-	"trx_rseg_history_len",
-}
-
 // ServerSnapshot is one "server" line of the reporter: the server's counters at the start or the
-// end of a run step, read with the benchmark account when the step has ServerStats. Every count
-// is the server's own number, cumulative since it started (or since FLUSH STATUS); serverstats
-// turns two snapshots into a step's deltas. A section the reporter could not read is nil, and
-// Errors says why.
-type ServerSnapshot struct {
-	// Version is the reporter's format version (FormatVersion).
-	Version int `json:"version"`
-	// At is SnapshotStart or SnapshotEnd.
-	At string `json:"at"`
-	// UnixTime is when SHOW GLOBAL STATUS was sent, in seconds since the epoch (microseconds;
-	// whole seconds if the reporter could not read a finer clock).
-	UnixTime float64 `json:"unixTime"`
-	// DurationMs is how long the snapshot took, connecting included.
-	DurationMs float64 `json:"durationMs"`
-	// Server is the server's version (the version variable), empty when it could not be read.
-	Server string `json:"server,omitempty"`
-	// Status are the variables of ServerStatusNames that the server has.
-	Status map[string]uint64 `json:"status,omitempty"`
-	// InnoDBMetrics are the enabled metrics of InnoDBMetricNames.
-	InnoDBMetrics map[string]uint64 `json:"innodbMetrics,omitempty"`
-	// PerformanceSchema is whether performance_schema was ON. Waits are only read when it is.
-	PerformanceSchema bool `json:"performanceSchema"`
-	// Waits are every wait event with a count, but idle, from
-	// performance_schema.events_waits_summary_global_by_event_name.
-	Waits []Wait `json:"waits,omitempty"`
-	// Errors say why a section is missing (a privilege, an old server without the table), one
-	// short message each; they never fail the step.
-	Errors []string `json:"errors,omitempty"`
-}
-
-// Wait is one wait event's totals. In the reporter's line it is the array
-// [event, count, sumTimerWait], the counts as exact JSON integers.
-type Wait struct {
-	// Event is the EVENT_NAME, e.g. wait/synch/mutex/innodb/buf_pool_mutex.
-	Event string
-	// Count is COUNT_STAR: how many waits were timed.
-	Count uint64
-	// SumTimerWait is SUM_TIMER_WAIT: their total wait time in picoseconds.
-	SumTimerWait uint64
-}
-
-// UnmarshalJSON reads [event, count, sumTimerWait]. The counts must be integers that fit in a
-// uint64; they are never read through a float64.
-func (w *Wait) UnmarshalJSON(b []byte) error {
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return fmt.Errorf("wait: %w", err)
-	}
-	if len(raw) != 3 {
-		return fmt.Errorf("wait: %d elements, want [event, count, sumTimerWait]", len(raw))
-	}
-	var v Wait
-	if err := json.Unmarshal(raw[0], &v.Event); err != nil {
-		return fmt.Errorf("wait event: %w", err)
-	}
-	if err := json.Unmarshal(raw[1], &v.Count); err != nil {
-		return fmt.Errorf("wait %s count: %w", v.Event, err)
-	}
-	if err := json.Unmarshal(raw[2], &v.SumTimerWait); err != nil {
-		return fmt.Errorf("wait %s sumTimerWait: %w", v.Event, err)
-	}
-	*w = v
-	return nil
-}
-
-// MarshalJSON writes the reporter's form, [event, count, sumTimerWait].
-func (w Wait) MarshalJSON() ([]byte, error) {
-	return json.Marshal([]any{w.Event, w.Count, w.SumTimerWait})
-}
+// end of a run step (Step.ServerStats). The type lives in serverstats, which turns two of them
+// into a step's deltas and must not depend on this package.
+type ServerSnapshot = serverstats.Snapshot
 
 func decodeServer(line []byte) (ServerSnapshot, error) {
 	var s ServerSnapshot
@@ -389,8 +273,9 @@ func decodeServer(line []byte) (ServerSnapshot, error) {
 		return ServerSnapshot{}, fmt.Errorf("reporter server snapshot: format version %d, this operator reads %d",
 			s.Version, FormatVersion)
 	}
-	if s.At != SnapshotStart && s.At != SnapshotEnd {
-		return ServerSnapshot{}, fmt.Errorf("reporter server snapshot: at %q, want %q or %q", s.At, SnapshotStart, SnapshotEnd)
+	if s.At != serverstats.AtStart && s.At != serverstats.AtEnd {
+		return ServerSnapshot{}, fmt.Errorf("reporter server snapshot: at %q, want %q or %q",
+			s.At, serverstats.AtStart, serverstats.AtEnd)
 	}
 	return s, nil
 }

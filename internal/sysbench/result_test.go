@@ -3,11 +3,17 @@ package sysbench
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
 // decodeStrict decodes a reporter record allowing only the Go type's fields (plus "type"), so a
@@ -48,6 +54,8 @@ func assertReporterLines(t *testing.T, output []byte) {
 			if len(line) > 1024 {
 				t.Errorf("final line is %d bytes; keep it under 1 KiB for the termination message", len(line))
 			}
+		case recordServer:
+			err = decodeStrict([]byte(line), &ServerSnapshot{})
 		default:
 			t.Errorf("reporter printed a record of unknown type %q", head.Type)
 		}
@@ -231,6 +239,105 @@ func TestParseOutput(t *testing.T) {
 				t.Errorf("accepted %s", bad)
 			}
 		})
+	}
+}
+
+func TestParseOutputServer(t *testing.T) {
+	// What the reporter prints around a run whose account lacks PROCESS: the driver's FATAL line
+	// for the refused query, then the snapshot saying so. Counts beyond 2^53 must stay exact.
+	log := "FATAL: mysql_drv_query() returned error 1227 (Access denied; you need (at least one of) the PROCESS " +
+		"privilege(s) for this operation) for query '" + ServerStatsMark + " SELECT NAME, COUNT FROM " +
+		"information_schema.INNODB_METRICS WHERE ENABLED = 1 AND NAME IN ('lock_deadlocks')'\n" +
+		`{"type":"server","version":1,"at":"start","unixTime":1763800000.123456,"durationMs":1.5,"server":"10.11.19-MariaDB",` +
+		`"status":{"Questions":9007199254740993,"Bytes_sent":18446744073709551615},"performanceSchema":true,` +
+		`"waits":[["wait/synch/mutex/innodb/buf_pool_mutex",3,9007199254740993],["wait/io/file/sql/FRM",0,0]],` +
+		`"errors":["innodbMetrics: SQL error, errno = 1227"]}` + "\n" +
+		`{"type":"final","version":1,"command":"run","threads":1,"percentile":95,"durationSeconds":1,"events":1,"tps":1,` +
+		`"qps":{"total":1,"read":1,"write":0,"other":0},"queries":{"total":1,"read":1,"write":0,"other":0},` +
+		`"latencyMs":{"min":1,"avg":1,"pct":1,"max":1,"sum":1},"errors":0,"reconnects":0}` + "\n" +
+		`{"type":"server","version":1,"at":"end","unixTime":1763800001.5,"durationMs":0.9,"status":{},"innodbMetrics":{"log_waits":0},` +
+		`"performanceSchema":false,"errors":[]}` + "\n"
+	out, err := ParseOutput(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := Classify(0, out); f != nil {
+		t.Errorf("a refused snapshot query failed the step: %+v", f)
+	}
+	if len(out.Fatal) != 0 || len(out.ServerErrors) != 0 || len(out.Server) != 2 {
+		t.Fatalf("fatal %q, server errors %q, %d snapshots", out.Fatal, out.ServerErrors, len(out.Server))
+	}
+	start, end := out.Server[0], out.Server[1]
+	want := ServerSnapshot{Version: 1, At: serverstats.AtStart, UnixTime: 1763800000.123456, DurationMs: 1.5, Server: "10.11.19-MariaDB",
+		Status:            map[string]uint64{"Questions": 1<<53 + 1, "Bytes_sent": math.MaxUint64},
+		PerformanceSchema: true,
+		Waits: []serverstats.WaitTotal{{Event: "wait/synch/mutex/innodb/buf_pool_mutex", Count: 3, SumTimerWait: 1<<53 + 1},
+			{Event: "wait/io/file/sql/FRM"}},
+		Errors: []string{"innodbMetrics: SQL error, errno = 1227"}}
+	if !reflect.DeepEqual(start, want) {
+		t.Errorf("start\n%+v\nwant\n%+v", start, want)
+	}
+	if end.At != serverstats.AtEnd || end.Status == nil || len(end.Status) != 0 || end.InnoDBMetrics["log_waits"] != 0 ||
+		end.Waits != nil || end.PerformanceSchema || len(end.Errors) != 0 {
+		t.Errorf("end %+v: want an empty status read, log_waits 0, no waits", end)
+	}
+	// The Go form writes the reporter's form back, exactly.
+	b, err := json.Marshal(start.Waits)
+	if err != nil || string(b) != `[["wait/synch/mutex/innodb/buf_pool_mutex",3,9007199254740993],["wait/io/file/sql/FRM",0,0]]` {
+		t.Errorf("waits marshal to %s (%v)", b, err)
+	}
+
+	t.Run("malformed server lines are reported, not fatal", func(t *testing.T) {
+		final := `{"type":"final","version":1,"command":"cleanup","threads":1,"tables":4,"durationSeconds":0}`
+		for name, bad := range map[string]string{
+			"wrong version":     `{"type":"server","version":2,"at":"start","unixTime":1,"performanceSchema":false}`,
+			"no at":             `{"type":"server","version":1,"unixTime":1,"performanceSchema":false}`,
+			"unknown at":        `{"type":"server","version":1,"at":"middle","unixTime":1}`,
+			"float count":       `{"type":"server","version":1,"at":"end","unixTime":1,"status":{"Questions":1.5}}`,
+			"negative count":    `{"type":"server","version":1,"at":"end","unixTime":1,"status":{"Questions":-1}}`,
+			"count beyond 2^64": `{"type":"server","version":1,"at":"end","unixTime":1,"status":{"Questions":18446744073709551616}}`,
+			"count as a string": `{"type":"server","version":1,"at":"end","unixTime":1,"innodbMetrics":{"log_waits":"1"}}`,
+			"short wait":        `{"type":"server","version":1,"at":"end","unixTime":1,"waits":[["wait/x",1]]}`,
+			"wait not an array": `{"type":"server","version":1,"at":"end","unixTime":1,"waits":[{"event":"wait/x"}]}`,
+			"wait count float":  `{"type":"server","version":1,"at":"end","unixTime":1,"waits":[["wait/x",1e3,1]]}`,
+		} {
+			t.Run(name, func(t *testing.T) {
+				out, err := ParseOutput(strings.NewReader("noise\n" + bad + "\n" + final + "\n"))
+				if err != nil {
+					t.Fatalf("a bad server line failed the output: %v", err)
+				}
+				if len(out.Server) != 0 || len(out.ServerErrors) != 1 || !strings.HasPrefix(out.ServerErrors[0], "line 2: ") {
+					t.Errorf("server %+v, errors %q", out.Server, out.ServerErrors)
+				}
+				if out.Final == nil || Classify(0, out) != nil {
+					t.Errorf("the step's result suffered: final %+v", out.Final)
+				}
+			})
+		}
+	})
+}
+
+// TestReporterServerLists checks that the reporter reads exactly the bounded sets this package
+// documents, and marks its queries with ServerStatsMark.
+func TestReporterServerLists(t *testing.T) {
+	src := ReporterScript()
+	for table, want := range map[string][]string{"SERVER_STATUS": serverstats.StatusNames, "INNODB_METRICS": serverstats.InnoDBMetricNames} {
+		start := strings.Index(src, "local "+table+" = {")
+		if start < 0 {
+			t.Fatalf("reporter has no %s table", table)
+		}
+		body := src[start:]
+		body = body[:strings.Index(body, "}")]
+		var got []string
+		for _, m := range regexp.MustCompile(`"([A-Za-z_]+)"`).FindAllStringSubmatch(body, -1) {
+			got = append(got, m[1])
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("reporter's %s\n%q\nGo's\n%q", table, got, want)
+		}
+	}
+	if !strings.Contains(src, `local SERVER_STATS_MARK = "`+ServerStatsMark+` "`) {
+		t.Errorf("the reporter's query mark is not ServerStatsMark %q", ServerStatsMark)
 	}
 }
 
