@@ -5,15 +5,17 @@
 // gauges' end values, and the top wait events by wait time. It depends on nothing of the
 // operator, so that the sysbench package, which reads the lines, can use it.
 //
-// Which counters a server has depends on its flavour (measured with the reporter's snapshots):
-//   - MariaDB 10.11: no Innodb_rows_read/inserted/updated/deleted and no
-//     Innodb_redo_log_current_lsn; it has Rows_read (rows read by all engines) and
-//     Innodb_lsn_current (the redo log position) instead. Of the InnoDB metrics it leaves
-//     buffer_flush_batch_total_pages, trx_rw_commits, trx_ro_commits, trx_nl_ro_commits,
-//     trx_rollbacks and dml_reads/inserts/updates/deletes disabled. performance_schema is OFF
-//     by default.
-//   - MySQL 8.0 and later: no Rows_read and no Innodb_lsn_current; 8.0.30 and later have
-//     Innodb_redo_log_current_lsn.
+// Which counters a server has depends on its flavour (measured with the reporter's snapshots
+// against MariaDB 10.11.19 and MySQL 9.7.4, both with their default configuration):
+//   - MariaDB 10.11 lacks Innodb_rows_read/inserted/updated/deleted and
+//     Innodb_redo_log_current_lsn; Rows_read, Handler_read_key and Innodb_lsn_current stand in.
+//     Of InnoDBMetricNames it leaves disabled buffer_flush_batch_total_pages, trx_rw_commits,
+//     trx_ro_commits, trx_nl_ro_commits, trx_rollbacks and dml_reads/inserts/updates/deletes.
+//     performance_schema is OFF unless the server is started with it.
+//   - MySQL 9.7 lacks Rows_read and Innodb_lsn_current. It leaves disabled
+//     buffer_flush_batch_total_pages, buffer_LRU_batch_flush_total_pages, trx_rw_commits,
+//     trx_ro_commits, trx_nl_ro_commits, trx_rollbacks and dml_reads. performance_schema is ON;
+//     the synch wait instruments need performance-schema-instrument='wait/synch/%=ON'.
 //
 // Step.MissingStatus and Step.MissingInnoDBMetrics name what a step's server lacked, so a report
 // can say so instead of showing zeros.
@@ -44,8 +46,7 @@ var gauges = map[string]bool{
 }
 
 // IsGauge reports whether name, of the bounded set, is a gauge: Threads_running,
-// Threads_connected (both include the snapshot's own connection) and trx_rseg_history_len (the
-// purge backlog). Every other name is a counter.
+// Threads_connected and trx_rseg_history_len (the purge backlog). Every other name is a counter.
 func IsGauge(name string) bool { return gauges[name] }
 
 // condWaits are left out of the top waits: a condition wait is a thread sleeping until it is
@@ -67,7 +68,10 @@ type Counter struct {
 	PerQuery float64 `json:"perQuery"`
 }
 
-// Gauge is a gauge's value at the end of a step.
+// Gauge is a gauge's value at the end of a step. The end snapshot is taken after the worker
+// threads disconnected, so Threads_running and Threads_connected count the snapshot's own
+// connection and whatever else is connected, not the step's concurrency (that is the step's
+// thread count); trx_rseg_history_len is the purge backlog the step left.
 type Gauge struct {
 	Source string `json:"source"`
 	Name   string `json:"name"`

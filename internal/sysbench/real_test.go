@@ -366,6 +366,27 @@ func sqlLiteral(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
+// A custom script with its own init and done, which the reporter's snapshots wrap.
+const ownInitDone = `require("oltp_common")
+
+function prepare_statements()
+   sysbench.opt.point_selects = 1
+   prepare_point_selects()
+end
+
+function event()
+   execute_point_selects()
+end
+
+function init()
+   print("own init ran")
+end
+
+function done()
+   print("own done ran")
+end
+`
+
 // TestRealServerStats runs point-select steps with server snapshots against private MariaDB
 // servers, with performance_schema OFF (MariaDB's default) and ON with the synch wait
 // instruments, and with the operator's grants (GrantSQL) or only sysbench's.
@@ -397,7 +418,7 @@ func TestRealServerStats(t *testing.T) {
 			secret := db.secret(password)
 			bare := db.secret(password)
 			bare[SecretKeyUser] = "bare"
-			c := newContainer(t, nil)
+			c := newContainer(t, map[string]string{"own_init_done.lua": ownInitDone})
 			prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
 			if err != nil {
 				t.Fatal(err)
@@ -507,6 +528,27 @@ func TestRealServerStats(t *testing.T) {
 				t.Logf("errors: %q", st.Errors)
 			})
 
+			t.Run("a script's own init and done still run", func(t *testing.T) {
+				custom := w
+				custom.Script = ""
+				custom.CustomScript = &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "scripts"}, Key: "own_init_done.lua"}
+				short := Step{Phase: PhaseRun, Threads: 1, Duration: time.Second, ServerStats: true}
+				customInv, err := Build(custom, testSecret, short)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := c.run(t, customInv, secret)
+				out := succeeded(t, c, r, short, "run", password)
+				assertSnapshotLines(t, r.log, out)
+				log := string(r.log)
+				initAt, startAt := strings.Index(log, "own init ran\n"), strings.Index(log, `{"type":"server","version":1,"at":"start"`)
+				endAt, doneAt := strings.Index(log, `{"type":"server","version":1,"at":"end"`), strings.Index(log, "own done ran\n")
+				if initAt < 0 || doneAt < 0 || startAt < initAt || doneAt < endAt {
+					t.Errorf("want the script's init, the start snapshot, ..., the end snapshot, the script's done:\n%s", log)
+				}
+			})
+
 			t.Run("server stats off", func(t *testing.T) {
 				off := step
 				off.ServerStats = false
@@ -516,7 +558,7 @@ func TestRealServerStats(t *testing.T) {
 				}
 				r := c.run(t, offInv, secret)
 				out := succeeded(t, c, r, off, "run", password)
-				if len(out.Server) != 0 || len(out.ServerErrors) != 0 || bytes.Contains(r.log, []byte(`"server"`)) {
+				if len(out.Server) != 0 || len(out.ServerErrors) != 0 || bytes.Contains(r.log, []byte(`"type":"server`)) {
 					t.Errorf("server lines without ServerStats: %+v %q", out.Server, out.ServerErrors)
 				}
 			})

@@ -7,6 +7,9 @@
 --
 --   {"type":"interval",...}  one per --report-interval (the time series)
 --   {"type":"final",...}     once, when the command completed
+--   {"type":"serverBegin",...} and {"type":"server",...}
+--                            before and after a run with MYSQLBENCH_SERVER_STATS=1:
+--                            the server's counters (see "Server snapshots" below)
 --
 -- Besides the script's own commands it adds one: probe (log in, report VERSION()).
 --
@@ -20,6 +23,7 @@
 --   MYSQLBENCH_SCRIPT       stock script name (resolved on the Lua path like
 --                           require does, e.g. oltp_point_select) or a path
 --   MYSQLBENCH_RESULT_FILE  where to write the final line; unset: stdout only
+--   MYSQLBENCH_SERVER_STATS 1: snapshot the server's counters around a run
 --
 -- sysbench creates one Lua state per worker thread and one for the
 -- reporting thread, and runs this file in each, so everything below must
@@ -299,7 +303,7 @@ end
 -- before the worker threads connect, and in done(), which it calls once after
 -- they all disconnected and the final line was printed. Both are outside the
 -- measured window. Each snapshot is ONE line on stdout (never in the result
--- file, whose 4 KiB hold the final line):
+-- file, whose 4 KiB hold the final line), 1-2 KB, 15-20 KB with the waits:
 --
 --   {"type":"server","version":1,"at":"start"|"end",
 --    "unixTime":1763800000.123456,"durationMs":1.234,"server":"<VERSION()>",
@@ -325,9 +329,15 @@ end
 -- read again at the end (its delta is lost anyway, and each failure prints a
 -- FATAL line).
 --
--- Every snapshot query starts with SERVER_STATS_MARK: the MySQL driver prints
--- a failing query as a FATAL line that quotes it, and the operator ignores
--- FATAL lines with the mark (they never mean the step failed).
+-- Each snapshot starts with a line {"type":"serverBegin","version":1,"at":...}.
+-- sysbench's MySQL driver prints every failed query as a FATAL line (with the
+-- query, or without it when the server refuses while sending the result, as
+-- MySQL does for INNODB_METRICS without PROCESS); the operator takes the error
+-- lines between serverBegin and the server line as the snapshot's, never the
+-- step's. Nothing else runs meanwhile: init() precedes every other thread and
+-- done() follows them all. Every snapshot query also starts with
+-- SERVER_STATS_MARK, which names it in the FATAL lines, the processlist and
+-- the server's logs.
 
 local SERVER_STATS_MARK = "/* mysqlbench:server-stats */ "
 
@@ -544,6 +554,7 @@ end
 
 -- A snapshot that cannot fail: a bug in it still leaves a line saying so.
 local function snapshot_line(at)
+   emit(string.format('{"type":"serverBegin","version":%d,"at":"%s"}', FORMAT_VERSION, at))
    local ok, err = pcall(server_snapshot, at)
    if not ok then
       emit(string.format('{"type":"server","version":%d,"at":"%s","unixTime":%d,"durationMs":0,' ..

@@ -20,6 +20,9 @@ const (
 	recordInterval = "interval"
 	recordFinal    = "final"
 	recordServer   = "server"
+	// recordServerBegin opens a server snapshot: every error line until its server line is the
+	// snapshot's (sysbench runs nothing else then).
+	recordServerBegin = "serverBegin"
 )
 
 // Interval is one per-second report of a run: rates over the interval that just ended.
@@ -117,9 +120,11 @@ type Output struct {
 	Final *Final
 	// Fatal are sysbench's error lines: every "FATAL: ..." line, and the errors sysbench prints
 	// without that prefix ("invalid option: ...", "Unknown command: ...", "... does not
-	// implement ..."). Everything else is human text and ignored. FATAL lines about a server
-	// snapshot's queries (they quote ServerStatsMark) are not among them: they never mean the
-	// step failed, and the snapshot's Errors say what went wrong.
+	// implement ..."). Everything else is human text and ignored. The error lines a server
+	// snapshot caused (sysbench's MySQL driver prints every failed query) are not among them:
+	// they never mean the step failed, and the snapshot's Errors say what went wrong. Those are
+	// the lines between a snapshot's serverBegin and server line, and any before the start
+	// snapshot's server line (the start of a log tail may have cut its serverBegin line off).
 	Fatal []string
 	// Server are the run's server snapshots (Step.ServerStats), in the order printed: normally
 	// one at serverstats.AtStart and one at serverstats.AtEnd (serverstats.Pair picks them).
@@ -138,24 +143,43 @@ const maxLine = 1 << 20
 // reporter become Intervals and Final; error lines are kept in Fatal; other text is ignored. A
 // malformed reporter line is an error, since it means the contract is broken.
 func ParseOutput(r io.Reader) (Output, error) {
-	var out Output
+	var p parser
 	br := bufio.NewReaderSize(r, 64*1024)
 	lineNo := 0
 	for {
 		line, err := readLine(br)
 		if len(line) > 0 || err == nil {
 			lineNo++
-			if perr := out.addLine(line, lineNo); perr != nil {
-				return out, fmt.Errorf("line %d: %w", lineNo, perr)
+			if perr := p.addLine(line, lineNo); perr != nil {
+				return p.out, fmt.Errorf("line %d: %w", lineNo, perr)
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			p.endSnapshot(true)
+			return p.out, nil
 		}
 		if err != nil {
-			return out, fmt.Errorf("read sysbench output: %w", err)
+			return p.out, fmt.Errorf("read sysbench output: %w", err)
 		}
 	}
+}
+
+// parser builds an Output line by line.
+type parser struct {
+	out Output
+	// inSnapshot is true between a serverBegin line and the next server line; held are the
+	// error lines seen meanwhile.
+	inSnapshot bool
+	held       []string
+}
+
+// endSnapshot closes a snapshot's window. Its error lines are dropped when the snapshot printed
+// its line, and kept as the step's when it did not (sysbench died during it).
+func (p *parser) endSnapshot(keep bool) {
+	if keep {
+		p.out.Fatal = append(p.out.Fatal, p.held...)
+	}
+	p.inSnapshot, p.held = false, nil
 }
 
 // readLine returns the next line without its newline, cut to maxLine bytes.
@@ -173,28 +197,32 @@ func readLine(br *bufio.Reader) (string, error) {
 	}
 }
 
-func (o *Output) addLine(line string, lineNo int) error {
+func (p *parser) addLine(line string, lineNo int) error {
 	trimmed := strings.TrimSpace(line)
 	switch {
 	case strings.HasPrefix(trimmed, "{"):
-		return o.addRecord([]byte(trimmed), lineNo)
-	case strings.Contains(trimmed, ServerStatsMark):
-		// The MySQL driver's report of a failed snapshot query: not the step's failure.
+		return p.addRecord([]byte(trimmed), lineNo)
 	case strings.HasPrefix(trimmed, "FATAL:"),
 		strings.HasPrefix(trimmed, "invalid option"),
 		strings.HasPrefix(trimmed, "Unknown command:"),
 		strings.Contains(trimmed, "does not implement the"):
-		o.Fatal = append(o.Fatal, trimmed)
+		if p.inSnapshot {
+			p.held = append(p.held, trimmed)
+		} else {
+			p.out.Fatal = append(p.out.Fatal, trimmed)
+		}
 	}
 	return nil
 }
 
 // addRecord decodes one JSON line. Lines whose type this package does not know (another
 // wrapper's output) are ignored like any other text: they are not the contract.
-func (o *Output) addRecord(line []byte, lineNo int) error {
+func (p *parser) addRecord(line []byte, lineNo int) error {
+	o := &p.out
 	var head struct {
 		Type    string `json:"type"`
 		Version int    `json:"version"`
+		At      string `json:"at"`
 	}
 	if err := json.Unmarshal(line, &head); err != nil {
 		// Not JSON after all (e.g. a Lua table printed by a custom script): human text.
@@ -202,18 +230,28 @@ func (o *Output) addRecord(line []byte, lineNo int) error {
 	}
 	switch head.Type {
 	case recordInterval:
+		p.endSnapshot(true)
 		var iv Interval
 		if err := json.Unmarshal(line, &iv); err != nil {
 			return fmt.Errorf("reporter interval: %w", err)
 		}
 		o.Intervals = append(o.Intervals, iv)
 	case recordFinal:
+		p.endSnapshot(true)
 		f, err := decodeFinal(line)
 		if err != nil {
 			return err
 		}
 		o.Final = f
+	case recordServerBegin:
+		p.endSnapshot(true)
+		p.inSnapshot = true
 	case recordServer:
+		p.endSnapshot(false)
+		if head.At == serverstats.AtStart {
+			// Nothing but the snapshot prints an error line before it.
+			o.Fatal = nil
+		}
 		s, err := decodeServer(line)
 		if err != nil {
 			o.ServerErrors = append(o.ServerErrors, fmt.Sprintf("line %d: %v", lineNo, err))
@@ -253,11 +291,6 @@ func ParseTerminationMessage(msg string) (*Final, error) {
 	}
 	return out.Final, nil
 }
-
-// ServerStatsMark starts every query of the reporter's server snapshots. sysbench's MySQL driver
-// prints a failing query as a FATAL line that quotes it; ParseOutput leaves such lines out of
-// Output.Fatal.
-const ServerStatsMark = "/* mysqlbench:server-stats */"
 
 // ServerSnapshot is one "server" line of the reporter: the server's counters at the start or the
 // end of a run step (Step.ServerStats). The type lives in serverstats, which turns two of them
