@@ -316,3 +316,16 @@ demo: host-deps-cluster $(HELM) ## See it work: local cluster, the operator by H
 
 demo-down: ## Remove what make demo started (the local cluster with everything in it).
 	$(LOCALCLUSTER) down
+
+##@ kubectl plugin
+
+# The plugin's release tag (krew wants semver with a leading v): make plugin-release PLUGIN_VERSION=v0.1.0
+PLUGIN_VERSION ?= v0.0.0-dev
+
+.PHONY: plugin plugin-release
+plugin: ## Build the kubectl plugin into bin/kubectl-mysqlbench (with bin/ on PATH: kubectl mysqlbench ...).
+	CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/mysqlbench/mysqlbench-operator/internal/plugin.Version=$(PLUGIN_VERSION)" \
+		-o $(LOCALBIN)/kubectl-mysqlbench ./cmd/kubectl-mysqlbench
+
+plugin-release: ## Cross-build the plugin into dist/plugin/ archives (linux/darwin amd64/arm64, windows/amd64), sha256s and the krew manifest (PLUGIN_VERSION=vX.Y.Z).
+	VERSION=$(PLUGIN_VERSION) hack/plugin-release.sh

@@ -26,6 +26,10 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
+// Version is the plugin's release, set at build time (make plugin, make plugin-release:
+// -ldflags -X github.com/mysqlbench/mysqlbench-operator/internal/plugin.Version=v0.1.0).
+var Version = "v0.0.0-dev"
+
 // Scheme knows the built-in kinds and the operator's kinds.
 var Scheme = runtime.NewScheme()
 
@@ -68,6 +72,7 @@ func NewCommand(o Options) *cobra.Command {
 		Long: "kubectl mysqlbench shows what the mysqlbench operator measured: the progress and results of " +
 			"BenchmarkRuns (get, describe), the comparison of two runs (compare), their results as CSV or JSON " +
 			"(export), charts (plot), a step's sysbench output (logs), and the objects a run would create (create --dry-run).",
+		Version:       Version,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysqlbench"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
