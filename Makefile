@@ -311,7 +311,7 @@ cluster-check: ## Prove the local cluster works: pods on both nodes, cross-node 
 	$(LOCALCLUSTER) check
 
 .PHONY: demo demo-down
-demo: host-deps-cluster $(HELM) ## See it work: local cluster, the operator by Helm, MySQL 9.7 and MariaDB 10.11/11.8 with performance_schema ON and OFF, the QPS table.
+demo: host-deps-cluster $(HELM) plugin ## See it work: local cluster, the operator by Helm, MySQL 9.7 and MariaDB 10.11/11.8 with performance_schema ON and OFF, the QPS table and the charts as PNG files.
 	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/demo.sh
 
 demo-down: ## Remove what make demo started (the local cluster with everything in it).

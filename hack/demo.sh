@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make demo: the whole product on this machine. Builds what is missing (cached by version, so the
 # second time costs seconds), starts the local two-node cluster (test/localcluster), installs the
-# operator with its Helm chart, runs config/samples/mysqlbench_v1alpha1_benchmarkrun_local.yaml
-# and prints the report table from the results ConfigMap. `make demo-down` removes everything.
+# operator with its Helm chart, runs config/samples/mysqlbench_v1alpha1_benchmarkrun_local.yaml,
+# prints the report table from the results ConfigMap and draws the run's charts as PNG files with
+# the kubectl plugin (bin/kubectl-mysqlbench, which make demo builds) into demo-charts/.
+# `make demo-down` removes everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
@@ -11,6 +13,9 @@ SAMPLE=config/samples/mysqlbench_v1alpha1_benchmarkrun_local.yaml
 RUN=demo
 NAMESPACE=${NAMESPACE:-mysqlbench-system}
 HELM=${HELM:?HELM must name the helm binary (make demo sets it)}
+PLUGIN=${PLUGIN:-bin/kubectl-mysqlbench}
+[ -x "$PLUGIN" ] || die "$PLUGIN is missing: make plugin builds it (make demo does)"
+CHARTS=$PWD/demo-charts
 export KUBECONFIG=$PWD/test/localcluster/.state/kubeconfig
 kubectl=("$MYSQLBENCH_CACHE/k8s/${K8S_BUILD_VERSION:-v1.33.13}/kubectl")
 phase() { printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -47,5 +52,16 @@ echo
 		   gap: [range(1; $s | length) as $i | ($s[$i].startTime | secs) - ($s[$i - 1].finishTime | secs)]}] as $t
 	| "per-step overhead (Job wall time minus stepDuration): median \([$t[].wall[]] | median) s over \([$t[].wall[]] | length) steps; "
 	  + "median gap between steps \([$t[].gap[]] | median) s"'
+# The charts, drawn by the plugin from the results ConfigMap: what a database engineer publishes.
+rm -rf "$CHARTS"
+mkdir -p "$CHARTS"
+baseline=$("${kubectl[@]}" get benchmarkrun "$RUN" -o jsonpath='{.spec.targets[0].name}')
+"$PLUGIN" plot "$RUN" --metric qps -o "$CHARTS/qps-by-threads.png"
+"$PLUGIN" plot "$RUN" --metric qps --relative-to "$baseline" -o "$CHARTS/qps-relative-to-$baseline.png"
+"$PLUGIN" plot "$RUN" --metric p95 -o "$CHARTS/p95-by-threads.png"
+"$PLUGIN" plot "$RUN" --metric qps --timeline -o "$CHARTS/qps-timeline.png"
+printf '\ncharts (PNG):\n'
+for f in "$CHARTS"/*.png; do printf '    %s\n' "$f"; done
 printf '\nKUBECONFIG=%s kubectl get benchmarkrun %s -o yaml   # everything in status\n' "$KUBECONFIG" "$RUN"
+printf 'KUBECONFIG=%s %s describe %s                     # the plugin: tables, intervals, logs, compare\n' "$KUBECONFIG" "$PLUGIN" "$RUN"
 printf 'make demo-down                                        # remove the cluster\n'
