@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -18,16 +19,35 @@ const minSeriesBudget = 128
 var seriesOverhead = len(`,"series":`)
 
 // SeriesBudget is the byte budget of one step's encoded series, such that the series of every step
-// of the run (targets x ladder steps) and the results.json, results.csv and report.md built from
-// the status fit in MaxConfigMapBytes together.
+// of the run (targets x ladder steps), the server counters of every step (spec.serverStats) and
+// the results.json, results.csv, report.md and server.csv built from them and the status fit in
+// MaxConfigMapBytes together.
 //
-// The room the summaries need is measured, not guessed: it renders the run as it could finish at
+// The room the rest needs is measured, not guessed: it renders the run as it could finish at
 // worst (every step done with the widest realistic numbers, long server versions and failure
-// messages, the longest run name) without series, and shares what is left among the steps. So it
-// follows the spec (target names, my.cnf text, ladder length) and any change to the formats.
+// messages, the longest run name, and with server stats on, every step's server counters as
+// large as a realistic server gives them: worstServerStep with spec.serverStats.topWaits waits)
+// without series, and shares what is left among the steps. So it follows the spec (target
+// names, my.cnf text, ladder length, server stats) and any change to the formats.
+//
+// When that leaves less than minSeriesBudget per step, the series get minSeriesBudget, and Render
+// drops what does not fit, largest first: the worst-case server counters of a long ladder do not
+// fit in a ConfigMap even without series.
 func SeriesBudget(spec v1alpha1.BenchmarkRunSpec) int {
 	steps := len(spec.Targets) * spec.StepCount()
-	data, err := encodeData(ptr(buildDoc(worstCaseRun(spec))), true)
+	doc := buildDoc(worstCaseRun(spec))
+	if spec.ServerStatsEnabled() {
+		block, err := EncodeServer(worstServerStep(spec.TopWaitsOrDefault()))
+		if err != nil {
+			return minSeriesBudget // not reached: the worst case is a valid step
+		}
+		for ti := range doc.Targets {
+			for si := range doc.Targets[ti].Steps {
+				doc.Targets[ti].Steps[si].Server = json.RawMessage(block)
+			}
+		}
+	}
+	data, err := encodeData(&doc, true)
 	if err != nil || steps == 0 {
 		// encodeData only fails on a broken writer; with no steps there is nothing to share.
 		return minSeriesBudget

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
 // csvHeader is the first row of results.csv; spreadsheets and scripts address columns by these
@@ -97,4 +99,130 @@ func cellColumns(rep int32, c results.Cell, repeated bool) []string {
 			csvFloat(m.Min), csvFloat(m.Max))
 	}
 	return append(cols, strconv.FormatBool(c.Noisy))
+}
+
+// serverCSVHeader is the first row of server.csv: the steps' server counters and waits in long
+// format, one row per step and counter, gauge or wait event, so a user filters by name instead
+// of addressing one of a hundred columns that differ by server flavour. The columns:
+//
+//   - run, target: the BenchmarkRun and the target.
+//   - threads, repetition: the step; repetition is 1 when the run has one.
+//   - kind: counter, gauge or wait.
+//   - source: status (SHOW GLOBAL STATUS), innodbMetrics (information_schema.INNODB_METRICS) or,
+//     for waits, performanceSchema (events_waits_summary_global_by_event_name).
+//   - name: the status variable, InnoDB metric or wait event (EVENT_NAME).
+//   - delta: for a counter its change over the step (end snapshot minus start, exact); for a
+//     gauge its value at the end of the step; for a wait the number of waits timed during the
+//     step.
+//   - per_second: for a counter delta per second of the time between the snapshots; for a wait
+//     the seconds of wait per second (how many threads waited on the event on average); empty
+//     for a gauge.
+//   - per_query: for a counter delta per sysbench query of the step; empty for gauges and waits.
+//
+// Rows follow results.json: targets in spec order, steps in the order measured, then counters in
+// the bounded set's order, gauges, and waits longest first. Counters a server lacks have no row
+// (results.json lists them: missingStatus, missingInnoDBMetrics).
+var serverCSVHeader = []string{"run", "target", "threads", "repetition", "kind", "source", "name",
+	"delta", "per_second", "per_query"}
+
+// The kind and source columns of server.csv.
+const (
+	serverKindCounter = "counter"
+	serverKindGauge   = "gauge"
+	serverKindWait    = "wait"
+	sourceWaits       = "performanceSchema"
+)
+
+// renderServerCSV writes server.csv, or "" when no step has server counters.
+func renderServerCSV(doc *results.Doc, servers [][]*serverstats.Step) (string, error) {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	rows := 0
+	for ti, tr := range doc.Targets {
+		for si, st := range tr.Steps {
+			s := servers[ti][si]
+			if s == nil {
+				continue
+			}
+			if rows == 0 {
+				if err := w.Write(serverCSVHeader); err != nil {
+					return "", fmt.Errorf("write %s: %w", KeyServerCSV, err)
+				}
+			}
+			rows++
+			if err := writeServerRows(w, doc.Run.Name, tr.Name, st, s); err != nil {
+				return "", err
+			}
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return "", fmt.Errorf("write %s: %w", KeyServerCSV, err)
+	}
+	return b.String(), nil
+}
+
+// writeServerRows writes one step's rows of server.csv.
+func writeServerRows(w *csv.Writer, run, target string, st results.Step, s *serverstats.Step) error {
+	head := []string{run, target, strconv.FormatInt(int64(st.Threads), 10),
+		strconv.FormatInt(int64(st.RepetitionOrDefault()), 10)}
+	row := func(cols ...string) error {
+		if err := w.Write(append(slices.Clip(head), cols...)); err != nil {
+			return fmt.Errorf("write %s: %w", KeyServerCSV, err)
+		}
+		return nil
+	}
+	for _, c := range s.Counters {
+		if err := row(serverKindCounter, c.Source, c.Name, strconv.FormatUint(c.Delta, 10),
+			csvFloat(c.PerSecond), csvFloat(c.PerQuery)); err != nil {
+			return err
+		}
+	}
+	for _, g := range s.Gauges {
+		if err := row(serverKindGauge, g.Source, g.Name, strconv.FormatUint(g.Value, 10), "", ""); err != nil {
+			return err
+		}
+	}
+	for _, x := range s.Waits {
+		if err := row(serverKindWait, sourceWaits, x.Event, strconv.FormatUint(x.Count, 10),
+			csvFloat(x.SecondsPerSecond), ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serverCSVBytes is how many bytes a step's rows take in server.csv.
+func serverCSVBytes(doc *results.Doc, target string, st results.Step) (int, error) {
+	s, err := results.DecodeServer(string(st.Server))
+	if err != nil {
+		return 0, err
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if err := writeServerRows(w, doc.Run.Name, target, st, &s); err != nil {
+		return 0, err
+	}
+	w.Flush()
+	return b.Len(), w.Error()
+}
+
+// decodeServers decodes every step's server counters, indexed like doc.Targets[i].Steps[j]; nil
+// where a step has none.
+func decodeServers(doc *results.Doc) ([][]*serverstats.Step, error) {
+	out := make([][]*serverstats.Step, len(doc.Targets))
+	for ti, tr := range doc.Targets {
+		out[ti] = make([]*serverstats.Step, len(tr.Steps))
+		for si, st := range tr.Steps {
+			if st.Server == nil {
+				continue
+			}
+			s, err := results.DecodeServer(string(st.Server))
+			if err != nil {
+				return nil, fmt.Errorf("%s: target %s, %d threads: %w", KeyResultsJSON, tr.Name, st.Threads, err)
+			}
+			out[ti][si] = &s
+		}
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	kptr "k8s.io/utils/ptr"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -211,4 +213,132 @@ func repeatedRun() *v1alpha1.BenchmarkRun {
 		}
 	}
 	return run
+}
+
+// Server flavours of serverFixture, as serverstats documents them.
+const (
+	flavourMySQL57  = "mysql57" // no Rows_read, no redo LSN counter
+	flavourMySQL80  = "mysql80" // no Rows_read, no Innodb_lsn_current
+	flavourMariaDB  = "mariadb" // no Innodb_rows_*, no Innodb_redo_log_current_lsn, 9 metrics disabled
+	fixtureTopWaits = v1alpha1.DefaultTopWaits
+)
+
+// fixtureWaitEvents are real event names, each with a wait time that grows differently with the
+// thread count, so the top waits change along the ladder. The condition wait is left out by Delta.
+var fixtureWaitEvents = []struct {
+	event string
+	// seconds of wait per second at threads t: a*t + b*t*t/1000
+	a, b float64
+}{
+	{"wait/synch/sxlock/innodb/btr_search_latch", 0.002, 0.4},
+	{"wait/synch/mutex/innodb/trx_sys_mutex", 0.004, 0.1},
+	{"wait/synch/mutex/innodb/buf_pool_mutex", 0.003, 0.05},
+	{"wait/io/file/innodb/innodb_data_file", 0.01, 0},
+	{"wait/synch/rwlock/sql/LOCK_grant", 0.0005, 0.02},
+	{"wait/synch/mutex/sql/THD::LOCK_thd_data", 0.0008, 0.01},
+	{"wait/synch/rwlock/innodb/hash_table_locks", 0.0002, 0.03},
+	{"wait/io/file/innodb/innodb_log_file", 0.001, 0},
+	{"wait/synch/mutex/innodb/log_sys_mutex", 0.0001, 0.002},
+	{"wait/synch/mutex/innodb/fil_system_mutex", 0.0003, 0.001},
+	{"wait/synch/mutex/sql/LOCK_table_cache", 0.0001, 0.0005},
+	{"wait/synch/mutex/mysys/THR_LOCK_open", 0.00001, 0},
+	{"wait/synch/cond/sql/COND_thr_lock", 1, 1},
+}
+
+// serverFixture is what a server of the flavour did during a point-select step: snapshots with
+// plausible counters for the step's queries, turned into a step by serverstats.Delta as the
+// controller does.
+func serverFixture(t testing.TB, flavour string, st v1alpha1.StepResult, perfSchema bool) serverstats.Step {
+	t.Helper()
+	th := float64(st.Threads)
+	seconds := st.DurationSeconds + 0.4
+	queries := math.Round(st.QPS.Total * st.DurationSeconds)
+	q := uint64(queries)
+	delta := map[string]uint64{
+		"Questions": q, "Queries": q + 4, "Com_select": q,
+		"Innodb_rows_read": q, "Rows_read": q + 3, "Handler_read_key": q,
+		"Innodb_buffer_pool_reads": q / 40000, "Innodb_buffer_pool_read_requests": 3 * q,
+		"Innodb_buffer_pool_pages_flushed": uint64(120 * th),
+		"Innodb_data_fsyncs":               301, "Innodb_data_reads": q / 40000, "Innodb_data_writes": 602,
+		"Innodb_os_log_written": 153600, "Innodb_redo_log_current_lsn": 153600, "Innodb_lsn_current": 153600,
+		"Created_tmp_tables": 2, "Select_scan": 2, "Handler_read_rnd_next": 1034,
+		"Bytes_received": 61 * q, "Bytes_sent": 203 * q,
+		"lock_row_lock_time": 0, "log_write_requests": 300, "log_writes": 300, "os_log_bytes_written": 153600,
+		"os_data_fsyncs": 301, "innodb_dblwr_writes": 40, "innodb_dblwr_pages_written": uint64(120 * th),
+		"trx_nl_ro_commits": q, "dml_reads": q,
+	}
+	// The end snapshot comes after the worker threads disconnected: its own connection is running.
+	gauges := map[string]uint64{"Threads_running": 1, "Threads_connected": 2, "trx_rseg_history_len": 12}
+	lacks := map[string][]string{
+		flavourMySQL57: {"Rows_read", "Innodb_redo_log_current_lsn", "Innodb_lsn_current"},
+		flavourMySQL80: {"Rows_read", "Innodb_lsn_current"},
+		flavourMariaDB: {"Innodb_rows_read", "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",
+			"Innodb_redo_log_current_lsn", "buffer_flush_batch_total_pages", "trx_rw_commits", "trx_ro_commits",
+			"trx_nl_ro_commits", "trx_rollbacks", "dml_reads", "dml_inserts", "dml_updates", "dml_deletes"},
+	}[flavour]
+	section := func(names []string) (start, end map[string]uint64) {
+		start, end = map[string]uint64{}, map[string]uint64{}
+		for i, n := range names {
+			if slices.Contains(lacks, n) {
+				continue
+			}
+			base := uint64(1_000_000_000 + 7919*i)
+			if v, ok := gauges[n]; ok {
+				start[n], end[n] = 1, v
+				continue
+			}
+			start[n], end[n] = base, base+delta[n]
+		}
+		return start, end
+	}
+	s0, s1 := section(serverstats.StatusNames)
+	m0, m1 := section(serverstats.InnoDBMetricNames)
+	var w0, w1 []serverstats.WaitTotal
+	if perfSchema {
+		for i, e := range fixtureWaitEvents {
+			perSecond := e.a*th + e.b*th*th/1000
+			count := uint64(perSecond*seconds*1000) + 1
+			base := uint64(5_000_000 + i)
+			w0 = append(w0, serverstats.WaitTotal{Event: e.event, Count: base, SumTimerWait: base * 1000})
+			w1 = append(w1, serverstats.WaitTotal{Event: e.event, Count: base + count,
+				SumTimerWait: base*1000 + uint64(perSecond*seconds*1e12)})
+		}
+	}
+	unix := float64(t0.Unix())
+	start := serverstats.Snapshot{Version: 1, At: serverstats.AtStart, UnixTime: unix, Status: s0, InnoDBMetrics: m0,
+		PerformanceSchema: perfSchema, Waits: w0}
+	end := serverstats.Snapshot{Version: 1, At: serverstats.AtEnd, UnixTime: unix + seconds, Status: s1, InnoDBMetrics: m1,
+		PerformanceSchema: perfSchema, Waits: w1}
+	out, err := serverstats.Delta(start, end, queries, fixtureTopWaits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// fixtureFlavour is the server flavour and performance_schema setting of fixtureRun's targets:
+// mysql57 runs with performance_schema = OFF (its myCnf), ps80 with it on; other targets are
+// MySQL 8.0 with it on.
+func fixtureFlavour(target string) (string, bool) {
+	if target == "mysql57" {
+		return flavourMySQL57, false
+	}
+	return flavourMySQL80, true
+}
+
+// storedServer encodes server counters for every finished step of run, as the controller stores
+// them, into stored.
+func storedServer(t testing.TB, run *v1alpha1.BenchmarkRun, stored map[string]string) map[string]string {
+	t.Helper()
+	for _, ts := range run.Status.Targets {
+		flavour, ps := fixtureFlavour(ts.Name)
+		for _, st := range ts.Steps {
+			s, err := EncodeServer(serverFixture(t, flavour, st, ps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored[ServerKey(ts.Name, st.Threads, st.RepetitionOrDefault())] = s
+		}
+	}
+	return stored
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
 // missingCell marks a step a target has no result for (it failed earlier, or has not got there).
@@ -17,7 +18,7 @@ const missingCell = "—"
 
 // renderMarkdown writes report.md: the run's headline output, shaped like Percona's published
 // tables of QPS by threads with one column per server, so results can be pasted next to theirs.
-func renderMarkdown(doc *results.Doc, chart bool) string {
+func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", mdText(doc.Run.Name), mdText(doc.Run.Namespace))
 	fmt.Fprintf(&b, "Workload: %s.\n", workloadLine(doc))
@@ -35,6 +36,7 @@ func renderMarkdown(doc *results.Doc, chart bool) string {
 	if doc.Ladder.Repetitions > 1 {
 		writeCellStats(&b, doc)
 	}
+	writeServerSection(&b, doc, servers)
 
 	b.WriteString("\n## Targets\n\n")
 	for _, tr := range doc.Targets {
@@ -55,10 +57,17 @@ func renderMarkdown(doc *results.Doc, chart bool) string {
 
 	if len(doc.Dropped) > 0 || len(doc.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")
-		if len(doc.Dropped) > 0 {
-			fmt.Fprintf(&b, "- Per-second series left out of %s to keep the results under %d bytes "+
-				"(the numbers above and in %s are complete):\n", KeyResultsJSON, MaxConfigMapBytes, KeyResultsCSV)
-			for _, d := range doc.Dropped {
+		for _, kind := range []struct{ kind, what string }{
+			{results.DroppedSeries, fmt.Sprintf("Per-second series left out of %s", KeyResultsJSON)},
+			{results.DroppedServer, fmt.Sprintf("Server counters left out of %s, %s and the server tables above", KeyResultsJSON, KeyServerCSV)},
+		} {
+			ds := slices.DeleteFunc(slices.Clone(doc.Dropped), func(d results.Dropped) bool { return droppedKind(d) != kind.kind })
+			if len(ds) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "- %s to keep the results under %d bytes (the numbers above and in %s are complete):\n",
+				kind.what, MaxConfigMapBytes, KeyResultsCSV)
+			for _, d := range ds {
 				fmt.Fprintf(&b, "  - %s %s\n", mdText(d.Target), droppedSteps(doc, d))
 			}
 		}
@@ -224,6 +233,14 @@ func writeTable(b *strings.Builder, doc *results.Doc, threads []int32, decimals 
 		}
 		b.WriteString("\n")
 	}
+}
+
+// droppedKind is what a Dropped entry left out; an entry without a kind is a series.
+func droppedKind(d results.Dropped) string {
+	if d.Kind == "" {
+		return results.DroppedSeries
+	}
+	return d.Kind
 }
 
 // droppedSteps says which steps of a target lost their series; "all 64 steps" reads better than

@@ -28,6 +28,9 @@ const (
 	// left out when no target measured a step, and when the run is so large that its numbers
 	// alone fill the ConfigMap (a note says so).
 	KeyQPSChart = "qps-by-threads.svg"
+	// KeyServerCSV is the steps' server counters and waits in long format (see serverCSVHeader);
+	// left out when no step has them.
+	KeyServerCSV = "server.csv"
 )
 
 type stepKey struct {
@@ -36,26 +39,29 @@ type stepKey struct {
 	rep     int32
 }
 
-// Render builds the final ConfigMap data: results.json, results.csv and report.md, and nothing
-// else: the series.* keys of stored are consumed (results.json carries the series), so the caller
-// replaces the ConfigMap's data with the result.
+// Render builds the final ConfigMap data: results.json, results.csv, report.md, server.csv (when a
+// step has server counters) and the chart, and nothing else: the series.* and server.*.json keys
+// of stored are consumed (results.json carries them), so the caller replaces the ConfigMap's data
+// with the result.
 //
-// Render reads only the series.* keys of stored; it never reads its own earlier output. So the
-// caller must render while stored still holds the series keys, and only once: the controller
-// records the run's outcome in status first and writes the results afterwards, and a repeated
-// write that finds results.json already present does not render again. A results.json, results.csv or report.md in stored is
-// ignored and replaced, other keys are ignored. A series key that does not decode or matches no
-// step in status is left out, and a note in results.json and report.md names the key and why.
+// Render reads only the series.* and server.*.json keys of stored; it never reads its own earlier
+// output. So the caller must render while stored still holds those keys, and only once: the
+// controller records the run's outcome in status first and writes the results afterwards, and a
+// repeated write that finds results.json already present does not render again. A results.json,
+// results.csv, report.md or server.csv in stored is ignored and replaced, other keys are ignored.
+// A series or server key that does not decode or matches no step in status is left out, and a
+// note in results.json and report.md names the key and why.
 //
-// The data stays under MaxConfigMapBytes. If the series do not fit, the largest are dropped first
-// and results.json ("dropped") and the end of report.md say exactly which; the status numbers
-// are never dropped. It is an error only when those numbers alone do not fit.
+// The data stays under MaxConfigMapBytes. If the series and server counters do not fit, the
+// largest are dropped first, whatever their kind, and results.json ("dropped", with the kind)
+// and the end of report.md say exactly which; the status numbers are never dropped. It is an
+// error only when those numbers alone do not fit.
 func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]string, error) {
 	if run == nil {
 		return nil, fmt.Errorf("render results: no BenchmarkRun")
 	}
 	doc := buildDoc(run)
-	attachSeries(&doc, stored)
+	attachStored(&doc, stored)
 
 	chart := true
 	data, err := encodeData(&doc, chart)
@@ -66,9 +72,13 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 		return data, nil
 	}
 
-	// Too big: drop series, largest first, until it fits. Each round drops enough series to
-	// cover the excess, then re-renders, since the list of what was dropped adds bytes too.
-	cands := seriesBySize(&doc)
+	// Too big: drop series and server counters, largest first, until it fits. Each round drops
+	// enough to cover the excess, then re-renders, since the list of what was dropped adds bytes
+	// too.
+	cands, err := dropCandidates(&doc)
+	if err != nil {
+		return nil, err
+	}
 	next := 0
 	var dropRecs []dropRec
 	for dataSize(data) > MaxConfigMapBytes {
@@ -83,15 +93,20 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 			continue
 		}
 		if next == len(cands) {
-			return nil, fmt.Errorf("render results of %s/%s: %d bytes even without per-second series, "+
+			return nil, fmt.Errorf("render results of %s/%s: %d bytes even without per-second series and server counters, "+
 				"more than the %d a ConfigMap can hold", run.Namespace, run.Name, dataSize(data), MaxConfigMapBytes)
 		}
 		excess := dataSize(data) - MaxConfigMapBytes
 		for saved := 0; next < len(cands) && saved < excess; next++ {
 			c := cands[next]
-			doc.Targets[c.target].Steps[c.step].Series = nil
+			st := &doc.Targets[c.target].Steps[c.step]
+			if c.kind == results.DroppedServer {
+				st.Server = nil
+			} else {
+				st.Series = nil
+			}
 			saved += c.bytes
-			dropRecs = append(dropRecs, dropRec{key: c.key, bytes: c.bytes})
+			dropRecs = append(dropRecs, dropRec{kind: c.kind, key: c.key, bytes: c.bytes})
 		}
 		doc.Dropped = droppedList(&doc, dropRecs)
 		if data, err = encodeData(&doc, chart); err != nil {
@@ -181,43 +196,55 @@ func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 }
 
 type dropRec struct {
+	kind  string // results.DroppedSeries or results.DroppedServer
 	key   stepKey
 	bytes int
 }
 
-// attachSeries puts each step's series, from its series key in stored, into doc, and adds a note
-// for each series key it cannot use.
-func attachSeries(doc *results.Doc, stored map[string]string) {
+// attachStored puts each step's series and server counters, from their keys in stored, into doc,
+// and adds a note for each such key it cannot use.
+func attachStored(doc *results.Doc, stored map[string]string) {
 	used := map[string]bool{}
 	for ti := range doc.Targets {
 		tr := &doc.Targets[ti]
 		for si := range tr.Steps {
 			st := &tr.Steps[si]
 			key := SeriesKey(tr.Name, st.Threads, st.RepetitionOrDefault())
-			raw, ok := stored[key]
-			if !ok {
-				continue
+			if raw, ok := stored[key]; ok {
+				used[key] = true
+				if s, err := embedSeries(raw); err != nil {
+					doc.Notes = append(doc.Notes, fmt.Sprintf("The per-second series of %s at %d threads (key %s) "+
+						"could not be read and is left out: %v.", tr.Name, st.Threads, key, err))
+				} else {
+					st.Series = s
+				}
 			}
-			used[key] = true
-			s, err := embedSeries(raw)
-			if err != nil {
-				doc.Notes = append(doc.Notes, fmt.Sprintf("The per-second series of %s at %d threads (key %s) "+
-					"could not be read and is left out: %v.", tr.Name, st.Threads, key, err))
-				continue
+			key = ServerKey(tr.Name, st.Threads, st.RepetitionOrDefault())
+			if raw, ok := stored[key]; ok {
+				used[key] = true
+				if s, err := embedServer(raw); err != nil {
+					doc.Notes = append(doc.Notes, fmt.Sprintf("The server counters of %s at %d threads (key %s) "+
+						"could not be read and are left out: %v.", tr.Name, st.Threads, key, err))
+				} else {
+					st.Server = s
+				}
 			}
-			st.Series = s
 		}
 	}
 
 	var orphans []string
 	for key := range stored {
-		if strings.HasPrefix(key, seriesKeyPrefix) && !used[key] {
+		if (strings.HasPrefix(key, seriesKeyPrefix) || isServerKey(key)) && !used[key] {
 			orphans = append(orphans, key)
 		}
 	}
 	sort.Strings(orphans)
 	for _, key := range orphans {
-		doc.Notes = append(doc.Notes, fmt.Sprintf("The series key %s matches no step result in status and is left out.", key))
+		what := "series"
+		if isServerKey(key) {
+			what = "server counters"
+		}
+		doc.Notes = append(doc.Notes, fmt.Sprintf("The %s key %s matches no step result in status and is left out.", what, key))
 	}
 }
 
@@ -236,68 +263,106 @@ func embedSeries(raw string) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
-type seriesCand struct {
+type dropCand struct {
+	kind         string
 	key          stepKey
 	target, step int
 	bytes        int
 }
 
-// seriesBySize lists the steps that carry a series, largest first (ties in report order), with
-// the bytes the series takes in results.json.
-func seriesBySize(doc *results.Doc) []seriesCand {
-	var cands []seriesCand
+// dropCandidates lists the series and server counters of the steps, largest first (ties in report
+// order, a step's series before its server counters), with the bytes each takes: in results.json,
+// and for server counters also their rows of server.csv and an equal share of report.md's server
+// tables. That share is an estimate (a cell's median may not shrink when one repetition goes), and
+// a high one: Render then drops too little in a round and renders once more, rather than dropping
+// series it need not.
+func dropCandidates(doc *results.Doc) ([]dropCand, error) {
+	servers, err := decodeServers(doc)
+	if err != nil {
+		return nil, err
+	}
+	var section strings.Builder
+	writeServerSection(&section, doc, servers)
+	blocks := 0
+	for _, ss := range servers {
+		for _, s := range ss {
+			if s != nil {
+				blocks++
+			}
+		}
+	}
+	mdShare := 0
+	if blocks > 0 {
+		mdShare = ceilDiv(section.Len(), blocks)
+	}
+
+	var cands []dropCand
 	for ti, tr := range doc.Targets {
 		for si, st := range tr.Steps {
-			if st.Series == nil {
-				continue
+			key := stepKey{tr.Name, st.Threads, st.RepetitionOrDefault()}
+			if st.Series != nil {
+				cands = append(cands, dropCand{kind: results.DroppedSeries, key: key, target: ti, step: si,
+					bytes: seriesOverhead + len(st.Series)})
 			}
-			n := seriesOverhead + len(st.Series)
-			cands = append(cands, seriesCand{key: stepKey{tr.Name, st.Threads, st.RepetitionOrDefault()}, target: ti, step: si, bytes: n})
+			if st.Server != nil {
+				rows, err := serverCSVBytes(doc, tr.Name, st)
+				if err != nil {
+					return nil, err
+				}
+				cands = append(cands, dropCand{kind: results.DroppedServer, key: key, target: ti, step: si,
+					bytes: serverOverhead + len(st.Server) + rows + mdShare})
+			}
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].bytes > cands[j].bytes })
-	return cands
+	return cands, nil
 }
 
-// droppedList groups drop records by target, in report order, threads ascending.
+// droppedList groups drop records by kind (series first) and target, in report order, threads
+// ascending.
 func droppedList(doc *results.Doc, recs []dropRec) []results.Dropped {
 	if len(recs) == 0 {
 		return nil
 	}
-	byTarget := map[string][]stepKey{}
-	bytes := map[string]int{}
+	type group struct{ kind, target string }
+	byGroup := map[group][]stepKey{}
+	bytes := map[group]int{}
 	repeated := false
 	for _, r := range recs {
-		byTarget[r.key.target] = append(byTarget[r.key.target], r.key)
-		bytes[r.key.target] += r.bytes
+		g := group{r.kind, r.key.target}
+		byGroup[g] = append(byGroup[g], r.key)
+		bytes[g] += r.bytes
 		repeated = repeated || r.key.rep > 1
 	}
 	var out []results.Dropped
-	for _, tr := range doc.Targets {
-		keys := byTarget[tr.Name]
-		if len(keys) == 0 {
-			continue
-		}
-		slices.SortFunc(keys, func(a, b stepKey) int {
-			if a.threads != b.threads {
-				return int(a.threads) - int(b.threads)
+	for _, kind := range []string{results.DroppedSeries, results.DroppedServer} {
+		for _, tr := range doc.Targets {
+			g := group{kind, tr.Name}
+			keys := byGroup[g]
+			if len(keys) == 0 {
+				continue
 			}
-			return int(a.rep) - int(b.rep)
-		})
-		d := results.Dropped{Target: tr.Name, Bytes: bytes[tr.Name]}
-		for _, k := range keys {
-			d.Threads = append(d.Threads, k.threads)
-			if repeated {
-				d.Repetitions = append(d.Repetitions, k.rep)
+			slices.SortFunc(keys, func(a, b stepKey) int {
+				if a.threads != b.threads {
+					return int(a.threads) - int(b.threads)
+				}
+				return int(a.rep) - int(b.rep)
+			})
+			d := results.Dropped{Kind: kind, Target: tr.Name, Bytes: bytes[g]}
+			for _, k := range keys {
+				d.Threads = append(d.Threads, k.threads)
+				if repeated {
+					d.Repetitions = append(d.Repetitions, k.rep)
+				}
 			}
+			out = append(out, d)
 		}
-		out = append(out, d)
 	}
 	return out
 }
 
-// encodeData renders results.json, results.csv and report.md from doc and, with chart, the
-// QPS-by-threads SVG. A chart that cannot be drawn is not a reason to lose the results: it is
+// encodeData renders results.json, results.csv, report.md and server.csv (unless no step has
+// server counters) from doc and, with chart, the QPS-by-threads SVG. A chart that cannot be drawn is not a reason to lose the results: it is
 // left out and results.json and report.md say why.
 func encodeData(doc *results.Doc, chart bool) (map[string]string, error) {
 	var svg []byte
@@ -320,13 +385,24 @@ func encodeData(doc *results.Doc, chart bool) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	servers, err := decodeServers(doc)
+	if err != nil {
+		return nil, err
+	}
+	serverCSV, err := renderServerCSV(doc, servers)
+	if err != nil {
+		return nil, err
+	}
 	data := map[string]string{
 		KeyResultsJSON: js.String(),
 		KeyResultsCSV:  csvText,
-		KeyReportMD:    renderMarkdown(doc, len(svg) > 0),
+		KeyReportMD:    renderMarkdown(doc, servers, len(svg) > 0),
 	}
 	if len(svg) > 0 {
 		data[KeyQPSChart] = string(svg)
+	}
+	if serverCSV != "" {
+		data[KeyServerCSV] = serverCSV
 	}
 	return data, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -31,6 +32,7 @@ type decodedResults struct {
 		Steps   []struct {
 			v1alpha1.StepResult
 			Series *results.Series `json:"series"`
+			Server json.RawMessage `json:"server"`
 		} `json:"steps"`
 	} `json:"targets"`
 	Dropped []results.Dropped `json:"dropped"`
@@ -99,6 +101,13 @@ func TestRenderGolden(t *testing.T) {
 				"|---:|---:|---:|",
 				"| 1 | 14545.70 | 13091.13 |",
 				"- ps80: Succeeded, server 8.0.36-28",
+				"## Server counters and waits",
+				"### mysql57 (5.7.44)",
+				"| Threads | `Innodb_rows_read` | `Innodb_buffer_pool_reads` | `Innodb_data_fsyncs` | `Innodb_os_log_written` bytes | `Created_tmp_disk_tables` | `Threads_running` at end |",
+				"| 8 | 1 | 0.000025 | 0.0000105 | 0.00533 | 0 | 1 |",
+				"performance_schema is OFF on mysql57: no waits recorded (set performance_schema = ON in myCnf, or targets[].synchWaits).",
+				"- Counters this server lacks or has disabled: status `Rows_read`, `Innodb_redo_log_current_lsn`, `Innodb_lsn_current`.",
+				"| 64 | `sxlock/innodb/btr_search_latch` 1.77 | `mutex/innodb/trx_sys_mutex` 0.666 | `io/file/innodb/innodb_data_file` 0.64 | `mutex/innodb/buf_pool_mutex` 0.397 | `rwlock/innodb/hash_table_locks` 0.136 |",
 			},
 		},
 		{
@@ -110,6 +119,7 @@ func TestRenderGolden(t *testing.T) {
 				"| 64 | 320005.33 | — |",
 				"| 8 | 0.125 | — |",
 				"- ps80: Failed, server 8.0.36-28: step 2 (8 threads): error 1040: Too many connections",
+				"| 1 | `io/file/innodb/innodb_data_file` 0.01 | `mutex/innodb/trx_sys_mutex` 0.0041 | `mutex/innodb/buf_pool_mutex` 0.00305 | `sxlock/innodb/btr_search_latch` 0.0024 | `io/file/innodb/innodb_log_file` 0.001 |",
 			},
 		},
 		{
@@ -120,23 +130,25 @@ func TestRenderGolden(t *testing.T) {
 				"| 64 | 320005.33 | 288004.80 ~ |",
 				"## Statistics per cell",
 				"| mysql57 | 1 | 3 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 0.103 [0.102, 0.105] | 1.5 % | 0.102-0.105 | |",
+				"| 64 | `sxlock/innodb/btr_search_latch` 1.77 | `mutex/innodb/trx_sys_mutex` 0.666 | `io/file/innodb/innodb_data_file` 0.64 | `mutex/innodb/buf_pool_mutex` 0.397 | `rwlock/innodb/hash_table_locks` 0.136 |",
 			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stored := storedSeries(t, tc.run, 5, 1<<20)
+			stored := storedServer(t, tc.run, storedSeries(t, tc.run, 5, 1<<20))
 			stored["unrelated"] = "ignored"
 			data, err := Render(tc.run, stored)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if keys := slices.Sorted(maps.Keys(data)); !slices.Equal(keys, []string{KeyQPSChart, KeyReportMD, KeyResultsCSV, KeyResultsJSON}) {
-				t.Fatalf("keys = %v, want only the results keys and the chart (series consumed)", keys)
+			if keys := slices.Sorted(maps.Keys(data)); !slices.Equal(keys, []string{KeyQPSChart, KeyReportMD, KeyResultsCSV, KeyResultsJSON, KeyServerCSV}) {
+				t.Fatalf("keys = %v, want only the results keys and the chart (series and server keys consumed)", keys)
 			}
 			assertChart(t, data[KeyQPSChart], tc.run)
-			for _, k := range []string{KeyReportMD, KeyResultsCSV, KeyResultsJSON} {
+			for _, k := range []string{KeyReportMD, KeyResultsCSV, KeyResultsJSON, KeyServerCSV} {
 				assertGolden(t, tc.name+"/"+k, data[k])
 			}
+			assertServerCSV(t, data[KeyServerCSV], tc.run, stored)
 			md := strings.Split(data[KeyReportMD], "\n")
 			for _, line := range tc.mustContain {
 				if !slices.Contains(md, line) {
@@ -161,6 +173,9 @@ func TestRenderGolden(t *testing.T) {
 					}
 					if st.QPS != status.Steps[si].QPS || st.Latency != status.Steps[si].Latency {
 						t.Errorf("%s step %d: numbers %+v differ from status", tr.Name, si, st.StepResult)
+					}
+					if want := stored[ServerKey(tr.Name, st.Threads, st.RepetitionOrDefault())]; string(st.Server) != want {
+						t.Errorf("%s step %d: server counters %.200s, want the stored %.200s", tr.Name, si, st.Server, want)
 					}
 				}
 			}
@@ -210,7 +225,7 @@ func TestRenderNotesUnusableSeries(t *testing.T) {
 // replaced by what the series keys and status give, and the result is the same as without them.
 func TestRenderIgnoresEarlierResults(t *testing.T) {
 	run := fixtureRun(-1)
-	stored := storedSeries(t, run, 5, 1<<20)
+	stored := storedServer(t, run, storedSeries(t, run, 5, 1<<20))
 	want, err := Render(run, stored)
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +237,7 @@ func TestRenderIgnoresEarlierResults(t *testing.T) {
 
 	for name, earlier := range map[string]map[string]string{
 		"earlier render": want,
-		"garbage":        {KeyResultsJSON: `{"formatVersion":1,`, KeyResultsCSV: "x", KeyReportMD: "# old"},
+		"garbage":        {KeyResultsJSON: `{"formatVersion":1,`, KeyResultsCSV: "x", KeyReportMD: "# old", KeyServerCSV: "y"},
 	} {
 		withEarlier := maps.Clone(stored)
 		maps.Copy(withEarlier, earlier)
@@ -239,8 +254,8 @@ func TestRenderIgnoresEarlierResults(t *testing.T) {
 	d := decodeResultsJSON(t, mustRender(t, run, want)[KeyResultsJSON])
 	for _, tr := range d.Targets {
 		for _, st := range tr.Steps {
-			if st.Series != nil {
-				t.Fatalf("%s at %d threads: a series taken from an earlier results.json", tr.Name, st.Threads)
+			if st.Series != nil || st.Server != nil {
+				t.Fatalf("%s at %d threads: a series or server counters taken from an earlier results.json", tr.Name, st.Threads)
 			}
 		}
 	}
@@ -442,7 +457,7 @@ func assertChart(t *testing.T, svg string, run *v1alpha1.BenchmarkRun) {
 	var text strings.Builder
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -159,10 +159,15 @@ func bucketize(iv []sysbench.Interval, k int) results.Series {
 // changes nothing, so decoding and re-encoding is stable. NaN and infinities, which JSON cannot
 // carry, become 0, and so does -0, which encoding/json would print as "-0".
 func roundValue(v float64, maxDecimals int) float64 {
+	return roundSig(v, sigDigits, maxDecimals)
+}
+
+// roundSig is roundValue with sig significant digits.
+func roundSig(v float64, sig, maxDecimals int) float64 {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0
 	}
-	d := min(sigDigits-1-decimalExponent(math.Abs(v)), maxDecimals)
+	d := min(sig-1-decimalExponent(math.Abs(v)), maxDecimals)
 	if d >= 0 {
 		p := math.Pow10(d)
 		v = math.Round(v*p) / p

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
 // FormatVersion is the "formatVersion" of results.json; it changes only when a field changes
@@ -24,7 +26,8 @@ type Doc struct {
 	Workload      Workload `json:"workload"`
 	Ladder        Ladder   `json:"ladder"`
 	Targets       []Target `json:"targets"`
-	// Dropped lists the per-second series left out to keep the ConfigMap under its limit.
+	// Dropped lists the per-second series and server counters left out to keep the ConfigMap
+	// under its limit.
 	Dropped []Dropped `json:"dropped,omitempty"`
 	// Notes are anything else a reader must know about what results.json does not contain.
 	Notes []string `json:"notes,omitempty"`
@@ -87,19 +90,35 @@ type Cell struct {
 	Noisy bool `json:"noisy,omitempty"`
 }
 
-// Step is the status numbers of a step, field for field, plus its series: the stored bytes,
-// compacted after DecodeSeries accepted them (see embedSeries).
+// Step is the status numbers of a step, field for field, plus its series and what the server did
+// during it: the stored bytes, compacted after DecodeSeries or DecodeServer accepted them.
 type Step struct {
 	v1alpha1.StepResult
 	Series json.RawMessage `json:"series,omitempty"`
+	// Server is the step's serverstats.Step (spec.serverStats): counter deltas per second and per
+	// query, gauges at the end, the top wait events. Absent when the run did not record them, the
+	// step's snapshots did not add up, or it was dropped to fit (Doc.Dropped says so).
+	Server json.RawMessage `json:"server,omitempty"`
 }
 
+// What a Dropped entry left out (Dropped.Kind).
+const (
+	// DroppedSeries is the steps' per-second series.
+	DroppedSeries = "series"
+	// DroppedServer is the steps' server counters and waits (Step.Server), with their rows of
+	// server.csv and their part of report.md's server tables.
+	DroppedServer = "server"
+)
+
 type Dropped struct {
+	// Kind is DroppedSeries or DroppedServer; empty in a results.json written before server
+	// counters existed, where it means DroppedSeries.
+	Kind    string  `json:"kind,omitempty"`
 	Target  string  `json:"target"`
 	Threads []int32 `json:"threads"`
 	// Repetitions, when the run has more than one, is the repetition of each entry of Threads.
 	Repetitions []int32 `json:"repetitions,omitempty"`
-	// Bytes is what the dropped series took.
+	// Bytes is what the dropped entries took.
 	Bytes int `json:"bytes"`
 }
 
@@ -190,7 +209,8 @@ func (s Series) columns() []column {
 }
 
 // Decode reads results.json. It refuses a formatVersion it does not know (a newer operator's
-// layout may mean something else) and series whose columns do not align.
+// layout may mean something else), series whose columns do not align and server counters
+// DecodeServer refuses.
 func Decode(data []byte) (*Doc, error) {
 	var doc Doc
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -202,11 +222,15 @@ func Decode(data []byte) (*Doc, error) {
 	}
 	for _, t := range doc.Targets {
 		for _, st := range t.Steps {
-			if st.Series == nil {
-				continue
+			if st.Series != nil {
+				if _, err := DecodeSeries(string(st.Series)); err != nil {
+					return nil, fmt.Errorf("results.json: target %s, %d threads: %w", t.Name, st.Threads, err)
+				}
 			}
-			if _, err := DecodeSeries(string(st.Series)); err != nil {
-				return nil, fmt.Errorf("results.json: target %s, %d threads: %w", t.Name, st.Threads, err)
+			if st.Server != nil {
+				if _, err := DecodeServer(string(st.Server)); err != nil {
+					return nil, fmt.Errorf("results.json: target %s, %d threads: %w", t.Name, st.Threads, err)
+				}
 			}
 		}
 	}
@@ -222,3 +246,64 @@ func (s Step) DecodedSeries() (Series, bool, error) {
 	out, err := DecodeSeries(string(s.Series))
 	return out, err == nil, err
 }
+
+// DecodedServer returns what the server did during the step; ok is false when results.json has
+// nothing for the step (server stats off, the snapshots did not add up, or dropped to fit).
+func (s Step) DecodedServer() (serverstats.Step, bool, error) {
+	if s.Server == nil {
+		return serverstats.Step{}, false, nil
+	}
+	out, err := DecodeServer(string(s.Server))
+	return out, err == nil, err
+}
+
+// DecodeServer reads a step's server counters as report.EncodeServer wrote them. Counts stay
+// exact (uint64). It refuses what no snapshot pair can give: a step of no time, negative or
+// non-finite rates, nameless counters or events. Sources it does not know are accepted, since a
+// newer operator may add one (see FormatVersion).
+func DecodeServer(s string) (serverstats.Step, error) {
+	var out serverstats.Step
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return serverstats.Step{}, fmt.Errorf("decode server counters: %w", err)
+	}
+	if err := ValidateServer(out); err != nil {
+		return serverstats.Step{}, fmt.Errorf("decode server counters: %w", err)
+	}
+	return out, nil
+}
+
+// ValidateServer checks a step's server counters as DecodeServer does, so that what the report
+// package encodes is what readers accept.
+func ValidateServer(s serverstats.Step) error {
+	if !(s.Seconds > 0) || math.IsInf(s.Seconds, 0) {
+		return fmt.Errorf("seconds %v, want a positive duration", s.Seconds)
+	}
+	if !nonNegative(s.Queries) {
+		return fmt.Errorf("queries %v, want a count", s.Queries)
+	}
+	for _, c := range s.Counters {
+		if c.Name == "" {
+			return errors.New("a counter without a name")
+		}
+		if !nonNegative(c.PerSecond) || !nonNegative(c.PerQuery) {
+			return fmt.Errorf("counter %s: perSecond %v, perQuery %v, want rates of a count", c.Name, c.PerSecond, c.PerQuery)
+		}
+	}
+	for _, g := range s.Gauges {
+		if g.Name == "" {
+			return errors.New("a gauge without a name")
+		}
+	}
+	for _, w := range s.Waits {
+		if w.Event == "" {
+			return errors.New("a wait without an event name")
+		}
+		if !nonNegative(w.SecondsPerSecond) {
+			return fmt.Errorf("wait %s: secondsPerSecond %v", w.Event, w.SecondsPerSecond)
+		}
+	}
+	return nil
+}
+
+// nonNegative: JSON never holds NaN or infinities, but a step built in Go can.
+func nonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }

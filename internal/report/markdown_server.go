@@ -1,0 +1,342 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
+)
+
+// serverColumn is a column of report.md's "Server counters per query" table: the first of names
+// that the target's server has (servers of different flavours count the same thing under
+// different names, see serverstats), per query, or a gauge's value at the end of the step.
+type serverColumn struct {
+	names []string
+	unit  string
+	gauge bool
+}
+
+// serverColumns are the counters report.md shows, the ones the studies this product automates
+// explain results with: rows read (the work a query does), reads that missed the buffer pool,
+// fsyncs and redo bytes (the write path), temporary tables on disk, and how many threads were
+// running. Every counter is in server.csv.
+var serverColumns = []serverColumn{
+	// MySQL has Innodb_rows_read; MariaDB lacks it and has Rows_read (rows read by any engine).
+	{names: []string{"Innodb_rows_read", "Rows_read"}},
+	{names: []string{"Innodb_buffer_pool_reads"}},
+	{names: []string{"Innodb_data_fsyncs"}},
+	// The redo log position's advance where Innodb_os_log_written is gone.
+	{names: []string{"Innodb_os_log_written", "Innodb_redo_log_current_lsn", "Innodb_lsn_current"}, unit: "bytes"},
+	{names: []string{"Created_tmp_disk_tables"}},
+	{names: []string{"Threads_running"}, unit: "at end", gauge: true},
+}
+
+// topWaitsShown is how many wait events report.md shows per thread count, as the seed study's
+// "Top 5 performance_schema synch waits".
+const topWaitsShown = 5
+
+// serverStep is a step's server counters with the step they belong to.
+type serverStep struct {
+	threads int32
+	s       *serverstats.Step
+}
+
+// writeServerSection writes the per-target tables of server counters per query and of top
+// waits; nothing when no step has server counters.
+func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serverstats.Step) {
+	found := false
+	for _, ss := range servers {
+		found = found || slices.ContainsFunc(ss, func(s *serverstats.Step) bool { return s != nil })
+	}
+	if !found {
+		return
+	}
+	b.WriteString("\n## Server counters and waits\n\n")
+	b.WriteString("Measured with two snapshots of the server per step, one taken before the step's load started and " +
+		"one after it ended (SHOW GLOBAL STATUS, information_schema.INNODB_METRICS where enabled, performance_schema's " +
+		"wait summary where it is ON): a counter's change between them per query is over the step's sysbench queries, " +
+		"per second over the time between the snapshots. ")
+	b.WriteString("Rows read are `Innodb_rows_read` where the server has it (MySQL), else `Rows_read` (MariaDB: rows read " +
+		"by any engine); redo bytes are `Innodb_os_log_written`, else the advance of the redo log position. " +
+		"`Threads_running` is read by the end snapshot, after the step's threads disconnected: it counts the snapshot's " +
+		"own connection, so more than 1 means something else was running. ")
+	if doc.Ladder.Repetitions > 1 {
+		fmt.Fprintf(b, "With %d repetitions a row is the median over its thread count's repetitions "+
+			"(a wait event a repetition did not list counts as 0 there). ", doc.Ladder.Repetitions)
+	}
+	fmt.Fprintf(b, "Every counter of every step: %s and %s (steps[].server).\n", KeyServerCSV, KeyResultsJSON)
+
+	for ti, tr := range doc.Targets {
+		if len(tr.Steps) == 0 {
+			continue
+		}
+		name := mdText(tr.Name)
+		if tr.ServerVersion != "" {
+			name += " (" + mdText(tr.ServerVersion) + ")"
+		}
+		fmt.Fprintf(b, "\n### %s\n\n", name)
+		var steps []serverStep
+		for si, st := range tr.Steps {
+			if s := servers[ti][si]; s != nil {
+				steps = append(steps, serverStep{st.Threads, s})
+			}
+		}
+		if len(steps) == 0 {
+			if slices.ContainsFunc(doc.Dropped, func(d results.Dropped) bool {
+				return d.Kind == results.DroppedServer && d.Target == tr.Name
+			}) {
+				b.WriteString("Server counters left out to fit the ConfigMap (see the notes).\n")
+			} else {
+				b.WriteString("No server counters recorded.\n")
+			}
+			continue
+		}
+		writeCountersTable(b, steps)
+		writeWaitsTable(b, tr.Name, steps)
+		writeServerGaps(b, steps)
+	}
+}
+
+// writeCountersTable writes the "Server counters per query" table of a target.
+func writeCountersTable(b *strings.Builder, steps []serverStep) {
+	b.WriteString("Server counters per query:\n\n| Threads |")
+	chosen := make([]string, len(serverColumns))
+	for i, c := range serverColumns {
+		chosen[i] = c.names[0]
+		for _, n := range c.names {
+			if slices.ContainsFunc(steps, func(s serverStep) bool { _, ok := serverValue(s.s, n, c.gauge); return ok }) {
+				chosen[i] = n
+				break
+			}
+		}
+		fmt.Fprintf(b, " `%s`", chosen[i])
+		if c.unit != "" {
+			b.WriteString(" " + c.unit)
+		}
+		b.WriteString(" |")
+	}
+	b.WriteString("\n|---:|" + strings.Repeat("---:|", len(serverColumns)) + "\n")
+	for _, th := range stepThreads(steps) {
+		fmt.Fprintf(b, "| %d |", th)
+		for i, c := range serverColumns {
+			var vs []float64
+			for _, s := range steps {
+				if v, ok := serverValue(s.s, chosen[i], c.gauge); ok && s.threads == th {
+					vs = append(vs, v)
+				}
+			}
+			cell := missingCell
+			if len(vs) > 0 {
+				cell = sig3(median(vs))
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeWaitsTable writes the "Top waits" table of a target, or says performance_schema was off.
+func writeWaitsTable(b *strings.Builder, target string, steps []serverStep) {
+	if !slices.ContainsFunc(steps, func(s serverStep) bool { return s.s.PerformanceSchema }) {
+		fmt.Fprintf(b, "\nperformance_schema is OFF on %s: no waits recorded (set performance_schema = ON in myCnf, "+
+			"or targets[].synchWaits).\n", mdText(target))
+		return
+	}
+	fmt.Fprintf(b, "\nTop waits: seconds of wait per second of the step (how many threads waited on the event on average), "+
+		"event names without `wait/` and `synch/`:\n\n| Threads |")
+	for i := range topWaitsShown {
+		fmt.Fprintf(b, " %d |", i+1)
+	}
+	b.WriteString("\n|---:|" + strings.Repeat("---|", topWaitsShown) + "\n")
+	for _, th := range stepThreads(steps) {
+		var on []*serverstats.Step
+		for _, s := range steps {
+			if s.threads == th && s.s.PerformanceSchema {
+				on = append(on, s.s)
+			}
+		}
+		cells := make([]string, topWaitsShown)
+		switch top := topWaits(on); {
+		case len(on) == 0:
+			cells[0] = "performance_schema OFF"
+		case len(top) == 0:
+			cells[0] = "no waits recorded"
+		default:
+			for i, w := range top {
+				cells[i] = mdCode(shortEvent(w.event)) + " " + sig3(w.perSecond)
+			}
+		}
+		fmt.Fprintf(b, "| %d |", th)
+		for _, c := range cells {
+			b.WriteString(" " + c + " |")
+		}
+		b.WriteString("\n")
+	}
+}
+
+type rankedWait struct {
+	event     string
+	perSecond float64
+}
+
+// topWaits ranks the wait events of a thread count's steps by their median seconds of wait per
+// second, an event a step did not list counting as 0 for it; the first topWaitsShown with any wait.
+func topWaits(steps []*serverstats.Step) []rankedWait {
+	byEvent := map[string][]float64{}
+	for _, s := range steps {
+		for _, w := range s.Waits {
+			byEvent[w.Event] = append(byEvent[w.Event], w.SecondsPerSecond)
+		}
+	}
+	var out []rankedWait
+	for e, vs := range byEvent {
+		for len(vs) < len(steps) {
+			vs = append(vs, 0)
+		}
+		if m := median(vs); m > 0 {
+			out = append(out, rankedWait{e, m})
+		}
+	}
+	slices.SortFunc(out, func(a, b rankedWait) int {
+		return cmp.Or(cmp.Compare(b.perSecond, a.perSecond), strings.Compare(a.event, b.event))
+	})
+	return out[:min(len(out), topWaitsShown)]
+}
+
+// writeServerGaps says, once per target, which counters its server lacks, the snapshots' errors
+// and whether wait events were left out.
+func writeServerGaps(b *strings.Builder, steps []serverStep) {
+	var status, metrics, errs []string
+	leftOut := 0
+	for _, s := range steps {
+		status = appendNew(status, s.s.MissingStatus...)
+		metrics = appendNew(metrics, s.s.MissingInnoDBMetrics...)
+		errs = appendNew(errs, s.s.Errors...)
+		if len(s.s.WaitsLeftOut) > 0 {
+			leftOut++
+		}
+	}
+	inOrder(status, serverstats.StatusNames)
+	inOrder(metrics, serverstats.InnoDBMetricNames)
+	var lacks []string
+	if len(status) > 0 {
+		lacks = append(lacks, "status "+codeList(status))
+	}
+	if len(metrics) > 0 {
+		lacks = append(lacks, "InnoDB metrics "+codeList(metrics))
+	}
+	if len(lacks) > 0 || len(errs) > 0 || leftOut > 0 {
+		b.WriteString("\n")
+	}
+	if len(lacks) > 0 {
+		fmt.Fprintf(b, "- Counters this server lacks or has disabled: %s.\n", strings.Join(lacks, "; "))
+	}
+	if len(errs) > 0 {
+		const shown = 3
+		more := ""
+		if len(errs) > shown {
+			more = fmt.Sprintf(" (and %d more in %s)", len(errs)-shown, KeyResultsJSON)
+			errs = errs[:shown]
+		}
+		for i, e := range errs {
+			errs[i] = mdText(e)
+		}
+		fmt.Fprintf(b, "- Snapshot errors, why some counters are missing: %s%s.\n", strings.Join(errs, "; "), more)
+	}
+	if leftOut > 0 {
+		fmt.Fprintf(b, "- At %d of %d steps some wait events' totals went backwards (performance_schema forgets the "+
+			"waits of a table it drops or evicts): they are left out of the top waits (waitsLeftOut in %s).\n",
+			leftOut, len(steps), KeyResultsJSON)
+	}
+}
+
+// serverValue is a counter's per-query rate, or a gauge's value, by name.
+func serverValue(s *serverstats.Step, name string, gauge bool) (float64, bool) {
+	if gauge {
+		i := slices.IndexFunc(s.Gauges, func(g serverstats.Gauge) bool { return g.Name == name })
+		if i < 0 {
+			return 0, false
+		}
+		return float64(s.Gauges[i].Value), true
+	}
+	i := slices.IndexFunc(s.Counters, func(c serverstats.Counter) bool { return c.Name == name })
+	if i < 0 {
+		return 0, false
+	}
+	return s.Counters[i].PerQuery, true
+}
+
+// stepThreads is the thread counts of steps, ascending, each once.
+func stepThreads(steps []serverStep) []int32 {
+	var out []int32
+	for _, s := range steps {
+		out = append(out, s.threads)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// shortEvent drops the prefixes every wait event (wait/) and most of the interesting ones
+// (synch/) share: wait/synch/mutex/innodb/buf_pool_mutex reads mutex/innodb/buf_pool_mutex.
+func shortEvent(e string) string {
+	e = strings.TrimPrefix(e, "wait/")
+	return strings.TrimPrefix(e, "synch/")
+}
+
+// mdCode writes a name as code, or as escaped text when it holds what would end the code span or
+// the table cell.
+func mdCode(s string) string {
+	if s == "" || strings.ContainsAny(s, "`|\n") {
+		return mdText(s)
+	}
+	return "`" + s + "`"
+}
+
+func codeList(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = mdCode(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+// appendNew appends the values not in list yet.
+func appendNew(list []string, values ...string) []string {
+	for _, v := range values {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
+}
+
+// inOrder sorts names in the order of set; names outside it go last, sorted.
+func inOrder(names, set []string) {
+	pos := func(n string) int {
+		if i := slices.Index(set, n); i >= 0 {
+			return i
+		}
+		return len(set)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(pos(a), pos(b)), strings.Compare(a, b)) })
+}
+
+// median of values, the mean of the two middle ones for an even count; values is not modified.
+func median(values []float64) float64 {
+	xs := slices.Sorted(slices.Values(values))
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// sig3 writes v with three significant digits and no exponent: server rates span from millions
+// of bytes to a buffer pool read per hundred thousand queries (0.00001).
+func sig3(v float64) string {
+	return strconv.FormatFloat(roundSig(v, 3, 15), 'f', -1, 64)
+}
