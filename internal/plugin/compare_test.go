@@ -1,9 +1,14 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
@@ -78,5 +83,32 @@ func TestCompareFlagsOverrideThePolicy(t *testing.T) {
 	}
 	if strings.Contains(out, "Verdict: Regressed") || !strings.Contains(out, "QPS -25 % or p95 +40 %") {
 		t.Errorf("a 20 %% drop under a 25 %% threshold still regressed, or the policy is not shown")
+	}
+}
+
+// A scheduled run is compared under its schedule's spec.regression, as the operator compares it.
+func TestComparePolicyIsTheSchedules(t *testing.T) {
+	sched := &v1.BenchmarkSchedule{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns", UID: "sched-uid"},
+		Spec:       v1.BenchmarkScheduleSpec{Regression: v1.RegressionPolicy{QPSDropPercent: ptr.To(25.0)}},
+	}
+	owned := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "nightly-202611230200", Namespace: "ns",
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sched, v1.GroupVersion.WithKind("BenchmarkSchedule"))}}}
+	orphan := owned.DeepCopy()
+	orphan.OwnerReferences[0].UID = "another-schedule-of-that-name"
+	e := &env{client: fake.NewClientBuilder().WithScheme(Scheme).WithObjects(sched).Build()}
+	for _, c := range []struct {
+		run    *v1.BenchmarkRun
+		qps    float64
+		source string
+	}{
+		{owned, 25, "schedule nightly's spec.regression"},
+		{orphan, v1.DefaultQPSDropPercent, "the operator's defaults (schedule nightly is gone)"},
+		{&v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "adhoc", Namespace: "ns"}}, v1.DefaultQPSDropPercent, "the operator's defaults"},
+	} {
+		policy, source, err := e.policy(context.Background(), c.run)
+		if err != nil || policy.QPSDropPercentOrDefault() != c.qps || source != c.source {
+			t.Errorf("%s: policy %+v from %q (%v), want QPS drop %v from %q", c.run.Name, policy, source, err, c.qps, c.source)
+		}
 	}
 }

@@ -102,11 +102,16 @@ func cellText(ts *v1.TargetStatus, th int32, reps int, m metric, notes *tableNot
 		}
 		return num(m.step(ts.Steps[i]), m.decimals)
 	}
-	i := slices.IndexFunc(ts.Cells, func(c v1.CellStats) bool { return c.Threads == th })
+	cs := ts.Cells
+	if len(cs) == 0 {
+		// A status written before cells existed: the operator's own summary of its steps.
+		cs = cells.Status(ts.Steps)
+	}
+	i := slices.IndexFunc(cs, func(c v1.CellStats) bool { return c.Threads == th })
 	if i < 0 {
 		return "-"
 	}
-	c := ts.Cells[i]
+	c := cs[i]
 	s := m.cell(c)
 	text := fmt.Sprintf("%s [%s, %s]", num(s.Median, m.decimals), num(s.CILow, m.decimals), num(s.CIHigh, m.decimals))
 	if notes.confidence == nil {
