@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -29,12 +28,12 @@ func newDescribeCommand(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return describe(cmd.Context(), e.Out, run, time.Now())
+			return describe(e.Out, run, time.Now())
 		},
 	}
 }
 
-func describe(_ context.Context, w io.Writer, run *v1.BenchmarkRun, now time.Time) error {
+func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time) error {
 	tw := printers.GetNewTabWriter(w)
 	field := func(name, value string) { _, _ = fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
 	field("Name", run.Name)

@@ -150,3 +150,26 @@ func TestGetWatchFollowsARunUntilItFinishes(t *testing.T) {
 		t.Errorf("no results after the run finished")
 	}
 }
+
+// get -w without RUN prints the runs, then a line whenever one changes, until interrupted.
+func TestGetWatchListsChanges(t *testing.T) {
+	needCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		if err := k8s.Create(context.Background(), newRun(nsStuck, "arrives", 1, 1)); err != nil {
+			t.Error(err)
+		}
+	}()
+	out, _, err := runPlugin(ctx, t, "--kubeconfig", kubeconfig, "-n", nsStuck, "get", "-w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lineStarting(out, "NAME", "PHASE", "TARGETS", "CURRENT", "AGE") == "" || lineStarting(out, "stuck") == "" {
+		t.Errorf("get -w did not start with the runs there")
+	}
+	if lineStarting(out, "arrives", "Provisioning") == "" {
+		t.Errorf("get -w printed no line for the run created while it watched")
+	}
+}
