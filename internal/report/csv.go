@@ -193,14 +193,10 @@ func writeServerRows(w *csv.Writer, run, target string, st results.Step, s *serv
 }
 
 // serverCSVBytes is how many bytes a step's rows take in server.csv.
-func serverCSVBytes(doc *results.Doc, target string, st results.Step) (int, error) {
-	s, err := results.DecodeServer(string(st.Server))
-	if err != nil {
-		return 0, err
-	}
+func serverCSVBytes(run, target string, st results.Step, s *serverstats.Step) (int, error) {
 	var b strings.Builder
 	w := csv.NewWriter(&b)
-	if err := writeServerRows(w, doc.Run.Name, target, st, &s); err != nil {
+	if err := writeServerRows(w, run, target, st, s); err != nil {
 		return 0, err
 	}
 	w.Flush()

@@ -56,19 +56,27 @@ func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serve
 		return
 	}
 	b.WriteString("\n## Server counters and waits\n\n")
-	b.WriteString("Measured with two snapshots of the server per step, one taken before the step's load started and " +
-		"one after it ended (SHOW GLOBAL STATUS, information_schema.INNODB_METRICS where enabled, performance_schema's " +
-		"wait summary where it is ON): a counter's change between them per query is over the step's sysbench queries, " +
-		"per second over the time between the snapshots. ")
-	b.WriteString("Rows read are `Innodb_rows_read` where the server has it (MySQL), else `Rows_read` (MariaDB: rows read " +
-		"by any engine); redo bytes are `Innodb_os_log_written`, else the advance of the redo log position. " +
-		"`Threads_running` is read by the end snapshot, after the step's threads disconnected: it counts the snapshot's " +
-		"own connection, so more than 1 means something else was running. ")
-	if doc.Ladder.Repetitions > 1 {
-		fmt.Fprintf(b, "With %d repetitions a row is the median over its thread count's repetitions "+
-			"(a wait event a repetition did not list counts as 0 there). ", doc.Ladder.Repetitions)
+	intro := []string{
+		"Measured with two snapshots of the server per step, one taken before the step's load started and one after " +
+			"it ended (SHOW GLOBAL STATUS, information_schema.INNODB_METRICS where enabled, performance_schema's wait " +
+			"summary where it is ON): a counter's change between them per query is over the step's sysbench queries, " +
+			"per second over the time between the snapshots.",
+		"Rows read are `Innodb_rows_read` where the server has it (MySQL), else `Rows_read` (MariaDB: rows read by " +
+			"any engine); redo bytes are `Innodb_os_log_written`, else the advance of the redo log position.",
+		"`Threads_running` is read by the end snapshot, after the step's threads disconnected: it counts the " +
+			"snapshot's own connection, so more than 1 means something else was running.",
 	}
-	fmt.Fprintf(b, "Every counter of every step: %s and %s (steps[].server).\n", KeyServerCSV, KeyResultsJSON)
+	if doc.Ladder.Repetitions > 1 {
+		intro = append(intro, fmt.Sprintf("With %d repetitions a row is the median over its thread count's repetitions "+
+			"(a wait event a repetition did not list counts as 0 there).", doc.Ladder.Repetitions))
+	}
+	b.WriteString(strings.Join(intro, " ") + "\n\n")
+	fmt.Fprintf(b, "Every counter of every step is in %s (steps[].server) and in %s, one row per step and counter, gauge "+
+		"or wait event: run, target, threads, repetition (1 without repetitions), kind (counter, gauge or wait), source "+
+		"(status, innodbMetrics, or performanceSchema for waits), name, delta (a counter's change over the step, exact; "+
+		"a gauge's value at the end; the number of waits timed), per_second (a counter's delta per second; a wait's "+
+		"seconds of wait per second; empty for a gauge), per_query (a counter's delta per sysbench query; empty "+
+		"otherwise).\n", KeyResultsJSON, KeyServerCSV)
 
 	for ti, tr := range doc.Targets {
 		if len(tr.Steps) == 0 {

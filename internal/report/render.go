@@ -12,6 +12,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/charts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
 // MaxConfigMapBytes is the budget Render keeps the data under, counted like the API server counts
@@ -61,10 +62,10 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 		return nil, fmt.Errorf("render results: no BenchmarkRun")
 	}
 	doc := buildDoc(run)
-	attachStored(&doc, stored)
+	servers := attachStored(&doc, stored)
 
 	chart := true
-	data, err := encodeData(&doc, chart)
+	data, err := encodeDoc(&doc, servers, chart)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 	// Too big: drop series and server counters, largest first, until it fits. Each round drops
 	// enough to cover the excess, then re-renders, since the list of what was dropped adds bytes
 	// too.
-	cands, err := dropCandidates(&doc)
+	cands, err := dropCandidates(&doc, servers)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 			// any number would.
 			chart = false
 			doc.Notes = append(doc.Notes, fmt.Sprintf("The chart %s is left out: the numbers alone fill the ConfigMap.", KeyQPSChart))
-			if data, err = encodeData(&doc, chart); err != nil {
+			if data, err = encodeDoc(&doc, servers, chart); err != nil {
 				return nil, err
 			}
 			continue
@@ -101,7 +102,7 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 			c := cands[next]
 			st := &doc.Targets[c.target].Steps[c.step]
 			if c.kind == results.DroppedServer {
-				st.Server = nil
+				st.Server, servers[c.target][c.step] = nil, nil
 			} else {
 				st.Series = nil
 			}
@@ -109,7 +110,7 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 			dropRecs = append(dropRecs, dropRec{kind: c.kind, key: c.key, bytes: c.bytes})
 		}
 		doc.Dropped = droppedList(&doc, dropRecs)
-		if data, err = encodeData(&doc, chart); err != nil {
+		if data, err = encodeDoc(&doc, servers, chart); err != nil {
 			return nil, err
 		}
 	}
@@ -202,11 +203,14 @@ type dropRec struct {
 }
 
 // attachStored puts each step's series and server counters, from their keys in stored, into doc,
-// and adds a note for each such key it cannot use.
-func attachStored(doc *results.Doc, stored map[string]string) {
+// and adds a note for each such key it cannot use. It returns the server counters decoded,
+// indexed like doc.Targets[i].Steps[j] (see decodeServers).
+func attachStored(doc *results.Doc, stored map[string]string) [][]*serverstats.Step {
 	used := map[string]bool{}
+	servers := make([][]*serverstats.Step, len(doc.Targets))
 	for ti := range doc.Targets {
 		tr := &doc.Targets[ti]
+		servers[ti] = make([]*serverstats.Step, len(tr.Steps))
 		for si := range tr.Steps {
 			st := &tr.Steps[si]
 			key := SeriesKey(tr.Name, st.Threads, st.RepetitionOrDefault())
@@ -222,11 +226,11 @@ func attachStored(doc *results.Doc, stored map[string]string) {
 			key = ServerKey(tr.Name, st.Threads, st.RepetitionOrDefault())
 			if raw, ok := stored[key]; ok {
 				used[key] = true
-				if s, err := embedServer(raw); err != nil {
+				if b, s, err := embedServer(raw); err != nil {
 					doc.Notes = append(doc.Notes, fmt.Sprintf("The server counters of %s at %d threads (key %s) "+
 						"could not be read and are left out: %v.", tr.Name, st.Threads, key, err))
 				} else {
-					st.Server = s
+					st.Server, servers[ti][si] = b, &s
 				}
 			}
 		}
@@ -246,6 +250,7 @@ func attachStored(doc *results.Doc, stored map[string]string) {
 		}
 		doc.Notes = append(doc.Notes, fmt.Sprintf("The %s key %s matches no step result in status and is left out.", what, key))
 	}
+	return servers
 }
 
 // embedSeries returns a stored series ready to embed in results.json: DecodeSeries must accept it,
@@ -276,11 +281,7 @@ type dropCand struct {
 // tables. That share is an estimate (a cell's median may not shrink when one repetition goes), and
 // a high one: Render then drops too little in a round and renders once more, rather than dropping
 // series it need not.
-func dropCandidates(doc *results.Doc) ([]dropCand, error) {
-	servers, err := decodeServers(doc)
-	if err != nil {
-		return nil, err
-	}
+func dropCandidates(doc *results.Doc, servers [][]*serverstats.Step) ([]dropCand, error) {
 	var section strings.Builder
 	writeServerSection(&section, doc, servers)
 	blocks := 0
@@ -304,8 +305,8 @@ func dropCandidates(doc *results.Doc) ([]dropCand, error) {
 				cands = append(cands, dropCand{kind: results.DroppedSeries, key: key, target: ti, step: si,
 					bytes: seriesOverhead + len(st.Series)})
 			}
-			if st.Server != nil {
-				rows, err := serverCSVBytes(doc, tr.Name, st)
+			if s := servers[ti][si]; s != nil {
+				rows, err := serverCSVBytes(doc.Run.Name, tr.Name, st, s)
 				if err != nil {
 					return nil, err
 				}
@@ -362,9 +363,19 @@ func droppedList(doc *results.Doc, recs []dropRec) []results.Dropped {
 }
 
 // encodeData renders results.json, results.csv, report.md and server.csv (unless no step has
-// server counters) from doc and, with chart, the QPS-by-threads SVG. A chart that cannot be drawn is not a reason to lose the results: it is
-// left out and results.json and report.md say why.
+// server counters) from doc and, with chart, the QPS-by-threads SVG. A chart that cannot be drawn
+// is not a reason to lose the results: it is left out and results.json and report.md say why.
 func encodeData(doc *results.Doc, chart bool) (map[string]string, error) {
+	servers, err := decodeServers(doc)
+	if err != nil {
+		return nil, err
+	}
+	return encodeDoc(doc, servers, chart)
+}
+
+// encodeDoc is encodeData with doc's server counters decoded (decodeServers), so that Render's
+// rounds do not decode them again.
+func encodeDoc(doc *results.Doc, servers [][]*serverstats.Step, chart bool) (map[string]string, error) {
 	var svg []byte
 	if chart && measured(doc) {
 		var err error
@@ -382,10 +393,6 @@ func encodeData(doc *results.Doc, chart bool) (map[string]string, error) {
 		return nil, fmt.Errorf("encode %s: %w", KeyResultsJSON, err)
 	}
 	csvText, err := renderCSV(doc)
-	if err != nil {
-		return nil, err
-	}
-	servers, err := decodeServers(doc)
 	if err != nil {
 		return nil, err
 	}

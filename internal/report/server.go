@@ -89,17 +89,19 @@ func roundDecimals(v float64, d int) float64 {
 	return 0
 }
 
-// embedServer returns stored server counters ready to embed in results.json: DecodeServer must
-// accept them, and their bytes are kept, compacted, as embedSeries keeps a series'.
-func embedServer(raw string) (json.RawMessage, error) {
-	if _, err := results.DecodeServer(raw); err != nil {
-		return nil, err
+// embedServer returns stored server counters ready to embed in results.json, and decoded:
+// DecodeServer must accept them, and their bytes are kept, compacted, as embedSeries keeps a
+// series'.
+func embedServer(raw string) (json.RawMessage, serverstats.Step, error) {
+	s, err := results.DecodeServer(raw)
+	if err != nil {
+		return nil, serverstats.Step{}, err
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(raw)); err != nil {
-		return nil, err // not reached: DecodeServer accepted it as JSON
+		return nil, serverstats.Step{}, err // not reached: DecodeServer accepted it as JSON
 	}
-	return b.Bytes(), nil
+	return b.Bytes(), s, nil
 }
 
 // Widths of worstServerStep: the widest numbers a realistic step encodes to.

@@ -75,7 +75,7 @@ func TestEncodeServerRoundTrip(t *testing.T) {
 			if after, _ := json.Marshal(s); string(after) != string(before) {
 				t.Error("EncodeServer modified its argument")
 			}
-			if compact, _ := embedServer(enc); string(compact) != enc || strings.HasSuffix(enc, "\n") {
+			if compact, _, _ := embedServer(enc); string(compact) != enc || strings.HasSuffix(enc, "\n") {
 				t.Errorf("not the compact form Render embeds:\n%.300s\n%.300s", enc, compact)
 			}
 			if strings.Contains(enc, `\u003c`) || strings.Contains(enc, `\u0026`) {
