@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
 // minSeriesBudget is the least SeriesBudget returns: enough for a series without points
@@ -36,18 +38,32 @@ var seriesOverhead = len(`,"series":`)
 func SeriesBudget(spec v1alpha1.BenchmarkRunSpec) int {
 	steps := len(spec.Targets) * spec.StepCount()
 	doc := buildDoc(worstCaseRun(spec))
+	servers := make([][]*serverstats.Step, len(doc.Targets))
 	if spec.ServerStatsEnabled() {
 		block, err := EncodeServer(worstServerStep(spec.TopWaitsOrDefault()))
 		if err != nil {
 			return minSeriesBudget // not reached: the worst case is a valid step
 		}
+		worst, err := results.DecodeServer(block) // as Render reads it: rates rounded
+		if err != nil {
+			return minSeriesBudget // not reached: EncodeServer checked it
+		}
+		if steps*(serverOverhead+len(block)) > MaxConfigMapBytes {
+			return minSeriesBudget // results.json alone would not hold them: no need to render
+		}
 		for ti := range doc.Targets {
+			servers[ti] = make([]*serverstats.Step, len(doc.Targets[ti].Steps))
 			for si := range doc.Targets[ti].Steps {
 				doc.Targets[ti].Steps[si].Server = json.RawMessage(block)
+				servers[ti][si] = &worst
 			}
 		}
+	} else {
+		for ti := range doc.Targets {
+			servers[ti] = make([]*serverstats.Step, len(doc.Targets[ti].Steps))
+		}
 	}
-	data, err := encodeData(&doc, true)
+	data, err := encodeDoc(&doc, servers, true)
 	if err != nil || steps == 0 {
 		// encodeData only fails on a broken writer; with no steps there is nothing to share.
 		return minSeriesBudget

@@ -504,6 +504,15 @@ func TestSeriesBudgetReservesServerCounters(t *testing.T) {
 	if off-fifty < len(block) {
 		t.Errorf("50 waits reserve %d bytes per step, less than the worst server counters' %d", off-fifty, len(block))
 	}
+	// The worst case is wider than what the flavours give at the widest step the API allows.
+	worst, _ := EncodeServer(worstServerStep(fixtureTopWaits))
+	st := stepFixture(100_000, 0)
+	st.QPS.Total, st.DurationSeconds = worstRate, worstDuration
+	for _, flavour := range []string{flavourMySQL57, flavourMySQL80, flavourMariaDB} {
+		if enc, _ := EncodeServer(serverFixture(t, flavour, st, true)); len(enc) > len(worst) {
+			t.Errorf("%s: %d bytes of server counters, more than the worst case's %d", flavour, len(enc), len(worst))
+		}
+	}
 }
 
 // A run whose worst-case server counters fit keeps everything at SeriesBudget: series of a day
