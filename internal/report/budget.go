@@ -32,14 +32,34 @@ var seriesOverhead = len(`,"series":`)
 // without series, and shares what is left among the steps. So it follows the spec (target
 // names, my.cnf text, ladder length, server stats) and any change to the formats.
 //
-// When that leaves less than minSeriesBudget per step, the series get minSeriesBudget, and Render
-// drops what does not fit, largest first: the worst-case server counters of a long ladder do not
-// fit in a ConfigMap even without series.
+// A long ladder cannot hold the worst-case server counters of every step (192 steps of 10 waits
+// take 4 MB), and reserving them would leave the per-second series, from which the timeline is
+// drawn, no points at all. So the series always keep half of what they would get without server
+// counters, up to seriesFloor (about a hundred points per step): then what does not fit is
+// dropped by Render, largest first, and results.json and report.md say which. A run whose worst
+// case fits keeps everything. Never below minSeriesBudget.
 func SeriesBudget(spec v1alpha1.BenchmarkRunSpec) int {
+	without := seriesShare(spec, false)
+	if !spec.ServerStatsEnabled() {
+		return without
+	}
+	return max(seriesShare(spec, true), min(without/2, seriesFloor), minSeriesBudget)
+}
+
+// seriesFloor bounds the share of a step's series that server counters cannot take: about a
+// hundred points of the eight measures, enough to draw a step's shape on the timeline.
+const seriesFloor = 4096
+
+// seriesShare is what is left per step for its series once the worst-case run is rendered
+// without series, with or without every step's worst-case server counters.
+func seriesShare(spec v1alpha1.BenchmarkRunSpec, withServer bool) int {
 	steps := len(spec.Targets) * spec.StepCount()
 	doc := buildDoc(worstCaseRun(spec))
 	servers := make([][]*serverstats.Step, len(doc.Targets))
-	if spec.ServerStatsEnabled() {
+	for ti := range doc.Targets {
+		servers[ti] = make([]*serverstats.Step, len(doc.Targets[ti].Steps))
+	}
+	if withServer {
 		block, err := EncodeServer(worstServerStep(spec.TopWaitsOrDefault()))
 		if err != nil {
 			return minSeriesBudget // not reached: the worst case is a valid step
@@ -52,20 +72,15 @@ func SeriesBudget(spec v1alpha1.BenchmarkRunSpec) int {
 			return minSeriesBudget // results.json alone would not hold them: no need to render
 		}
 		for ti := range doc.Targets {
-			servers[ti] = make([]*serverstats.Step, len(doc.Targets[ti].Steps))
 			for si := range doc.Targets[ti].Steps {
 				doc.Targets[ti].Steps[si].Server = json.RawMessage(block)
 				servers[ti][si] = &worst
 			}
 		}
-	} else {
-		for ti := range doc.Targets {
-			servers[ti] = make([]*serverstats.Step, len(doc.Targets[ti].Steps))
-		}
 	}
 	data, err := encodeDoc(&doc, servers, true)
 	if err != nil || steps == 0 {
-		// encodeData only fails on a broken writer; with no steps there is nothing to share.
+		// encodeDoc only fails on a broken writer; with no steps there is nothing to share.
 		return minSeriesBudget
 	}
 	per := (MaxConfigMapBytes-dataSize(data))/steps - seriesOverhead

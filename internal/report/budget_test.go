@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
 // worstCaseRun must assume the longest run name the API server accepts: the CRD's own rule.
@@ -17,5 +19,23 @@ func TestWorstRunNameLenIsTheCRDLimit(t *testing.T) {
 	rule := fmt.Sprintf("rule: size(self.metadata.name) <= %d\n", worstRunNameLen)
 	if !strings.Contains(string(crd), rule) {
 		t.Errorf("the BenchmarkRun CRD has no %q: worstRunNameLen (%d) is not its name limit", strings.TrimSpace(rule), worstRunNameLen)
+	}
+}
+
+// Server counters never take the whole of a step's share: the Percona-sized run (192 steps,
+// whose worst-case server counters do not fit a ConfigMap at all) keeps series of half the share
+// it would have without them, up to seriesFloor; a small run's worst case fits whole.
+func TestSeriesBudgetKeepsRoomForTheSeries(t *testing.T) {
+	run := perconaRun()
+	with := SeriesBudget(run.Spec)
+	run.Spec.ServerStats = &v1alpha1.ServerStats{Enabled: ptr(false)}
+	without := SeriesBudget(run.Spec)
+	if want := min(without/2, seriesFloor); with < want || with >= without {
+		t.Errorf("Percona-sized run: %d bytes per series with server counters, %d without; want at least %d and less than without",
+			with, without, want)
+	}
+	small := fixtureRun(-1)
+	if got, reserved := SeriesBudget(small.Spec), seriesShare(small.Spec, true); got != reserved {
+		t.Errorf("a small run gets %d bytes per series, want the share %d left by its worst-case server counters", got, reserved)
 	}
 }
