@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -41,7 +42,7 @@ var want4 = struct {
 
 func TestTwoTargetsThreeStepsEndToEnd(t *testing.T) {
 	ns := newNamespace(t)
-	startOperator(t, ns, operatorOptions{log: captured(t, "run_point_select_t4.txt")})
+	startOperator(t, ns, operatorOptions{log: withServerSnapshots(t, captured(t, "run_point_select_t4.txt"))})
 	kl := startKubelet(t, ns, succeedAll(t))
 
 	run := baseRun(ns, "pk", 1, 2, 4)
@@ -103,8 +104,8 @@ func TestTwoTargetsThreeStepsEndToEnd(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "pk-results"}, cm); err != nil {
 		t.Fatal(err)
 	}
-	if len(cm.Data) != 3 {
-		t.Errorf("results keys %v, want results.json, results.csv and report.md only", keys(cm.Data))
+	if len(cm.Data) != 5 || !strings.HasPrefix(cm.Data["qps-by-threads.svg"], "<?xml") || cm.Data["server.csv"] == "" {
+		t.Errorf("results keys %v, want results.json, results.csv, report.md, server.csv and the qps-by-threads.svg chart only", keys(cm.Data))
 	}
 	md := cm.Data["report.md"]
 	for _, want := range []string{
@@ -146,6 +147,19 @@ func TestTwoTargetsThreeStepsEndToEnd(t *testing.T) {
 	}
 	if doc.Run.Phase != "Succeeded" {
 		t.Errorf("results.json says the run is %q, want Succeeded", doc.Run.Phase)
+	}
+	// What the server did in each step, from the snapshots in the step's log.
+	decoded, err := results.Decode([]byte(cm.Data["results.json"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range decoded.Targets {
+		for _, st := range tr.Steps {
+			server, ok, err := st.DecodedServer()
+			if err != nil || !ok || server.Seconds <= 0 || len(server.Counters) == 0 || !server.PerformanceSchema || len(server.Waits) == 0 {
+				t.Errorf("target %s, %d threads: server stats %+v, %v, %v", tr.Name, st.Threads, server, ok, err)
+			}
+		}
 	}
 
 	// cleanup: Always deleted each server once its ladder was done.

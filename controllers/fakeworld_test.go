@@ -157,7 +157,7 @@ func newFakeWorld(t *testing.T) *fakeWorld {
 		ctx:     ctrl.LoggerInto(context.Background(), logUnlessPassed(t)),
 		clock:   clocktesting.NewFakeClock(time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)),
 		events:  record.NewFakeRecorder(1000),
-		logs:    &fakeLogs{log: captured(t, "run_point_select_t4.txt")},
+		logs:    &fakeLogs{log: withServerSnapshots(t, captured(t, "run_point_select_t4.txt"))},
 		creates: map[string]int{},
 	}
 	store := fake.NewClientBuilder().WithScheme(testenv.Scheme).

@@ -40,6 +40,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -826,14 +827,20 @@ func TestBatchReleaseEveryEightSteps(t *testing.T) {
 		}
 		var want []string
 		for _, th := range threads[:8] {
-			want = append(want, report.SeriesKey(ladderTarget, th, 1))
+			want = append(want, report.SeriesKey(ladderTarget, th, 1), report.ServerKey(ladderTarget, th, 1))
 		}
+		slices.Sort(want)
 		if got := slices.Sorted(slices.Values(keys(cm.Data))); !slices.Equal(got, want) {
-			t.Errorf("results ConfigMap keys %v, want the 8 steps' series %v", got, want)
+			t.Errorf("results ConfigMap keys %v, want the 8 steps' series and server counters %v", got, want)
 		}
 		for k, v := range cm.Data {
 			if !json.Valid([]byte(v)) || len(v) < 10 {
-				t.Errorf("series %s is %q", k, v)
+				t.Errorf("%s is %q", k, v)
+			}
+		}
+		for _, th := range threads[:8] {
+			if _, err := results.DecodeServer(cm.Data[report.ServerKey(ladderTarget, th, 1)]); err != nil {
+				t.Errorf("server counters of %d threads: %v", th, err)
 			}
 		}
 	})

@@ -8,6 +8,7 @@ package controllers_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -86,6 +87,39 @@ func TestFakeRunToSuccess(t *testing.T) {
 	}
 	if n := seriesInResults(t, w, run); n != 4 {
 		t.Errorf("results.json carries %d per-second series, want 4 (one per step)", n)
+	}
+}
+
+// A step log without the reporter's server snapshots (a sysbench image whose sysbench never
+// calls init/done, say) loses the server counters, not the step: one Warning per target's batch
+// names the steps, and serverStats.enabled false asks for none.
+func TestFakeRunWithoutServerSnapshots(t *testing.T) {
+	for _, enabled := range []bool{true, false} {
+		w := newFakeWorld(t)
+		w.logs.log = captured(t, "run_point_select_t4.txt")
+		r := fakeRun(fmt.Sprintf("ns%v", enabled), 1, 2)
+		r.Spec.ServerStats = &v1.ServerStats{Enabled: &enabled}
+		run := w.create(r).(*v1.BenchmarkRun)
+		got := w.drive(run.Name, succeedAll(t), "the run to finish", finished)
+		if got.Status.Phase != v1.RunSucceeded {
+			t.Fatalf("phase %s, want Succeeded", got.Status.Phase)
+		}
+		warnings := withReason(w.allEvents(), "ServerStatsUnavailable")
+		want := 0
+		if enabled {
+			want = len(run.Spec.Targets)
+		}
+		if len(warnings) != want {
+			t.Errorf("serverStats.enabled %v: %d ServerStatsUnavailable Events, want %d: %v", enabled, len(warnings), want, warnings)
+		}
+		for _, e := range warnings {
+			if !strings.Contains(e, "2 step(s) (threads 1, 2)") || !strings.Contains(e, "0 start and 0 end server snapshots") {
+				t.Errorf("Event %q does not name the steps and the reason", e)
+			}
+		}
+		if n := seriesInResults(t, w, run); n != 4 {
+			t.Errorf("results.json carries %d per-second series, want 4", n)
+		}
 	}
 }
 

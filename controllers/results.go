@@ -1,10 +1,14 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +27,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -168,6 +173,10 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 
 	series := map[string]string{}
 	steps := map[string]bool{}
+	// The steps whose server counters could not be stored, and why the first could not: one
+	// Event per batch, not one per step (the write budget).
+	var noServer []int32
+	noServerWhy := ""
 	for _, job := range done {
 		step := job.Labels[specs.LabelStep]
 		steps[step] = true
@@ -176,9 +185,22 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 			continue // probe, prepare, warm-up, cleanup: no series
 		}
 		rep := max(s.Repetition, 1)
-		if encoded := r.readSeries(ctx, tx, t.Name, job, s.Threads); encoded != "" {
+		encoded, server, why := r.readStepLog(ctx, tx, t.Name, job, s.Threads)
+		if encoded != "" {
 			series[report.SeriesKey(t.Name, s.Threads, rep)] = encoded
 		}
+		if server != "" {
+			series[report.ServerKey(t.Name, s.Threads, rep)] = server
+		}
+		if why != "" {
+			noServer = append(noServer, s.Threads)
+			noServerWhy = cmp.Or(noServerWhy, why)
+		}
+	}
+	if len(noServer) > 0 {
+		slices.Sort(noServer)
+		tx.event(warning, "ServerStatsUnavailable", "target %s: the server's counters of %d step(s) (threads %s) are not stored: %s",
+			t.Name, len(noServer), joinThreads(noServer), noServerWhy)
 	}
 	if len(series) > 0 {
 		if err := r.updateResults(ctx, run, func(data map[string]string) bool {
@@ -244,36 +266,66 @@ func (r *BenchmarkRunReconciler) deleteJobs(ctx context.Context, run *v1.Benchma
 	return nil
 }
 
-// readSeries reads a finished step's per-second series from its pod's log and encodes it,
-// compacted to its share of the ConfigMap budget; "" when there is none to store (an Event
-// says why when the log could not be read).
-func (r *BenchmarkRunReconciler) readSeries(ctx context.Context, tx *transition, target string, job *batchv1.Job, threads int32) string {
+// readStepLog reads a finished step's pod log: its per-second series, encoded and compacted to
+// its share of the ConfigMap budget, and what the server did during the step (the reporter's
+// server snapshots, spec.serverStats), encoded. Either is "" when there is none to store (an
+// Event says why when the log could not be be read); noServer says why the server's counters
+// are not stored when they should be.
+func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition, target string, job *batchv1.Job, threads int32) (series, server, noServer string) {
 	log := logf.FromContext(ctx)
 	pod, err := r.jobPod(ctx, job)
 	if err != nil || pod == nil {
 		log.Info("per-second series unavailable: the step's pod is gone", "job", job.Name)
 		tx.event(warning, "SeriesUnavailable", "target %s, %d threads: the pod of Job %s is gone, its per-second series with it",
 			target, threads, job.Name)
-		return ""
+		return "", "", ""
 	}
 	rc, err := r.logs.Logs(ctx, pod.Namespace, pod.Name, specs.SysbenchContainer)
 	if err != nil {
 		log.Info("per-second series unavailable: cannot read the step's log", "pod", pod.Name, "err", err.Error())
 		tx.event(warning, "SeriesUnavailable", "target %s, %d threads: cannot read pod %s's log: %v", target, threads, pod.Name, err)
-		return ""
+		return "", "", ""
 	}
 	defer func() { _ = rc.Close() }()
 	out, err := sysbench.ParseOutput(io.LimitReader(rc, maxLogBytes))
-	if err != nil || len(out.Intervals) == 0 {
-		log.Info("per-second series unavailable: no intervals in the step's log", "pod", pod.Name)
-		return ""
-	}
-	encoded, err := report.EncodeSeries(out.Intervals, report.SeriesBudget(tx.run.Spec))
 	if err != nil {
-		log.Info("per-second series not stored", "pod", pod.Name, "err", err.Error())
-		return ""
+		log.Info("per-second series unavailable: unreadable step log", "pod", pod.Name, "err", err.Error())
+		return "", "", ""
 	}
-	return encoded
+	if len(out.Intervals) == 0 {
+		log.Info("per-second series unavailable: no intervals in the step's log", "pod", pod.Name)
+	} else if series, err = report.EncodeSeries(out.Intervals, report.SeriesBudget(tx.run.Spec)); err != nil {
+		log.Info("per-second series not stored", "pod", pod.Name, "err", err.Error())
+		series = ""
+	}
+	if tx.run.Spec.ServerStatsEnabled() {
+		server, noServer = serverStats(ctx, tx.run.Spec.TopWaitsOrDefault(), pod.Name, out)
+	}
+	return series, server, noServer
+}
+
+// serverStats turns a step's server snapshots into what the server did during the step, encoded
+// for the results ConfigMap, or says why they do not add up.
+func serverStats(ctx context.Context, topWaits int, pod string, out sysbench.Output) (encoded, why string) {
+	start, end, err := serverstats.Pair(out.Server)
+	switch {
+	case err != nil:
+		why = err.Error()
+	case out.Final == nil:
+		why = "the log has no final report"
+	default:
+		step, err := serverstats.Delta(start, end, float64(out.Final.Queries.Total), topWaits)
+		if err == nil {
+			encoded, err = report.EncodeServer(step)
+		}
+		if err != nil {
+			why = err.Error()
+		}
+	}
+	if why != "" {
+		logf.FromContext(ctx).Info("server counters not stored", "pod", pod, "reason", why)
+	}
+	return encoded, why
 }
 
 // writeResults renders results.json, results.csv, report.md (and comparison.md for a compared
@@ -338,4 +390,13 @@ func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, run *v1.Benc
 		return fmt.Errorf("update results configmap: %w", err)
 	}
 	return nil
+}
+
+// joinThreads lists thread counts as "1, 2, 4".
+func joinThreads(ts []int32) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = strconv.Itoa(int(t))
+	}
+	return strings.Join(parts, ", ")
 }

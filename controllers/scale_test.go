@@ -250,7 +250,7 @@ func startScaleOperator(b *testing.B, ns string, counter *requestCounter) (conte
 		Scheme:    mgr.GetScheme(),
 		Recorder:  mgr.GetEventRecorderFor("mysqlbench-operator"),
 		Engines:   engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
-		Logs:      &fakeLogs{log: captured(b, "run_point_select_t4.txt")},
+		Logs:      &fakeLogs{log: withServerSnapshots(b, captured(b, "run_point_select_t4.txt"))},
 		Clock:     clock.RealClock{},
 	}, controllers.RunOptions{SysbenchImage: "sysbench:test"})
 	if err != nil {

@@ -78,6 +78,30 @@ func captured(t testing.TB, name string) string {
 	return string(b)
 }
 
+// withServerSnapshots puts the reporter's server snapshot lines of a real run (MySQL 9.7,
+// internal/sysbench/testdata/server) around a captured log: what a ladder step's log holds with
+// spec.serverStats on (the default).
+func withServerSnapshots(t testing.TB, log string) string {
+	t.Helper()
+	b, err := os.ReadFile("../internal/sysbench/testdata/server/mysql97_read_write.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start, end []string
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, `{"type":"serverBegin","version":1,"at":"start"}`), strings.HasPrefix(line, `{"type":"server","version":1,"at":"start"`):
+			start = append(start, line)
+		case strings.HasPrefix(line, `{"type":"serverBegin","version":1,"at":"end"}`), strings.HasPrefix(line, `{"type":"server","version":1,"at":"end"`):
+			end = append(end, line)
+		}
+	}
+	if len(start) != 2 || len(end) != 2 {
+		t.Fatalf("the MySQL 9.7 capture has %d start and %d end snapshot lines, want 2 of each", len(start), len(end))
+	}
+	return strings.Join(start, "\n") + "\n" + log + strings.Join(end, "\n") + "\n"
+}
+
 // probeMessage is the reporter's probe line, as the real probe test prints it against MariaDB.
 const probeMessage = `{"type":"final","version":1,"command":"probe","sysbench":"1.0.20","threads":1,"durationSeconds":0,"server":"10.11.14-MariaDB-0+deb12u2"}` + "\n"
 

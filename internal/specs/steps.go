@@ -48,7 +48,8 @@ func WarmupStep(run *v1.BenchmarkRun) Step {
 func LadderStepAt(run *v1.BenchmarkRun, i int) Step {
 	rung, rep := run.Spec.LadderPosition(i)
 	return Step{Name: LadderStep(rung, rep), Sysbench: sysbench.Step{Phase: sysbench.PhaseRun,
-		Threads: run.Spec.Ladder.Threads[rung], Duration: run.Spec.Ladder.StepDurationOrDefault()}}
+		Threads: run.Spec.Ladder.Threads[rung], Duration: run.Spec.Ladder.StepDurationOrDefault(),
+		ServerStats: run.Spec.ServerStatsEnabled()}}
 }
 
 // CleanupStep drops the sbtest tables.

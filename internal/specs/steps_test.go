@@ -103,8 +103,14 @@ func TestStepSysbench(t *testing.T) {
 		t.Errorf("warm-up %+v, want %+v", got, want)
 	}
 	// Step 3 is the second repetition's first, the ladder's top rung.
-	if got, want := LadderStepAt(run, 3), (Step{Name: "r2s03", Sysbench: sysbench.Step{Phase: sysbench.PhaseRun, Threads: 16, Duration: 90 * time.Second}}); got != want {
+	if got, want := LadderStepAt(run, 3), (Step{Name: "r2s03", Sysbench: sysbench.Step{Phase: sysbench.PhaseRun, Threads: 16, Duration: 90 * time.Second,
+		ServerStats: true}}); got != want {
 		t.Errorf("step 3 %+v, want %+v", got, want)
+	}
+	// spec.serverStats.enabled false: the ladder steps run sysbench only.
+	run.Spec.ServerStats = &v1.ServerStats{Enabled: ptr.To(false)}
+	if got := LadderStepAt(run, 3); got.Sysbench.ServerStats {
+		t.Errorf("step 3 with serverStats disabled %+v, want no server stats", got)
 	}
 	for _, s := range []Step{ProbeStep(), PrepareStep(), CleanupStep()} {
 		if string(s.Sysbench.Phase) != s.Name {
