@@ -387,6 +387,22 @@ function done()
 end
 `
 
+// failsMidRun's every event fails with error 1146, after thread_init and the start snapshot:
+// sysbench then skips the cumulative report and still calls done().
+const failsMidRun = `function thread_init()
+   drv = sysbench.sql.driver()
+   con = drv:connect()
+end
+
+function event()
+   con:query("SELECT 1 FROM no_such_table")
+end
+
+function thread_done()
+   con:disconnect()
+end
+`
+
 // TestRealServerStats runs point-select steps with server snapshots against private MariaDB
 // servers, with performance_schema OFF (MariaDB's default) and ON with the synch wait
 // instruments, and with the operator's grants (GrantSQL) or only sysbench's.
@@ -418,7 +434,7 @@ func TestRealServerStats(t *testing.T) {
 			secret := db.secret(password)
 			bare := db.secret(password)
 			bare[SecretKeyUser] = "bare"
-			c := newContainer(t, map[string]string{"own_init_done.lua": ownInitDone})
+			c := newContainer(t, map[string]string{"own_init_done.lua": ownInitDone, "fails_mid_run.lua": failsMidRun})
 			prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
 			if err != nil {
 				t.Fatal(err)
@@ -546,6 +562,35 @@ func TestRealServerStats(t *testing.T) {
 				endAt, doneAt := strings.Index(log, `{"type":"server","version":1,"at":"end"`), strings.Index(log, "own done ran\n")
 				if initAt < 0 || doneAt < 0 || startAt < initAt || doneAt < endAt {
 					t.Errorf("want the script's init, the start snapshot, ..., the end snapshot, the script's done:\n%s", log)
+				}
+			})
+
+			t.Run("a step that fails after the start snapshot keeps its error", func(t *testing.T) {
+				custom := w
+				custom.Script = ""
+				custom.CustomScript = &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "scripts"}, Key: "fails_mid_run.lua"}
+				failing := Step{Phase: PhaseRun, Threads: 2, Duration: duration, ServerStats: true}
+				failInv, err := Build(custom, testSecret, failing)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := c.run(t, failInv, secret)
+				if r.exitCode == 0 || r.termination != "" {
+					t.Fatalf("exit %d, termination message %q: want a failed step without a result", r.exitCode, r.termination)
+				}
+				// The kubelet's FallbackToLogsOnError keeps the log's last 2048 bytes: the
+				// server's error must be in them, not a snapshot line.
+				tail := r.log[max(0, len(r.log)-2048):]
+				out, err := ParseOutput(bytes.NewReader(tail))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f := Classify(r.exitCode, out); f == nil || f.Code != 1146 {
+					t.Errorf("the log tail classifies as %+v, want error 1146:\n%s", f, tail)
+				}
+				if bytes.Contains(r.log, []byte(`{"type":"server","version":1,"at":"end"`)) {
+					t.Errorf("an end snapshot after a failed run:\n%s", r.log)
 				}
 			})
 

@@ -189,6 +189,9 @@ function sysbench.hooks.report_intermediate(stat)
 end
 
 function sysbench.hooks.report_cumulative(stat)
+   -- done() reads this (both run in sysbench's main state): a run that failed gets no
+   -- cumulative report, and then no end snapshot either (see below).
+   _mysqlbench_reported = true
    local t = stat.time_interval
    local queries = num(stat.reads) + num(stat.writes) + num(stat.other)
    final(string.format(
@@ -499,10 +502,15 @@ local function server_snapshot(at)
          end
       end)
       section("innodbMetrics", function()
-         -- MariaDB has an ENABLED column where MySQL has STATUS.
+         -- MariaDB 10.5 and later have an ENABLED column where MySQL and older MariaDB
+         -- have STATUS.
          local enabled = "STATUS = 'enabled'"
          if version ~= nil and version:find("MariaDB", 1, true) then
-            enabled = "ENABLED = 1"
+            local major, minor = version:match("^(%d+)%.(%d+)")
+            major, minor = tonumber(major) or 0, tonumber(minor) or 0
+            if major > 10 or (major == 10 and minor >= 5) then
+               enabled = "ENABLED = 1"
+            end
          end
          local kv = {}
          for _, row in ipairs(query_rows(con, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE " ..
@@ -591,7 +599,13 @@ if command == "run" and os.getenv("MYSQLBENCH_SERVER_STATS") == "1" then
       forget_snapshot_queries()
    end
    function done(...)
-      snapshot_line("end")
+      -- sysbench calls done() also after a worker failed (without a cumulative report). The
+      -- step is failed then and its counters are never used; a snapshot line would only push
+      -- the FATAL lines out of the log tail the kubelet keeps as the termination message,
+      -- from which the operator reads why the step failed.
+      if _mysqlbench_reported then
+         snapshot_line("end")
+      end
       if script_done ~= nil then
          return script_done(...)
       end
