@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -203,16 +204,18 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 			t.Name, len(noServer), joinThreads(noServer), noServerWhy)
 	}
 	if len(series) > 0 {
+		var full []string // server keys left out: the ConfigMap would pass its budget
 		if err := r.updateResults(ctx, run, func(data map[string]string) bool {
-			changed := false
-			for k, v := range series {
-				if data[k] != v {
-					data[k], changed = v, true
-				}
-			}
+			var changed bool
+			changed, full = mergeBatch(data, series, report.MaxConfigMapBytes)
 			return changed
 		}); err != nil {
 			return err
+		}
+		if len(full) > 0 {
+			tx.event(warning, "ServerStatsUnavailable", "target %s: the server's counters of %d step(s) are not stored: "+
+				"the results ConfigMap is at its %d-byte budget (fewer steps, or a lower spec.serverStats.topWaits, make room): %s",
+				t.Name, len(full), report.MaxConfigMapBytes, strings.Join(full, ", "))
 		}
 	}
 	if err := r.deleteJobs(ctx, run, sel, steps, keep); err != nil {
@@ -390,6 +393,36 @@ func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, run *v1.Benc
 		return fmt.Errorf("update results configmap: %w", err)
 	}
 	return nil
+}
+
+// mergeBatch puts a batch's stored keys into the results ConfigMap's data and says whether that
+// changed it, and which server-counter keys it left out. The series go in whatever their size:
+// their budget (report.SeriesBudget) makes them fit. The server counters are not budgeted for the
+// worst case (a long ladder's do not fit beside the series at all): a key that would take the
+// data past limit (the budget Render keeps to) is left out, so that the API server never refuses
+// the update (1 MiB) and stalls the run.
+func mergeBatch(data, batch map[string]string, limit int) (changed bool, left []string) {
+	size := 0
+	for k, v := range data {
+		size += len(k) + len(v)
+	}
+	for _, k := range slices.Sorted(maps.Keys(batch)) {
+		v := batch[k]
+		old, had := data[k]
+		if had && old == v {
+			continue
+		}
+		grow := len(v) - len(old)
+		if !had {
+			grow += len(k)
+		}
+		if report.IsServerKey(k) && size+grow > limit {
+			left = append(left, k)
+			continue
+		}
+		data[k], changed, size = v, true, size+grow
+	}
+	return changed, left
 }
 
 // joinThreads lists thread counts as "1, 2, 4".

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // checkError fails unless err says every one of wants.
@@ -78,4 +79,30 @@ func TestResultsConfigMapMissing(t *testing.T) {
 	if err != nil || lineStarting(out, "1", "25058") == "" {
 		t.Errorf("describe of a run without results ConfigMap: %v", err)
 	}
+}
+
+// A ConfigMap under the run's results name that the run does not control (someone else's, or
+// planted after the run lost its own) is never shown as the run's results.
+func TestResultsConfigMapNotTheRuns(t *testing.T) {
+	needCluster(t)
+	ctx := context.Background()
+	run := newRun(nsBench, "foreign", 1, 1)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	if err := k8s.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFinished(ctx, nsBench, "foreign", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: nsBench, Name: "foreign-results"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.OwnerReferences = nil
+	if err := k8s.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := kubectlMysqlbench(t, "export", "foreign", "-o", "json")
+	checkError(t, "export from a ConfigMap the run does not control", err,
+		"bench/foreign-results is not benchmarkrun foreign's", "kubectl mysqlbench describe foreign")
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -133,6 +134,13 @@ func (e *env) resultsData(ctx context.Context, run *v1.BenchmarkRun) (map[string
 				"series were only in that ConfigMap", run.Name, run.Status.Phase, run.Namespace, name, run.Name)
 		}
 		return nil, fmt.Errorf("get results ConfigMap %s/%s: %w", run.Namespace, name, err)
+	}
+	// The operator fails a run without writing results when the ConfigMap under its name is
+	// someone else's (and then clears status.resultsConfigMap): never show that one as the run's.
+	if !metav1.IsControlledBy(cm, run) {
+		return nil, fmt.Errorf("the ConfigMap %s/%s is not benchmarkrun %s's (it is not controlled by the run), so the "+
+			"run's results were not written there: see its conditions (`kubectl mysqlbench describe %s`); the status "+
+			"still holds every step's numbers", run.Namespace, name, run.Name, run.Name)
 	}
 	if _, ok := cm.Data[report.KeyResultsJSON]; !ok {
 		return nil, fmt.Errorf("results ConfigMap %s/%s of benchmarkrun %s (%s) holds no %s: the operator writes it "+

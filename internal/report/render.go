@@ -238,14 +238,14 @@ func attachStored(doc *results.Doc, stored map[string]string) [][]*serverstats.S
 
 	var orphans []string
 	for key := range stored {
-		if (strings.HasPrefix(key, seriesKeyPrefix) || isServerKey(key)) && !used[key] {
+		if (strings.HasPrefix(key, seriesKeyPrefix) || IsServerKey(key)) && !used[key] {
 			orphans = append(orphans, key)
 		}
 	}
 	sort.Strings(orphans)
 	for _, key := range orphans {
 		what := "series"
-		if isServerKey(key) {
+		if IsServerKey(key) {
 			what = "server counters"
 		}
 		doc.Notes = append(doc.Notes, fmt.Sprintf("The %s key %s matches no step result in status and is left out.", what, key))

@@ -25,8 +25,8 @@ func ServerKey(target string, threads, rep int32) string {
 
 const serverKeyPrefix = "server."
 
-// isServerKey says whether a stored key is a step's server counters.
-func isServerKey(key string) bool {
+// IsServerKey says whether a stored key is a step's server counters (ServerKey).
+func IsServerKey(key string) bool {
 	return strings.HasPrefix(key, serverKeyPrefix) && strings.HasSuffix(key, ".json")
 }
 

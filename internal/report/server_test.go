@@ -34,14 +34,14 @@ func TestServerKey(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("ServerKey(%q, %d, %d) = %q, want %q", tc.target, tc.threads, tc.rep, got, tc.want)
 		}
-		if !isServerKey(got) {
+		if !IsServerKey(got) {
 			t.Errorf("%q is not recognised as a server key", got)
 		}
 		if series := SeriesKey(tc.target, tc.threads, tc.rep); strings.TrimPrefix(series, seriesKeyPrefix) != strings.TrimPrefix(got, serverKeyPrefix) {
 			t.Errorf("ServerKey %q and SeriesKey %q differ in more than the prefix", got, series)
 		}
 	}
-	if isServerKey(KeyServerCSV) {
+	if IsServerKey(KeyServerCSV) {
 		t.Errorf("Render's own %s is taken for a step's server counters", KeyServerCSV)
 	}
 }
