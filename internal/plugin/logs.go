@@ -323,6 +323,14 @@ func gone(run *v1.BenchmarkRun, target string, ref stepRef, ts *v1.TargetStatus,
 		}
 		return fmt.Errorf("%s", msg)
 	}
+	if ref.threads == 0 && !hasStep(run, target, ref.label) {
+		names := stepNames(run, target)
+		list := strings.Join(names, ", ")
+		if len(names) > 8 {
+			list = strings.Join(names[:8], ", ") + fmt.Sprintf(", ... (%d steps)", len(names))
+		}
+		return fmt.Errorf("benchmarkrun %s has no %s step for target %s: its steps are %s", run.Name, ref.label, target, list)
+	}
 	if ran(run, ts, ref) {
 		return fmt.Errorf("the log of %s of target %s is gone: the operator deletes the Jobs and pods of steps that succeeded "+
 			"once the target has moved on (failed ones are kept), and this step succeeded; `kubectl mysqlbench describe %s` "+
@@ -350,6 +358,26 @@ func whatRemains(run *v1.BenchmarkRun, target string, ref stepRef, s *v1.StepRes
 		"`kubectl mysqlbench describe %s`) %sits per-second series in results.json "+
 		"(`kubectl mysqlbench export %s -o json`: targets[%s].steps at %s)",
 		s.QPS.Total, s.TPS, s.Latency.P95Ms, max(s.Attempts, 1), run.Name, when, run.Name, target, threadCount(ref.threads))
+}
+
+// hasStep says whether the operator's step sequence for the target (specs.TargetSteps: probe,
+// prepare unless skipPrepare, a warm-up when configured, the ladder, cleanup only where it drops
+// the tables) has a step of that name.
+func hasStep(run *v1.BenchmarkRun, target, name string) bool {
+	return slices.Contains(stepNames(run, target), name)
+}
+
+// stepNames are the names of the target's steps, in order.
+func stepNames(run *v1.BenchmarkRun, target string) []string {
+	var names []string
+	for _, t := range run.Spec.Targets {
+		if t.Name == target {
+			for _, s := range specs.TargetSteps(run, t) {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	return names
 }
 
 // ran says whether the target got past a step other than a rung of the ladder (probe, prepare,

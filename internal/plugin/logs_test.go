@@ -33,6 +33,9 @@ func TestLogsOfADeletedStepSaySo(t *testing.T) {
 		fmt.Sprintf("QPS %.2f, TPS %.2f, p95 %.3f ms", s.QPS.Total, s.TPS, s.Latency.P95Ms))
 	_, _, err = kubectlMysqlbench(t, "logs", "pk", "mariadb", "prepare")
 	checkError(t, "logs of prepare", err, "is gone", "steps that succeeded")
+	// A builtin server is deleted with its tables: the operator runs no cleanup step for it.
+	_, _, err = kubectlMysqlbench(t, "logs", "pk", "mariadb", "cleanup")
+	checkError(t, "logs of cleanup on a builtin target", err, "has no cleanup step for target mariadb", "probe, prepare")
 	_, _, err = kubectlMysqlbench(t, "-n", nsStuck, "logs", "stuck", "mariadb", "2")
 	checkError(t, "logs of a step not run yet", err, "has not run yet", "target phase")
 }
