@@ -592,9 +592,11 @@ func TestServiceMonitorScrapesManager(t *testing.T) {
 		t.Errorf("metrics Service selects %v, not the manager pods labelled %v", svc.Spec.Selector, d.Spec.Template.Labels)
 	}
 	// Secure metrics (the default): HTTPS with the scraper's ServiceAccount token; the manager's
-	// certificate is self-signed.
+	// certificate is self-signed. honorLabels: the metrics' own namespace label (the run's) stays
+	// namespace, which the Grafana dashboard filters on.
 	want := map[string]any{"port": "metrics", "path": "/metrics", "scheme": "https", "interval": "30s", "scrapeTimeout": "10s",
-		"bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token", "tlsConfig": map[string]any{"insecureSkipVerify": true}}
+		"bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token", "tlsConfig": map[string]any{"insecureSkipVerify": true},
+		"honorLabels": true}
 	if len(endpoints) == 1 && !reflect.DeepEqual(endpoints[0], want) {
 		t.Errorf("ServiceMonitor endpoint %v, want %v", endpoints[0], want)
 	}
