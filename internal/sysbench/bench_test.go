@@ -122,3 +122,77 @@ func meanStddev(xs []float64) (float64, float64) {
 	}
 	return mean, math.Sqrt(ss / float64(len(xs)-1))
 }
+
+// BenchmarkServerStatsOverhead measures what the server snapshots (Step.ServerStats) cost the
+// measured QPS: the same 8-thread oltp_point_select step with the snapshots on and off,
+// interleaved, against MariaDB with performance_schema ON and the synch wait instruments (the
+// largest snapshots) and the operator's grants, and reports the QPS ratio on/off. Run it with
+//
+//	go test ./internal/sysbench -run '^$' -bench ServerStatsOverhead -benchtime=1x
+//
+// MYSQLBENCH_BENCH_ROUNDS (default 10) pairs of MYSQLBENCH_BENCH_SECONDS (default 5) s steps.
+func BenchmarkServerStatsOverhead(b *testing.B) {
+	tools := lookTools(b)
+	db := startMariaDB(b, tools, "--performance-schema=ON", "--performance-schema-instrument=wait/synch/%=ON")
+	password := randomPassword(b)
+	db.mustSQL(b, "CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY '"+password+"';"+
+		"GRANT ALL ON sbtest.* TO sbtest@'%';"+GrantSQL("sbtest", "%", "sbtest"))
+	secret := db.secret(password)
+	c := newContainer(b, nil)
+	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000}
+	rounds := envInt("MYSQLBENCH_BENCH_ROUNDS", 10)
+	seconds := envInt("MYSQLBENCH_BENCH_SECONDS", 5)
+
+	prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r := c.run(b, prepare, secret); r.exitCode != 0 {
+		b.Fatalf("prepare failed:\n%s", r.log)
+	}
+	qps := func(serverStats bool) float64 {
+		step := Step{Phase: PhaseRun, Threads: 8, Duration: time.Duration(seconds) * time.Second, ServerStats: serverStats}
+		inv, err := Build(w, testSecret, step)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := c.run(b, inv, secret)
+		out, err := ParseOutput(bytes.NewReader(r.log))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if f := Classify(r.exitCode, out); f != nil {
+			b.Fatalf("run failed: %s\n%s", f.Reason, r.log)
+		}
+		if got := len(out.Server); (got == 2) != serverStats {
+			b.Fatalf("%d server snapshots with ServerStats %v", got, serverStats)
+		}
+		return out.Final.QPS.Total
+	}
+
+	for range b.N {
+		var ratios, on, off []float64
+		for i := range rounds {
+			// Alternate which goes first so a drift over time does not favour one side.
+			var q, p float64
+			if i%2 == 0 {
+				q, p = qps(true), qps(false)
+			} else {
+				p, q = qps(false), qps(true)
+			}
+			on, off, ratios = append(on, q), append(off, p), append(ratios, q/p)
+		}
+		mean, sd := meanStddev(ratios)
+		sorted := slices.Sorted(slices.Values(ratios))
+		median := (sorted[(len(sorted)-1)/2] + sorted[len(sorted)/2]) / 2
+		b.ReportMetric(mean, "on/off")
+		b.ReportMetric(median, "median-ratio")
+		b.ReportMetric(sd, "stddev-ratio")
+		onMean, _ := meanStddev(on)
+		offMean, _ := meanStddev(off)
+		fmt.Printf("server snapshots on/off QPS ratio: mean %.3f ± %.3f, median %.3f (min %.3f, max %.3f) over %d interleaved "+
+			"pairs of %ds 8-thread oltp_point_select on MariaDB with performance_schema and the synch instruments; "+
+			"mean QPS on %.0f, off %.0f\n",
+			mean, sd, median, slices.Min(ratios), slices.Max(ratios), rounds, seconds, onMean, offMean)
+	}
+}
