@@ -178,6 +178,7 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 	// Event per batch, not one per step (the write budget).
 	var noServer []int32
 	noServerWhy := ""
+	budget := 0 // each series' bytes (report.SeriesBudget)
 	for _, job := range done {
 		step := job.Labels[specs.LabelStep]
 		steps[step] = true
@@ -186,7 +187,12 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 			continue // probe, prepare, warm-up, cleanup: no series
 		}
 		rep := max(s.Repetition, 1)
-		encoded, server, why := r.readStepLog(ctx, tx, t.Name, job, s.Threads)
+		if budget == 0 {
+			// Once per batch: it renders the run's worst case (milliseconds to a third of a
+			// second for the largest runs).
+			budget = report.SeriesBudget(run.Spec)
+		}
+		encoded, server, why := r.readStepLog(ctx, tx, t.Name, job, s.Threads, budget)
 		if encoded != "" {
 			series[report.SeriesKey(t.Name, s.Threads, rep)] = encoded
 		}
@@ -270,11 +276,12 @@ func (r *BenchmarkRunReconciler) deleteJobs(ctx context.Context, run *v1.Benchma
 }
 
 // readStepLog reads a finished step's pod log: its per-second series, encoded and compacted to
-// its share of the ConfigMap budget, and what the server did during the step (the reporter's
+// budget bytes (its share of the ConfigMap), and what the server did during the step (the reporter's
 // server snapshots, spec.serverStats), encoded. Either is "" when there is none to store (an
 // Event says why when the log could not be be read); noServer says why the server's counters
 // are not stored when they should be.
-func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition, target string, job *batchv1.Job, threads int32) (series, server, noServer string) {
+func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition, target string, job *batchv1.Job, threads int32,
+	budget int) (series, server, noServer string) {
 	log := logf.FromContext(ctx)
 	pod, err := r.jobPod(ctx, job)
 	if err != nil || pod == nil {
@@ -297,7 +304,7 @@ func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition
 	}
 	if len(out.Intervals) == 0 {
 		log.Info("per-second series unavailable: no intervals in the step's log", "pod", pod.Name)
-	} else if series, err = report.EncodeSeries(out.Intervals, report.SeriesBudget(tx.run.Spec)); err != nil {
+	} else if series, err = report.EncodeSeries(out.Intervals, budget); err != nil {
 		log.Info("per-second series not stored", "pod", pod.Name, "err", err.Error())
 		series = ""
 	}

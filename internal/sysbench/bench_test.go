@@ -34,24 +34,9 @@ func envInt(name string, def int) int {
 //
 // MYSQLBENCH_BENCH_ROUNDS (default 5) pairs of MYSQLBENCH_BENCH_SECONDS (default 5) s steps.
 func BenchmarkReporterOverhead(b *testing.B) {
-	tools := lookTools(b)
-	db := startMariaDB(b, tools)
-	password := randomPassword(b)
-	db.mustSQL(b, "CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY '"+password+"';"+
-		"GRANT ALL ON sbtest.* TO sbtest@'%';")
-	secret := db.secret(password)
-	c := newContainer(b, nil)
-	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000}
+	w, c, secret := benchServer(b, "")
 	rounds := envInt("MYSQLBENCH_BENCH_ROUNDS", 5)
 	seconds := envInt("MYSQLBENCH_BENCH_SECONDS", 5)
-
-	prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if r := c.run(b, prepare, secret); r.exitCode != 0 {
-		b.Fatalf("prepare failed:\n%s", r.log)
-	}
 	step, err := Build(w, testSecret, Step{Phase: PhaseRun, Threads: 8, Duration: time.Duration(seconds) * time.Second})
 	if err != nil {
 		b.Fatal(err)
@@ -107,6 +92,27 @@ func BenchmarkReporterOverhead(b *testing.B) {
 	}
 }
 
+// benchServer starts the benchmarks' MariaDB with options, creates the sbtest account (grants
+// runs after its GRANT ALL on sbtest) and prepares the benchmarks' oltp_point_select tables.
+func benchServer(b *testing.B, grants string, options ...string) (v1alpha1.Workload, *container, map[string]string) {
+	tools := lookTools(b)
+	db := startMariaDB(b, tools, options...)
+	password := randomPassword(b)
+	db.mustSQL(b, "CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY '"+password+"';"+
+		"GRANT ALL ON sbtest.* TO sbtest@'%';"+grants)
+	secret := db.secret(password)
+	c := newContainer(b, nil)
+	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000}
+	prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r := c.run(b, prepare, secret); r.exitCode != 0 {
+		b.Fatalf("prepare failed:\n%s", r.log)
+	}
+	return w, c, secret
+}
+
 func meanStddev(xs []float64) (float64, float64) {
 	sum := 0.0
 	for _, x := range xs {
@@ -132,24 +138,10 @@ func meanStddev(xs []float64) (float64, float64) {
 //
 // MYSQLBENCH_BENCH_ROUNDS (default 10) pairs of MYSQLBENCH_BENCH_SECONDS (default 5) s steps.
 func BenchmarkServerStatsOverhead(b *testing.B) {
-	tools := lookTools(b)
-	db := startMariaDB(b, tools, "--performance-schema=ON", "--performance-schema-instrument=wait/synch/%=ON")
-	password := randomPassword(b)
-	db.mustSQL(b, "CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY '"+password+"';"+
-		"GRANT ALL ON sbtest.* TO sbtest@'%';"+GrantSQL("sbtest", "%", "sbtest"))
-	secret := db.secret(password)
-	c := newContainer(b, nil)
-	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000}
+	w, c, secret := benchServer(b, GrantSQL("sbtest", "%", "sbtest"),
+		"--performance-schema=ON", "--performance-schema-instrument=wait/synch/%=ON")
 	rounds := envInt("MYSQLBENCH_BENCH_ROUNDS", 10)
 	seconds := envInt("MYSQLBENCH_BENCH_SECONDS", 5)
-
-	prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if r := c.run(b, prepare, secret); r.exitCode != 0 {
-		b.Fatalf("prepare failed:\n%s", r.log)
-	}
 	qps := func(serverStats bool) float64 {
 		step := Step{Phase: PhaseRun, Threads: 8, Duration: time.Duration(seconds) * time.Second, ServerStats: serverStats}
 		inv, err := Build(w, testSecret, step)
