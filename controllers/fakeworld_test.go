@@ -675,7 +675,7 @@ func (w *fakeWorld) finishJobs(decide func(*batchv1.Job) outcome) {
 				w.t.Fatal(err)
 			}
 		}
-		job.Status = finishedJobStatus(!o.failed, start, end)
+		job.Status = testenv.FinishedJobStatus(!o.failed, start, end)
 		if err := w.api.Status().Update(w.ctx, job); err != nil {
 			w.t.Fatal(err)
 		}

@@ -42,6 +42,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
 // ladderTarget is the one target of the runs here (baseRun's first).
@@ -150,7 +151,7 @@ func (w *fakeWorld) reportJob(name string, complete bool) {
 	w.t.Helper()
 	job := w.job(name)
 	end := metav1.NewTime(w.clock.Now().Truncate(time.Second))
-	job.Status = finishedJobStatus(complete, job.CreationTimestamp, end)
+	job.Status = testenv.FinishedJobStatus(complete, job.CreationTimestamp, end)
 	if err := w.api.Status().Update(w.ctx, job); err != nil {
 		w.t.Fatal(err)
 	}

@@ -873,6 +873,6 @@ func (k *bulkKubelet) finishJob(ctx context.Context, job *batchv1.Job) error {
 		return err
 	}
 	job = job.DeepCopy()
-	job.Status = finishedJobStatus(true, start, end)
+	job.Status = testenv.FinishedJobStatus(true, start, end)
 	return k.c.Status().Update(ctx, job)
 }

@@ -410,7 +410,7 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 			return err
 		}
 	}
-	job.Status = finishedJobStatus(!o.failed, start, end)
+	job.Status = testenv.FinishedJobStatus(!o.failed, start, end)
 	if err := k.client().Status().Update(ctx, job); err != nil {
 		return err
 	}
@@ -473,29 +473,6 @@ func terminatedStatus(pod *corev1.Pod, exitCode int32, message string, start, en
 				ExitCode: exitCode, Message: message, StartedAt: start, FinishedAt: end,
 			}}}},
 	}
-}
-
-// finishedJobStatus is what the Job controller writes when a Job with backoffLimit 0 ends, with
-// the conditions the API server requires before Complete or Failed.
-func finishedJobStatus(succeeded bool, start, end metav1.Time) batchv1.JobStatus {
-	st := batchv1.JobStatus{StartTime: &start}
-	if !succeeded {
-		st.Failed = 1
-		st.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
-				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
-				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
-		}
-		return st
-	}
-	st.Succeeded = 1
-	st.CompletionTime = &end
-	st.Conditions = []batchv1.JobCondition{
-		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
-		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
-	}
-	return st
 }
 
 func mergeLabels(a, b map[string]string) map[string]string {

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
 // The fake kubelet plays, for the namespaces it serves, what envtest lacks: the StatefulSet
@@ -312,7 +313,7 @@ func (k *fakeKubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 	if err := k.c.Status().Update(ctx, pod); err != nil {
 		return err
 	}
-	job.Status = finishedJobStatus(exitCode == 0, start, end)
+	job.Status = testenv.FinishedJobStatus(exitCode == 0, start, end)
 	if err := k.c.Status().Update(ctx, job); err != nil {
 		return err
 	}
@@ -320,28 +321,6 @@ func (k *fakeKubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 	k.jobs = append(k.jobs, job.Namespace+"/"+job.Name)
 	k.mu.Unlock()
 	return nil
-}
-
-// finishedJobStatus is what the Job controller writes when a Job with backoffLimit 0 ends.
-func finishedJobStatus(succeeded bool, start, end metav1.Time) batchv1.JobStatus {
-	st := batchv1.JobStatus{StartTime: &start}
-	if !succeeded {
-		st.Failed = 1
-		st.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
-				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded,
-				Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
-		}
-		return st
-	}
-	st.Succeeded = 1
-	st.CompletionTime = &end
-	st.Conditions = []batchv1.JobCondition{
-		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
-		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: end},
-	}
-	return st
 }
 
 func merge(a, b map[string]string) map[string]string {
