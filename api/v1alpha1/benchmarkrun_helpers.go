@@ -208,3 +208,27 @@ func (s BenchmarkScheduleSpec) FailedHistory() int {
 
 // Finished says whether the run is done: Succeeded or Failed.
 func (p RunPhase) Finished() bool { return p == RunSucceeded || p == RunFailed }
+
+// ClientOrDefault is the workload's client, sysbench when unset (the API default).
+func (w Workload) ClientOrDefault() WorkloadClient {
+	if w.Client == "" {
+		return ClientSysbench
+	}
+	return w.Client
+}
+
+// MysqlslapOrDefault is workload.mysqlslap with the API defaults filled in (queries 10000,
+// iterations 1); loadType stays as given (the builder picks mixed unless args give --query).
+func (w Workload) MysqlslapOrDefault() MysqlslapWorkload {
+	var m MysqlslapWorkload
+	if w.Mysqlslap != nil {
+		m = *w.Mysqlslap.DeepCopy()
+	}
+	if m.Queries == 0 {
+		m.Queries = 10000
+	}
+	if m.Iterations == 0 {
+		m.Iterations = 1
+	}
+	return m
+}

@@ -180,10 +180,38 @@ type PerconaOptions struct {
 	ProxyImage string `json:"proxyImage,omitempty"`
 }
 
-// Workload is what sysbench runs at every step of the ladder.
+// WorkloadClient is the load generator of a run's steps.
+// +kubebuilder:validation:Enum=sysbench;mysqlslap
+type WorkloadClient string
+
+const (
+	// ClientSysbench runs sysbench 1.0 (workload.script or customScript): per-second series,
+	// latency percentiles, transactions.
+	ClientSysbench WorkloadClient = "sysbench"
+	// ClientMysqlslap runs mysqlslap (workload.mysqlslap): a number of queries per client,
+	// timed as a whole; QPS is all clients' queries over the average time to run them.
+	ClientMysqlslap WorkloadClient = "mysqlslap"
+)
+
+// Workload is what the client (sysbench, or mysqlslap) runs at every step of the ladder.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.script) != has(self.customScript)",message="set exactly one of workload.script (a stock sysbench OLTP script such as oltp_point_select) and workload.customScript (a ConfigMap key holding a Lua script)"
+// +kubebuilder:validation:XValidation:rule="(has(self.client) && self.client == 'mysqlslap') || has(self.script) != has(self.customScript)",message="set exactly one of workload.script (a stock sysbench OLTP script such as oltp_point_select) and workload.customScript (a ConfigMap key holding a Lua script)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.client) && self.client == 'mysqlslap') || (!has(self.script) && !has(self.customScript) && !has(self.extraArgs))",message="workload.client mysqlslap runs mysqlslap, not a sysbench script: remove script, customScript and extraArgs and configure workload.mysqlslap"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysqlslap) || (has(self.client) && self.client == 'mysqlslap')",message="workload.mysqlslap is only read with workload.client: mysqlslap: set the client, or remove mysqlslap"
 type Workload struct {
+	// Client is the load generator of every step: sysbench (the default; script or
+	// customScript, with per-second series and latency percentiles) or mysqlslap
+	// (workload.mysqlslap; one QPS figure per step, no latency percentiles or series).
+	// +kubebuilder:default=sysbench
+	// +optional
+	Client WorkloadClient `json:"client,omitempty"`
+
+	// Mysqlslap configures mysqlslap when client is mysqlslap. Its concurrency is each ladder
+	// step's thread count; a step runs until its queries are done, and ladder.stepDuration is
+	// then the step's time limit.
+	// +optional
+	Mysqlslap *MysqlslapWorkload `json:"mysqlslap,omitempty"`
+
 	// Script is the stock sysbench OLTP script to run, e.g. oltp_point_select (primary-key
 	// lookups) or oltp_read_write.
 	// +optional
@@ -225,6 +253,64 @@ type Workload struct {
 	// +listType=atomic
 	// +optional
 	ExtraArgs []string `json:"extraArgs,omitempty"`
+}
+
+// MysqlslapLoadType is the SQL mysqlslap generates (--auto-generate-sql-load-type).
+// +kubebuilder:validation:Enum=mixed;read;write;key;update
+type MysqlslapLoadType string
+
+// MysqlslapWorkload is what mysqlslap runs at each step: generated SQL (loadType) on a table it
+// creates in the target's database and drops afterwards, or the queries of args (--query with
+// --create).
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.loadType) || !has(self.args) || !self.args.exists(a, a.matches('^--(query|create)(=|$)'))",message="workload.mysqlslap.loadType generates the SQL: remove it when args give --query or --create"
+type MysqlslapWorkload struct {
+	// LoadType is the SQL mysqlslap generates (--auto-generate-sql-load-type): mixed (half
+	// inserts, half selects), read (full-table selects), write (inserts), key (primary-key
+	// reads) or update (primary-key updates). Default mixed, unless args give --query.
+	// +optional
+	LoadType MysqlslapLoadType `json:"loadType,omitempty"`
+
+	// Queries is how many queries all clients run together in one iteration
+	// (--number-of-queries): each client runs Queries / threads of them, rounded down, at
+	// least 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +kubebuilder:default=10000
+	// +optional
+	Queries int64 `json:"queries,omitempty"`
+
+	// Iterations is how many times mysqlslap runs the queries at each step (--iterations); the
+	// step's QPS is over their average time.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=1
+	// +optional
+	Iterations int32 `json:"iterations,omitempty"`
+
+	// Image is an image with mysqlslap or mariadb-slap on its PATH and /bin/sh, e.g. mysql:8.4
+	// or mariadb:11.8. When unset, a builtin target's own server image (its client matches the
+	// server); targets of other engines need it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Args are further mysqlslap options, one `--name=value` per item, e.g. --engine=innodb,
+	// --commit=10, --auto-generate-sql-secondary-indexes=2 or --query=SELECT 1. Options the
+	// operator sets itself or that change what is measured or printed are refused:
+	// --concurrency, --iterations, --number-of-queries, --auto-generate-sql-load-type,
+	// --create-schema, connection and option-file options (--host, --port, --user,
+	// --password, --socket, --protocol, --defaults-*, --no-defaults), --csv, --silent,
+	// --only-print, --verbose, --detach, --pre-system, --post-system, --debug*, --help and
+	// --version.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=4096
+	// +kubebuilder:validation:items:Pattern=`^--[a-z][a-z0-9-]*(=.*)?$`
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(concurrency|iterations|number-of-queries|auto-generate-sql-load-type|create-schema|host|port|user|password|socket|protocol|defaults-[a-z-]*|no-defaults|print-defaults|csv|silent|only-print|verbose|detach|pre-system|post-system|debug[a-z-]*|help|version)(=|$)'))",message="workload.mysqlslap.args must not set options the operator owns or that change what is measured (--concurrency, --iterations, --number-of-queries, --auto-generate-sql-load-type, --create-schema, connection and option-file options, --csv, --silent, --only-print, --verbose, --detach, --pre-system, --post-system, --debug*): use spec.ladder and workload.mysqlslap's fields"
+	// +listType=atomic
+	// +optional
+	Args []string `json:"args,omitempty"`
 }
 
 // Ladder is the sequence of concurrency levels each target is measured at.

@@ -127,6 +127,35 @@ type Step struct {
 	// Errors are the snapshots' own errors ("start: innodbMetrics: ... PROCESS privilege ..."):
 	// why a section is missing.
 	Errors []string `json:"errors,omitempty"`
+	// CPU is the server container's CPU time during the step, from the kubelet (the
+	// container's cgroup), when the operator could read it; CPUMissing says why not.
+	CPU *CPU `json:"cpu,omitempty"`
+	// CPUMissing says why CPU is absent, e.g. that the operator may not read the kubelet's
+	// stats, or that the step was shorter than two of the kubelet's samples.
+	CPUMissing string `json:"cpuMissing,omitempty"`
+}
+
+// CPU is a server container's CPU time over a step, from the kubelet's stats of the container
+// (its cgroup's cumulative CPU usage, sampled by the kubelet with a timestamp). The kubelet
+// samples every 10-15 s, not at the snapshots, so the usage is measured between the first and
+// the last sample inside the snapshots' interval (From, To) and assumed steady over the step:
+// PerSecond is CPU seconds per second between those samples, and PerQuery is PerSecond over the
+// step's queries per second (Step.Queries / Step.Seconds).
+type CPU struct {
+	// Container is the server container the kubelet reported on, e.g. "mysql".
+	Container string `json:"container"`
+	// Seconds is the CPU time between the samples From and To.
+	Seconds float64 `json:"seconds"`
+	// From and To are the first and last sample's times, in seconds since the epoch.
+	From float64 `json:"from"`
+	To   float64 `json:"to"`
+	// Samples is how many kubelet samples fell inside the step.
+	Samples int `json:"samples"`
+	// PerSecond is Seconds / (To - From): cores busy on average.
+	PerSecond float64 `json:"perSecond"`
+	// PerQuery is CPU seconds per query: PerSecond / (Step.Queries / Step.Seconds); 0 when the
+	// step had no queries.
+	PerQuery float64 `json:"perQuery"`
 }
 
 // Pair picks a step's start and end snapshot from the reporter's server lines
