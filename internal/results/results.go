@@ -42,13 +42,27 @@ type Run struct {
 }
 
 type Workload struct {
-	Script        string        `json:"script,omitempty"`
-	CustomScript  *CustomScript `json:"customScript,omitempty"`
-	Tables        int32         `json:"tables"`
-	TableSize     int64         `json:"tableSize"`
-	SkipPrepare   bool          `json:"skipPrepare,omitempty"`
-	ExtraArgs     []string      `json:"extraArgs,omitempty"`
-	SysbenchImage string        `json:"sysbenchImage,omitempty"`
+	// Client is the load generator: "sysbench" (also when empty: results written before the
+	// field existed) or "mysqlslap".
+	Client        string             `json:"client,omitempty"`
+	Mysqlslap     *MysqlslapWorkload `json:"mysqlslap,omitempty"`
+	Script        string             `json:"script,omitempty"`
+	CustomScript  *CustomScript      `json:"customScript,omitempty"`
+	Tables        int32              `json:"tables"`
+	TableSize     int64              `json:"tableSize"`
+	SkipPrepare   bool               `json:"skipPrepare,omitempty"`
+	ExtraArgs     []string           `json:"extraArgs,omitempty"`
+	SysbenchImage string             `json:"sysbenchImage,omitempty"`
+}
+
+// MysqlslapWorkload is what mysqlslap ran at each step (workload.mysqlslap, defaults resolved;
+// LoadType is empty when args give --query).
+type MysqlslapWorkload struct {
+	LoadType   string   `json:"loadType,omitempty"`
+	Queries    int64    `json:"queries"`
+	Iterations int32    `json:"iterations"`
+	Image      string   `json:"image,omitempty"`
+	Args       []string `json:"args,omitempty"`
 }
 
 type CustomScript struct {
