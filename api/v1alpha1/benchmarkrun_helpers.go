@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Defaults the CRD schema applies; the helpers below fall back to them for objects that did not
 // come through the API server (tests, dry runs).
@@ -231,4 +234,38 @@ func (w Workload) MysqlslapOrDefault() MysqlslapWorkload {
 		m.Iterations = 1
 	}
 	return m
+}
+
+// Prepares says whether the operator creates the sbtest tables before the ladder (a prepare
+// step): with sysbench unless workload.skipPrepare; never with mysqlslap, which creates and drops
+// its own schema at every step.
+func (w Workload) Prepares() bool {
+	return w.ClientOrDefault() == ClientSysbench && !w.SkipPrepare
+}
+
+// DefaultMysqlslapLoadType is the SQL mysqlslap generates when loadType is unset and args give no
+// --query.
+const DefaultMysqlslapLoadType MysqlslapLoadType = "mixed"
+
+// GeneratesSQL says whether mysqlslap generates its SQL (--auto-generate-sql): unless args give
+// --query (the user's SQL).
+func (m MysqlslapWorkload) GeneratesSQL() bool {
+	for _, a := range m.Args {
+		if a == "--query" || strings.HasPrefix(a, "--query=") {
+			return false
+		}
+	}
+	return true
+}
+
+// LoadTypeOrDefault is the SQL mysqlslap generates: loadType, else mixed; "" when args give
+// --query.
+func (m MysqlslapWorkload) LoadTypeOrDefault() MysqlslapLoadType {
+	switch {
+	case !m.GeneratesSQL():
+		return ""
+	case m.LoadType == "":
+		return DefaultMysqlslapLoadType
+	}
+	return m.LoadType
 }

@@ -29,10 +29,17 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 	if chart {
 		fmt.Fprintf(&b, "\nAs a chart (log2 thread axis): key %s of this ConfigMap.\n", KeyQPSChart)
 	}
-	b.WriteString("\n## p95 latency (ms) by threads\n\n")
-	// Three decimals, as the reporter measures: primary-key lookups take about 0.1 ms, and two
-	// decimals would hide the differences the table is for.
-	writeTable(&b, doc, threads, 3, p95Of)
+	if doc.Workload.Client == string(v1alpha1.ClientMysqlslap) {
+		// mysqlslap times whole iterations: there is no per-query latency to show.
+		b.WriteString("\nQPS is mysqlslap's: the queries of one iteration (clients × average queries per client) " +
+			"over the average time mysqlslap took to run them, over its iterations. mysqlslap measures no per-query " +
+			"latency, so there is no latency table.\n")
+	} else {
+		b.WriteString("\n## p95 latency (ms) by threads\n\n")
+		// Three decimals, as the reporter measures: primary-key lookups take about 0.1 ms, and
+		// two decimals would hide the differences the table is for.
+		writeTable(&b, doc, threads, 3, p95Of)
+	}
 	if doc.Ladder.Repetitions > 1 {
 		writeCellStats(&b, doc)
 	}
@@ -82,6 +89,27 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 func workloadLine(doc *results.Doc) string {
 	w, l := doc.Workload, doc.Ladder
 	var parts []string
+	if m := w.Mysqlslap; m != nil {
+		what := "mysqlslap"
+		if m.LoadType != "" {
+			what += fmt.Sprintf(" `%s` load", m.LoadType)
+		}
+		parts = append(parts, what, fmt.Sprintf("%s queries per iteration over all clients, %d iteration(s) per step",
+			groupDigits(m.Queries), m.Iterations))
+		if len(m.Args) > 0 {
+			parts = append(parts, "options `"+strings.Join(m.Args, " ")+"`")
+		}
+		if m.Image != "" {
+			parts = append(parts, "client image `"+m.Image+"`")
+		} else {
+			parts = append(parts, "client from each target's server image")
+		}
+		parts = append(parts, "at most "+seconds(l.StepDurationSeconds)+" per step")
+		if l.WarmupSeconds > 0 {
+			parts = append(parts, fmt.Sprintf("one warm-up run at %d clients", l.WarmupThreads))
+		}
+		return strings.Join(parts, ", ")
+	}
 	switch {
 	case w.CustomScript != nil:
 		parts = append(parts, fmt.Sprintf("custom sysbench script `%s` from ConfigMap `%s`",

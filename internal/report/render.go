@@ -147,6 +147,12 @@ func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 	if cs := spec.Workload.CustomScript; cs != nil {
 		doc.Workload.CustomScript = &results.CustomScript{ConfigMap: cs.Name, Key: cs.Key}
 	}
+	if spec.Workload.ClientOrDefault() == v1alpha1.ClientMysqlslap {
+		m := spec.Workload.MysqlslapOrDefault()
+		doc.Workload.Client = string(v1alpha1.ClientMysqlslap)
+		doc.Workload.Mysqlslap = &results.MysqlslapWorkload{LoadType: string(m.LoadTypeOrDefault()), Queries: m.Queries,
+			Iterations: m.Iterations, Image: m.Image, Args: m.Args}
+	}
 	if spec.Ladder.WarmupDuration() > 0 {
 		doc.Ladder.WarmupThreads = spec.Ladder.WarmupThreadsOrDefault()
 	}
