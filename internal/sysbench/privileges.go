@@ -28,15 +28,28 @@ var Privileges = []string{"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DRO
 // which sections they could not read.
 var ServerStatsGrants = []string{"SELECT ON `performance_schema`.*", "PROCESS ON *.*"}
 
+// MysqlslapSchema is the schema mysqlslap (workload.client mysqlslap, internal/mysqlslap) runs in:
+// at every step it drops it, creates it with its table, runs the load and drops it again, so it
+// must never be the account's own database. GrantSQL gives the account Privileges on it: what
+// mysqlslap needs (measured with MariaDB 10.11's mariadb-slap and MySQL 9.7's mysqlslap: DROP and
+// CREATE for DROP/CREATE SCHEMA and its table, INSERT, SELECT and UPDATE for the load types; an
+// account with SELECT alone fails with error 1044 at the first DROP SCHEMA), and DELETE and INDEX
+// for a --query of workload.mysqlslap.args, as sysbench's custom scripts get. The schema holds
+// nothing but mysqlslap's own table.
+const MysqlslapSchema = "mysqlslap"
+
 // GrantSQL narrows the account user@host, which the server images' entrypoints create with ALL
 // PRIVILEGES on database (MYSQL_USER, MYSQL_DATABASE), down to Privileges, and adds
-// ServerStatsGrants. It is SQL that MySQL 5.5 to 9.x, Percona Server and MariaDB all accept; the
-// account must already have a grant on database (REVOKE of a grant that does not exist fails with
-// error 1141). The names must not contain a backslash.
+// ServerStatsGrants and Privileges on MysqlslapSchema (for runs whose client is mysqlslap). It is
+// SQL that MySQL 5.5 to 9.x, Percona Server and MariaDB all accept; the account must already have
+// a grant on database (REVOKE of a grant that does not exist fails with error 1141). The names
+// must not contain a backslash.
 //
-// ServerStatsGrants are granted whether or not a run takes snapshots, so that the server, whose
-// init script runs once, never depends on that option. They are safe on the operator's own
-// servers, each a run's throwaway server with no other data and no other clients:
+// ServerStatsGrants and the grant on MysqlslapSchema are given whether or not a run takes
+// snapshots or runs mysqlslap, so that the server, whose init script runs once, never depends on
+// those options; a grant on a schema that does not exist yet is valid on every flavour. They are
+// safe on the operator's own servers, each a run's throwaway server with no other data and no
+// other clients:
 //   - PROCESS shows every session's current statement (SHOW PROCESSLIST) and InnoDB's internals;
 //     the only sessions are sysbench's own and root's over the socket inside the pod. It does not
 //     allow killing them or changing anything.
@@ -48,12 +61,13 @@ func GrantSQL(user, host, database string) string {
 	account := sqlString(user) + "@" + sqlString(host)
 	on := sqlIdent(database) + ".*"
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- The benchmark account gets only what sysbench needs on its database, and reads the server's counters (mysqlbench-operator).\n"+
+	fmt.Fprintf(&b, "-- The benchmark account gets only what sysbench needs on its database and mysqlslap on its own schema, and reads the server's counters (mysqlbench-operator).\n"+
 		"REVOKE ALL PRIVILEGES ON %s FROM %s;\nGRANT %s ON %s TO %s;\n",
 		on, account, strings.Join(Privileges, ", "), on, account)
 	for _, g := range ServerStatsGrants {
 		fmt.Fprintf(&b, "GRANT %s TO %s;\n", g, account)
 	}
+	fmt.Fprintf(&b, "GRANT %s ON %s.* TO %s;\n", strings.Join(Privileges, ", "), sqlIdent(MysqlslapSchema), account)
 	return b.String()
 }
 

@@ -25,6 +25,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // TestSecurityOnARealCluster runs with the operator installed for one namespace only
@@ -317,7 +318,8 @@ func checkServerAccounts(t *testing.T, ns, pod string) {
 	grants := serverSQL(t, ns, pod, "SHOW GRANTS FOR 'sbtest'@'%'")
 	t.Logf("grants of sbtest@%%:\n%s", grants)
 	// Beyond its database the account has exactly what the server snapshots read with
-	// (sysbench.ServerStatsGrants): the global PROCESS and SELECT on performance_schema.
+	// (sysbench.ServerStatsGrants): the global PROCESS and SELECT on performance_schema; and
+	// sysbench.Privileges on mysqlslap's own schema (sysbench.MysqlslapSchema).
 	seen := map[string]string{}
 	for _, line := range strings.Split(grants, "\n") {
 		on, to := strings.Index(line, " ON "), strings.Index(line, " TO ")
@@ -337,8 +339,14 @@ func checkServerAccounts(t *testing.T, ns, pod string) {
 				t.Errorf("sbtest@%% may do more than read performance_schema: %s", line)
 			}
 		case "`sbtest`.*":
+		case "`" + sysbench.MysqlslapSchema + "`.*":
+			// mysqlslap's own schema, which it drops and re-creates at every step: what
+			// sysbench gets on its database, no more.
+			if privileges != strings.Join(sysbench.Privileges, ", ") {
+				t.Errorf("sbtest@%% has other privileges on mysqlslap's schema than %v: %s", sysbench.Privileges, line)
+			}
 		default:
-			t.Errorf("sbtest@%% has privileges beyond its database and the server's counters: %s", line)
+			t.Errorf("sbtest@%% has privileges beyond its database, mysqlslap's schema and the server's counters: %s", line)
 		}
 		for _, too := range []string{"ALL PRIVILEGES", "GRANT OPTION", "SUPER", "FILE", "SHUTDOWN"} {
 			if strings.Contains(line, too) {
@@ -348,6 +356,9 @@ func checkServerAccounts(t *testing.T, ns, pod string) {
 	}
 	if _, ok := seen["`sbtest`.*"]; !ok {
 		t.Errorf("sbtest@%% has no grant on its database sbtest: %s", grants)
+	}
+	if _, ok := seen["`"+sysbench.MysqlslapSchema+"`.*"]; !ok {
+		t.Errorf("sbtest@%% has no grant on mysqlslap's schema %s, which workload.client mysqlslap needs: %s", sysbench.MysqlslapSchema, grants)
 	}
 	if seen["*.*"] != "PROCESS" || seen["`performance_schema`.*"] != "SELECT" {
 		t.Errorf("sbtest@%% lacks PROCESS or SELECT on performance_schema, which the server snapshots read with: %s", grants)
