@@ -81,6 +81,9 @@ type BenchmarkRunReconciler struct {
 	readyTimeout time.Duration
 	// schedulingGrace is how long a pod may stay unschedulable before a condition says so.
 	schedulingGrace time.Duration
+	// CPU gives each ladder step its server container's CPU time from the kubelet; nil means
+	// off (the manager's --kubelet-cpu-interval=0), and steps then say CPUOff.
+	CPU StepCPUSource
 
 	// written holds, per run, the resourceVersion of the operator's last status write (or of
 	// the last fresh read). A cached run with another resourceVersion may predate that write:
@@ -167,7 +170,10 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 // OwnerReferencesPermissionEnforcement admission plugin requires update there to create an
 // object owned by a run (blockOwnerDeletion). These markers generate config/rbac/role.yaml, bound
 // in every watched namespace; Nodes, which are cluster-scoped, are read (list, watch: the node
-// pool queue) under config/rbac/manager_cluster_role.yaml, always bound cluster-wide.
+// pool queue) under config/rbac/manager_cluster_role.yaml, always bound cluster-wide. The kubelet
+// stats of the CPU sampler (get nodes/proxy) are in config/rbac/kubelet_stats_role.yaml, bound
+// only when asked for (Helm: serverStats.kubeletCPU): that permission also lets its holder run
+// commands in any pod through the kubelet, so it is no marker here.
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=patch
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/finalizers,verbs=update

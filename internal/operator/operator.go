@@ -27,6 +27,7 @@ import (
 	mysqlbenchv1alpha1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/kubeletstats"
 )
 
 // LeaderElectionID names the leader election Lease.
@@ -44,6 +45,9 @@ type Options struct {
 	SysbenchImage    string
 	ReadyTimeout     time.Duration
 	SchedulingGrace  time.Duration
+	// KubeletCPUInterval is how often the server containers' CPU is sampled from their kubelets;
+	// 0 turns the sampler off.
+	KubeletCPUInterval time.Duration
 
 	// Not flags, for tests: ScheduleClock is the BenchmarkSchedule controller's clock (the real
 	// one when nil), set ahead to make a schedule due at once; SkipNameValidation lets one process
@@ -75,6 +79,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.SchedulingGrace, "scheduling-grace", controllers.DefaultSchedulingGrace,
 		"How long a pod may stay unschedulable or a referenced ConfigMap/Secret missing before the run says so "+
 			"(Stalled) or, for a missing reference, the target fails.")
+	fs.DurationVar(&o.KubeletCPUInterval, "kubelet-cpu-interval", 0,
+		"How often to sample the server containers' CPU usage from their kubelets (through the API server's node "+
+			"proxy: needs get on nodes/proxy), for each ladder step's CPU seconds per query; 0 turns it off. "+
+			"e.g. 2s: kubelets with a CRI stats provider (containerd) read the cgroup at each request.")
 }
 
 // Scheme knows the built-in kinds and the project's kinds.
@@ -152,6 +160,18 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if o.KubeletCPUInterval > 0 {
+		sampler, err := kubeletstats.New(mgr.GetClient(), mgr.GetAPIReader(),
+			kubeletstats.APIServerProxy{Client: clientset.CoreV1().RESTClient()}, clock.RealClock{}, mgr.GetLogger(),
+			kubeletstats.Config{Interval: o.KubeletCPUInterval})
+		if err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(sampler); err != nil {
+			return nil, fmt.Errorf("add the kubelet CPU sampler: %w", err)
+		}
+		reconciler.CPU = sampler
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the BenchmarkRun controller: %w", err)
