@@ -44,10 +44,6 @@ const OptionFile = sysbench.OptionsMountPath + "/mysqlslap.cnf"
 // length always fits.
 const MaxPasswordBytes = 1024
 
-// DefaultLoadType is the SQL mysqlslap generates when workload.mysqlslap.loadType is unset and
-// args give no --query.
-const DefaultLoadType = v1alpha1.MysqlslapLoadType("mixed")
-
 // createNothing is the create statement Build adds when args give --query without --create: with
 // a create statement mysqlslap creates its schema (and drops it afterwards), which its clients
 // connect to. DO 0 returns no result set on MySQL and MariaDB alike.
@@ -148,7 +144,7 @@ lines() {
 section() {
   echo "` + markSection + `$1"
   "$c" --defaults-extra-file="$o" --host="$` + sysbench.EnvHost + `" --port="$` + sysbench.EnvPort + `" --user="$` + sysbench.EnvUser + `" \
-    --batch --skip-column-names --force -e "$2" >"$d/rows" 2>"$d/errors" </dev/null
+    --batch --skip-column-names -e "$2" >"$d/rows" 2>"$d/errors" </dev/null
   lines '' "$d/rows"
   lines "` + markError + `$1: " "$d/errors"
 }
@@ -257,7 +253,7 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (sysbench.Invocati
 	if err := ValidateArgs(m.Args); err != nil {
 		return sysbench.Invocation{}, err
 	}
-	query, create := hasOption(m.Args, "query"), hasOption(m.Args, "create")
+	query, create := !m.GeneratesSQL(), hasOption(m.Args, "create")
 	switch {
 	case m.LoadType != "" && (query || create):
 		return sysbench.Invocation{}, fmt.Errorf("workload.mysqlslap.loadType generates the SQL: remove it when args give --query or --create")
@@ -276,10 +272,7 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (sysbench.Invocati
 	}
 	switch {
 	case !query:
-		loadType := m.LoadType
-		if loadType == "" {
-			loadType = DefaultLoadType
-		}
+		loadType := m.LoadTypeOrDefault()
 		args = append(args, "--auto-generate-sql", "--auto-generate-sql-load-type="+string(loadType))
 		if (loadType == "key" || loadType == "update") &&
 			!hasOption(m.Args, "auto-generate-sql-add-autoincrement") && !hasOption(m.Args, "auto-generate-sql-guid-primary") {

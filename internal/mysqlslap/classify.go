@@ -63,8 +63,8 @@ var meanings = map[int]string{
 		"(Build adds one; was the schema dropped during the step?)",
 	1064: "SQL syntax error in a --query or --create of workload.mysqlslap.args",
 	1114: "a table is full: the server ran out of storage (raise spec.storage.size)",
-	1142: "a privilege is missing: the benchmark user needs " + privilegeList + " on `" + Schema + "`.*, the schema mysqlslap runs in " +
-		"(the servers the operator runs grant exactly these, so a --query that needs more cannot run on them)",
+	1142: "a privilege is missing: the benchmark user needs " + privilegeList + " on `" + Schema + "`.*, the schema mysqlslap " +
+		"runs in (the operator's servers grant exactly these)",
 	1146: "table missing: a --query of workload.mysqlslap.args names a table that is not in the schema " + Schema +
 		" (mysqlslap runs the queries there: create the table with --create, or name the table with its database)",
 	1203: "the benchmark user exceeded max_user_connections: raise it above the ladder's largest thread count",
@@ -94,6 +94,7 @@ func Classify(exitCode int32, out sysbench.Output) *sysbench.Failure {
 		return nil
 	}
 	if code, line, ok := mysqlError(out.Fatal); ok {
+		line = shortQuery(line)
 		reason := fmt.Sprintf("error %d: %s; mysqlslap reported: %s", code, meanings[code], line)
 		if _, known := meanings[code]; !known {
 			reason = fmt.Sprintf("error %d: mysqlslap reported: %s", code, line)
@@ -121,6 +122,21 @@ func Classify(exitCode int32, out sysbench.Output) *sysbench.Failure {
 		return &sysbench.Failure{Reason: fmt.Sprintf("mysqlslap ran its %d queries in under a millisecond, too short to measure "+
 			"(it reports seconds with three decimals): raise workload.mysqlslap.queries", f.Queries.Total)}
 	}
+}
+
+// shortQuery cuts the query out of a "Cannot run query <query> ERROR : <message>" line to its
+// first 60 bytes, so that a reason has room for the message.
+func shortQuery(line string) string {
+	const mark, sep = "Cannot run query ", " ERROR : "
+	i, j := strings.Index(line, mark), strings.LastIndex(line, sep)
+	if i < 0 || j < i+len(mark) {
+		return line
+	}
+	query := line[i+len(mark) : j]
+	if len(query) <= 60 {
+		return line
+	}
+	return line[:i+len(mark)] + bounded.Head(query, 60) + line[j:]
 }
 
 func reported(f *sysbench.Final) string {

@@ -30,6 +30,11 @@ var errorLine = regexp.MustCompile(`^(?:\S*/)?(?:mysqlslap|mariadb-slap)(?:\.exe
 // program name" when it runs as mysqlslap.
 var notAnError = regexp.MustCompile(`^\[(Warning|Note)\]|^Deprecated program name`)
 
+// clientNoise are the lines of a snapshot client's stderr that are not its error: MariaDB's client
+// echoes the failed query between dashed lines (--print-query-on-error, on by default), MySQL's
+// prints warnings.
+var clientNoise = regexp.MustCompile(`^\s*$|^-+$|^(SELECT|SHOW) |\[(Warning|Note)\]`)
+
 // ParseOutput reads a mysqlslap container's log or its termination message (Build's launcher
 // writes mysqlslap's error lines and its Benchmark report there) into the sysbench form, so the
 // controller's pipeline (Classify, Final.StepResult, the server counters) works unchanged:
@@ -247,6 +252,9 @@ func (p *parser) snapshotLine(line string, lineNo int) {
 		s.read[s.section] = true
 	case strings.HasPrefix(line, markError):
 		section, msg, _ := strings.Cut(strings.TrimPrefix(line, markError), ": ")
+		if clientNoise.MatchString(msg) {
+			return
+		}
 		s.failed[section] = true
 		s.s.Errors = append(s.s.Errors, bounded.Head(section+": "+msg, maxSnapshotError))
 	default:
