@@ -259,9 +259,10 @@ type Workload struct {
 // +kubebuilder:validation:Enum=mixed;read;write;key;update
 type MysqlslapLoadType string
 
-// MysqlslapWorkload is what mysqlslap runs at each step: generated SQL (loadType) on a table it
-// creates in the target's database and drops afterwards, or the queries of args (--query with
-// --create).
+// MysqlslapWorkload is what mysqlslap runs at each step: generated SQL (loadType), or the queries
+// of args (--query, with --create for the tables they need). It runs in its own schema,
+// mysqlslap, never the connection's database: at every iteration mysqlslap drops that schema,
+// creates it with its table, runs the queries and drops it again.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.loadType) || !has(self.args) || !self.args.exists(a, a.matches('^--(query|create)(=|$)'))",message="workload.mysqlslap.loadType generates the SQL: remove it when args give --query or --create"
 type MysqlslapWorkload struct {
@@ -288,8 +289,8 @@ type MysqlslapWorkload struct {
 	// +optional
 	Iterations int32 `json:"iterations,omitempty"`
 
-	// Image is an image with mysqlslap or mariadb-slap on its PATH and /bin/sh, e.g. mysql:8.4
-	// or mariadb:11.8. When unset, a builtin target's own server image (its client matches the
+	// Image is an image with mysqlslap or mariadb-slap on its PATH and /bin/sh (and the mysql or
+	// mariadb client for spec.serverStats), e.g. mysql:8.4 or mariadb:11.8. When unset, a builtin target's own server image (its client matches the
 	// server); targets of other engines need it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
@@ -303,7 +304,8 @@ type MysqlslapWorkload struct {
 	// --create-schema, connection and option-file options (--host, --port, --user,
 	// --password, --socket, --protocol, --defaults-*, --no-defaults), --csv, --silent,
 	// --only-print, --verbose, --detach, --pre-system, --post-system, --debug*, --help and
-	// --version.
+	// --version. A step also refuses --no-drop (the next step could not create the schema) and
+	// a list of engines in --engine (one report per step).
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=4096
 	// +kubebuilder:validation:items:Pattern=`^--[a-z][a-z0-9-]*(=.*)?$`
