@@ -297,16 +297,21 @@ func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition
 		return "", "", ""
 	}
 	defer func() { _ = rc.Close() }()
-	out, err := sysbench.ParseOutput(io.LimitReader(rc, maxLogBytes))
+	out, err := parseOutput(tx.run, labelledStep(job), io.LimitReader(rc, maxLogBytes))
 	if err != nil {
 		log.Info("per-second series unavailable: unreadable step log", "pod", pod.Name, "err", err.Error())
 		return "", "", ""
 	}
-	if len(out.Intervals) == 0 {
+	switch {
+	case len(out.Intervals) == 0 && tx.run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap:
+		// mysqlslap reports no per-second series.
+	case len(out.Intervals) == 0:
 		log.Info("per-second series unavailable: no intervals in the step's log", "pod", pod.Name)
-	} else if series, err = report.EncodeSeries(out.Intervals, budget); err != nil {
-		log.Info("per-second series not stored", "pod", pod.Name, "err", err.Error())
-		series = ""
+	default:
+		if series, err = report.EncodeSeries(out.Intervals, budget); err != nil {
+			log.Info("per-second series not stored", "pod", pod.Name, "err", err.Error())
+			series = ""
+		}
 	}
 	if tx.run.Spec.ServerStatsEnabled() {
 		server, noServer = serverStats(ctx, tx.run.Spec.TopWaitsOrDefault(), pod.Name, out)

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -154,7 +156,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 				return jobOutcome{}, ctrl.Result{}, ferr
 			}
 		}
-		if next != nil && loadEnded(pod) {
+		if next != nil && loadEnded(run, step, pod) {
 			// The kubelet and the Job controller take about two seconds to report the Job
 			// complete after sysbench exited; the server is idle meanwhile. The step is
 			// recorded when the Job is complete; the next one starts now, once.
@@ -187,12 +189,12 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 	}
 	switch {
 	case terminated:
-		parsed, perr := sysbench.ParseOutput(strings.NewReader(message))
+		parsed, perr := parseOutput(run, step, strings.NewReader(message))
 		if perr != nil {
 			out.failure = fmt.Sprintf("unreadable result: %v", perr)
 			break
 		}
-		if f := sysbench.Classify(exitCode, parsed); f != nil {
+		if f := classify(run, step, exitCode, parsed); f != nil {
 			out.failure, out.code = f.Reason, f.Code
 		} else if failed {
 			out.failure = "Job failed: " + why
@@ -242,7 +244,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 	if err := r.reporterCheck(ctx, run); err != nil {
 		return r.blocked(ctx, tx, t, ts, err)
 	}
-	job, err := specs.StepJob(run, t.Name, step, attempt, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
+	job, err := specs.StepJob(run, t, step, attempt, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
 	if err != nil {
 		return r.failTarget(ctx, tx, t, ts, err.Error())
 	}
@@ -263,13 +265,47 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 // loadEnded says whether a step's sysbench has exited with a result: its container terminated
 // with exit code 0 and a final result that is not a failure. Its Job is not necessarily
 // reported complete yet; the load on the server is over.
-func loadEnded(pod *corev1.Pod) bool {
+func loadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
 	exitCode, message, terminated := containerResult(pod)
 	if !terminated || exitCode != 0 {
 		return false
 	}
-	parsed, err := sysbench.ParseOutput(strings.NewReader(message))
-	return err == nil && parsed.Final != nil && sysbench.Classify(exitCode, parsed) == nil
+	parsed, err := parseOutput(run, step, strings.NewReader(message))
+	return err == nil && parsed.Final != nil && classify(run, step, exitCode, parsed) == nil
+}
+
+// labelledStep is the step a client Job's step label names, as far as which client it runs goes:
+// one of the one-Job phases, else a ladder step.
+func labelledStep(job *batchv1.Job) specs.Step {
+	label := job.Labels[specs.LabelStep]
+	switch label {
+	case specs.StepProbe:
+		return specs.ProbeStep()
+	case specs.StepPrepare:
+		return specs.PrepareStep()
+	case specs.StepCleanup:
+		return specs.CleanupStep()
+	case specs.StepWarmup:
+		return specs.Step{Name: label, Sysbench: sysbench.Step{Phase: sysbench.PhaseWarmup}}
+	}
+	return specs.Step{Name: label, Sysbench: sysbench.Step{Phase: sysbench.PhaseRun}}
+}
+
+// parseOutput reads what step's client printed (its log, or its termination message): sysbench's
+// reporter lines, or mysqlslap's output in the same form (specs.UsesMysqlslap).
+func parseOutput(run *v1.BenchmarkRun, step specs.Step, r io.Reader) (sysbench.Output, error) {
+	if specs.UsesMysqlslap(run, step) {
+		return mysqlslap.ParseOutput(r)
+	}
+	return sysbench.ParseOutput(r)
+}
+
+// classify is why step failed, judged by its client's error formats; nil when it succeeded.
+func classify(run *v1.BenchmarkRun, step specs.Step, exitCode int32, out sysbench.Output) *sysbench.Failure {
+	if specs.UsesMysqlslap(run, step) {
+		return mysqlslap.Classify(exitCode, out)
+	}
+	return sysbench.Classify(exitCode, out)
 }
 
 // otherLoad names what still puts, or may put, load on the target's server besides the Job name
@@ -293,7 +329,7 @@ func (r *BenchmarkRunReconciler) otherLoad(ctx context.Context, tx *transition, 
 			!metav1.IsControlledBy(job, run) || !job.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if pod, err := r.jobPod(ctx, job); err != nil || (pod != nil && loadEnded(pod)) {
+		if pod, err := r.jobPod(ctx, job); err != nil || (pod != nil && loadEnded(run, labelledStep(job), pod)) {
 			if err != nil {
 				return "", err
 			}

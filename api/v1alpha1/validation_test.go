@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
@@ -196,6 +197,32 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 		}, "extraArgs must not set options the operator owns"},
 		{"extra arg not an option", func(r *v1.BenchmarkRun) { r.Spec.Workload.ExtraArgs = []string{"--rand-type", "uniform"} },
 			`spec.workload.extraArgs[1]: Invalid value: "uniform"`},
+		// mysqlslap: its own block, no sysbench script; its args validated like extraArgs.
+		{"mysqlslap with a sysbench script", func(r *v1.BenchmarkRun) { r.Spec.Workload.Client = v1.ClientMysqlslap },
+			"workload.client mysqlslap runs mysqlslap, not a sysbench script"},
+		{"mysqlslap block with sysbench", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Mysqlslap = &v1.MysqlslapWorkload{Queries: 100}
+		}, "workload.mysqlslap is only read with workload.client: mysqlslap"},
+		{"unknown client", func(r *v1.BenchmarkRun) { r.Spec.Workload.Client = "hammerdb" }, `Unsupported value: "hammerdb"`},
+		{"mysqlslap arg sets the concurrency", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--engine=innodb", "--concurrency=64"}}}
+		}, "workload.mysqlslap.args must not set options the operator owns"},
+		{"mysqlslap arg sets the schema", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--create-schema=sbtest"}}}
+		}, "workload.mysqlslap.args must not set options the operator owns"},
+		{"mysqlslap arg runs a command", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--post-system=rm -rf /"}}}
+		}, "workload.mysqlslap.args must not set options the operator owns"},
+		{"mysqlslap arg not an option", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"-c", "8"}}}
+		}, `spec.workload.mysqlslap.args[0]: Invalid value: "-c"`},
+		{"mysqlslap load type with a query", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap,
+				Mysqlslap: &v1.MysqlslapWorkload{LoadType: "key", Args: []string{"--query=SELECT 1"}}}
+		}, "workload.mysqlslap.loadType generates the SQL"},
+		{"mysqlslap zero queries", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Queries: -5}}
+		}, "should be greater than or equal to 1"},
 		{"no threads", func(r *v1.BenchmarkRun) { r.Spec.Ladder.Threads = nil }, "spec.ladder.threads: Required value"},
 		{"threads not ascending", func(r *v1.BenchmarkRun) { r.Spec.Ladder.Threads = []int32{1, 4, 2} },
 			"ladder.threads must be strictly ascending"},
@@ -294,6 +321,9 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			}
 			if strings.Contains(tc.want, "(200 bytes per row)") && specs.CheckDataFits(r.Spec) == nil {
 				t.Errorf("the API server refuses this data size but specs.CheckDataFits accepts it")
+			}
+			if strings.Contains(tc.want, "mysqlslap.args must not") && mysqlslap.ValidateArgs(r.Spec.Workload.Mysqlslap.Args) == nil {
+				t.Errorf("the API server refuses these mysqlslap args but mysqlslap.ValidateArgs accepts them")
 			}
 		})
 	}
@@ -434,6 +464,22 @@ func TestValidationAppliesDefaults(t *testing.T) {
 	}
 	if got.Spec.NetworkPolicy != v1.NetworkPolicyEnabled || !got.Spec.NetworkPolicyEnabled() {
 		t.Errorf("networkPolicy default: got %q, want Enabled", got.Spec.NetworkPolicy)
+	}
+	if got.Spec.Workload.Client != v1.ClientSysbench {
+		t.Errorf("workload.client default: got %q, want sysbench", got.Spec.Workload.Client)
+	}
+
+	slap := validRun("defaults-mysqlslap")
+	slap.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{}}
+	if err := k8s.Create(ctx, slap); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(slap), got); err != nil {
+		t.Fatal(err)
+	}
+	if m := got.Spec.Workload.Mysqlslap; m == nil || m.Queries != 10000 || m.Iterations != 1 || m.LoadType != "" ||
+		got.Spec.Workload.MysqlslapOrDefault().Queries != m.Queries || m.LoadTypeOrDefault() != v1.DefaultMysqlslapLoadType {
+		t.Errorf("workload.mysqlslap defaults: got %+v, want queries 10000, iterations 1, loadType unset (mixed)", m)
 	}
 }
 

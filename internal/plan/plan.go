@@ -137,7 +137,7 @@ func targetObjects(run *v1.BenchmarkRun, t v1.Target, image string) ([]client.Ob
 	}
 	secret := eng.ConnectionSecret(run, t)
 	for _, s := range specs.TargetSteps(run, t) {
-		job, err := specs.StepJob(run, t.Name, s, specs.Attempt{}, secret, image)
+		job, err := specs.StepJob(run, t, s, specs.Attempt{}, secret, image)
 		if err != nil {
 			return nil, targetError(t, err)
 		}

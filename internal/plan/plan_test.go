@@ -530,8 +530,8 @@ func TestSamples(t *testing.T) {
 				t.Errorf("%s: %v", f, err)
 				continue
 			}
-			// The reporter, then per target its server objects and probe, prepare, warm-up
-			// and ladder Jobs (no sample drops tables: none is external).
+			// The reporter, then per target its server objects and probe, prepare (none with
+			// mysqlslap), warm-up and ladder Jobs (no sample drops tables: none is external).
 			want := 1
 			for _, tg := range run.Spec.Targets {
 				switch tg.EngineOrDefault() {
@@ -540,7 +540,10 @@ func TestSamples(t *testing.T) {
 				case v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster:
 					want += 3
 				}
-				want += 2 + run.Spec.StepCount()
+				want += 1 + run.Spec.StepCount()
+				if run.Spec.Workload.Prepares() {
+					want++
+				}
 				if run.Spec.Ladder.WarmupDuration() > 0 {
 					want++
 				}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -405,11 +406,24 @@ func CheckDataFits(spec v1.BenchmarkRunSpec) error {
 	return nil
 }
 
-// CheckTargetData is what the controller checks of a target's data before it provisions anything
+// CheckTargetData is what the controller checks of a target's data and client before it provisions anything
 // for it: the sbtest data must fit the data volume of a server the operator runs (CheckDataFits);
-// an external server's disk is the user's business.
+// an external server's disk is the user's business, and without a prepare step (skipPrepare,
+// mysqlslap) there is no sbtest data to fit.
+//
+// With workload.client mysqlslap it also checks what the mysqlslap steps need: an image
+// (MysqlslapImage) and args the operator accepts (mysqlslap.ValidateArgs), so a run that cannot
+// measure fails before its servers start.
 func CheckTargetData(spec v1.BenchmarkRunSpec, t v1.Target) error {
-	if t.Engine == v1.EngineExternal {
+	if spec.Workload.ClientOrDefault() == v1.ClientMysqlslap {
+		if _, err := MysqlslapImage(spec, t); err != nil {
+			return err
+		}
+		if err := mysqlslap.ValidateArgs(spec.Workload.MysqlslapOrDefault().Args); err != nil {
+			return err
+		}
+	}
+	if t.Engine == v1.EngineExternal || !spec.Workload.Prepares() {
 		return nil
 	}
 	return CheckDataFits(spec)

@@ -6,6 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -58,7 +59,8 @@ func CleanupStep() Step {
 }
 
 // NextPhase is the phase a target enters when phase has done its work: Provisioning ends with
-// the probe, then come Preparing (unless workload.skipPrepare), WarmingUp (when the ladder has a
+// the probe, then come Preparing (unless workload.skipPrepare, or the client is mysqlslap, which
+// makes its own table), WarmingUp (when the ladder has a
 // warm-up), Running (every step of every repetition), CleaningUp (which drops the tables only
 // when DropsTables says so) and Succeeded.
 func NextPhase(run *v1.BenchmarkRun, phase v1.TargetPhase) v1.TargetPhase {
@@ -66,7 +68,7 @@ func NextPhase(run *v1.BenchmarkRun, phase v1.TargetPhase) v1.TargetPhase {
 	case v1.TargetPending, "":
 		return v1.TargetProvisioning
 	case v1.TargetProvisioning:
-		if run.Spec.Workload.SkipPrepare {
+		if !run.Spec.Workload.Prepares() {
 			return NextPhase(run, v1.TargetPreparing)
 		}
 		return v1.TargetPreparing
@@ -87,9 +89,10 @@ func NextPhase(run *v1.BenchmarkRun, phase v1.TargetPhase) v1.TargetPhase {
 
 // DropsTables says whether the sbtest tables are dropped after the ladder (CleanupStep): only on
 // a server the user keeps (external), and only when the operator created them. Servers the
-// operator runs are deleted with their data, or kept as they are for inspection.
+// operator runs are deleted with their data, or kept as they are for inspection; mysqlslap drops
+// its own schema at the end of every step.
 func DropsTables(run *v1.BenchmarkRun, t v1.Target) bool {
-	return t.EngineOrDefault() == v1.EngineExternal && !run.Spec.Workload.SkipPrepare
+	return t.EngineOrDefault() == v1.EngineExternal && run.Spec.Workload.Prepares()
 }
 
 // PhaseSteps are the sysbench Jobs phase runs for target t, in order.
@@ -137,10 +140,56 @@ func SysbenchImage(run *v1.BenchmarkRun, operatorDefault string) string {
 // StepJob is the Job of one attempt of a target's step: sysbench's command line for the step,
 // connecting through the Secret secret, in image. It fails when the workload cannot be turned
 // into a command line, with a message for the user.
-func StepJob(run *v1.BenchmarkRun, target string, s Step, attempt Attempt, secret, image string) (*batchv1.Job, error) {
-	inv, err := sysbench.Build(run.Spec.Workload, secret, s.Sysbench)
+//
+// With workload.client mysqlslap, the warm-up and the ladder steps run mysqlslap (concurrency =
+// the step's threads) in MysqlslapImage instead; the probe stays sysbench's. A mysqlslap step
+// runs until its queries are done, and its Job's deadline is the step duration plus
+// DeadlineMargin, as for sysbench.
+func StepJob(run *v1.BenchmarkRun, t v1.Target, s Step, attempt Attempt, secret, image string) (*batchv1.Job, error) {
+	deadline := StepDeadline(s.Sysbench.Phase, s.Sysbench.Duration)
+	if UsesMysqlslap(run, s) {
+		img, err := MysqlslapImage(run.Spec, t)
+		if err != nil {
+			return nil, err
+		}
+		inv, err := mysqlslap.Build(run.Spec.Workload, secret, mysqlslap.Step{
+			Phase: s.Sysbench.Phase, Concurrency: s.Sysbench.Threads, ServerStats: s.Sysbench.ServerStats})
+		if err != nil {
+			return nil, fmt.Errorf("cannot build the mysqlslap command for %s: %w", s.Name, err)
+		}
+		return SysbenchJob(run, t.Name, s.Name, attempt, inv, img, deadline), nil
+	}
+	w := run.Spec.Workload
+	if w.ClientOrDefault() == v1.ClientMysqlslap {
+		// The probe of a mysqlslap run: sysbench's reporter loads a script before any command,
+		// for its options; the probe runs none of it (it logs in and reads VERSION()).
+		w = v1.Workload{Script: "oltp_point_select", Tables: 1, TableSize: 1}
+	}
+	inv, err := sysbench.Build(w, secret, s.Sysbench)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build the sysbench command for %s: %w", s.Name, err)
 	}
-	return SysbenchJob(run, target, s.Name, attempt, inv, image, StepDeadline(s.Sysbench.Phase, s.Sysbench.Duration)), nil
+	return SysbenchJob(run, t.Name, s.Name, attempt, inv, image, deadline), nil
+}
+
+// UsesMysqlslap says whether step s of run runs mysqlslap: the warm-up and the ladder steps of a
+// workload whose client is mysqlslap. The probe is always sysbench's.
+func UsesMysqlslap(run *v1.BenchmarkRun, s Step) bool {
+	return run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap &&
+		(s.Sysbench.Phase == sysbench.PhaseRun || s.Sysbench.Phase == sysbench.PhaseWarmup)
+}
+
+// MysqlslapImage is the image of target t's mysqlslap steps: workload.mysqlslap.image, else a
+// builtin target's own server image, whose client (mysqlslap or mariadb-slap) matches the
+// server. Other engines' images are chosen elsewhere (the Percona Operator) or unknown
+// (external): they need workload.mysqlslap.image.
+func MysqlslapImage(spec v1.BenchmarkRunSpec, t v1.Target) (string, error) {
+	if m := spec.Workload.Mysqlslap; m != nil && m.Image != "" {
+		return m.Image, nil
+	}
+	if t.EngineOrDefault() == v1.EngineBuiltin && t.Image != "" {
+		return t.Image, nil
+	}
+	return "", fmt.Errorf("target %s uses engine %s, whose image the operator does not choose: "+
+		"set workload.mysqlslap.image to an image with mysqlslap or mariadb-slap, e.g. mysql:8.4", t.Name, t.EngineOrDefault())
 }

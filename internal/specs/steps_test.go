@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -121,7 +122,7 @@ func TestStepSysbench(t *testing.T) {
 
 func TestStepJob(t *testing.T) {
 	run := stepsRun()
-	job, err := StepJob(run, "b", LadderStepAt(run, 2), Attempt{Failed: 1}, "r-b-credentials", "img:1")
+	job, err := StepJob(run, v1.Target{Name: "b"}, LadderStepAt(run, 2), Attempt{Failed: 1}, "r-b-credentials", "img:1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,9 +132,66 @@ func TestStepJob(t *testing.T) {
 		t.Errorf("job %s image %s args %q deadline %d", job.Name, c.Image, c.Args, *job.Spec.ActiveDeadlineSeconds)
 	}
 	run.Spec.Workload.ExtraArgs = []string{"--time=5"}
-	_, err = StepJob(run, "b", ProbeStep(), Attempt{}, "r-b-credentials", "img:1")
+	_, err = StepJob(run, v1.Target{Name: "b"}, ProbeStep(), Attempt{}, "r-b-credentials", "img:1")
 	if err == nil || !strings.HasPrefix(err.Error(), "cannot build the sysbench command for probe: workload.extraArgs[0]") {
 		t.Errorf("error %v", err)
+	}
+}
+
+func TestMysqlslapSteps(t *testing.T) {
+	run := stepsRun()
+	run.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Queries: 1000}}
+	run.Spec.Ladder.Warmup = &metav1.Duration{Duration: time.Minute}
+	builtin := v1.Target{Name: "b", Image: "mariadb:11.8"}
+	external := v1.Target{Name: "x", Engine: v1.EngineExternal}
+
+	// No prepare (mysqlslap makes its own table) and no cleanup, even on an external server.
+	var names []string
+	for _, s := range TargetSteps(run, external) {
+		names = append(names, s.Name)
+	}
+	if want := []string{StepProbe, StepWarmup, "s01", "s02", "s03"}; !slices.Equal(names, want) {
+		t.Errorf("steps %q, want %q", names, want)
+	}
+
+	// The probe stays sysbench's, in the sysbench image; the ladder runs the server's image.
+	probe, err := StepJob(run, builtin, ProbeStep(), Attempt{}, "r-b-credentials", "sysbench:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := probe.Spec.Template.Spec.Containers[0]; c.Image != "sysbench:1" || !slices.Contains(c.Args, "probe") {
+		t.Errorf("probe runs %s %q", c.Image, c.Args)
+	}
+	for _, s := range []Step{WarmupStep(run), LadderStepAt(run, 2)} {
+		job, err := StepJob(run, builtin, s, Attempt{}, "r-b-credentials", "sysbench:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := job.Spec.Template.Spec.Containers[0]
+		if c.Image != "mariadb:11.8" || !slices.Contains(c.Args, fmt.Sprintf("--concurrency=%d", s.Sysbench.Threads)) {
+			t.Errorf("%s runs %s %q", s.Name, c.Image, c.Args)
+		}
+	}
+
+	// An external server's image is unknown: the target fails before anything starts.
+	_, err = StepJob(run, external, LadderStepAt(run, 0), Attempt{}, "x-credentials", "sysbench:1")
+	if err == nil || !strings.Contains(err.Error(), "set workload.mysqlslap.image") {
+		t.Errorf("external without image: %v", err)
+	}
+	if err := CheckTargetData(run.Spec, external); err == nil || !strings.Contains(err.Error(), "workload.mysqlslap.image") {
+		t.Errorf("CheckTargetData external without image: %v", err)
+	}
+	run.Spec.Workload.Mysqlslap.Image = "mysql:8.4"
+	job, err := StepJob(run, external, LadderStepAt(run, 0), Attempt{}, "x-credentials", "sysbench:1")
+	if err != nil || job.Spec.Template.Spec.Containers[0].Image != "mysql:8.4" {
+		t.Errorf("external with image: %v", err)
+	}
+	if err := CheckTargetData(run.Spec, external); err != nil {
+		t.Errorf("CheckTargetData external with image: %v", err)
+	}
+	run.Spec.Workload.Mysqlslap.Args = []string{"--concurrency=4"}
+	if err := CheckTargetData(run.Spec, builtin); err == nil || !strings.Contains(err.Error(), "workload.mysqlslap.args[0]") {
+		t.Errorf("CheckTargetData with an owned option: %v", err)
 	}
 }
 
