@@ -87,10 +87,10 @@ const (
 //   - picks mariadb-slap, else mysqlslap, and for snapshots mariadb, else mysql;
 //   - with MYSQLBENCH_SERVER_STATS=1, prints a server snapshot before mysqlslap starts and, when
 //     it exited 0, after it ended;
-//   - runs mysqlslap with OptionFile as its first option, its output to the log as it is and to
-//     a file, then writes the termination message from that file: the error lines (at most about
-//     2 kB of them, a failed query's text left out) and then the Benchmark block, always far
-//     below the kubelet's 4096 bytes;
+//   - runs mysqlslap with OptionFile as its first option, its output to the log as it is, and
+//     writes the termination message from it when mysqlslap ended: the error lines (at most
+//     about 3 kB of them, a failed query's text left out) and then the Benchmark block, always
+//     below the kubelet's 4096 bytes (kept in shell variables: the emptyDir is small);
 //   - exits with mysqlslap's exit code.
 //
 // It must not contain "$(": the kubelet expands that in commands too (so there is no command
@@ -170,31 +170,35 @@ snapshot() {
   echo "` + markEnd + `$1"
 }
 if [ "${` + sysbench.EnvServerStats + `:-}" = 1 ]; then snapshot ` + serverstats.AtStart + `; fi
-{ "$s" --defaults-extra-file="$o" "$@" 2>&1; echo $? >"$d/rc"; } | while IFS= read -r l || [ -n "$l" ]; do
-  printf '%s\n' "$l"; printf '%s\n' "$l" >&3
-done 3>"$d/out"
+{ "$s" --defaults-extra-file="$o" "$@" 2>&1; echo $? >"$d/rc"; } | {
+  LC_ALL=C
+  a= b= x=
+  while IFS= read -r l || [ -n "$l" ]; do
+    printf '%s\n' "$l"
+    case $l in
+    '') ;;
+    Benchmark|'	'*) if [ ${#b} -lt 1000 ]; then b="$b$l
+"
+      fi ;;
+    *)
+      case $l in
+      *': Cannot run query '*' ERROR : '*) l="${l%%: Cannot run query *}: Cannot run query (the query is in the pod log) ERROR : ${l##* ERROR : }" ;;
+      esac
+      if [ ${#a} -lt 2000 ] && [ ${#l} -lt 1000 ]; then a="$a$l
+"
+      else x=1
+      fi ;;
+    esac
+  done
+  {
+    printf '%s' "$a"
+    if [ -n "$x" ]; then echo "(more error lines are in the pod log)"; fi
+    printf '%s' "$b"
+  } >"$t"
+}
 rc=1
 read -r rc <"$d/rc" 2>/dev/null
 if [ "$rc" = 0 ] && [ "${` + sysbench.EnvServerStats + `:-}" = 1 ]; then snapshot ` + serverstats.AtEnd + `; fi
-LC_ALL=C
-a= x=
-while IFS= read -r l || [ -n "$l" ]; do
-  case $l in
-  ''|Benchmark|'	'*) continue ;;
-  *': Cannot run query '*' ERROR : '*) l="${l%%: Cannot run query *}: Cannot run query (the query is in the pod log) ERROR : ${l##* ERROR : }" ;;
-  esac
-  if [ ${#a} -lt 2000 ] && [ ${#l} -lt 1000 ]; then a="$a$l
-"
-  else x=1
-  fi
-done <"$d/out"
-{
-  printf '%s' "$a"
-  if [ -n "$x" ]; then echo "(more error lines are in the pod log)"; fi
-  while IFS= read -r l || [ -n "$l" ]; do
-    case $l in Benchmark|'	'*) printf '%s\n' "$l" ;; esac
-  done <"$d/out"
-} >"$t"
 exit "$rc"`
 
 // The snapshot queries: the same bounded sets as the sysbench reporter's server_snapshot.

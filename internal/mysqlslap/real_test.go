@@ -133,10 +133,22 @@ func TestReal(t *testing.T) {
 		"a trailing newline":    {secret: db.secret("sbtest", password+"\n"), phrase: "contains a line break"},
 		"too long":              {secret: db.secret("sbtest", strings.Repeat("x", MaxPasswordBytes+1)), phrase: "at most 1024"},
 		"database mysqlslap":    {secret: withDatabase(db.secret("sbtest", password), Schema), phrase: "keep your data in another database"},
+		// mysqlslap exits 0 after failed queries; each of 40 clients prints its error with the
+		// query, more than the termination message holds.
+		"a failing query at 40 clients": {secret: secret, code: 1064, phrase: "SQL syntax error"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			db.mustSQL(t, "CREATE USER IF NOT EXISTS nogrant@'%' IDENTIFIED BY "+sqlLiteral(password))
-			r := run(t, tools["sh"], build(t, w, run1), tc.secret)
+			ww, step := w, run1
+			if tc.code == 1064 {
+				ww = v1alpha1.Workload{Client: v1alpha1.ClientMysqlslap, Mysqlslap: &v1alpha1.MysqlslapWorkload{
+					Args: []string{"--query=SELEC " + strings.Repeat("x", 2000)}}}
+				step.Concurrency = 40
+			}
+			r := run(t, tools["sh"], build(t, ww, step), tc.secret)
+			if len(r.termination) == 0 || len(r.termination) >= 4096 {
+				t.Errorf("termination message of %d bytes, want 1..4095", len(r.termination))
+			}
 			assertNoLeak(t, r, tc.secret[sysbench.SecretKeyPassword])
 			assertNoLeak(t, r, password)
 			for _, text := range []string{string(r.log), r.termination} {
@@ -145,7 +157,7 @@ func TestReal(t *testing.T) {
 					t.Fatal(err)
 				}
 				f := Classify(r.exitCode, out)
-				if r.exitCode == 0 || f == nil || f.Code != tc.code || !strings.Contains(f.Reason, tc.phrase) {
+				if (r.exitCode == 0) != (tc.code == 1064) || f == nil || f.Code != tc.code || !strings.Contains(f.Reason, tc.phrase) {
 					t.Errorf("exit %d, classified as %+v, want code %d saying %q\n%s", r.exitCode, f, tc.code, tc.phrase, text)
 				}
 			}

@@ -28,7 +28,7 @@ run no-insert noins 0 --concurrency=2 --iterations=1 --number-of-queries=100 $ge
 run bad-query slap 0 --concurrency=2 --iterations=1 --number-of-queries=100 '--create=DO 0' '--query=SELEC 1'
 run bad-option slap 0 --concurrency=2 --iterations=1 --number-of-queries=100 $gen --no-such-option=1
 run no-stats-grants bare 1 --concurrency=2 --iterations=1 --number-of-queries=100 $gen
-MYSQLBENCH_HOST_SAVE=$host host=no-such-host.invalid
+host=no-such-host.invalid
 run unknown-host slap 0 --concurrency=2 --iterations=1 --number-of-queries=100 $gen
 host=127.0.0.1 port=1
 run refused slap 0 --concurrency=2 --iterations=1 --number-of-queries=100 $gen
