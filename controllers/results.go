@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -314,14 +316,16 @@ func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition
 		}
 	}
 	if tx.run.Spec.ServerStatsEnabled() {
-		server, noServer = serverStats(ctx, tx.run.Spec.TopWaitsOrDefault(), pod.Name, out)
+		server, noServer = r.serverStats(ctx, tx.run, target, pod.Name, out)
 	}
 	return series, server, noServer
 }
 
-// serverStats turns a step's server snapshots into what the server did during the step, encoded
-// for the results ConfigMap, or says why they do not add up.
-func serverStats(ctx context.Context, topWaits int, pod string, out sysbench.Output) (encoded, why string) {
+// serverStats turns a step's server snapshots into what the server did during the step, with the
+// server container's CPU over the same interval from the kubelet (r.CPU), encoded for the results
+// ConfigMap, or says why they do not add up.
+func (r *BenchmarkRunReconciler) serverStats(ctx context.Context, run *v1.BenchmarkRun, target, pod string,
+	out sysbench.Output) (encoded, why string) {
 	start, end, err := serverstats.Pair(out.Server)
 	switch {
 	case err != nil:
@@ -329,8 +333,9 @@ func serverStats(ctx context.Context, topWaits int, pod string, out sysbench.Out
 	case out.Final == nil:
 		why = "the log has no final report"
 	default:
-		step, err := serverstats.Delta(start, end, float64(out.Final.Queries.Total), topWaits)
+		step, err := serverstats.Delta(start, end, float64(out.Final.Queries.Total), run.Spec.TopWaitsOrDefault())
 		if err == nil {
+			r.stepCPU(ctx, run, target, start, end, &step)
 			encoded, err = report.EncodeServer(step)
 		}
 		if err != nil {
@@ -341,6 +346,32 @@ func serverStats(ctx context.Context, topWaits int, pod string, out sysbench.Out
 		logf.FromContext(ctx).Info("server counters not stored", "pod", pod, "reason", why)
 	}
 	return encoded, why
+}
+
+// stepCPU fills step's CPU (or CPUMissing) with the server container's CPU time between the
+// step's snapshots: the kubelet's samples inside that interval, over the queries per second the
+// snapshots' interval saw.
+func (r *BenchmarkRunReconciler) stepCPU(ctx context.Context, run *v1.BenchmarkRun, target string,
+	start, end serverstats.Snapshot, step *serverstats.Step) {
+	if r.CPU == nil {
+		step.CPUMissing = CPUOff
+		return
+	}
+	cpu, missing := r.CPU.StepCPU(ctx, run, target, unixTime(start.UnixTime), unixTime(end.UnixTime))
+	if cpu == nil {
+		step.CPUMissing = cmp.Or(missing, "the kubelet's samples did not cover the step")
+		return
+	}
+	if step.Queries > 0 && step.Seconds > 0 {
+		cpu.PerQuery = cpu.PerSecond / (step.Queries / step.Seconds)
+	}
+	step.CPU = cpu
+}
+
+// unixTime is a snapshot's UnixTime (seconds since the epoch, microseconds) as a time.
+func unixTime(s float64) time.Time {
+	sec, frac := math.Modf(s)
+	return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3)
 }
 
 // writeResults renders results.json, results.csv, report.md (and comparison.md for a compared

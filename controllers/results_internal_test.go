@@ -1,12 +1,17 @@
 package controllers
 
 import (
+	"context"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
 // mergeBatch keeps the results ConfigMap under its budget by leaving out server counters, never
@@ -62,6 +67,66 @@ func TestMergeBatch(t *testing.T) {
 			}
 			if !hasSeries && size(data) > tc.limit {
 				t.Errorf("%d bytes stored, over the %d limit", size(data), tc.limit)
+			}
+		})
+	}
+}
+
+// cpuSource plays the kubelet sampler: it records the interval it was asked about.
+type cpuSource struct {
+	cpu      *serverstats.CPU
+	missing  string
+	from, to time.Time
+}
+
+func (c *cpuSource) StepCPU(_ context.Context, _ *v1.BenchmarkRun, _ string, from, to time.Time) (*serverstats.CPU, string) {
+	c.from, c.to = from, to
+	if c.cpu == nil {
+		return nil, c.missing
+	}
+	cp := *c.cpu
+	return &cp, ""
+}
+
+// stepCPU asks for the CPU between the step's snapshots and divides it by the queries per second
+// of the same interval; without a sampler, or without samples, it says why.
+func TestStepCPU(t *testing.T) {
+	start := serverstats.Snapshot{At: serverstats.AtStart, UnixTime: 1700000000.25}
+	end := serverstats.Snapshot{At: serverstats.AtEnd, UnixTime: 1700000060.75}
+	run := &v1.BenchmarkRun{}
+	for _, tc := range []struct {
+		name        string
+		src         *cpuSource
+		wantPerQ    float64
+		wantMissing string
+	}{
+		{"off", nil, 0, CPUOff},
+		{"no samples", &cpuSource{missing: "fewer than two kubelet samples inside the step"}, 0, "fewer than two kubelet samples"},
+		// 1.5 cores while the server answered 20000 queries in 40 s (500 per second): 3 ms a query.
+		{"measured", &cpuSource{cpu: &serverstats.CPU{Container: "mysql", Seconds: 45, From: 1700000010, To: 1700000040,
+			Samples: 3, PerSecond: 1.5}}, 0.003, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &BenchmarkRunReconciler{}
+			if tc.src != nil {
+				r.CPU = tc.src
+			}
+			step := serverstats.Step{Seconds: 40, Queries: 20000}
+			r.stepCPU(context.Background(), run, "db", start, end, &step)
+			if !strings.Contains(step.CPUMissing, tc.wantMissing) || (tc.wantMissing == "") != (step.CPUMissing == "") {
+				t.Errorf("CPUMissing %q, want %q", step.CPUMissing, tc.wantMissing)
+			}
+			if tc.wantPerQ == 0 {
+				if step.CPU != nil {
+					t.Errorf("CPU %+v, want none", step.CPU)
+				}
+				return
+			}
+			if step.CPU == nil || math.Abs(step.CPU.PerQuery-tc.wantPerQ) > 1e-12 {
+				t.Errorf("CPU %+v, want %g s per query", step.CPU, tc.wantPerQ)
+			}
+			if want := time.Unix(1700000000, 250000000); !tc.src.from.Equal(want) || !tc.src.to.Equal(time.Unix(1700000060, 750000000)) {
+				t.Errorf("asked for %s..%s, want the snapshots' times %s..", tc.src.from, tc.src.to, want)
 			}
 		})
 	}
