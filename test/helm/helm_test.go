@@ -182,6 +182,7 @@ var (
 		"ClusterRole/-metrics-auth":    "metrics_auth_role.yaml",
 		"ClusterRole/-metrics-reader":  "metrics_reader_role.yaml",
 		"Role/-leader-election":        "leader_election_role.yaml",
+		"ClusterRole/-kubelet-stats":   "kubelet_stats_role.yaml", // with serverStats.kubeletCPU
 	}
 	kustomizeRoles = map[string]string{ // full names (namePrefix mysqlbench-)
 		"ClusterRole/mysqlbench-manager-role":         "role.yaml",
@@ -230,7 +231,9 @@ func TestRolesAreConfigRBAC(t *testing.T) {
 		want   map[string]string
 		suffix bool
 	}{
-		"helm":      {func(t *testing.T) []*unstructured.Unstructured { return helmTemplate(t) }, helmRoles, true},
+		"helm": {func(t *testing.T) []*unstructured.Unstructured {
+			return helmTemplate(t, "--set", "serverStats.kubeletCPU=true")
+		}, helmRoles, true},
 		"kustomize": {kustomizeBuild, kustomizeRoles, false},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -258,6 +261,20 @@ func TestRolesAreConfigRBAC(t *testing.T) {
 			}
 		})
 	}
+	t.Run("helm without kubelet CPU (the default)", func(t *testing.T) {
+		objs := helmTemplate(t)
+		for key := range roles(t, objs) {
+			if strings.Contains(key, "kubelet") {
+				t.Errorf("%s rendered although serverStats.kubeletCPU is false", key)
+			}
+		}
+		d := only[appsv1.Deployment](t, objs, "Deployment")
+		for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+			if strings.HasPrefix(a, "--kubelet-cpu-interval") {
+				t.Errorf("the manager gets %s although serverStats.kubeletCPU is false", a)
+			}
+		}
+	})
 	t.Run("helm without secure metrics", func(t *testing.T) {
 		for key := range roles(t, helmTemplate(t, "--set", "metrics.secure=false")) {
 			if strings.Contains(key, "metrics") {
@@ -346,6 +363,24 @@ func TestChartBindsManagerRole(t *testing.T) {
 					t.Errorf("manager_cluster_role.yaml grants %s: it only reads", v)
 				}
 			}
+		}
+	})
+	t.Run("kubelet CPU: get nodes/proxy only, bound cluster-wide with watchNamespaces too", func(t *testing.T) {
+		objs := helmTemplate(t, "--set", "serverStats.kubeletCPU=true", "--set", "watchNamespaces={team-a}")
+		name := role(t, objs, "ClusterRole", "-kubelet-stats")
+		sa := only[corev1.ServiceAccount](t, objs, "ServiceAccount")
+		if crb, ok := clusterBindings(t, objs)[name]; !ok {
+			t.Errorf("ClusterRole %s is not bound cluster-wide", name)
+		} else {
+			checkBinding(t, crb.RoleRef, crb.Subjects, "ClusterRole", name, sa)
+		}
+		want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes/proxy"}, Verbs: []string{"get"}}}
+		if got := roles(t, objs)["ClusterRole/"+name]; !reflect.DeepEqual(got, want) {
+			t.Errorf("ClusterRole %s grants %+v, want exactly %+v", name, got, want)
+		}
+		d := only[appsv1.Deployment](t, objs, "Deployment")
+		if !slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--kubelet-cpu-interval=2s") {
+			t.Errorf("the manager's args %v lack --kubelet-cpu-interval=2s", d.Spec.Template.Spec.Containers[0].Args)
 		}
 	})
 	t.Run("metrics readers", func(t *testing.T) {

@@ -371,3 +371,71 @@ func freeAddr(t *testing.T) string {
 	defer func() { _ = l.Close() }()
 	return l.Addr().String()
 }
+
+// TestKubeletCPU: with serverStats.kubeletCPU the manager samples the kubelet of a node that
+// hosts a server pod through the API server's node proxy, and its ClusterRole grants exactly
+// that call, watchNamespaces or not (Nodes are cluster-scoped). envtest has no kubelet: the API
+// server authorizes the request, then fails to reach the node, which is all this checks. Without
+// the value but with the sampler turned on by hand, the API server refuses the call: that is the
+// refusal the sampler reports (kubeletstats' tests check what it says).
+func TestKubeletCPU(t *testing.T) {
+	// The request as the recorder names it (every path segment after the node's name) and as
+	// RBAC authorizes it (nodes/proxy).
+	summaryCall := apicalls.Call{Verb: "get", Resource: "nodes", Subresource: "proxy/stats/summary"}
+	proxyCall := apicalls.Call{Verb: "get", Resource: "nodes", Subresource: "proxy"}
+	serverPod := func(t *testing.T, m *installedManager) {
+		t.Helper()
+		ctx := context.Background()
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "db-1"}}
+		if err := m.admin.Create(ctx, node); err != nil {
+			t.Fatal(err)
+		}
+		// A builtin server pod as the StatefulSet makes it (the labels the operator's cache and
+		// the sampler select), bound and running.
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "quick-mariadb-0", Namespace: watched, Labels: map[string]string{
+				"app.kubernetes.io/managed-by": "mysqlbench-operator", "app.kubernetes.io/component": "server",
+				"app.kubernetes.io/name": "mysqlbench", "mysqlbench.io/run": "quick", "mysqlbench.io/target": "mariadb",
+			}},
+			Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "mysql", Image: "mariadb:10.11"}}},
+		}
+		if err := m.admin.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.Phase = corev1.PodRunning
+		if err := m.admin.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("granted by serverStats.kubeletCPU", func(t *testing.T) {
+		m := startInstalledManager(t, 0, "--set", "watchNamespaces={"+watched+"}", "--set", "serverStats.kubeletCPU=true",
+			"--set", "serverStats.kubeletCPUInterval=500ms")
+		serverPod(t, m)
+		m.waitUntil(t, 20*time.Second, "the sampler to ask the node's kubelet", func() bool {
+			return slices.Contains(m.calls.CallsIn(""), summaryCall)
+		})
+		if !apicalls.Allows(m.rules(t, "ClusterRole", "-kubelet-stats"), proxyCall) {
+			t.Errorf("the kubelet-stats ClusterRole does not grant %s", proxyCall)
+		}
+		for _, d := range m.calls.Denials() {
+			t.Errorf("the API server refused the manager %s %s: %s", d.Method, d.Path, d.Message)
+		}
+	})
+	t.Run("refused without it", func(t *testing.T) {
+		m := startInstalledManager(t, 0, "--set", "watchNamespaces={"+watched+"}",
+			"--set", "extraArgs={--kubelet-cpu-interval=500ms}")
+		serverPod(t, m)
+		m.waitUntil(t, 20*time.Second, "the API server to refuse the sampler", func() bool {
+			return slices.ContainsFunc(m.calls.Denials(), func(d apicalls.Denial) bool { return d.Call == summaryCall })
+		})
+		for _, d := range m.calls.Denials() {
+			if d.Call != summaryCall {
+				t.Errorf("the API server refused the manager %s %s: %s", d.Method, d.Path, d.Message)
+			}
+		}
+		time.Sleep(2 * time.Second) // four intervals: the sampler must not ask again (kubeletstats.ForbiddenRecheck)
+		if n := len(slices.DeleteFunc(m.calls.Denials(), func(d apicalls.Denial) bool { return d.Call != summaryCall })); n != 1 {
+			t.Errorf("the sampler was refused %d times, want once until its recheck", n)
+		}
+	})
+}
