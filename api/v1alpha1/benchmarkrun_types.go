@@ -304,12 +304,12 @@ type MysqlslapWorkload struct {
 	// --create-schema, connection and option-file options (--host, --port, --user,
 	// --password, --socket, --protocol, --defaults-*, --no-defaults), --csv, --silent,
 	// --only-print, --verbose, --detach, --pre-system, --post-system, --debug*, --help and
-	// --version. A step also refuses --no-drop (the next step could not create the schema) and
-	// a list of engines in --engine (one report per step).
+	// --version, --no-drop (the next step could not create the schema) and a list of engines in
+	// --engine (one report per step).
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=4096
 	// +kubebuilder:validation:items:Pattern=`^--[a-z][a-z0-9-]*(=.*)?$`
-	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(concurrency|iterations|number-of-queries|auto-generate-sql-load-type|create-schema|host|port|user|password|socket|protocol|defaults-[a-z-]*|no-defaults|print-defaults|csv|silent|only-print|verbose|detach|pre-system|post-system|debug[a-z-]*|help|version)(=|$)'))",message="workload.mysqlslap.args must not set options the operator owns or that change what is measured (--concurrency, --iterations, --number-of-queries, --auto-generate-sql-load-type, --create-schema, connection and option-file options, --csv, --silent, --only-print, --verbose, --detach, --pre-system, --post-system, --debug*): use spec.ladder and workload.mysqlslap's fields"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(concurrency|iterations|number-of-queries|auto-generate-sql-load-type|create-schema|host|port|user|password|socket|protocol|defaults-[a-z-]*|no-defaults|print-defaults|csv|silent|only-print|verbose|detach|pre-system|post-system|debug[a-z-]*|help|version|no-drop)(=|$)') && !a.matches('^--engine=.*,'))",message="workload.mysqlslap.args must not set options the operator owns or that change what is measured (--concurrency, --iterations, --number-of-queries, --auto-generate-sql-load-type, --create-schema, connection and option-file options, --csv, --silent, --only-print, --verbose, --detach, --pre-system, --post-system, --debug*, --no-drop, a list of engines): use spec.ladder and workload.mysqlslap's fields"
 	// +listType=atomic
 	// +optional
 	Args []string `json:"args,omitempty"`

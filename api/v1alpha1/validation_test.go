@@ -213,6 +213,12 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 		{"mysqlslap arg runs a command", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--post-system=rm -rf /"}}}
 		}, "workload.mysqlslap.args must not set options the operator owns"},
+		{"mysqlslap arg keeps the schema", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--no-drop"}}}
+		}, "workload.mysqlslap.args must not set options the operator owns"},
+		{"mysqlslap arg lists engines", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--engine=innodb,myisam"}}}
+		}, "workload.mysqlslap.args must not set options the operator owns"},
 		{"mysqlslap arg not an option", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"-c", "8"}}}
 		}, `spec.workload.mysqlslap.args[0]: Invalid value: "-c"`},
