@@ -53,7 +53,7 @@ func TestMysqlslapRunEndToEnd(t *testing.T) {
 	run.Spec.Targets = run.Spec.Targets[:1]
 	run.Spec.Targets[0].Image = "mysql:9.7"
 	run.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap,
-		Mysqlslap: &v1.MysqlslapWorkload{LoadType: "key", Queries: 2000, Iterations: 1}}
+		Mysqlslap: &v1.MysqlslapWorkload{LoadType: "key", Queries: 2000, Iterations: 2}}
 	run.Spec.Ladder.StepDuration = &metav1.Duration{Duration: 2 * time.Minute}
 	if err := k8s.Create(context.Background(), run); err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestMysqlslapRunEndToEnd(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("%d threads: server counters %v %v", s.Threads, ok, err)
 		}
-		if st.Queries != 2000 || len(st.Counters) == 0 || st.CPUMissing != controllers.CPUOff {
+		if st.Queries != 4000 || len(st.Counters) == 0 || st.CPUMissing != controllers.CPUOff {
 			t.Errorf("%d threads: server step over %v queries, %d counters, CPU missing %q", s.Threads, st.Queries, len(st.Counters), st.CPUMissing)
 		}
 	}

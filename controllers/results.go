@@ -333,7 +333,12 @@ func (r *BenchmarkRunReconciler) serverStats(ctx context.Context, run *v1.Benchm
 	case out.Final == nil:
 		why = "the log has no final report"
 	default:
-		step, err := serverstats.Delta(start, end, float64(out.Final.Queries.Total), run.Spec.TopWaitsOrDefault())
+		queries := float64(out.Final.Queries.Total)
+		if run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap {
+			// mysqlslap reports one iteration's queries; the snapshots span all iterations.
+			queries *= float64(run.Spec.Workload.MysqlslapOrDefault().Iterations)
+		}
+		step, err := serverstats.Delta(start, end, queries, run.Spec.TopWaitsOrDefault())
 		if err == nil {
 			r.stepCPU(ctx, run, target, start, end, &step)
 			encoded, err = report.EncodeServer(step)
