@@ -33,7 +33,7 @@ suite=${1:-e2e}
 phases=5
 [ "$suite" = e2e ] && phases=6
 PHASES=$phases hack/local-operator.sh
-export KUBECTL=$kubedir/kubectl E2E_SYSBENCH_IMAGE=${E2E_SYSBENCH_IMAGE:-ghcr.io/mysqlbench/sysbench:1.0.20}
+export KUBECTL=$kubedir/kubectl E2E_SYSBENCH_IMAGE=${E2E_SYSBENCH_IMAGE:-ghcr.io/mysqlbench/sysbench:1.0.20} E2E_KUBELET_CPU=${E2E_KUBELET_CPU:-1}
 case $suite in
 e2e)
 	phase "5/6 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node; the per-step overhead"
