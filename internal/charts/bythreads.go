@@ -89,23 +89,25 @@ func stepSamples(c cells.Cell, m Metric) []float64 {
 	return c.QPS
 }
 
-func drawByThreads(docs []*results.Doc, m Metric, relativeTo, title string) (*plot.Plot, error) {
-	lines, notes, relativeTo, err := threadLines(docs, m, relativeTo)
+// drawByThreads draws the lines of threadLines and returns, besides the chart, the notes that
+// say what it leaves out.
+func drawByThreads(docs []*results.Doc, m measure, relativeTo, title string) (*plot.Plot, []string, error) {
+	lines, notes, leftOut, relativeTo, err := threadLines(docs, m, relativeTo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	what := metricName(m) + " by threads"
-	yLabel := axisName(m)
+	what := m.name() + " by threads"
+	yLabel := m.axis()
 	if relativeTo != "" {
-		what = metricName(m) + " relative to " + relativeTo
-		yLabel = fmt.Sprintf("%s / %s of %s (1 = same)", metricName(m), metricName(m), relativeTo)
+		what = m.name() + " relative to " + relativeTo
+		yLabel = fmt.Sprintf("%s / %s of %s (1 = same)", m.name(), m.name(), relativeTo)
 	}
 	if title == "" {
 		title = defaultTitle(docs, what)
 	}
 	// Throughput and latency both grow with threads, so the top left is free; ratios stay near
 	// 1, so the bottom is.
-	p := newPlot(title, "threads (log2 scale)", notes, yLabel, relativeTo == "", relativeTo == "")
+	p := newPlot(title, "threads (log2 scale)", append(notes, leftOut...), yLabel, relativeTo == "", relativeTo == "")
 
 	maxY := 0.0
 	for _, ln := range lines {
@@ -124,7 +126,7 @@ func drawByThreads(docs []*results.Doc, m Metric, relativeTo, title string) (*pl
 		}
 		l, s, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return nil, fmt.Errorf("chart %s: %w", ln.label, err)
+			return nil, nil, fmt.Errorf("chart %s: %w", ln.label, err)
 		}
 		l.LineStyle = lineStyle(i, vg.Points(1.5), true)
 		s.GlyphStyle = glyphStyle(i)
@@ -139,44 +141,71 @@ func drawByThreads(docs []*results.Doc, m Metric, relativeTo, title string) (*pl
 	}
 	threadAxis(p, docs, lines)
 	yFromZero(p, maxY)
-	return p, nil
+	return p, leftOut, nil
 }
 
 // threadLines is one series per measured target, divided by the baseline when relativeTo names
-// one (returned as its label), and the notes that say what the points are and what is left out.
-func threadLines(docs []*results.Doc, m Metric, relativeTo string) ([]series, []string, string, error) {
+// one (returned as its label), the notes that say what the points are, and those that say what
+// is left out. A server metric's line has the thread counts whose steps have the value; a target
+// without it at any thread count has no line.
+func threadLines(docs []*results.Doc, m measure, relativeTo string) (lines []series, notes, leftOut []string, rel string, err error) {
 	srcs, unmeasured := sources(docs)
 	if len(srcs) == 0 {
-		return nil, nil, "", nothingMeasured(docs)
+		return nil, nil, nil, "", nothingMeasured(docs)
 	}
-	lines := make([]series, len(srcs))
+	if m.server != nil {
+		if err := checkCounter(docs, *m.server); err != nil {
+			return nil, nil, nil, "", err
+		}
+	}
+	var gaps []serverGap
 	for i, s := range srcs {
-		lines[i] = series{label: s.label, style: i, points: byThreads(s.doc, s.target, m)}
+		ln := series{label: s.label, style: i}
+		if m.server == nil {
+			ln.points = byThreads(s.doc, s.target, m.metric)
+		} else {
+			var g []serverGap
+			if ln.points, g, err = serverByThreads(s, *m.server); err != nil {
+				return nil, nil, nil, "", err
+			}
+			gaps = append(gaps, g...)
+		}
+		if len(ln.points) > 0 {
+			lines = append(lines, ln)
+		}
+	}
+	leftOut = gapNotes(m, gaps)
+	if len(lines) == 0 {
+		return nil, nil, nil, "", fmt.Errorf("no target of %s has %s: %s", runNames(docs), m.name(), strings.Join(leftOut, "; "))
 	}
 
-	var notes []string
 	if relativeTo != "" {
 		base, err := baseline(srcs, unmeasured, relativeTo)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, nil, "", err
+		}
+		i := slices.IndexFunc(lines, func(ln series) bool { return ln.label == srcs[base].label })
+		if i < 0 {
+			return nil, nil, nil, "", fmt.Errorf("relative to %s: it has no %s at any thread count (%s): choose another target",
+				srcs[base].label, m.name(), strings.Join(leftOut, "; "))
 		}
 		var apart []string
-		lines, apart = relative(lines, lines[base])
+		lines, apart = relative(lines, lines[i])
 		if len(lines) == 0 {
-			return nil, nil, "", fmt.Errorf("relative to %s: its %s is 0 at every thread count, nothing to divide by: choose another target",
-				srcs[base].label, metricName(m))
+			return nil, nil, nil, "", fmt.Errorf("relative to %s: its %s is 0 at every thread count, nothing to divide by: choose another target",
+				srcs[base].label, m.name())
 		}
 		if len(apart) > 0 {
-			notes = append(notes, fmt.Sprintf("not drawn (no thread count in common with %s): %s",
+			leftOut = append(leftOut, fmt.Sprintf("not drawn (no thread count in common with %s): %s",
 				srcs[base].label, strings.Join(apart, ", ")))
 		}
 		relativeTo = srcs[base].label
 	}
-	notes = append(summaryNotes(lines, relativeTo != ""), notes...)
+	notes = summaryNotes(lines, relativeTo != "")
 	if len(unmeasured) > 0 {
-		notes = append(notes, "not drawn (no measured step): "+strings.Join(unmeasured, ", "))
+		leftOut = append(leftOut, "not drawn (no measured step): "+strings.Join(unmeasured, ", "))
 	}
-	return lines, notes, relativeTo, nil
+	return lines, notes, leftOut, relativeTo, nil
 }
 
 // baseline finds the line RelativeTo names: its label, or a target name that only one run has.

@@ -6,6 +6,7 @@ package charts
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -31,10 +32,28 @@ const (
 	TPS Metric = "tps"
 	// P95 is the 95th percentile latency in milliseconds.
 	P95 Metric = "p95"
+
+	// The server metrics, from each step's server counters (results.Step.Server), drawn by
+	// threads only: they are one number per step, not per second.
+
+	// CPUPerQuery is the server container's CPU time per sysbench query, in microseconds.
+	CPUPerQuery Metric = "cpu-per-query"
+	// CPUPerSecond is the server container's CPU seconds per second: the cores it kept busy.
+	CPUPerSecond Metric = "cpu-per-second"
+	// CounterPrefix followed by a counter's name (Counter) is that server counter per query, or
+	// per second with Spec.PerSecond: "counter:Innodb_rows_read".
+	CounterPrefix = "counter:"
 )
 
-// Metrics lists the metrics Draw knows, for flags and their help.
-var Metrics = []Metric{QPS, TPS, P95}
+// Counter is the metric of a server counter, e.g. Counter("Innodb_rows_read").
+func Counter(name string) Metric { return Metric(CounterPrefix + name) }
+
+// Metrics lists the metrics of sysbench's own numbers Draw knows, for flags and their help;
+// ServerMetrics lists the server's.
+var (
+	Metrics       = []Metric{QPS, TPS, P95}
+	ServerMetrics = []Metric{CPUPerQuery, CPUPerSecond, Counter("NAME")}
+)
 
 // Spec says which chart Draw draws.
 type Spec struct {
@@ -46,6 +65,8 @@ type Spec struct {
 	RelativeTo string
 	// Timeline draws the per-second series across the ladder instead of one point per thread count.
 	Timeline bool
+	// PerSecond draws a server counter (CounterPrefix) per second instead of per query.
+	PerSecond bool
 	// Title replaces the default title, which names the runs and the metric.
 	Title string
 }
@@ -58,47 +79,89 @@ const (
 
 // Draw draws one chart of the runs: one line per target that measured at least one step; with
 // several runs the legend says "run/target". What the chart leaves out or approximates (targets
-// without steps, steps without a per-second series, the confidence of the intervals) is said
-// under the x axis.
+// without steps, steps without a per-second series or without the server metric, the confidence
+// of the intervals) is said under the x axis.
 func Draw(docs []*results.Doc, spec Spec) (*plot.Plot, error) {
+	p, _, err := DrawWithNotes(docs, spec)
+	return p, err
+}
+
+// DrawWithNotes is Draw, and also returns the notes under the chart that say what it leaves out
+// (targets without a measured step, targets and steps without the server metric, and why), for
+// a command line to print.
+func DrawWithNotes(docs []*results.Doc, spec Spec) (*plot.Plot, []string, error) {
 	if len(docs) == 0 {
-		return nil, errors.New("no runs to draw: pass at least one results.json")
+		return nil, nil, errors.New("no runs to draw: pass at least one results.json")
 	}
 	for i, d := range docs {
 		if d == nil {
-			return nil, fmt.Errorf("run %d of %d is missing (nil results)", i+1, len(docs))
+			return nil, nil, fmt.Errorf("run %d of %d is missing (nil results)", i+1, len(docs))
 		}
 	}
 	m, err := spec.metric()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if spec.Timeline {
 		if spec.RelativeTo != "" {
-			return nil, fmt.Errorf("a timeline draws absolute values (relative to %q was asked): "+
+			return nil, nil, fmt.Errorf("a timeline draws absolute values (relative to %q was asked): "+
 				"leave RelativeTo empty, or draw by threads", spec.RelativeTo)
 		}
-		return drawTimeline(docs, m, spec.Title)
+		if m.server != nil {
+			return nil, nil, fmt.Errorf("%s is one number per step (the server's counters are read at its start and "+
+				"end), not a per-second series: draw it by threads (without a timeline)", m.metric)
+		}
+		p, err := drawTimeline(docs, m.metric, spec.Title)
+		return p, nil, err
 	}
 	return drawByThreads(docs, m, spec.RelativeTo, spec.Title)
 }
 
-func (s Spec) metric() (Metric, error) {
+// measure is what a chart draws: one of Metrics, or a server value (server not nil).
+type measure struct {
+	metric Metric
+	server *results.ServerValue
+}
+
+func (s Spec) metric() (measure, error) {
+	if s.PerSecond && !strings.HasPrefix(string(s.Metric), CounterPrefix) {
+		switch s.Metric {
+		case CPUPerQuery, CPUPerSecond:
+			return measure{}, fmt.Errorf("%s names its rate: draw %s for the CPU per second (cores busy), without "+
+				"per second", s.Metric, CPUPerSecond)
+		}
+		return measure{}, fmt.Errorf("per second applies to server counters (%sNAME), not to %s", CounterPrefix,
+			cmp.Or(s.Metric, QPS))
+	}
 	switch s.Metric {
 	case "":
-		return QPS, nil
+		return measure{metric: QPS}, nil
 	case QPS, TPS, P95:
-		return s.Metric, nil
+		return measure{metric: s.Metric}, nil
+	case CPUPerQuery:
+		return measure{metric: s.Metric, server: &results.ServerValue{}}, nil
+	case CPUPerSecond:
+		return measure{metric: s.Metric, server: &results.ServerValue{PerSecond: true}}, nil
 	}
-	return "", fmt.Errorf("unknown metric %q: use one of %s", s.Metric, metricList())
+	if name, ok := strings.CutPrefix(string(s.Metric), CounterPrefix); ok {
+		if name == "" {
+			return measure{}, fmt.Errorf("metric %q names no counter: use %sNAME, e.g. %sInnodb_rows_read",
+				s.Metric, CounterPrefix, CounterPrefix)
+		}
+		return measure{metric: s.Metric, server: &results.ServerValue{Counter: name, PerSecond: s.PerSecond}}, nil
+	}
+	return measure{}, fmt.Errorf("unknown metric %q: use one of %s", s.Metric, metricList())
 }
 
 func metricList() string {
-	names := make([]string, len(Metrics))
-	for i, m := range Metrics {
-		names[i] = string(m)
+	var names []string
+	for _, m := range Metrics {
+		names = append(names, string(m))
 	}
-	return strings.Join(names, ", ")
+	for _, m := range ServerMetrics {
+		names = append(names, string(m))
+	}
+	return strings.Join(names, ", ") + " (a server counter, e.g. " + CounterPrefix + "Innodb_rows_read)"
 }
 
 // Encode writes p as "png" (96 dots per inch) or "svg" (fonts named, not embedded) at the given

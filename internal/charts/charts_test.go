@@ -358,7 +358,7 @@ func TestThreadLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lines, _, rel, err := threadLines(tc.docs, m, tc.spec.RelativeTo)
+			lines, _, _, rel, err := threadLines(tc.docs, m, tc.spec.RelativeTo)
 			if err != nil {
 				t.Fatal(err)
 			}
