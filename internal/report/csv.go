@@ -119,6 +119,10 @@ func cellColumns(rep int32, c results.Cell, repeated bool) []string {
 //     for a gauge.
 //   - per_query: for a counter delta per sysbench query of the step; empty for gauges and waits.
 //
+// A step whose server container's CPU was measured (serverstats.CPU) has one more row: kind cpu,
+// source kubelet, name the container, delta its CPU seconds between the kubelet's first and last
+// sample inside the step, per_second the cores busy, per_query CPU seconds per query.
+//
 // Rows follow results.json: targets in spec order, steps in the order measured, then counters in
 // the bounded set's order, gauges, and waits longest first. Counters a server lacks have no row
 // (results.json lists them: missingStatus, missingInnoDBMetrics).
@@ -130,7 +134,9 @@ const (
 	serverKindCounter = "counter"
 	serverKindGauge   = "gauge"
 	serverKindWait    = "wait"
+	serverKindCPU     = "cpu"
 	sourceWaits       = "performanceSchema"
+	sourceKubelet     = "kubelet"
 )
 
 // renderServerCSV writes server.csv, or "" when no step has server counters.
@@ -186,6 +192,12 @@ func writeServerRows(w *csv.Writer, run, target string, st results.Step, s *serv
 	for _, x := range s.Waits {
 		if err := row(serverKindWait, sourceWaits, x.Event, strconv.FormatUint(x.Count, 10),
 			csvFloat(x.SecondsPerSecond), ""); err != nil {
+			return err
+		}
+	}
+	if c := s.CPU; c != nil {
+		if err := row(serverKindCPU, sourceKubelet, c.Container, csvFloat(c.Seconds), csvFloat(c.PerSecond),
+			csvFloat(c.PerQuery)); err != nil {
 			return err
 		}
 	}

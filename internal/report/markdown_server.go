@@ -18,13 +18,21 @@ type serverColumn struct {
 	names []string
 	unit  string
 	gauge bool
+	// label replaces the column's `name` heading.
+	label string
 }
+
+// cpuPerQuery is the pseudo-counter of the server container's CPU per query (serverstats.CPU,
+// from the kubelet), shown in microseconds.
+const cpuPerQuery = "cpu"
 
 // serverColumns are the counters report.md shows, the ones the studies this product automates
 // explain results with: rows read (the work a query does), reads that missed the buffer pool,
 // fsyncs and redo bytes (the write path), temporary tables on disk, and how many threads were
 // running. Every counter is in server.csv.
 var serverColumns = []serverColumn{
+	// CPU cost per query by version: the server container's CPU from the kubelet.
+	{names: []string{cpuPerQuery}, label: "CPU µs"},
 	// MySQL has Innodb_rows_read; MariaDB lacks it and has Rows_read (rows read by any engine).
 	{names: []string{"Innodb_rows_read", "Rows_read"}},
 	{names: []string{"Innodb_buffer_pool_reads"}},
@@ -59,10 +67,14 @@ func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serve
 	intro := []string{
 		"Measured with two snapshots of the server per step, one taken before the step's load started and one after " +
 			"it ended (SHOW GLOBAL STATUS, information_schema.INNODB_METRICS where enabled, performance_schema's wait " +
-			"summary where it is ON): a counter's change between them per query is over the step's sysbench queries, " +
+			"summary where it is ON): a counter's change between them per query is over the step's queries (sysbench's, or " +
+			"all that mysqlslap timed), " +
 			"per second over the time between the snapshots.",
 		"Rows read are `Innodb_rows_read` where the server has it (MySQL), else `Rows_read` (MariaDB: rows read by " +
 			"any engine); redo bytes are `Innodb_os_log_written`, else the advance of the redo log position.",
+		"CPU µs is the server container's CPU time per query in microseconds, from its kubelet's samples " +
+			"(the container's cgroup) between the first and last sample inside the step, over the queries per " +
+			"second of the same snapshots; it needs the Helm value serverStats.kubeletCPU.",
 		"`Threads_running` is read by the end snapshot, after the step's threads disconnected: it counts the " +
 			"snapshot's own connection, so more than 1 means something else was running.",
 	}
@@ -76,7 +88,8 @@ func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serve
 		"(status, innodbMetrics, or performanceSchema for waits), name, delta (a counter's change over the step, exact; "+
 		"a gauge's value at the end; the number of waits timed), per_second (a counter's delta per second; a wait's "+
 		"seconds of wait per second; empty for a gauge), per_query (a counter's delta per sysbench query; empty "+
-		"otherwise).\n", KeyResultsJSON, KeyServerCSV)
+		"otherwise); a step whose CPU was measured has a row of kind cpu, source kubelet, named after the container: "+
+		"delta its CPU seconds, per_second the cores busy, per_query CPU seconds per query.\n", KeyResultsJSON, KeyServerCSV)
 
 	for ti, tr := range doc.Targets {
 		if len(tr.Steps) == 0 {
@@ -112,8 +125,13 @@ func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serve
 // writeCountersTable writes the "Server counters per query" table of a target.
 func writeCountersTable(b *strings.Builder, steps []serverStep) {
 	b.WriteString("Server counters per query:\n\n| Threads |")
-	chosen := make([]string, len(serverColumns))
-	for i, c := range serverColumns {
+	columns := serverColumns
+	if !slices.ContainsFunc(steps, func(s serverStep) bool { return s.s.CPU != nil }) {
+		// No step's CPU was measured (the default): no column of dashes; the gaps say why.
+		columns = slices.DeleteFunc(slices.Clone(columns), func(c serverColumn) bool { return c.names[0] == cpuPerQuery })
+	}
+	chosen := make([]string, len(columns))
+	for i, c := range columns {
 		chosen[i] = c.names[0]
 		for _, n := range c.names {
 			if slices.ContainsFunc(steps, func(s serverStep) bool { _, ok := serverValue(s.s, n, c.gauge); return ok }) {
@@ -121,16 +139,20 @@ func writeCountersTable(b *strings.Builder, steps []serverStep) {
 				break
 			}
 		}
+		if c.label != "" {
+			fmt.Fprintf(b, " %s |", c.label)
+			continue
+		}
 		fmt.Fprintf(b, " `%s`", chosen[i])
 		if c.unit != "" {
 			b.WriteString(" " + c.unit)
 		}
 		b.WriteString(" |")
 	}
-	b.WriteString("\n|---:|" + strings.Repeat("---:|", len(serverColumns)) + "\n")
+	b.WriteString("\n|---:|" + strings.Repeat("---:|", len(columns)) + "\n")
 	for _, th := range stepThreads(steps) {
 		fmt.Fprintf(b, "| %d |", th)
-		for i, c := range serverColumns {
+		for i, c := range columns {
 			var vs []float64
 			for _, s := range steps {
 				if v, ok := serverValue(s.s, chosen[i], c.gauge); ok && s.threads == th {
@@ -218,9 +240,13 @@ func topWaits(steps []*serverstats.Step) []rankedWait {
 // writeServerGaps says, once per target, which counters its server lacks, the snapshots' errors
 // and whether wait events were left out.
 func writeServerGaps(b *strings.Builder, steps []serverStep) {
-	var status, metrics, errs []string
-	leftOut := 0
+	var status, metrics, errs, noCPU []string
+	leftOut, withoutCPU := 0, 0
 	for _, s := range steps {
+		if s.s.CPU == nil && s.s.CPUMissing != "" {
+			withoutCPU++
+			noCPU = appendNew(noCPU, s.s.CPUMissing)
+		}
 		status = appendNew(status, s.s.MissingStatus...)
 		metrics = appendNew(metrics, s.s.MissingInnoDBMetrics...)
 		errs = appendNew(errs, s.s.Errors...)
@@ -237,8 +263,14 @@ func writeServerGaps(b *strings.Builder, steps []serverStep) {
 	if len(metrics) > 0 {
 		lacks = append(lacks, "InnoDB metrics "+codeList(metrics))
 	}
-	if len(lacks) > 0 || len(errs) > 0 || leftOut > 0 {
+	if len(lacks) > 0 || len(errs) > 0 || leftOut > 0 || withoutCPU > 0 {
 		b.WriteString("\n")
+	}
+	if withoutCPU > 0 {
+		for i, e := range noCPU {
+			noCPU[i] = mdText(e)
+		}
+		fmt.Fprintf(b, "- CPU per query not measured at %d of %d steps: %s.\n", withoutCPU, len(steps), strings.Join(noCPU, "; "))
 	}
 	if len(lacks) > 0 {
 		fmt.Fprintf(b, "- Counters this server lacks or has disabled: %s.\n", strings.Join(lacks, "; "))
@@ -264,6 +296,12 @@ func writeServerGaps(b *strings.Builder, steps []serverStep) {
 
 // serverValue is a counter's per-query rate, or a gauge's value, by name.
 func serverValue(s *serverstats.Step, name string, gauge bool) (float64, bool) {
+	if name == cpuPerQuery {
+		if s.CPU == nil || s.Queries <= 0 {
+			return 0, false
+		}
+		return s.CPU.PerQuery * 1e6, true
+	}
 	if gauge {
 		i := slices.IndexFunc(s.Gauges, func(g serverstats.Gauge) bool { return g.Name == name })
 		if i < 0 {

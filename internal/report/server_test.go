@@ -678,3 +678,61 @@ func TestServerMarkdownMedians(t *testing.T) {
 		t.Errorf("top waits are not medians with absent events as 0:\n%s", md[strings.Index(md, "### ps80"):])
 	}
 }
+
+// The server container's CPU per query: a column of report.md's counter table (in µs) for a
+// target with measured steps, a cpu row in server.csv, and a note saying why for steps without;
+// a target none of whose steps has CPU gets no column.
+func TestServerCPU(t *testing.T) {
+	run := fixtureRun(-1)
+	stored := map[string]string{}
+	for ti, ts := range run.Status.Targets {
+		for si, st := range ts.Steps {
+			s := serverFixture(t, flavourMySQL80, st, true)
+			switch {
+			case ti == 0 && si == 0:
+				s.CPUMissing = "fewer than two kubelet samples inside the step (polled every 2s)"
+			case ti == 0:
+				perSecond := 1.5
+				s.CPU = &serverstats.CPU{Container: "mysql", Seconds: 3 * perSecond, From: 10, To: 13, Samples: 4,
+					PerSecond: perSecond, PerQuery: perSecond / (s.Queries / s.Seconds)}
+			default:
+				s.CPUMissing = "CPU per query is off"
+			}
+			enc, err := EncodeServer(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored[ServerKey(ts.Name, st.Threads, 1)] = enc
+		}
+	}
+	data := mustRender(t, run, stored)
+	md := data[KeyReportMD]
+	first, second := run.Status.Targets[0].Name, run.Status.Targets[1].Name
+	sections := strings.SplitN(md[strings.Index(md, "### "+first):], "### "+second, 2)
+	if len(sections) != 2 {
+		t.Fatalf("report.md has no section per target:\n%s", md)
+	}
+	if !strings.Contains(sections[0], "| Threads | CPU µs | `") || !strings.Contains(sections[0], "- CPU per query not measured at 1 of ") ||
+		!strings.Contains(sections[0], "fewer than two kubelet samples") {
+		t.Errorf("target %s: want a CPU µs column and a note for its unmeasured step:\n%s", first, sections[0])
+	}
+	// The 2nd step's CPU in µs: 1.5 cores over the step's queries per second.
+	st := run.Status.Targets[0].Steps[1]
+	s := serverFixture(t, flavourMySQL80, st, true)
+	want := fmt.Sprintf("| %d | %s |", st.Threads, sig3(1.5/(s.Queries/s.Seconds)*1e6))
+	if !strings.Contains(sections[0], want) {
+		t.Errorf("target %s lacks the row %q:\n%s", first, want, sections[0])
+	}
+	if strings.Contains(sections[1], "CPU µs |") || !strings.Contains(sections[1], "CPU per query is off") {
+		t.Errorf("target %s: want no CPU column and the reason:\n%s", second, sections[1])
+	}
+	rows := 0
+	for _, line := range strings.Split(data[KeyServerCSV], "\n") {
+		if strings.Contains(line, ",cpu,kubelet,mysql,4.5,1.5,") {
+			rows++
+		}
+	}
+	if want := len(run.Status.Targets[0].Steps) - 1; rows != want {
+		t.Errorf("server.csv has %d cpu rows, want %d:\n%s", rows, want, data[KeyServerCSV])
+	}
+}
