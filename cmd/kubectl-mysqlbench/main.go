@@ -1,5 +1,5 @@
 // Command kubectl-mysqlbench is the kubectl plugin of the mysqlbench operator (kubectl mysqlbench
-// get, describe, compare, export, logs, plot, create). The commands live in internal/plugin.
+// get, describe, compare, export, logs, plot, server, create). The commands live in internal/plugin.
 package main
 
 import (

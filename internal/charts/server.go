@@ -158,7 +158,7 @@ func serverByThreads(src source, v results.ServerValue) ([]point, []serverGap, e
 // 8 threads (no server counters stored)".
 func gapNotes(m measure, gaps []serverGap) []string {
 	type key struct{ label, why string }
-	var wholeWhy []string           // reasons of whole targets, in order
+	var wholeWhy []string            // reasons of whole targets, in order
 	wholeBy := map[string][]string{} // reason -> labels
 	var partKeys []key
 	partBy := map[key][]string{} // -> "8", "8 (repetition 2)"

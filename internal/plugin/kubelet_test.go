@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
@@ -272,7 +275,88 @@ func (k *fakeKubelet) output(job *batchv1.Job) (log, message string, exitCode in
 		rep = 0
 	}
 	log, message = stepOutput(sysbenchNumbers(job.Labels[specs.LabelRun], job.Labels[specs.LabelTarget], threads, max(rep, 1)), threads)
+	if job.Labels[specs.LabelStep] != "warmup" {
+		log = withServerSnapshots(log, job.Labels[specs.LabelRun], job.Labels[specs.LabelTarget], threads)
+	}
 	return log, message, 0
+}
+
+// serverCapture is the reporter's server lines of a real run step against MySQL 9.7 with the
+// synch wait instruments on (internal/sysbench/testdata/server/mysql97_read_write.txt): the
+// start's (serverBegin and server) and the end's.
+var serverCapture = sync.OnceValues(func() (start, end []string) {
+	b, err := os.ReadFile(filepath.Join("..", "sysbench", "testdata", "server", "mysql97_read_write.txt"))
+	if err != nil {
+		panic(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, `{"type":"serverBegin","version":1,"at":"start"}`), strings.HasPrefix(line, `{"type":"server","version":1,"at":"start"`):
+			start = append(start, line)
+		case strings.HasPrefix(line, `{"type":"serverBegin","version":1,"at":"end"}`), strings.HasPrefix(line, `{"type":"server","version":1,"at":"end"`):
+			end = append(end, line)
+		}
+	}
+	if len(start) != 2 || len(end) != 2 {
+		panic(fmt.Sprintf("the MySQL 9.7 capture has %d start and %d end snapshot lines, want 2 of each", len(start), len(end)))
+	}
+	return start, end
+})
+
+// withServerSnapshots puts the captured server snapshots around a ladder step's log, as the
+// reporter prints them with spec.serverStats on (the default). A target named *-psoff gets them
+// as a server with performance_schema OFF gives them (performanceSchema false, no waits); run
+// pk's mariadb at 8 threads gets no end snapshot (as when sysbench dies before done()), so the
+// operator stores no server counters for that step and says why in an Event.
+func withServerSnapshots(log, run, target string, threads int32) string {
+	start, end := serverCapture()
+	start, end = slices.Clone(start), slices.Clone(end)
+	if strings.HasSuffix(target, "-psoff") {
+		start[1], end[1] = performanceSchemaOff(start[1]), performanceSchemaOff(end[1])
+	}
+	if run == "pk" && target == "mariadb" && threads == 8 {
+		end = nil
+	}
+	out := strings.Join(start, "\n") + "\n" + log
+	if len(end) > 0 {
+		out += strings.Join(end, "\n") + "\n"
+	}
+	return out
+}
+
+// performanceSchemaOff rewrites a server line as performance_schema OFF leaves it, its counts
+// kept exact (json.Number).
+func performanceSchemaOff(line string) string {
+	d := json.NewDecoder(strings.NewReader(line))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		panic(err)
+	}
+	m["performanceSchema"] = false
+	delete(m, "waits")
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// kubeletCPU plays the operator's kubelet CPU sampler (controllers.StepCPUSource): the server
+// container of a target kept 0.9 cores busy during every step, except on the *-psoff targets,
+// whose node's stats the operator may not read.
+type kubeletCPU struct{}
+
+func (kubeletCPU) StepCPU(_ context.Context, _ *v1.BenchmarkRun, target string, from, to time.Time) (*serverstats.CPU, string) {
+	if strings.HasSuffix(target, "-psoff") {
+		return nil, "no CPU: the operator may not read the kubelet's stats; it needs get on nodes/proxy, cluster-wide"
+	}
+	const cores = 0.9
+	// The kubelet's samples fall inside the step: 10 ms after it started, 10 ms before it ended.
+	f, t := from.Add(10*time.Millisecond), to.Add(-10*time.Millisecond)
+	sec := t.Sub(f).Seconds()
+	return &serverstats.CPU{Container: "mysql", Seconds: cores * sec, From: float64(f.UnixMicro()) / 1e6,
+		To: float64(t.UnixMicro()) / 1e6, Samples: 3, PerSecond: cores}, ""
 }
 
 func (k *fakeKubelet) runJob(ctx context.Context, job *batchv1.Job) error {

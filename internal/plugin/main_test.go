@@ -152,6 +152,7 @@ func startOperator(cfg *rest.Config, k *fakeKubelet) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	r.CPU = kubeletCPU{}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,12 +23,13 @@ type plotOptions struct {
 	title      string
 	width      string
 	height     string
+	per        string
 }
 
 func newPlotCommand(e *env) *cobra.Command {
 	o := &plotOptions{}
-	metrics := make([]string, 0, len(charts.Metrics))
-	for _, m := range charts.Metrics {
+	metrics := make([]string, 0, len(charts.Metrics)+len(charts.ServerMetrics))
+	for _, m := range append(slices.Clone(charts.Metrics), charts.ServerMetrics...) {
 		metrics = append(metrics, string(m))
 	}
 	cmd := &cobra.Command{
@@ -37,14 +39,23 @@ func newPlotCommand(e *env) *cobra.Command {
 			"--metric by thread count on a log-2 axis (with error bars from the confidence intervals when the run " +
 			"has repetitions), --relative-to TARGET divides each line by that target at the same thread count, and " +
 			"--timeline draws the per-second series across the whole ladder instead (to spot stalls). " +
+			"The server metrics come from each step's server counters (spec.serverStats; see `kubectl mysqlbench server`): " +
+			"cpu-per-query is the server container's CPU time per query in microseconds, cpu-per-second the cores it " +
+			"kept busy, counter:NAME a server counter per query (--per second: per second); they are drawn by threads " +
+			"only, and the targets and steps without them are said under the chart and on stderr, never drawn as 0. " +
 			"The format follows -o's extension.",
 		Example: "  kubectl mysqlbench plot pk-lookup-57 -o qps.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --relative-to mysql57 -o relative.svg\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 -o p95.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --timeline --metric qps -o timeline.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query -o cpu.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read -o rows-read.svg\n" +
 			"  kubectl mysqlbench plot release-1 candidate -o both.png",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.per != "query" && o.per != "second" {
+				return fmt.Errorf("--per %q: use --per query or --per second", o.per)
+			}
 			format := strings.TrimPrefix(strings.ToLower(filepath.Ext(o.output)), ".")
 			if format != "png" && format != "svg" {
 				return fmt.Errorf("-o %q: name a .png or .svg file, e.g. -o qps.png", o.output)
@@ -69,8 +80,9 @@ func newPlotCommand(e *env) *cobra.Command {
 				}
 				docs = append(docs, doc)
 			}
-			p, err := charts.Draw(docs, charts.Spec{
+			p, leftOut, err := charts.DrawWithNotes(docs, charts.Spec{
 				Metric: charts.Metric(o.metric), RelativeTo: o.relativeTo, Timeline: o.timeline, Title: o.title,
+				PerSecond: o.per == "second",
 			})
 			if err != nil {
 				return err
@@ -83,10 +95,15 @@ func newPlotCommand(e *env) *cobra.Command {
 				return fmt.Errorf("write %s: %w", o.output, err)
 			}
 			_, _ = fmt.Fprintf(e.ErrOut, "Wrote %s\n", o.output)
+			for _, n := range leftOut {
+				_, _ = fmt.Fprintf(e.ErrOut, "Note: %s\n", n)
+			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&o.metric, "metric", string(charts.QPS), "What to plot: "+strings.Join(metrics, ", ")+" (p95 latency in ms).")
+	cmd.Flags().StringVar(&o.metric, "metric", string(charts.QPS), "What to plot: "+strings.Join(metrics, ", ")+
+		" (p95 latency in ms; NAME a server counter, e.g. counter:Innodb_rows_read).")
+	cmd.Flags().StringVar(&o.per, "per", "query", "A server counter (--metric counter:NAME) per query or per second.")
 	cmd.Flags().StringVar(&o.relativeTo, "relative-to", "", "Divide every line by this target's value at the same thread count (\"run/target\" with several runs).")
 	cmd.Flags().BoolVar(&o.timeline, "timeline", false, "Draw the per-second series across the ladder instead of one point per thread count.")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "The chart file to write: NAME.png or NAME.svg.")

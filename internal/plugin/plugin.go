@@ -1,5 +1,5 @@
 // Package plugin is the kubectl plugin kubectl-mysqlbench: get, describe, compare, export, logs,
-// plot and create for BenchmarkRuns. cmd/kubectl-mysqlbench only calls NewCommand; everything
+// plot, server and create for BenchmarkRuns. cmd/kubectl-mysqlbench only calls NewCommand; everything
 // else lives here so the commands run in tests against a real API server.
 //
 // The plugin reads what the operator wrote (a run's status and its results ConfigMap) and computes
@@ -71,7 +71,8 @@ func NewCommand(o Options) *cobra.Command {
 		Short: "Read, compare, plot and plan mysqlbench BenchmarkRuns",
 		Long: "kubectl mysqlbench shows what the mysqlbench operator measured: the progress and results of " +
 			"BenchmarkRuns (get, describe), the comparison of two runs (compare), their results as CSV or JSON " +
-			"(export), charts (plot), a step's sysbench output (logs), and the objects a run would create (create --dry-run).",
+			"(export), charts (plot), what the servers did at each step: counters, CPU and waits per thread count (server), " +
+			"a step's sysbench output (logs), and the objects a run would create (create --dry-run).",
 		Version:       Version,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysqlbench"},
 		SilenceUsage:  true,
@@ -88,6 +89,7 @@ func NewCommand(o Options) *cobra.Command {
 		newExportCommand(e),
 		newLogsCommand(e),
 		newPlotCommand(e),
+		newServerCommand(e),
 		newCreateCommand(e),
 	)
 	return root

@@ -1,0 +1,782 @@
+package plugin
+
+import (
+	"cmp"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
+)
+
+type serverOptions struct {
+	targets  []string
+	counters []string
+	per      string
+	output   string
+}
+
+func newServerCommand(e *env) *cobra.Command {
+	o := &serverOptions{}
+	cmd := &cobra.Command{
+		Use:   "server RUN [--target TARGET...] [--counter NAME...] [--per query|second] [-o table|csv|json]",
+		Short: "Show what the servers did at each thread count: counters per query, CPU per query, top waits",
+		Long: "Shows, per target of a finished run, the server counters each ladder step recorded (spec.serverStats, " +
+			"results.json steps[].server): one row per counter and one column per thread count, per sysbench query " +
+			"(--per second: per second between the step's two snapshots), the gauges at the end of the step, the " +
+			"server container's CPU seconds per query (--per second: cores busy) when the operator measured it, and " +
+			"the top performance_schema waits in seconds of wait per second (how many threads waited on average). " +
+			"With spec.repetitions above 1 a value is the median over the thread count's repetitions. Under each " +
+			"target it says what is missing and why: performance_schema OFF, counters the server lacks, snapshot " +
+			"errors, steps whose counters were not stored, CPU not measured. Every step's raw numbers are in " +
+			"server.csv (kubectl get configmap RUN-results -o jsonpath='{.data.server\\.csv}').",
+		Example: "  kubectl mysqlbench server pk-lookup-57\n" +
+			"  kubectl mysqlbench server pk-lookup-57 --target mysql84 --counter Innodb_rows_read --counter Innodb_data_fsyncs\n" +
+			"  kubectl mysqlbench server pk-lookup-57 --per second -o csv > server-rates.csv",
+		Args: exactArgs("RUN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.server(cmd.Context(), args[0], o)
+		},
+	}
+	cmd.Flags().StringArrayVar(&o.targets, "target", nil, "Show only this target (repeatable).")
+	cmd.Flags().StringArrayVar(&o.counters, "counter", nil,
+		"Show only this counter or gauge, e.g. Innodb_rows_read (repeatable; the CPU row and the waits are always shown).")
+	cmd.Flags().StringVar(&o.per, "per", "query", "Counters and CPU per sysbench query, or per second.")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "Output format: table, csv (one row per target, row and thread count) or json.")
+	return cmd
+}
+
+func (e *env) server(ctx context.Context, name string, o *serverOptions) error {
+	if o.per != "query" && o.per != "second" {
+		return fmt.Errorf("--per %q: use --per query or --per second", o.per)
+	}
+	if o.output != "table" && o.output != "csv" && o.output != "json" {
+		return fmt.Errorf("unknown output format %q: use -o table, -o csv or -o json", o.output)
+	}
+	run, err := e.getRun(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, t := range o.targets {
+		if err := checkTarget(run, t); err != nil {
+			return err
+		}
+	}
+	doc, err := e.resultsDoc(ctx, run)
+	if err != nil {
+		return err
+	}
+	if err := checkCounters(doc, o.counters); err != nil {
+		return err
+	}
+	view, err := serverViewOf(doc, serverQuery{
+		targets: o.targets, counters: o.counters, perSecond: o.per == "second",
+		off: !run.Spec.ServerStatsEnabled(), notStored: e.serverNotStored(ctx, run),
+	})
+	if err != nil {
+		return fmt.Errorf("benchmarkrun %s: %w", run.Name, err)
+	}
+	switch o.output {
+	case "json":
+		enc := json.NewEncoder(e.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(view)
+	case "csv":
+		return writeServerCSV(e.Out, view)
+	}
+	return writeServerTables(e.Out, view)
+}
+
+// checkCounters refuses a --counter that neither the operator's bounded set nor any step has.
+func checkCounters(doc *results.Doc, names []string) error {
+	for _, n := range names {
+		if results.KnownCounter(n) || serverstats.IsGauge(n) || docHasCounter(doc, n) {
+			continue
+		}
+		hint := "names are case-sensitive, as SHOW GLOBAL STATUS and INNODB_METRICS spell them"
+		if s := results.CounterSuggestion(n); s != "" {
+			hint = "did you mean " + s + "?"
+		}
+		return fmt.Errorf("--counter %q: no such server counter (%s); the operator reads %s", n, hint,
+			strings.Join(append(slices.Clone(serverstats.StatusNames), serverstats.InnoDBMetricNames...), ", "))
+	}
+	return nil
+}
+
+func docHasCounter(doc *results.Doc, name string) bool {
+	for i := range doc.Targets {
+		servers, err := results.ServerStepsOf(&doc.Targets[i])
+		if err != nil {
+			continue
+		}
+		for _, s := range servers {
+			if s != nil && slices.ContainsFunc(s.Counters, func(c serverstats.Counter) bool { return c.Name == name }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// serverStatsUnavailable is the reason of the Warning Event the operator records when a batch of
+// steps' server counters could not be stored (controllers/results.go); its message reads "target
+// T: the server's counters of N step(s) (threads 1, 8) are not stored: WHY".
+const serverStatsUnavailable = "ServerStatsUnavailable"
+
+// notStored is why a target's steps at a thread count have no server counters, from the
+// operator's Events (kept about an hour by default), by target and thread count; 0 stands for
+// the target's steps whose thread counts the message did not name.
+type notStored map[string]map[int32]string
+
+// serverNotStored reads the run's ServerStatsUnavailable Events; nothing when they are gone or
+// may not be read (the table then says the reason is unknown).
+func (e *env) serverNotStored(ctx context.Context, run *v1.BenchmarkRun) notStored {
+	c, err := e.clients()
+	if err != nil {
+		return nil
+	}
+	events := &corev1.EventList{}
+	if err := c.List(ctx, events, client.InNamespace(run.Namespace),
+		client.MatchingFields{"involvedObject.uid": string(run.UID), "reason": serverStatsUnavailable}); err != nil {
+		return nil
+	}
+	slices.SortStableFunc(events.Items, func(a, b corev1.Event) int { return a.LastTimestamp.Compare(b.LastTimestamp.Time) })
+	out := notStored{}
+	for _, ev := range events.Items {
+		target, threads, why, ok := parseNotStored(ev.Message)
+		if !ok {
+			continue
+		}
+		if out[target] == nil {
+			out[target] = map[int32]string{}
+		}
+		if len(threads) == 0 {
+			threads = []int32{0}
+		}
+		for _, th := range threads {
+			out[target][th] = why
+		}
+	}
+	return out
+}
+
+// parseNotStored reads a ServerStatsUnavailable Event's message.
+func parseNotStored(msg string) (target string, threads []int32, why string, ok bool) {
+	rest, found := strings.CutPrefix(msg, "target ")
+	if !found {
+		return "", nil, "", false
+	}
+	target, rest, found = strings.Cut(rest, ": ")
+	if !found {
+		return "", nil, "", false
+	}
+	head, why, found := strings.Cut(rest, " are not stored: ")
+	if !found {
+		return "", nil, "", false
+	}
+	if _, list, found := strings.Cut(head, "(threads "); found {
+		list, _, _ = strings.Cut(list, ")")
+		for _, f := range strings.Split(list, ", ") {
+			if n, err := strconv.ParseInt(f, 10, 32); err == nil && !slices.Contains(threads, int32(n)) {
+				threads = append(threads, int32(n))
+			}
+		}
+	}
+	return target, threads, why, true
+}
+
+// serverQuery is what the server command shows.
+type serverQuery struct {
+	targets   []string // empty: all
+	counters  []string // empty: every counter and gauge a step has
+	perSecond bool
+	// off: the run's spec.serverStats.enabled is false.
+	off       bool
+	notStored notStored
+}
+
+// serverView is the server command's output, the same for the table, csv and json.
+type serverView struct {
+	Run       string `json:"run"`
+	Namespace string `json:"namespace"`
+	// Per is "query" or "second": what the counters' and the CPU's values are divided by.
+	Per string `json:"per"`
+	// Repetitions: with more than one a value is the median of the thread count's steps.
+	Repetitions int                `json:"repetitions"`
+	Targets     []serverTargetView `json:"targets"`
+}
+
+type serverTargetView struct {
+	Name          string `json:"name"`
+	ServerVersion string `json:"serverVersion,omitempty"`
+	// Threads are the thread counts measured, the columns of Values.
+	Threads []int32 `json:"threads"`
+	// Rows are the counters, the gauges and the server container's CPU.
+	Rows []serverRow `json:"rows"`
+	// PerformanceSchema: whether it was ON at any step; without it there are no waits.
+	PerformanceSchema bool `json:"performanceSchema"`
+	// Waits are the top wait events of each thread count, in seconds of wait per second.
+	Waits []serverRow `json:"waits,omitempty"`
+	// Missing says what the rows lack and why, one sentence each.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Kinds and units of a serverRow.
+const (
+	rowCounter = "counter"
+	rowGauge   = "gauge"
+	rowCPU     = "cpu"
+	rowWait    = "wait"
+)
+
+type serverRow struct {
+	// Kind is counter, gauge, cpu or wait.
+	Kind string `json:"kind"`
+	// Source is status, innodbMetrics, kubelet (the CPU) or performanceSchema (waits).
+	Source string `json:"source"`
+	Name   string `json:"name"`
+	// Unit says what Values are: "per query", "per second", "at end", "CPU seconds per query",
+	// "CPU seconds per second", "seconds of wait per second".
+	Unit string `json:"unit"`
+	// Values, one per thread count: the median of its steps' values; null where none has one.
+	Values []*float64 `json:"values"`
+	// N is how many steps each value is the median of.
+	N []int `json:"n"`
+}
+
+// serverStep is a step's server counters, nil when results.json has none, with the step.
+type serverStep struct {
+	threads, rep int32
+	s            *serverstats.Step
+}
+
+// serverViewOf builds the view of the targets of doc that q asks for, in the run's order.
+func serverViewOf(doc *results.Doc, q serverQuery) (serverView, error) {
+	v := serverView{Run: doc.Run.Name, Namespace: doc.Run.Namespace, Per: "query", Repetitions: doc.Ladder.Repetitions}
+	if q.perSecond {
+		v.Per = "second"
+	}
+	for i := range doc.Targets {
+		t := &doc.Targets[i]
+		if len(q.targets) > 0 && !slices.Contains(q.targets, t.Name) {
+			continue
+		}
+		servers, err := results.ServerStepsOf(t)
+		if err != nil {
+			return serverView{}, err
+		}
+		steps := make([]serverStep, len(t.Steps))
+		for j, st := range t.Steps {
+			steps[j] = serverStep{threads: st.Threads, rep: max(st.Repetition, 1), s: servers[j]}
+		}
+		v.Targets = append(v.Targets, targetView(doc, t, steps, q))
+	}
+	return v, nil
+}
+
+func targetView(doc *results.Doc, t *results.Target, steps []serverStep, q serverQuery) serverTargetView {
+	tv := serverTargetView{Name: t.Name, ServerVersion: t.ServerVersion, Threads: []int32{}, Rows: []serverRow{}}
+	for _, s := range steps {
+		tv.Threads = append(tv.Threads, s.threads)
+	}
+	slices.Sort(tv.Threads)
+	tv.Threads = slices.Compact(tv.Threads)
+	if len(steps) == 0 {
+		tv.Missing = append(tv.Missing, "no measured step")
+		return tv
+	}
+	var with []serverStep
+	for _, s := range steps {
+		if s.s != nil {
+			with = append(with, s)
+		}
+	}
+	if q.off {
+		tv.Missing = append(tv.Missing, "no server counters: the run did not record them (spec.serverStats.enabled: false)")
+		return tv
+	}
+	tv.Missing = append(tv.Missing, notStoredLines(doc, t.Name, steps, q.notStored)...)
+	if len(with) == 0 {
+		return tv
+	}
+
+	unit := "per query"
+	if q.perSecond {
+		unit = "per second"
+	}
+	// The counter rows: those asked for, else every counter and gauge a step has, in the
+	// bounded set's order.
+	type named struct{ source, name string }
+	var counters, gauges []named
+	if len(q.counters) > 0 {
+		for _, n := range q.counters {
+			if serverstats.IsGauge(n) {
+				gauges = append(gauges, named{sourceOf(n, with), n})
+			} else {
+				counters = append(counters, named{sourceOf(n, with), n})
+			}
+		}
+	} else {
+		for _, s := range with {
+			for _, c := range s.s.Counters {
+				if !slices.Contains(counters, named{c.Source, c.Name}) {
+					counters = append(counters, named{c.Source, c.Name})
+				}
+			}
+			for _, g := range s.s.Gauges {
+				if !slices.Contains(gauges, named{g.Source, g.Name}) {
+					gauges = append(gauges, named{g.Source, g.Name})
+				}
+			}
+		}
+		order := func(a, b named) int { return cmp.Compare(boundedIndex(a.name), boundedIndex(b.name)) }
+		slices.SortStableFunc(counters, order)
+		slices.SortStableFunc(gauges, order)
+	}
+	for _, c := range counters {
+		val := results.ServerValue{Counter: c.name, PerSecond: q.perSecond}
+		tv.Rows = append(tv.Rows, medianRow(tv.Threads, with, serverRow{Kind: rowCounter, Source: c.source, Name: c.name, Unit: unit},
+			func(s *serverstats.Step) (float64, bool) { x, ok, _ := val.Of(*s); return x, ok }))
+	}
+	for _, g := range gauges {
+		tv.Rows = append(tv.Rows, medianRow(tv.Threads, with, serverRow{Kind: rowGauge, Source: g.source, Name: g.name, Unit: "at end"},
+			func(s *serverstats.Step) (float64, bool) {
+				i := slices.IndexFunc(s.Gauges, func(x serverstats.Gauge) bool { return x.Name == g.name })
+				if i < 0 {
+					return 0, false
+				}
+				return float64(s.Gauges[i].Value), true
+			}))
+	}
+	cpu := results.ServerValue{PerSecond: q.perSecond}
+	if slices.ContainsFunc(with, func(s serverStep) bool { return s.s.CPU != nil }) {
+		tv.Rows = append(tv.Rows, medianRow(tv.Threads, with, serverRow{Kind: rowCPU, Source: "kubelet",
+			Name: "CPU seconds (" + cpuContainer(with) + " container)", Unit: "CPU seconds " + unit},
+			func(s *serverstats.Step) (float64, bool) { x, ok, _ := cpu.Of(*s); return x, ok }))
+	}
+	tv.PerformanceSchema = slices.ContainsFunc(with, func(s serverStep) bool { return s.s.PerformanceSchema })
+	if tv.PerformanceSchema {
+		tv.Waits = waitRows(tv.Threads, with)
+	}
+	tv.Missing = append(tv.Missing, gapLines(t.Name, tv, with, q, cpu)...)
+	return tv
+}
+
+// boundedIndex orders counter names as the bounded set lists them; others go last.
+func boundedIndex(name string) int {
+	if i := slices.Index(serverstats.StatusNames, name); i >= 0 {
+		return i
+	}
+	if i := slices.Index(serverstats.InnoDBMetricNames, name); i >= 0 {
+		return len(serverstats.StatusNames) + i
+	}
+	return len(serverstats.StatusNames) + len(serverstats.InnoDBMetricNames)
+}
+
+// sourceOf is where a counter or gauge comes from: as the steps say, else as the bounded set does.
+func sourceOf(name string, steps []serverStep) string {
+	for _, s := range steps {
+		for _, c := range s.s.Counters {
+			if c.Name == name {
+				return c.Source
+			}
+		}
+		for _, g := range s.s.Gauges {
+			if g.Name == name {
+				return g.Source
+			}
+		}
+	}
+	if slices.Contains(serverstats.InnoDBMetricNames, name) {
+		return serverstats.SourceInnoDBMetrics
+	}
+	return serverstats.SourceStatus
+}
+
+func cpuContainer(steps []serverStep) string {
+	for _, s := range steps {
+		if s.s.CPU != nil && s.s.CPU.Container != "" {
+			return s.s.CPU.Container
+		}
+	}
+	return "server container"
+}
+
+// medianRow fills row's values: at each thread count the median of the steps' values.
+func medianRow(threads []int32, steps []serverStep, row serverRow, value func(*serverstats.Step) (float64, bool)) serverRow {
+	row.Values = make([]*float64, len(threads))
+	row.N = make([]int, len(threads))
+	for i, th := range threads {
+		var xs []float64
+		for _, s := range steps {
+			if x, ok := value(s.s); ok && s.threads == th {
+				xs = append(xs, x)
+			}
+		}
+		if len(xs) > 0 {
+			m := median(xs)
+			row.Values[i], row.N[i] = &m, len(xs)
+		}
+	}
+	return row
+}
+
+// topWaitsShown is how many wait events of each thread count the table shows, as report.md.
+const topWaitsShown = 5
+
+// waitRows are the wait events among the topWaitsShown of any thread count, by their largest
+// value: at each thread count the median over its steps with performance_schema ON (an event a
+// step did not list counting as 0, as report.md does), empty where no step listed it.
+func waitRows(threads []int32, steps []serverStep) []serverRow {
+	type ranked struct {
+		event string
+		top   float64
+	}
+	var events []ranked
+	perThreads := make([]map[string]float64, len(threads))
+	listed := make([]map[string]int, len(threads))
+	for i, th := range threads {
+		var on []*serverstats.Step
+		for _, s := range steps {
+			if s.threads == th && s.s.PerformanceSchema {
+				on = append(on, s.s)
+			}
+		}
+		byEvent := map[string][]float64{}
+		for _, s := range on {
+			for _, w := range s.Waits {
+				byEvent[w.Event] = append(byEvent[w.Event], w.SecondsPerSecond)
+			}
+		}
+		perThreads[i], listed[i] = map[string]float64{}, map[string]int{}
+		var here []ranked
+		for ev, xs := range byEvent {
+			listed[i][ev] = len(xs)
+			for len(xs) < len(on) {
+				xs = append(xs, 0)
+			}
+			m := median(xs)
+			perThreads[i][ev] = m
+			if m > 0 {
+				here = append(here, ranked{ev, m})
+			}
+		}
+		slices.SortFunc(here, func(a, b ranked) int { return cmp.Or(cmp.Compare(b.top, a.top), strings.Compare(a.event, b.event)) })
+		for _, r := range here[:min(len(here), topWaitsShown)] {
+			j := slices.IndexFunc(events, func(x ranked) bool { return x.event == r.event })
+			if j < 0 {
+				events = append(events, r)
+			} else {
+				events[j].top = max(events[j].top, r.top)
+			}
+		}
+	}
+	slices.SortFunc(events, func(a, b ranked) int { return cmp.Or(cmp.Compare(b.top, a.top), strings.Compare(a.event, b.event)) })
+	rows := make([]serverRow, 0, len(events))
+	for _, ev := range events {
+		row := serverRow{Kind: rowWait, Source: "performanceSchema", Name: ev.event, Unit: "seconds of wait per second",
+			Values: make([]*float64, len(threads)), N: make([]int, len(threads))}
+		for i := range threads {
+			if n := listed[i][ev.event]; n > 0 {
+				m := perThreads[i][ev.event]
+				row.Values[i], row.N[i] = &m, n
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// notStoredLines say which steps have no server counters and why, when it is known.
+func notStoredLines(doc *results.Doc, target string, steps []serverStep, events notStored) []string {
+	reps := doc.Ladder.Repetitions > 1
+	var whys []string
+	at := map[string][]string{}
+	missing := 0
+	for _, s := range steps {
+		if s.s != nil {
+			continue
+		}
+		missing++
+		why := "why is not known: the operator's Warning Event " + serverStatsUnavailable + " said it, and is gone"
+		switch ev := events[target]; {
+		case doc.ServerDropped(target, s.threads, s.rep):
+			why = "left out of results.json to fit the ConfigMap (see its notes)"
+		case ev[s.threads] != "":
+			why = ev[s.threads]
+		case ev[0] != "":
+			why = ev[0]
+		}
+		if _, ok := at[why]; !ok {
+			whys = append(whys, why)
+		}
+		step := strconv.Itoa(int(s.threads))
+		if reps {
+			step += fmt.Sprintf(" (repetition %d)", s.rep)
+		}
+		at[why] = append(at[why], step)
+	}
+	if missing == len(steps) && len(whys) == 1 && strings.HasPrefix(whys[0], "why is not known") {
+		// No step of the target has any: most likely the run did not record them.
+		return []string{"no server counters stored for any step (spec.serverStats.enabled false, or no step's log " +
+			"had the server snapshots; a Warning Event " + serverStatsUnavailable + " says why while it is kept)"}
+	}
+	var out []string
+	for _, why := range whys {
+		out = append(out, fmt.Sprintf("server counters not stored at %s threads: %s", strings.Join(at[why], ", "), why))
+	}
+	return out
+}
+
+// gapLines say what the target's stored server counters lack: waits, counters, CPU, errors.
+func gapLines(target string, tv serverTargetView, steps []serverStep, q serverQuery, cpu results.ServerValue) []string {
+	var out []string
+	if !tv.PerformanceSchema {
+		out = append(out, fmt.Sprintf("performance_schema is OFF on %s: no waits recorded (set performance_schema = ON "+
+			"in the target's myCnf, or targets[].synchWaits: true)", target))
+	}
+	var status, metrics, errs, backwards []string
+	for _, s := range steps {
+		status = appendNew(status, s.s.MissingStatus...)
+		metrics = appendNew(metrics, s.s.MissingInnoDBMetrics...)
+		errs = appendNew(errs, s.s.Errors...)
+		if len(s.s.WaitsLeftOut) > 0 {
+			backwards = append(backwards, strconv.Itoa(int(s.threads)))
+		}
+	}
+	if len(q.counters) > 0 {
+		notAsked := func(n string) bool { return !slices.Contains(q.counters, n) }
+		status, metrics = slices.DeleteFunc(status, notAsked), slices.DeleteFunc(metrics, notAsked)
+	}
+	var lacks []string
+	if len(status) > 0 {
+		lacks = append(lacks, "status "+withStandIns(status))
+	}
+	if len(metrics) > 0 {
+		lacks = append(lacks, "InnoDB metrics "+strings.Join(metrics, ", "))
+	}
+	if len(lacks) > 0 {
+		out = append(out, fmt.Sprintf("counters %s lacks or has disabled: %s", target, strings.Join(lacks, "; ")))
+	}
+	for _, n := range q.counters {
+		row := slices.IndexFunc(tv.Rows, func(r serverRow) bool { return r.Name == n })
+		if row >= 0 && !slices.ContainsFunc(tv.Rows[row].Values, func(v *float64) bool { return v != nil }) &&
+			!slices.Contains(status, n) && !slices.Contains(metrics, n) {
+			out = append(out, fmt.Sprintf("%s: %s", n, whyNot(results.ServerValue{Counter: n, PerSecond: q.perSecond}, steps)))
+		}
+	}
+	if len(errs) > 0 {
+		out = append(out, "snapshot errors (why some counters are missing): "+strings.Join(errs, "; "))
+	}
+	if len(backwards) > 0 {
+		out = append(out, fmt.Sprintf("some wait events' totals went backwards at %s threads (performance_schema forgets the "+
+			"waits of a table it drops or evicts): left out of the waits", strings.Join(slices.Compact(backwards), ", ")))
+	}
+	// The CPU: not measured at all, or at some thread counts.
+	var cpuWhys []string
+	cpuAt := map[string][]string{}
+	for _, s := range steps {
+		if _, ok, why := cpu.Of(*s.s); !ok {
+			if _, seen := cpuAt[why]; !seen {
+				cpuWhys = append(cpuWhys, why)
+			}
+			cpuAt[why] = appendNew(cpuAt[why], strconv.Itoa(int(s.threads)))
+		}
+	}
+	what := "CPU per query"
+	if q.perSecond {
+		what = "CPU per second"
+	}
+	measured := slices.ContainsFunc(tv.Rows, func(r serverRow) bool { return r.Kind == rowCPU })
+	for _, why := range cpuWhys {
+		why = strings.TrimPrefix(why, "CPU not measured: ")
+		if !measured {
+			out = append(out, fmt.Sprintf("%s: not measured (%s)", what, why))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: not measured at %s threads (%s)", what, strings.Join(cpuAt[why], ", "), why))
+	}
+	return out
+}
+
+// whyNot is why no step has v: the first step's reason.
+func whyNot(v results.ServerValue, steps []serverStep) string {
+	for _, s := range steps {
+		if _, ok, why := v.Of(*s.s); !ok {
+			return why
+		}
+	}
+	return "not recorded"
+}
+
+// withStandIns lists missing status counters, naming what stands in for a counter the server
+// lacks where it has that: "Innodb_rows_read (has Rows_read)".
+func withStandIns(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		for _, alt := range results.CounterStandIns(n) {
+			if !slices.Contains(names, alt) {
+				out[i] = n + " (has " + alt + ")"
+				break
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// appendNew appends the values not in list yet.
+func appendNew(list []string, values ...string) []string {
+	for _, v := range values {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
+}
+
+// median of values, the mean of the two middle ones for an even count (as report.md).
+func median(values []float64) float64 {
+	xs := slices.Sorted(slices.Values(values))
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// sig3 writes v with three significant digits and no exponent, as report.md: server rates span
+// from millions of bytes to a buffer pool read per hundred thousand queries (0.00001).
+func sig3(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	if err != nil {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// writeServerTables writes, per target, the counters table (one row per counter, gauge and the
+// CPU, one column per thread count), the waits table, and what is missing.
+func writeServerTables(w io.Writer, v serverView) error {
+	unit := "per query"
+	if v.Per == "second" {
+		unit = "per second"
+	}
+	medians := ""
+	if v.Repetitions > 1 {
+		medians = fmt.Sprintf(" (median of %d repetitions)", v.Repetitions)
+	}
+	dash := false
+	for i, t := range v.Targets {
+		if i > 0 {
+			_, _ = fmt.Fprintln(w)
+		}
+		name := t.Name
+		if t.ServerVersion != "" {
+			name += " (" + t.ServerVersion + ")"
+		}
+		_, _ = fmt.Fprintf(w, "Target %s:\n", name)
+		iw := indent(w)
+		if len(t.Rows) > 0 {
+			_, _ = fmt.Fprintf(iw, "Server counters %s by threads%s:\n", unit, medians)
+			if err := writeRows(iw, "COUNTER", t.Threads, t.Rows, &dash); err != nil {
+				return err
+			}
+		}
+		if len(t.Waits) > 0 {
+			_, _ = fmt.Fprintf(iw, "\nTop waits by threads in seconds of wait per second, i.e. threads waiting on average%s:\n", medians)
+			if err := writeRows(iw, "EVENT", t.Threads, t.Waits, &dash); err != nil {
+				return err
+			}
+		}
+		if len(t.Missing) > 0 {
+			if len(t.Rows) > 0 {
+				_, _ = fmt.Fprintln(iw)
+			}
+			for _, m := range t.Missing {
+				_, _ = fmt.Fprintf(iw, "- %s\n", m)
+			}
+		}
+	}
+	if dash {
+		_, _ = fmt.Fprintln(w, "\n-: no value at that thread count (see the lines under the target); for a wait, not "+
+			"among the events that step stored (spec.serverStats.topWaits).")
+	}
+	return nil
+}
+
+func writeRows(w io.Writer, first string, threads []int32, rows []serverRow, dash *bool) error {
+	tw := printers.GetNewTabWriter(w)
+	header := []string{first}
+	for _, th := range threads {
+		header = append(header, strconv.Itoa(int(th)))
+	}
+	_, _ = fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		name := r.Name
+		switch r.Kind {
+		case rowGauge:
+			name += " (at end)"
+		case rowWait:
+			name = shortEvent(name)
+		}
+		cells := []string{name}
+		for _, x := range r.Values {
+			if x == nil {
+				cells = append(cells, "-")
+				*dash = true
+				continue
+			}
+			cells = append(cells, sig3(*x))
+		}
+		_, _ = fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+// shortEvent drops the prefixes every wait event (wait/) and most of the interesting ones
+// (synch/) share, as report.md does.
+func shortEvent(e string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(e, "wait/"), "synch/")
+}
+
+// writeServerCSV writes one row per target, row and thread count with a value, then the missing
+// lines as rows of kind "missing".
+func writeServerCSV(w io.Writer, v serverView) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"run", "target", "threads", "kind", "source", "name", "unit", "value", "steps"})
+	for _, t := range v.Targets {
+		for _, rows := range [][]serverRow{t.Rows, t.Waits} {
+			for _, r := range rows {
+				for i, x := range r.Values {
+					if x == nil {
+						continue
+					}
+					_ = cw.Write([]string{v.Run, t.Name, strconv.Itoa(int(t.Threads[i])), r.Kind, r.Source, r.Name, r.Unit,
+						strconv.FormatFloat(*x, 'g', -1, 64), strconv.Itoa(r.N[i])})
+				}
+			}
+		}
+		for _, m := range t.Missing {
+			_ = cw.Write([]string{v.Run, t.Name, "", "missing", "", m, "", "", ""})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
