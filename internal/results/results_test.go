@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
 // The golden results.json files the report package renders are what Decode reads.
@@ -88,5 +89,86 @@ func TestDecodedServer(t *testing.T) {
 	if s.Counters[0].Delta != math.MaxUint64 || s.Waits[0].Count != 1<<53+1 || s.Gauges[0].Value != 1 ||
 		s.Seconds != 300.4 || s.Queries != 9000 || !s.PerformanceSchema || s.MissingStatus[0] != "Rows_read" {
 		t.Errorf("decoded %+v", s)
+	}
+}
+
+func TestServerValueOf(t *testing.T) {
+	step := serverstats.Step{
+		Seconds: 10, Queries: 1000,
+		Counters: []serverstats.Counter{
+			{Source: serverstats.SourceStatus, Name: "Innodb_rows_read", Delta: 5000, PerSecond: 500, PerQuery: 5},
+		},
+		Gauges:        []serverstats.Gauge{{Source: serverstats.SourceStatus, Name: "Threads_running", Value: 2}},
+		MissingStatus: []string{"Rows_read", "Innodb_lsn_current"},
+		CPU:           &serverstats.CPU{Container: "mysql", Seconds: 4, PerSecond: 0.4, PerQuery: 0.004},
+	}
+	noQueries := step
+	noQueries.Queries = 0
+	noCPU := step
+	noCPU.CPU, noCPU.CPUMissing = nil, "no CPU: the operator may not read the kubelet's stats"
+	oldCPU := step
+	oldCPU.CPU = nil
+	errs := step
+	errs.Errors = []string{"start: innodbMetrics: Access denied; you need the PROCESS privilege"}
+	for name, tc := range map[string]struct {
+		v     results.ServerValue
+		s     serverstats.Step
+		want  float64
+		ok    bool
+		whyIs string
+	}{
+		"counter per query":             {results.ServerValue{Counter: "Innodb_rows_read"}, step, 5, true, ""},
+		"counter per second":            {results.ServerValue{Counter: "Innodb_rows_read", PerSecond: true}, step, 500, true, ""},
+		"counter of a step of no query": {results.ServerValue{Counter: "Innodb_rows_read"}, noQueries, 0, false, "no queries to divide Innodb_rows_read by"},
+		"per second needs no query":     {results.ServerValue{Counter: "Innodb_rows_read", PerSecond: true}, noQueries, 500, true, ""},
+		"a counter the server lacks": {results.ServerValue{Counter: "Rows_read"}, step, 0, false,
+			"the server lacks Rows_read or has it disabled (other servers count it as Innodb_rows_read)"},
+		"redo stand-ins": {results.ServerValue{Counter: "Innodb_lsn_current"}, step, 0, false,
+			"(other servers count it as Innodb_os_log_written or Innodb_redo_log_current_lsn)"},
+		"a gauge":                   {results.ServerValue{Counter: "Threads_running"}, step, 0, false, "Threads_running is a gauge"},
+		"not read":                  {results.ServerValue{Counter: "lock_deadlocks"}, errs, 0, false, "lock_deadlocks not read: start: innodbMetrics: Access denied"},
+		"not recorded":              {results.ServerValue{Counter: "lock_deadlocks"}, step, 0, false, "no lock_deadlocks recorded"},
+		"cpu per query":             {results.ServerValue{}, step, 0.004, true, ""},
+		"cpu per second":            {results.ServerValue{PerSecond: true}, step, 0.4, true, ""},
+		"cpu not measured":          {results.ServerValue{}, noCPU, 0, false, "CPU not measured: no CPU: the operator may not read the kubelet's stats"},
+		"cpu before it existed":     {results.ServerValue{}, oldCPU, 0, false, "CPU not measured (no CPU recorded"},
+		"cpu of a step of no query": {results.ServerValue{}, func() serverstats.Step { s := noQueries; return s }(), 0, false, "no queries to divide the CPU by"},
+	} {
+		got, ok, why := tc.v.Of(tc.s)
+		if got != tc.want || ok != tc.ok || (tc.whyIs == "") != (why == "") || !strings.Contains(why, tc.whyIs) {
+			t.Errorf("%s: %v %v %q, want %v %v %q", name, got, ok, why, tc.want, tc.ok, tc.whyIs)
+		}
+	}
+}
+
+func TestCounterNames(t *testing.T) {
+	if !results.KnownCounter("Innodb_rows_read") || !results.KnownCounter("lock_deadlocks") ||
+		results.KnownCounter("Threads_running") || results.KnownCounter("innodb_rows_read") {
+		t.Error("KnownCounter: the bounded set's counters, gauges left out, case-sensitive")
+	}
+	if s := results.CounterSuggestion("innodb_ROWS_read"); s != "Innodb_rows_read" {
+		t.Errorf("suggestion %q", s)
+	}
+	if s := results.CounterSuggestion("Innodb_rows_reed"); s != "" {
+		t.Errorf("suggestion %q for a typo", s)
+	}
+}
+
+func TestServerDropped(t *testing.T) {
+	d := &results.Doc{Dropped: []results.Dropped{
+		{Kind: results.DroppedSeries, Target: "a", Threads: []int32{1}},
+		{Kind: results.DroppedServer, Target: "a", Threads: []int32{8, 8}, Repetitions: []int32{1, 3}},
+		{Kind: results.DroppedServer, Target: "b", Threads: []int32{4}},
+	}}
+	for _, tc := range []struct {
+		target       string
+		threads, rep int32
+		want         bool
+	}{
+		{"a", 1, 1, false}, {"a", 8, 1, true}, {"a", 8, 2, false}, {"a", 8, 3, true}, {"b", 4, 1, true}, {"b", 4, 0, true}, {"c", 4, 1, false},
+	} {
+		if got := d.ServerDropped(tc.target, tc.threads, tc.rep); got != tc.want {
+			t.Errorf("ServerDropped(%s, %d, %d) = %v", tc.target, tc.threads, tc.rep, got)
+		}
 	}
 }
