@@ -186,8 +186,14 @@ func threadLines(docs []*results.Doc, m measure, relativeTo string) (lines []ser
 		}
 		i := slices.IndexFunc(lines, func(ln series) bool { return ln.label == srcs[base].label })
 		if i < 0 {
+			var why []string
+			for _, n := range leftOut {
+				if strings.Contains(n, srcs[base].label) {
+					why = append(why, n)
+				}
+			}
 			return nil, nil, nil, "", fmt.Errorf("relative to %s: it has no %s at any thread count (%s): choose another target",
-				srcs[base].label, m.name(), strings.Join(leftOut, "; "))
+				srcs[base].label, m.name(), strings.Join(why, "; "))
 		}
 		var apart []string
 		lines, apart = relative(lines, lines[i])

@@ -72,7 +72,7 @@ func checkCounter(docs []*results.Doc, v results.ServerValue) error {
 	if s := results.CounterSuggestion(v.Counter); s != "" {
 		hint = "did you mean " + CounterPrefix + s + "?"
 	}
-	return fmt.Errorf("unknown server counter %q: %s; the operator reads %s", v.Counter, hint, counterList())
+	return fmt.Errorf("unknown server counter %q (%s): the operator reads %s", v.Counter, hint, counterList())
 }
 
 func counterList() string {
@@ -84,6 +84,12 @@ func counterList() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// Why a step has no server value when it has no server counters at all.
+const (
+	noServer      = "no server counters stored"
+	droppedServer = "server counters left out to fit the ConfigMap"
+)
 
 // serverGap is a step of a target without the server value, and why.
 type serverGap struct {
@@ -117,9 +123,9 @@ func serverByThreads(src source, v results.ServerValue) ([]point, []serverGap, e
 		var why string
 		switch s := servers[i]; {
 		case s == nil && src.doc.ServerDropped(t.Name, st.Threads, max(st.Repetition, 1)):
-			why = "server counters left out to fit the ConfigMap"
+			why = droppedServer
 		case s == nil:
-			why = "no server counters stored"
+			why = noServer
 		default:
 			val, ok, reason := v.Of(*s)
 			if ok {
@@ -146,6 +152,11 @@ func serverByThreads(src source, v results.ServerValue) ([]point, []serverGap, e
 		}
 	}
 	if len(out) == 0 {
+		// Say why the steps with server counters lack the value rather than that the others
+		// have none, when there are such steps.
+		if slices.ContainsFunc(servers, func(s *serverstats.Step) bool { return s != nil }) {
+			gaps = slices.DeleteFunc(gaps, func(g serverGap) bool { return g.why == noServer || g.why == droppedServer })
+		}
 		for i := range gaps {
 			gaps[i].whole = true
 		}

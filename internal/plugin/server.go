@@ -110,7 +110,7 @@ func checkCounters(doc *results.Doc, names []string) error {
 		if s := results.CounterSuggestion(n); s != "" {
 			hint = "did you mean " + s + "?"
 		}
-		return fmt.Errorf("--counter %q: no such server counter (%s); the operator reads %s", n, hint,
+		return fmt.Errorf("--counter %q: no such server counter (%s): the operator reads %s", n, hint,
 			strings.Join(append(slices.Clone(serverstats.StatusNames), serverstats.InnoDBMetricNames...), ", "))
 	}
 	return nil
@@ -563,7 +563,12 @@ func gapLines(target string, tv serverTargetView, steps []serverStep, q serverQu
 	}
 	var lacks []string
 	if len(status) > 0 {
-		lacks = append(lacks, "status "+withStandIns(status))
+		has := func(name string) bool {
+			return slices.ContainsFunc(steps, func(s serverStep) bool {
+				return slices.ContainsFunc(s.s.Counters, func(c serverstats.Counter) bool { return c.Name == name })
+			})
+		}
+		lacks = append(lacks, "status "+withStandIns(status, has))
 	}
 	if len(metrics) > 0 {
 		lacks = append(lacks, "InnoDB metrics "+strings.Join(metrics, ", "))
@@ -624,12 +629,12 @@ func whyNot(v results.ServerValue, steps []serverStep) string {
 
 // withStandIns lists missing status counters, naming what stands in for a counter the server
 // lacks where it has that: "Innodb_rows_read (has Rows_read)".
-func withStandIns(names []string) string {
+func withStandIns(names []string, has func(string) bool) string {
 	out := make([]string, len(names))
 	for i, n := range names {
 		out[i] = n
 		for _, alt := range results.CounterStandIns(n) {
-			if !slices.Contains(names, alt) {
+			if has(alt) {
 				out[i] = n + " (has " + alt + ")"
 				break
 			}
