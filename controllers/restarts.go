@@ -115,12 +115,16 @@ func (r *BenchmarkRunReconciler) deleteUnfinishedJobs(ctx context.Context, run *
 // afterRestartProbe is where a target goes after the probe of a restarted server: its sbtest
 // tables survived (a container restart, or a persistent volume), so a warm-up brings the caches
 // back, or they are gone (a new pod on an emptyDir) and must be prepared again. Tables that a
-// prepare cut short by the restart was filling are never trusted.
+// prepare cut short by the restart was filling are never trusted. A mysqlslap workload has no
+// tables to keep.
 func afterRestartProbe(run *v1.BenchmarkRun, restart *v1.ServerRestart, tablesFound int32) (v1.TargetPhase, string) {
 	w := run.Spec.Workload
 	tables := max(w.Tables, 1)
 	duringPrepare := restart != nil && restart.During == "prepare"
 	switch {
+	case w.ClientOrDefault() == v1.ClientMysqlslap:
+		// mysqlslap re-creates its own schema at every step: nothing to prepare again.
+		return afterPrepare(run), ""
 	case tablesFound >= tables && !duringPrepare:
 		return afterPrepare(run), ""
 	case w.SkipPrepare:

@@ -377,8 +377,14 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 			}
 		}
 	}
-	_, _ = fmt.Fprintln(w, "  ($(MYSQLBENCH_*) come from the target's connection Secret; the container's launcher adds "+
-		"--config-file with the password, from a file, and --mysql-db.)")
+	if s.Workload.ClientOrDefault() == v1.ClientMysqlslap {
+		_, _ = fmt.Fprintln(w, "  ($(MYSQLBENCH_*) come from the target's connection Secret; the container's launcher runs "+
+			"mariadb-slap or mysqlslap, whichever the image has, with --defaults-extra-file holding the password, "+
+			"from a file, and the server snapshots around it.)")
+	} else {
+		_, _ = fmt.Fprintln(w, "  ($(MYSQLBENCH_*) come from the target's connection Secret; the container's launcher adds "+
+			"--config-file with the password, from a file, and --mysql-db.)")
+	}
 
 	_, _ = fmt.Fprintln(w, "Placement:")
 	servers, clients := map[string]bool{}, map[string]bool{}
@@ -429,12 +435,19 @@ func ladderCommands(jobs []*batchv1.Job) []string {
 		}
 		args := quoteArgs(j.Spec.Template.Spec.Containers[0].Args)
 		st := step{name: name}
+		client := "sysbench "
 		for i, a := range args {
 			if v, ok := strings.CutPrefix(a, "--threads="); ok {
 				st.threads, args[i] = v, "--threads=N"
 			}
+			if v, ok := strings.CutPrefix(a, "--concurrency="); ok {
+				st.threads, args[i], client = v, "--threads=N", "mysqlslap "
+			}
 		}
-		st.command = "sysbench " + strings.Join(args, " ")
+		st.command = client + strings.Join(args, " ")
+		if client == "mysqlslap " {
+			st.command = strings.Replace(st.command, "--threads=N", "--concurrency=N", 1)
+		}
 		steps = append(steps, st)
 	}
 	if len(steps) == 0 {
@@ -449,7 +462,8 @@ func ladderCommands(jobs []*batchv1.Job) []string {
 	}
 	var out []string
 	for _, x := range steps {
-		out = append(out, fmt.Sprintf("%s: %s", x.name, strings.Replace(x.command, "--threads=N", "--threads="+x.threads, 1)))
+		c := strings.Replace(x.command, "--threads=N", "--threads="+x.threads, 1)
+		out = append(out, fmt.Sprintf("%s: %s", x.name, strings.Replace(c, "--concurrency=N", "--concurrency="+x.threads, 1)))
 	}
 	return out
 }

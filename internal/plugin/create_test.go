@@ -82,8 +82,12 @@ func TestCreateDryRunLocalPlansEverySample(t *testing.T) {
 		if jobs == 0 || objs[0].GetKind() != "ConfigMap" {
 			t.Errorf("%s: %d Jobs, first object %s", f, jobs, objs[0].GetKind())
 		}
-		for _, want := range []string{"--local: planned from the file alone", "Servers:", "Jobs: " + strconv.Itoa(jobs),
-			"sysbench /opt/mysqlbench/reporter.lua", "--threads=N", "Placement:"} {
+		wants := []string{"--local: planned from the file alone", "Servers:", "Jobs: " + strconv.Itoa(jobs),
+			"sysbench /opt/mysqlbench/reporter.lua", "--threads=N", "Placement:"}
+		if strings.Contains(f, "mysqlslap") {
+			wants[3], wants[4] = "mysqlslap --host=$(MYSQLBENCH_HOST)", "--concurrency=N"
+		}
+		for _, want := range wants {
 			if !strings.Contains(errOut, want) {
 				t.Errorf("%s: the summary lacks %q", f, want)
 			}

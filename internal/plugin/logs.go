@@ -391,11 +391,11 @@ func ran(run *v1.BenchmarkRun, ts *v1.TargetStatus, ref stepRef) bool {
 	case sysbench.PhaseProbe:
 		return ts.ServerVersion != ""
 	case sysbench.PhasePrepare:
-		return !run.Spec.Workload.SkipPrepare && (measuring || ts.Phase == v1.TargetWarmingUp)
+		return run.Spec.Workload.Prepares() && (measuring || ts.Phase == v1.TargetWarmingUp)
 	case sysbench.PhaseWarmup:
 		return run.Spec.Ladder.WarmupDuration() > 0 && measuring
 	case sysbench.PhaseCleanup:
-		return !run.Spec.Workload.SkipPrepare && ts.Phase == v1.TargetSucceeded
+		return run.Spec.Workload.Prepares() && ts.Phase == v1.TargetSucceeded
 	}
 	return false
 }
