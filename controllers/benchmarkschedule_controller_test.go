@@ -916,19 +916,28 @@ func scrape(t *testing.T, addr string) string {
 }
 
 // assertWarning checks that the schedule has a Warning Event of reason whose message contains
-// text.
+// text. The Events of a reconcile are recorded after its status write, through the recorder's
+// asynchronous broadcaster: one may reach the API server a moment after the status a test saw, so
+// this waits for it (up to 10 s; a busy CI machine once needed more than none).
 func assertWarning(t *testing.T, ns, name, reason, text string) {
 	t.Helper()
-	events := &corev1.EventList{}
-	if err := k8s.List(context.Background(), events, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range events.Items {
-		if e.InvolvedObject.Name == name && e.Reason == reason && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, text) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		events := &corev1.EventList{}
+		if err := k8s.List(context.Background(), events, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == name && e.Reason == reason && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, text) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("no Warning %s Event on %s containing %q", reason, name, text)
 			return
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	t.Errorf("no Warning %s Event on %s containing %q", reason, name, text)
 }
 
 // TestScheduleEventsFollowTheStatusWrite: the Events of a reconcile are recorded only once its
