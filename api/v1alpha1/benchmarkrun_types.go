@@ -298,18 +298,22 @@ type MysqlslapWorkload struct {
 	Image string `json:"image,omitempty"`
 
 	// Args are further mysqlslap options, one `--name=value` per item, e.g. --engine=innodb,
-	// --commit=10, --auto-generate-sql-secondary-indexes=2 or --query=SELECT 1. Options the
-	// operator sets itself or that change what is measured or printed are refused:
-	// --concurrency, --iterations, --number-of-queries, --auto-generate-sql-load-type,
-	// --create-schema, connection and option-file options (--host, --port, --user,
-	// --password, --socket, --protocol, --defaults-*, --no-defaults), --csv, --silent,
-	// --only-print, --verbose, --detach, --pre-system, --post-system, --debug*, --help and
-	// --version, --no-drop (the next step could not create the schema) and a list of engines in
-	// --engine (one report per step).
+	// --commit=10, --auto-generate-sql-secondary-indexes=2 or --query=SELECT 1. Only these, by
+	// their full names: --auto-generate-sql-add-autoincrement, -execute-number, -guid-primary,
+	// -secondary-indexes, -unique-query-number, -unique-write-number and -write-number (each
+	// --auto-generate-sql-...), --commit, --compress, --create, --delimiter, --engine (one),
+	// --number-char-cols, --number-int-cols, --post-query, --pre-query, --query and the
+	// --ssl*/--tls-version options. The operator sets the concurrency, iterations, query count,
+	// generated SQL and its load type, the schema and the connection; --loose-, --skip- and
+	// --enable- forms and shortened names are refused like every other option. The SQL of
+	// --query, --create, --pre-query and --post-query is written out (with a blank), never a
+	// file's path, and --create needs --query.
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=4096
 	// +kubebuilder:validation:items:Pattern=`^--[a-z][a-z0-9-]*(=.*)?$`
-	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(concurrency|iterations|number-of-queries|auto-generate-sql-load-type|create-schema|host|port|user|password|socket|protocol|defaults-[a-z-]*|no-defaults|print-defaults|csv|silent|only-print|verbose|detach|pre-system|post-system|debug[a-z-]*|help|version|no-drop)(=|$)') && !a.matches('^--engine=.*,'))",message="workload.mysqlslap.args must not set options the operator owns or that change what is measured (--concurrency, --iterations, --number-of-queries, --auto-generate-sql-load-type, --create-schema, connection and option-file options, --csv, --silent, --only-print, --verbose, --detach, --pre-system, --post-system, --debug*, --no-drop, a list of engines): use spec.ladder and workload.mysqlslap's fields"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, a.matches('^--(auto-generate-sql-add-autoincrement|auto-generate-sql-execute-number|auto-generate-sql-guid-primary|auto-generate-sql-secondary-indexes|auto-generate-sql-unique-query-number|auto-generate-sql-unique-write-number|auto-generate-sql-write-number|commit|compress|create|delimiter|engine|number-char-cols|number-int-cols|post-query|pre-query|query|ssl|ssl-ca|ssl-capath|ssl-cert|ssl-cipher|ssl-crl|ssl-crlpath|ssl-key|ssl-mode|ssl-verify-server-cert|tls-version)(=|$)') && !a.matches('^--engine=.*,'))",message="workload.mysqlslap.args may only set mysqlslap options the operator does not own, by their full names (--engine, --commit, --create, --query, --pre-query, --post-query, --delimiter, --compress, --number-char-cols, --number-int-cols, the --auto-generate-sql-* options other than the load type, --ssl*, --tls-version), one engine: concurrency, iterations, query count and load type come from spec.ladder and workload.mysqlslap"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(create|query|pre-query|post-query)=') || a.matches('^--[a-z-]+=[^/.~ ].* '))",message="workload.mysqlslap.args: write the SQL of --query, --create, --pre-query and --post-query itself (with a blank, e.g. --query=SELECT 1), not a file's path: mysqlslap runs a file of that name if one exists"
+	// +kubebuilder:validation:XValidation:rule="!self.exists(a, a.matches('^--create(=|$)')) || self.exists(a, a.matches('^--query(=|$)'))",message="workload.mysqlslap.args give --create without --query: add the --query to run, or remove --create to let mysqlslap generate the SQL"
 	// +listType=atomic
 	// +optional
 	Args []string `json:"args,omitempty"`

@@ -206,19 +206,33 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 		{"unknown client", func(r *v1.BenchmarkRun) { r.Spec.Workload.Client = "hammerdb" }, `Unsupported value: "hammerdb"`},
 		{"mysqlslap arg sets the concurrency", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--engine=innodb", "--concurrency=64"}}}
-		}, "workload.mysqlslap.args must not set options the operator owns"},
+		}, "workload.mysqlslap.args may only set mysqlslap options"},
 		{"mysqlslap arg sets the schema", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--create-schema=sbtest"}}}
-		}, "workload.mysqlslap.args must not set options the operator owns"},
+		}, "workload.mysqlslap.args may only set mysqlslap options"},
 		{"mysqlslap arg runs a command", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--post-system=rm -rf /"}}}
-		}, "workload.mysqlslap.args must not set options the operator owns"},
+		}, "workload.mysqlslap.args may only set mysqlslap options"},
 		{"mysqlslap arg keeps the schema", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--no-drop"}}}
-		}, "workload.mysqlslap.args must not set options the operator owns"},
+		}, "workload.mysqlslap.args may only set mysqlslap options"},
 		{"mysqlslap arg lists engines", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--engine=innodb,myisam"}}}
-		}, "workload.mysqlslap.args must not set options the operator owns"},
+		}, "workload.mysqlslap.args may only set mysqlslap options"},
+		{"mysqlslap arg sets the schema the loose way", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--loose-create-schema=appdb"}}}
+		}, "workload.mysqlslap.args may only set mysqlslap options"},
+		{"mysqlslap arg shortened", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--create-s=appdb"}}}
+		}, "workload.mysqlslap.args may only set mysqlslap options"},
+		{"mysqlslap query is a file", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap,
+				Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--query=/etc/mysqlbench/credentials/password"}}}
+		}, "workload.mysqlslap.args: write the SQL"},
+		{"mysqlslap create without query", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap,
+				Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--create=CREATE TABLE t (a INT)"}}}
+		}, "--create without --query"},
 		{"mysqlslap arg not an option", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"-c", "8"}}}
 		}, `spec.workload.mysqlslap.args[0]: Invalid value: "-c"`},
@@ -328,7 +342,7 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			if strings.Contains(tc.want, "(200 bytes per row)") && specs.CheckDataFits(r.Spec) == nil {
 				t.Errorf("the API server refuses this data size but specs.CheckDataFits accepts it")
 			}
-			if strings.Contains(tc.want, "mysqlslap.args must not") && mysqlslap.ValidateArgs(r.Spec.Workload.Mysqlslap.Args) == nil {
+			if strings.Contains(tc.want, "mysqlslap.args") && mysqlslap.ValidateArgs(r.Spec.Workload.Mysqlslap.Args) == nil {
 				t.Errorf("the API server refuses these mysqlslap args but mysqlslap.ValidateArgs accepts them")
 			}
 		})

@@ -312,33 +312,66 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (sysbench.Invocati
 
 var optionSyntax = regexp.MustCompile(`^--[a-z][a-z0-9-]*(=.*)?$`)
 
-// ownedOption are the options the API's CEL rule on MysqlslapWorkload.Args refuses: the ones the
-// operator sets, the connection and option-file options (--print-defaults would print the
-// password), and those that change what is measured or printed or run commands.
-var ownedOption = regexp.MustCompile(`^--(concurrency|iterations|number-of-queries|auto-generate-sql-load-type|` +
-	`create-schema|host|port|user|password|socket|protocol|defaults-[a-z-]*|no-defaults|print-defaults|csv|silent|` +
-	`only-print|verbose|detach|pre-system|post-system|debug[a-z-]*|help|version)(=|$)`)
+// AllowedOptions are the mysqlslap options workload.mysqlslap.args may set, by their full names
+// (the API's CEL rule on MysqlslapWorkload.Args holds the same list). An allow-list, not a
+// deny-list: the MySQL and MariaDB option parsers also accept --loose-NAME, --enable-/--disable-/
+// --skip-/--maximum-NAME and (MariaDB) any unambiguous shortening of a name, so refusing names
+// could never be complete, and one missed name could set the schema mysqlslap drops
+// (--create-schema), run shell commands (--pre-system), skew the counts (--iterations,
+// --concurrency) or print the password (--print-defaults). Everything the operator sets
+// (concurrency, iterations, query count, generated SQL and its load type, schema, connection,
+// option files) and everything that changes what is measured or printed is left out.
+var AllowedOptions = []string{
+	"auto-generate-sql-add-autoincrement", "auto-generate-sql-execute-number",
+	"auto-generate-sql-guid-primary", "auto-generate-sql-secondary-indexes",
+	"auto-generate-sql-unique-query-number", "auto-generate-sql-unique-write-number",
+	"auto-generate-sql-write-number", "commit", "compress", "create", "delimiter", "engine",
+	"number-char-cols", "number-int-cols", "post-query", "pre-query", "query",
+	"ssl", "ssl-ca", "ssl-capath", "ssl-cert", "ssl-cipher", "ssl-crl", "ssl-crlpath", "ssl-key",
+	"ssl-mode", "ssl-verify-server-cert", "tls-version",
+}
 
-// ValidateArgs checks workload.mysqlslap.args: each one --name=value, none the API refuses
-// (ownedOption), and, beyond the API, no --no-drop (every step needs a fresh schema: mysqlslap
-// does not drop it then, and the next step's CREATE SCHEMA fails) and one engine per --engine
-// (mysqlslap benchmarks each engine of a list separately, printing one report each).
+var allowedOption = regexp.MustCompile(`^--(` + strings.Join(AllowedOptions, "|") + `)(=|$)`)
+
+// sqlOptions take SQL, or a file of SQL: mysqlslap reads the value as a file's path when a file
+// of that name exists, and echoes what it ran in its errors. So their values must read as SQL,
+// never as a path: with a blank in them, not starting with /, . or ~ (the password file is
+// /etc/mysqlbench/credentials/password, the option file /run/mysqlbench/mysqlslap.cnf).
+var sqlOptions = regexp.MustCompile(`^--(create|query|pre-query|post-query)=`)
+
+var sqlValue = regexp.MustCompile(`^[^/.~\s][^\n]*\s`)
+
+// ValidateArgs checks workload.mysqlslap.args: each one --name=value with a name of
+// AllowedOptions (the API refuses the others too), SQL values that cannot be read as a file's
+// path, and, beyond the API, no --no-drop (every step needs a fresh schema: mysqlslap does not
+// drop it then, and the next step's CREATE SCHEMA fails), one engine per --engine (mysqlslap
+// benchmarks each engine of a list separately, printing one report each) and no --create without
+// --query.
 func ValidateArgs(args []string) error {
 	for i, a := range args {
 		field := fmt.Sprintf("workload.mysqlslap.args[%d] %q", i, a)
 		switch {
 		case !optionSyntax.MatchString(a):
 			return fmt.Errorf("%s: write each option as --name=value", field)
-		case ownedOption.MatchString(a):
-			return fmt.Errorf("%s: the operator sets this option itself or it changes what is measured or printed "+
-				"(concurrency comes from spec.ladder.threads, iterations, queries and loadType from workload.mysqlslap, "+
-				"the connection from the target): remove it", field)
-		case a == "--no-drop" || strings.HasPrefix(a, "--no-drop="):
-			return fmt.Errorf("%s: every step needs a fresh schema %s; with --no-drop mysqlslap leaves it, and the next step "+
-				"fails to create it (database exists): remove it", field, Schema)
+		case !allowedOption.MatchString(a):
+			return fmt.Errorf("%s: not an option workload.mysqlslap.args may set, by its full name (the operator sets "+
+				"concurrency from spec.ladder.threads, iterations, queries and loadType from workload.mysqlslap, the "+
+				"connection from the target; --loose-, --skip-, --enable- forms and shortened names are refused too): "+
+				"use one of --%s", field, strings.Join(AllowedOptions, ", --"))
+		case sqlOptions.MatchString(a) && !sqlValue.MatchString(a[strings.Index(a, "=")+1:]):
+			return fmt.Errorf("%s: write the SQL itself (with a blank, e.g. --query=SELECT 1), not a file's path: "+
+				"mysqlslap runs a file of that name if one exists", field)
 		case strings.HasPrefix(a, "--engine=") && strings.Contains(a, ","):
 			return fmt.Errorf("%s: a step measures one engine (mysqlslap reports each engine of a list separately): "+
 				"name one, e.g. --engine=innodb", field)
+		}
+	}
+	if !hasOption(args, "query") {
+		for i, a := range args {
+			if a == "--create" || strings.HasPrefix(a, "--create=") {
+				return fmt.Errorf("workload.mysqlslap.args[%d] %q: --create without --query: add the --query to run, "+
+					"or remove --create to let mysqlslap generate the SQL", i, a)
+			}
 		}
 	}
 	return nil
