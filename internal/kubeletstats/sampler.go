@@ -407,8 +407,11 @@ func (s *Sampler) StepCPU(_ context.Context, run *v1.BenchmarkRun, target string
 		}
 		u, missing := Window(sr.ring.samples(), from, to)
 		c := &candidate{key: k, node: sr.node, usage: u, missing: missing}
-		// The one that has CPU, then the one with the most samples inside.
-		if best == nil || better(c.missing == "", c.usage.Samples, best.missing == "", best.usage.Samples) {
+		// The one that has CPU, then the one with the most samples inside, then the first pod
+		// by name (a multi-pod target's member 0, e.g. PXC's: the same member every step, not
+		// the map's random order).
+		if best == nil || better(c.missing == "", c.usage.Samples, best.missing == "", best.usage.Samples) ||
+			(!better(best.missing == "", best.usage.Samples, c.missing == "", c.usage.Samples) && c.key.pod < best.key.pod) {
 			best = c
 		}
 	}
