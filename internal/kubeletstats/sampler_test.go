@@ -251,14 +251,15 @@ func TestSamplerStepCPU(t *testing.T) {
 		target, container string
 		cores             float64
 	}{{"maria", "mysql", 1.5}, {"ps", "mysql", 0.75}} {
-		// A step from 3 s to 15 s: samples at 4, 6, ..., 14 s.
+		// A step from 3 s to 15 s: samples at 4, 6, ..., 14 s inside, and at 2 and 16 s beyond:
+		// the usage is interpolated to 3 and 15 s.
 		cpu, missing := w.sampler.StepCPU(ctx, w.run, tc.target, t0.Add(3*time.Second), t0.Add(15*time.Second))
 		if missing != "" {
 			t.Fatalf("%s: missing %q", tc.target, missing)
 		}
 		if cpu.Container != tc.container || cpu.Samples != 6 || math.Abs(cpu.PerSecond-tc.cores) > 1e-6 ||
-			math.Abs(cpu.Seconds-10*tc.cores) > 1e-6 || cpu.From != float64(t0.Unix()+4) || cpu.To != float64(t0.Unix()+14) {
-			t.Errorf("%s: got %+v, want %s, 6 samples from +4 s to +14 s, %v cores", tc.target, cpu, tc.container, tc.cores)
+			math.Abs(cpu.Seconds-12*tc.cores) > 1e-6 || cpu.From != float64(t0.Unix()+3) || cpu.To != float64(t0.Unix()+15) {
+			t.Errorf("%s: got %+v, want %s, 6 samples, over +3 s to +15 s, %v cores", tc.target, cpu, tc.container, tc.cores)
 		}
 		if cpu.PerQuery != 0 {
 			t.Errorf("%s: PerQuery %v: the caller fills it", tc.target, cpu.PerQuery)

@@ -42,9 +42,10 @@ func SampleTime(kubelet, sent, received time.Time) time.Time {
 
 // Usage is a container's CPU time between two samples.
 type Usage struct {
-	// Seconds is the CPU time between the first and the last sample.
+	// Seconds is the CPU time between From and To.
 	Seconds float64
-	// From and To are the first and last sample's times.
+	// From and To are the window's edges where samples beyond them allowed interpolating to
+	// them, else the first and last sample's times inside.
 	From, To time.Time
 	// Samples is how many distinct samples fell inside the window.
 	Samples int
@@ -52,8 +53,9 @@ type Usage struct {
 	PerSecond float64
 }
 
-// Window is the CPU time between the first and the last of samples (oldest first) inside
-// [from, to]. missing says why there is none, as a sentence fragment about the container:
+// Window is the CPU time over [from, to] from samples (oldest first): between the first and the
+// last sample inside, each end extended to from or to by linear interpolation when a sample of
+// the same container lies beyond it (the sampler polls every few seconds, so one usually does). missing says why there is none, as a sentence fragment about the container:
 // fewer than two samples at distinct times inside, or a restart (another container start, or
 // usage going backwards: the counter started over) between them.
 func Window(samples []Sample, from, to time.Time) (u Usage, missing string) {
@@ -79,10 +81,35 @@ func Window(samples []Sample, from, to time.Time) (u Usage, missing string) {
 		}
 	}
 	first, last := in[0], in[len(in)-1]
+	// Each end moves out to the window's own edge when a sample of the same container lies
+	// beyond it: the usage there is interpolated between that sample and the nearest inside.
+	// The CPU is then over exactly the snapshots' interval, the same interval the step's queries
+	// were counted over, so CPU per query does not divide a busy stretch's CPU rate by a query
+	// rate diluted with the threads' connecting and the client's set-up (review finding).
+	fromNs, toNs := float64(first.At), float64(last.At)
+	fromUsage, toUsage := float64(first.Usage), float64(last.Usage)
+	for i := len(samples) - 1; i >= 0; i-- {
+		if p := samples[i]; p.At < lo {
+			if p.Start == first.Start && p.Usage <= first.Usage {
+				fromUsage = float64(p.Usage) + float64(first.Usage-p.Usage)*float64(lo-p.At)/float64(first.At-p.At)
+				fromNs = float64(lo)
+			}
+			break
+		}
+	}
+	for _, n := range samples {
+		if n.At > hi {
+			if n.Start == last.Start && n.Usage >= last.Usage {
+				toUsage = float64(last.Usage) + float64(n.Usage-last.Usage)*float64(hi-last.At)/float64(n.At-last.At)
+				toNs = float64(hi)
+			}
+			break
+		}
+	}
 	u = Usage{
-		Seconds: float64(last.Usage-first.Usage) / 1e9,
-		From:    time.Unix(0, first.At),
-		To:      time.Unix(0, last.At),
+		Seconds: (toUsage - fromUsage) / 1e9,
+		From:    time.Unix(0, int64(fromNs)),
+		To:      time.Unix(0, int64(toNs)),
 		Samples: len(in),
 	}
 	u.PerSecond = u.Seconds / u.To.Sub(u.From).Seconds()

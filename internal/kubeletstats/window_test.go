@@ -94,9 +94,15 @@ func TestWindow(t *testing.T) {
 		wantSamples int
 		wantMissing string
 	}{
-		"samples before, inside and after: only the inside ones count": {
+		// Usage at 1 s: 10.5 (between 10 at 0 s and 11 at 2 s); at 9 s: 23.5 (between 17 at
+		// 8 s and 30 at 10 s): 13 s of CPU over the 8 s window.
+		"samples before, inside and after: interpolated to the window's edges": {
 			samples:     []Sample{sample(0, 10), sample(2, 11), sample(4, 13), sample(8, 17), sample(10, 30)},
-			wantSeconds: 6, wantPerSec: 1, wantSamples: 3,
+			wantSeconds: 13, wantPerSec: 13.0 / 8, wantSamples: 3,
+		},
+		"a sample after only: the end interpolated, the start at the first inside": {
+			samples:     []Sample{sample(2, 11), sample(4, 13), sample(8, 17), sample(10, 19)},
+			wantSeconds: 7, wantPerSec: 1, wantSamples: 3,
 		},
 		"on the window's edges": {
 			samples:     []Sample{sample(1, 1), sample(9, 5)},

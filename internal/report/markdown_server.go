@@ -73,8 +73,8 @@ func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serve
 		"Rows read are `Innodb_rows_read` where the server has it (MySQL), else `Rows_read` (MariaDB: rows read by " +
 			"any engine); redo bytes are `Innodb_os_log_written`, else the advance of the redo log position.",
 		"CPU µs is the server container's CPU time per query in microseconds, from its kubelet's samples " +
-			"(the container's cgroup) between the first and last sample inside the step, over the queries per " +
-			"second of the same snapshots; it needs the Helm value serverStats.kubeletCPU.",
+			"(the container's cgroup) inside the step, interpolated to the snapshots' times, over the step's " +
+			"queries; it needs the Helm value serverStats.kubeletCPU.",
 		"`Threads_running` is read by the end snapshot, after the step's threads disconnected: it counts the " +
 			"snapshot's own connection, so more than 1 means something else was running.",
 	}

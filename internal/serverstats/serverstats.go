@@ -136,20 +136,23 @@ type Step struct {
 }
 
 // CPU is a server container's CPU time over a step, from the kubelet's stats of the container
-// (its cgroup's cumulative CPU usage, sampled by the kubelet with a timestamp). The kubelet
-// samples every 10-15 s, not at the snapshots, so the usage is measured between the first and
-// the last sample inside the snapshots' interval (From, To) and assumed steady over the step:
-// PerSecond is CPU seconds per second between those samples, and PerQuery is PerSecond over the
-// step's queries per second (Step.Queries / Step.Seconds).
+// (its cgroup's cumulative CPU usage, read by the kubelet with a timestamp). The operator polls
+// every few seconds, not at the snapshots, so the usage is taken at the samples inside the
+// snapshots' interval and, where a sample lies beyond an end, interpolated linearly to the
+// snapshot's time (From, To are then the snapshots' times): PerSecond is CPU seconds per second
+// between From and To, and PerQuery is PerSecond over the step's queries per second
+// (Step.Queries / Step.Seconds), which is the CPU per query exactly when From and To are the
+// snapshots' times.
 type CPU struct {
 	// Container is the server container the kubelet reported on, e.g. "mysql".
 	Container string `json:"container"`
 	// Seconds is the CPU time between the samples From and To.
 	Seconds float64 `json:"seconds"`
-	// From and To are the first and last sample's times, in seconds since the epoch.
+	// From and To are the interval the CPU is over, in seconds since the epoch: the snapshots'
+	// times where samples beyond them allowed interpolating, else the first and last sample's.
 	From float64 `json:"from"`
 	To   float64 `json:"to"`
-	// Samples is how many kubelet samples fell inside the step.
+	// Samples is how many kubelet samples fell inside the step (at least two).
 	Samples int `json:"samples"`
 	// PerSecond is Seconds / (To - From): cores busy on average.
 	PerSecond float64 `json:"perSecond"`
