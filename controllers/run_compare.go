@@ -80,7 +80,8 @@ func (r *BenchmarkRunReconciler) schedule(ctx context.Context, run *v1.Benchmark
 }
 
 // baseline is the run to compare with: the pinned one (which must exist and have succeeded), or
-// the newest successful run of the schedule scheduled before run; nil for the first. A missing
+// the newest successful run of the schedule scheduled before run with the same client (sysbench or
+// mysqlslap: their QPS differ by definition); nil for the first. A missing
 // pinned baseline is a NoBaseline verdict whose note says why.
 func (r *BenchmarkRunReconciler) baseline(ctx context.Context, sched *v1.BenchmarkSchedule, run *v1.BenchmarkRun) (*v1.BenchmarkRun, string, error) {
 	if name := sched.Spec.Regression.BaselineRun; name != "" {
@@ -108,6 +109,11 @@ func (r *BenchmarkRunReconciler) baseline(ctx context.Context, sched *v1.Benchma
 	for i := range list.Items {
 		other := &list.Items[i]
 		if other.Name == run.Name || other.Status.Phase != v1.RunSucceeded || !metav1.IsControlledBy(other, sched) {
+			continue
+		}
+		if other.Spec.Workload.ClientOrDefault() != run.Spec.Workload.ClientOrDefault() {
+			// sysbench's QPS and mysqlslap's are defined differently: a schedule switched from
+			// one to the other starts a new baseline, not a false regression (review finding).
 			continue
 		}
 		t := scheduledTime(other)

@@ -82,7 +82,12 @@ func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time) error {
 	}
 
 	notes := &tableNotes{}
-	for _, m := range []metric{qpsMetric, p95Metric} {
+	metrics := []metric{qpsMetric, p95Metric}
+	if run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap {
+		// mysqlslap times whole iterations: no per-query latency to show.
+		metrics = metrics[:1]
+	}
+	for _, m := range metrics {
 		_, _ = fmt.Fprintf(w, "\n%s by threads:\n", m.title)
 		if err := writeResultsTable(indent(w), run, m, notes); err != nil {
 			return err
@@ -107,6 +112,16 @@ func workloadLine(run *v1.BenchmarkRun) string {
 	}
 	line := fmt.Sprintf("%s, %d tables x %d rows; threads %s, %s per step", script, s.Workload.Tables, s.Workload.TableSize,
 		strings.Join(threads, " "), s.Ladder.StepDurationOrDefault())
+	if s.Workload.ClientOrDefault() == v1.ClientMysqlslap {
+		m := s.Workload.MysqlslapOrDefault()
+		what := "mysqlslap, its own SQL"
+		if lt := m.LoadTypeOrDefault(); lt != "" {
+			what = fmt.Sprintf("mysqlslap, %s load", lt)
+		}
+		line = fmt.Sprintf("%s, %d queries x %d iteration(s) per step (QPS: all clients' queries over the average "+
+			"iteration time; no latency); clients %s, at most %s per step", what, m.Queries, m.Iterations,
+			strings.Join(threads, " "), s.Ladder.StepDurationOrDefault())
+	}
 	if d := s.Ladder.WarmupDuration(); d > 0 {
 		line += fmt.Sprintf(", %s warm-up at %s", d, threadCount(s.Ladder.WarmupThreadsOrDefault()))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/charts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
@@ -77,6 +78,10 @@ func newPlotCommand(e *env) *cobra.Command {
 				doc, err := e.resultsDoc(cmd.Context(), run)
 				if err != nil {
 					return err
+				}
+				if m := charts.Metric(o.metric); (m == charts.TPS || m == charts.P95) && doc.Workload.Client == string(v1.ClientMysqlslap) {
+					return fmt.Errorf("run %s measured with mysqlslap, which reports no transactions or per-query latency: "+
+						"plot --metric qps, or a server metric (cpu-per-query, counter:NAME)", name)
 				}
 				docs = append(docs, doc)
 			}
