@@ -192,7 +192,7 @@ if [ "${` + sysbench.EnvServerStats + `:-}" = 1 ]; then snapshot ` + serverstats
   done
   {
     printf '%s' "$a"
-    if [ -n "$x" ]; then echo "(more error lines are in the pod log)"; fi
+    if [ -n "$x" ]; then echo "mysqlslap: more error lines, or longer ones, are in the pod log"; fi
     printf '%s' "$b"
   } >"$t"
 }

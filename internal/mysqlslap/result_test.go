@@ -306,3 +306,21 @@ func TestParseOutputErrorLines(t *testing.T) {
 		t.Errorf("fatal %q, want %q", out.Fatal, want)
 	}
 }
+
+// A termination message whose error lines did not fit (the launcher keeps at most 2000 bytes
+// of them, none over 1000) still fails the step: its marker line is an error line (review
+// finding: an error line of 1000 bytes or more alone was dropped, and the Benchmark block passed).
+func TestLeftOutErrorLinesFailTheStep(t *testing.T) {
+	msg := "mysqlslap: more error lines, or longer ones, are in the pod log\nBenchmark\n" +
+		"\tAverage number of seconds to run all queries: 0.944 seconds\n" +
+		"\tMinimum number of seconds to run all queries: 0.944 seconds\n" +
+		"\tMaximum number of seconds to run all queries: 0.944 seconds\n" +
+		"\tNumber of clients running queries: 4\n\tAverage number of queries per client: 500\n"
+	out, err := ParseOutput(strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := Classify(0, out); f == nil || !strings.Contains(f.Reason, "pod log") {
+		t.Errorf("Classify = %v, want a failure pointing at the pod log", f)
+	}
+}
