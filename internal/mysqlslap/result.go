@@ -1,8 +1,6 @@
 package mysqlslap
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -13,10 +11,6 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
-
-// maxLine bounds one line of output; an error line quoting a long --query must not abort parsing
-// (longer lines are cut).
-const maxLine = 1 << 20
 
 // maxSnapshotError bounds one snapshot error, as the sysbench reporter does.
 const maxSnapshotError = 300
@@ -58,39 +52,11 @@ var clientNoise = regexp.MustCompile(`^\s*$|^-+$|^(SELECT|SHOW) |\[(Warning|Note
 // concurrency per step.
 func ParseOutput(r io.Reader) (sysbench.Output, error) {
 	p := parser{}
-	br := bufio.NewReaderSize(r, 64*1024)
-	lineNo := 0
-	for {
-		line, err := readLine(br)
-		if len(line) > 0 || err == nil {
-			lineNo++
-			if perr := p.addLine(line, lineNo); perr != nil {
-				return p.out, fmt.Errorf("line %d: %w", lineNo, perr)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			p.endSnapshot(false)
-			return p.out, p.finish()
-		}
-		if err != nil {
-			return p.out, fmt.Errorf("read mysqlslap output: %w", err)
-		}
+	if err := sysbench.EachLine(r, "mysqlslap", p.addLine); err != nil {
+		return p.out, err
 	}
-}
-
-// readLine returns the next line without its newline, cut to maxLine bytes.
-func readLine(br *bufio.Reader) (string, error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf) < maxLine {
-			buf = append(buf, chunk[:min(len(chunk), maxLine-len(buf))]...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return strings.TrimRight(string(buf), "\r\n"), err
-	}
+	p.endSnapshot(false)
+	return p.out, p.finish()
 }
 
 // report is a Benchmark block as printed.

@@ -144,22 +144,32 @@ const maxLine = 1 << 20
 // malformed reporter line is an error, since it means the contract is broken.
 func ParseOutput(r io.Reader) (Output, error) {
 	var p parser
+	if err := EachLine(r, "sysbench", p.addLine); err != nil {
+		return p.out, err
+	}
+	p.endSnapshot(true)
+	return p.out, nil
+}
+
+// EachLine calls add with every line of a client's output (without its newline, cut to maxLine
+// bytes, numbered from 1) until add fails or the output ends; client names the output in a read
+// error. mysqlslap's parser reads its container's output the same way.
+func EachLine(r io.Reader, client string, add func(line string, lineNo int) error) error {
 	br := bufio.NewReaderSize(r, 64*1024)
 	lineNo := 0
 	for {
 		line, err := readLine(br)
 		if len(line) > 0 || err == nil {
 			lineNo++
-			if perr := p.addLine(line, lineNo); perr != nil {
-				return p.out, fmt.Errorf("line %d: %w", lineNo, perr)
+			if perr := add(line, lineNo); perr != nil {
+				return fmt.Errorf("line %d: %w", lineNo, perr)
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			p.endSnapshot(true)
-			return p.out, nil
+			return nil
 		}
 		if err != nil {
-			return p.out, fmt.Errorf("read sysbench output: %w", err)
+			return fmt.Errorf("read %s output: %w", client, err)
 		}
 	}
 }
