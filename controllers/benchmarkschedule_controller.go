@@ -110,33 +110,57 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err = r.prune(ctx, u, children); err == nil {
 		result, err = r.schedule(ctx, u, children, r.clock.Now())
 	}
-	// What was done so far is written even when a step failed; the Events follow the write, and
-	// a write that fails drops them (a retry after a conflict decides again).
-	if werr := r.writeStatus(ctx, before, sched); werr != nil {
+	// What was done so far is written even when a step failed; the Events follow the write.
+	werr := r.writeStatus(ctx, before, sched)
+	u.record(r.recorder, werr == nil)
+	if werr != nil {
 		if apierrors.IsConflict(werr) {
 			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // plain retry on conflict
 		}
 		return ctrl.Result{}, werr
-	}
-	for _, e := range u.events {
-		r.recorder.Event(sched, e.kind, e.reason, e.message)
 	}
 	return result, err
 }
 
 // scheduleUpdate is what one reconcile changes on a schedule: its status (sched; before is the
 // status it started from) and the Events that explain the change. Reconcile records the Events
-// only after writeStatus succeeded, like the BenchmarkRun controller's transition.
+// after writeStatus, like the BenchmarkRun controller's transition.
 type scheduleUpdate struct {
 	sched, before *v1.BenchmarkSchedule
 	events        []scheduleEvent
 }
 
-type scheduleEvent struct{ kind, reason, message string }
+// scheduleEvent is an Event to record. done marks one that reports an action already taken on
+// the API server (a run created or deleted): it stands whatever becomes of the status write. The
+// others report a decision that only the written status makes true.
+type scheduleEvent struct {
+	kind, reason, message string
+	done                  bool
+}
 
-// event queues an Event on the schedule.
+// event queues an Event about a decision: recorded only once the status that holds it is written.
+// A write that fails drops it, and the retry decides again.
 func (u *scheduleUpdate) event(kind, reason, message string) {
 	u.events = append(u.events, scheduleEvent{kind: kind, reason: reason, message: message})
+}
+
+// did queues an Event about a write to the API server that has happened. It is recorded even when
+// the status write after it fails (a conflict with a newer copy of the schedule is common under
+// load): the retry finds the run already created or deleted and takes no action to report, so
+// dropping the Event would lose it for good.
+func (u *scheduleUpdate) did(kind, reason, message string) {
+	u.events = append(u.events, scheduleEvent{kind: kind, reason: reason, message: message, done: true})
+}
+
+// record records the queued Events: all of them when the status was written, else those of the
+// actions taken.
+func (u *scheduleUpdate) record(rec record.EventRecorder, written bool) {
+	for _, e := range u.events {
+		if written || e.done {
+			rec.Event(u.sched, e.kind, e.reason, e.message)
+		}
+	}
+	u.events = nil
 }
 
 // SetupWithManager registers the controller; it owns the runs it creates.
@@ -318,7 +342,7 @@ func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, u *scheduleUpda
 			return fmt.Errorf("delete old run %s: %w", run.Name, err)
 		}
 		logf.FromContext(ctx).Info("deleted run beyond the history limit", "run", run.Name, "phase", run.Status.Phase)
-		u.event(corev1.EventTypeNormal, "Pruned", fmt.Sprintf("deleted %s run %s: beyond the history limit", run.Status.Phase, run.Name))
+		u.did(corev1.EventTypeNormal, "Pruned", fmt.Sprintf("deleted %s run %s: beyond the history limit", run.Status.Phase, run.Name))
 	}
 	return nil
 }
@@ -406,7 +430,7 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, u *scheduleU
 			if err := r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 				return ctrl.Result{}, fmt.Errorf("replace active run %s: %w", run.Name, err)
 			}
-			u.event(corev1.EventTypeNormal, "Replaced", fmt.Sprintf(
+			u.did(corev1.EventTypeNormal, "Replaced", fmt.Sprintf(
 				"deleted active run %s to start the run due at %s (concurrencyPolicy Replace)", run.Name, due.UTC().Format(time.RFC3339)))
 		}
 	}
@@ -508,7 +532,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, u *schedule
 		return fmt.Errorf("create run %s: %w", run.Name, err)
 	default:
 		logf.FromContext(ctx).Info("created scheduled run", "run", run.Name, "scheduledTime", due.UTC().Format(time.RFC3339))
-		u.event(corev1.EventTypeNormal, "Created", fmt.Sprintf("created BenchmarkRun %s for %s%s", run.Name, due.UTC().Format(time.RFC3339), raised))
+		u.did(corev1.EventTypeNormal, "Created", fmt.Sprintf("created BenchmarkRun %s for %s%s", run.Name, due.UTC().Format(time.RFC3339), raised))
 		sched.Status.Active = append(sched.Status.Active, run.Name)
 	}
 	sched.Status.LastScheduleTime = &dueTime

@@ -940,9 +940,10 @@ func assertWarning(t *testing.T, ns, name, reason, text string) {
 	}
 }
 
-// TestScheduleEventsFollowTheStatusWrite: the Events of a reconcile are recorded only once its
-// status write succeeded. A write lost to a conflict drops them; the retry decides again and
-// records them once; a stalled schedule's Event is not repeated by later reconciles.
+// TestScheduleEventsFollowTheStatusWrite: the Events of a reconcile's decisions are recorded only
+// once its status write succeeded. A write lost to a conflict drops them; the retry decides again
+// and records them once; a stalled schedule's Event is not repeated by later reconciles. (Events
+// of actions already taken are not dropped: TestScheduleActionEventsSurviveAConflictingStatusWrite.)
 func TestScheduleEventsFollowTheStatusWrite(t *testing.T) {
 	created := time.Date(2026, 11, 23, 10, 20, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -1046,6 +1047,115 @@ func TestNewBenchmarkScheduleReconcilerRefusesMissingDependencies(t *testing.T) 
 				t.Fatalf("got %v, want a reconciler", err)
 			case tc.want != "" && (err == nil || err.Error() != tc.want || r != nil):
 				t.Fatalf("got %v, %v; want the error %q", r, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestScheduleActionEventsSurviveAConflictingStatusWrite: an Event that reports a write already
+// made on the API server (a run created, pruned or replaced) is recorded even when the status
+// write after it conflicts, and exactly once: the retry finds the run created or gone and has
+// nothing more to report. Dropping it with the status write lost it for good (a cold test run
+// under load missed "Created").
+func TestScheduleActionEventsSurviveAConflictingStatusWrite(t *testing.T) {
+	created := time.Date(2026, 11, 23, 10, 20, 0, 0, time.UTC)
+	// child is a run of the schedule, scheduled at hour h after 10:00, in phase.
+	child := func(sched *v1.BenchmarkSchedule, h int, phase v1.RunPhase) *v1.BenchmarkRun {
+		at := time.Date(2026, 11, 23, 10+h, 0, 0, 0, time.UTC)
+		run := baseRun(sched.Namespace, controllers.RunName(sched.Name, at), 1)
+		run.Labels = map[string]string{v1.LabelSchedule: sched.Name}
+		run.Annotations = map[string]string{v1.AnnotationScheduledTime: at.Format(time.RFC3339)}
+		run.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sched, v1.GroupVersion.WithKind("BenchmarkSchedule"))}
+		run.Status.Phase = phase
+		if phase.Finished() {
+			run.Status.CompletionTime = ptr.To(metav1.NewTime(at.Add(30 * time.Minute)))
+		}
+		return run
+	}
+	for _, tc := range []struct {
+		name     string
+		mutate   func(*v1.BenchmarkSchedule)
+		children func(*v1.BenchmarkSchedule) []*v1.BenchmarkRun
+		now      time.Time
+		want     []string // the Events' starts, in order
+		runs     []string // the runs left, by name
+	}{
+		{name: "created", now: created.Add(41 * time.Minute),
+			want: []string{"Normal Created created BenchmarkRun events-202611231100"},
+			runs: []string{"events-202611231100"}},
+		{name: "pruned", now: created.Add(5 * time.Minute),
+			mutate: func(s *v1.BenchmarkSchedule) { s.Spec.SuccessfulRunsHistoryLimit = ptr.To[int32](1) },
+			children: func(s *v1.BenchmarkSchedule) []*v1.BenchmarkRun {
+				return []*v1.BenchmarkRun{child(s, -2, v1.RunSucceeded), child(s, -1, v1.RunSucceeded)}
+			},
+			want: []string{"Normal Pruned deleted Succeeded run events-202611230800: beyond the history limit"},
+			runs: []string{"events-202611230900"}},
+		{name: "replaced", now: created.Add(41 * time.Minute),
+			mutate: func(s *v1.BenchmarkSchedule) { s.Spec.ConcurrencyPolicy = v1.ConcurrencyReplace },
+			children: func(s *v1.BenchmarkSchedule) []*v1.BenchmarkRun {
+				return []*v1.BenchmarkRun{child(s, 0, v1.RunRunning)}
+			},
+			want: []string{"Normal Replaced deleted active run events-202611231000",
+				"Normal Created created BenchmarkRun events-202611231100"},
+			runs: []string{"events-202611231100"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sched := nightly("ns", "events", "0 * * * *")
+			sched.UID = "sched-uid"
+			sched.CreationTimestamp = metav1.NewTime(created)
+			if tc.mutate != nil {
+				tc.mutate(sched)
+			}
+			objs := []client.Object{sched}
+			if tc.children != nil {
+				for _, r := range tc.children(sched) {
+					objs = append(objs, r)
+				}
+			}
+			conflicts := 1
+			c := fake.NewClientBuilder().WithScheme(testenv.Scheme).WithObjects(objs...).WithStatusSubresource(sched).
+				WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string,
+					obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+					if _, ok := obj.(*v1.BenchmarkSchedule); ok && conflicts > 0 {
+						conflicts--
+						return apierrors.NewConflict(schema.GroupResource{Group: v1.GroupVersion.Group, Resource: "benchmarkschedules"},
+							obj.GetName(), fmt.Errorf("the object has been modified"))
+					}
+					return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+				}}).Build()
+			rec := record.NewFakeRecorder(10)
+			r := scheduleReconciler(t, c, rec, clocktesting.NewFakePassiveClock(tc.now))
+			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sched)}
+			var got []string
+			for i := 0; i < 3; i++ {
+				res, err := r.Reconcile(context.Background(), req)
+				if err != nil {
+					t.Fatalf("reconcile %d: %v", i+1, err)
+				}
+				if i == 0 && !res.Requeue { //nolint:staticcheck // the conflict's retry
+					t.Fatalf("reconcile with a conflicting write: %+v, want a requeue", res)
+				}
+				for len(rec.Events) > 0 {
+					got = append(got, <-rec.Events)
+				}
+			}
+			if conflicts != 0 {
+				t.Fatal("the status write never conflicted")
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("Events %q, want one each of %q", got, tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.HasPrefix(got[i], w) {
+					t.Errorf("Event %d: %q, want it to start with %q", i+1, got[i], w)
+				}
+			}
+			runs := &v1.BenchmarkRunList{}
+			if err := c.List(context.Background(), runs); err != nil {
+				t.Fatal(err)
+			}
+			if names := runNames(runs.Items); strings.Join(names, " ") != strings.Join(tc.runs, " ") {
+				t.Errorf("runs %v, want %v", names, tc.runs)
 			}
 		})
 	}
