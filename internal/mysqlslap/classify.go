@@ -116,11 +116,15 @@ func Classify(exitCode int32, out sysbench.Output) *sysbench.Failure {
 		return &sysbench.Failure{Reason: fmt.Sprintf("mysqlslap exited with code %d (%s)%s", exitCode, exitMeaning(exitCode), reported(f))}
 	case f == nil:
 		return &sysbench.Failure{Reason: "mysqlslap exited 0 without its Benchmark report"}
+	// The last two measured nothing, and the options decide that: another attempt would too.
 	case f.Queries.Total == 0:
-		return &sysbench.Failure{Reason: fmt.Sprintf("mysqlslap ran no queries (%d clients, 0 each): raise workload.mysqlslap.queries to at least the step's concurrency", f.Threads)}
+		return &sysbench.Failure{Deterministic: true, Reason: fmt.Sprintf("the step measured nothing: mysqlslap ran no queries "+
+			"(%d clients, 0 each, in %.3f s): raise workload.mysqlslap.queries to at least the step's concurrency",
+			f.Threads, f.DurationSeconds)}
 	default:
-		return &sysbench.Failure{Reason: fmt.Sprintf("mysqlslap ran its %d queries in under a millisecond, too short to measure "+
-			"(it reports seconds with three decimals): raise workload.mysqlslap.queries", f.Queries.Total)}
+		return &sysbench.Failure{Deterministic: true, Reason: fmt.Sprintf("the step measured nothing: mysqlslap ran its %d "+
+			"queries in under a millisecond, too short to measure (it reports seconds with three decimals): raise "+
+			"workload.mysqlslap.queries", f.Queries.Total)}
 	}
 }
 

@@ -259,14 +259,16 @@ func TestClassify(t *testing.T) {
 		out    sysbench.Output
 		code   int
 		phrase string
+		// deterministic: not retried, another attempt would measure nothing too.
+		deterministic bool
 	}{
 		"success":       {exit: 0, out: sysbench.Output{Final: ok}, code: -1},
 		"killed":        {exit: 137, out: sysbench.Output{}, phrase: "SIGKILL"},
 		"exit 0 no rep": {exit: 0, out: sysbench.Output{}, phrase: "without its Benchmark report"},
 		"too fast": {exit: 0, out: sysbench.Output{Final: &sysbench.Final{Threads: 2, Queries: sysbench.Counts{Total: 4}}},
-			phrase: "under a millisecond"},
+			phrase: "under a millisecond", deterministic: true},
 		"no queries": {exit: 0, out: sysbench.Output{Final: &sysbench.Final{Threads: 4, DurationSeconds: 0.01}},
-			phrase: "ran no queries"},
+			phrase: "measured nothing: mysqlslap ran no queries (4 clients, 0 each, in 0.010 s)", deterministic: true},
 		"launcher": {exit: 1, out: sysbench.Output{Fatal: []string{"FATAL: the image has neither mysqlslap nor mariadb-slap on its PATH: set workload.mysqlslap.image"}},
 			phrase: "set workload.mysqlslap.image"},
 		"explicit code": {exit: 0, out: sysbench.Output{Final: ok, Fatal: []string{"mysqlslap: Error when connecting to server: 1049 Unknown database 'mysqlslap'"}},
@@ -284,8 +286,8 @@ func TestClassify(t *testing.T) {
 				}
 				return
 			}
-			if f == nil || f.Code != tc.code || !strings.Contains(f.Reason, tc.phrase) {
-				t.Errorf("Classify = %+v, want code %d saying %q", f, tc.code, tc.phrase)
+			if f == nil || f.Code != tc.code || !strings.Contains(f.Reason, tc.phrase) || f.Deterministic != tc.deterministic {
+				t.Errorf("Classify = %+v, want code %d saying %q, deterministic %v", f, tc.code, tc.phrase, tc.deterministic)
 			}
 		})
 	}

@@ -17,6 +17,9 @@ type Failure struct {
 	// error lines, which never contain the password (the drivers never echo it, and the options
 	// that would print it are refused by Build).
 	Reason string `json:"reason"`
+	// Deterministic says that another attempt would fail the same way (the script or the
+	// options decide it, not the server's state): the step is not retried.
+	Deterministic bool `json:"deterministic,omitempty"`
 }
 
 func (f *Failure) Error() string { return f.Reason }

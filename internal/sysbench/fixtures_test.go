@@ -43,6 +43,17 @@ type golden struct {
 	FatalLines    int       `json:"fatalLines"`
 	Failure       *Failure  `json:"failure"`
 	IgnoredRecord int       `json:"ignoredJsonLines,omitempty"`
+	// Step is what a ladder step of that output measured, for outputs of a known step duration
+	// that Classify passed.
+	Step *stepVerdict `json:"step,omitempty"`
+}
+
+// stepVerdict is what the operator makes of a ladder step that exited with a result.
+type stepVerdict struct {
+	Seconds          float64  `json:"stepSeconds"`
+	ToleranceSeconds float64  `json:"toleranceSeconds"`
+	MeasuredNothing  *Failure `json:"measuredNothing"`
+	OverDuration     bool     `json:"overDuration"`
 }
 
 func readRC(t *testing.T, path string) int32 {
@@ -61,6 +72,13 @@ func readRC(t *testing.T, path string) int32 {
 // checkGolden parses output, classifies it with rc and compares with testdata/<name>.golden.json.
 func checkGolden(t *testing.T, name string, output []byte, rc int32) golden {
 	t.Helper()
+	return checkGoldenStep(t, name, output, rc, 0)
+}
+
+// checkGoldenStep is checkGolden for the output of a ladder step of duration step (0: not one),
+// whose golden also holds what the step measured.
+func checkGoldenStep(t *testing.T, name string, output []byte, rc int32, step time.Duration) golden {
+	t.Helper()
 	out, err := ParseOutput(bytes.NewReader(output))
 	if err != nil {
 		t.Fatalf("ParseOutput: %v", err)
@@ -69,6 +87,10 @@ func checkGolden(t *testing.T, name string, output []byte, rc int32) golden {
 		Failure: Classify(rc, out), IgnoredRecord: foreignJSONLines(output)}
 	if n := len(out.Intervals); n > 0 {
 		got.LastInterval = &out.Intervals[n-1]
+	}
+	if step > 0 && got.Failure == nil {
+		got.Step = &stepVerdict{Seconds: step.Seconds(), ToleranceSeconds: OverrunTolerance(step).Seconds(),
+			MeasuredNothing: MeasuredNothing(*out.Final, step), OverDuration: OverDuration(*out.Final, step)}
 	}
 	data, err := json.MarshalIndent(got, "", "  ")
 	if err != nil {

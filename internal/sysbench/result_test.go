@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
@@ -111,12 +112,24 @@ func TestReporterCaptures(t *testing.T) {
 		intervals int // at least: the last per-second report is sometimes missing
 		code      int
 		phrase    string
+		// For a ladder step: its duration (--time), and what it measured: nothing (a phrase of
+		// the MeasuredNothing reason) or for longer than its duration and the tolerance.
+		step    time.Duration
+		nothing string
+		over    bool
 	}
 	cases := map[string]want{
-		"prepare_point_select":  {ok: true, command: "prepare", threads: 4},
-		"cleanup_point_select":  {ok: true, command: "cleanup", threads: 1},
-		"run_point_select_t4":   {ok: true, command: "run", threads: 4, intervals: 2},
-		"run_read_write_t2":     {ok: true, command: "run", threads: 2, intervals: 1},
+		"prepare_point_select": {ok: true, command: "prepare", threads: 4},
+		"cleanup_point_select": {ok: true, command: "cleanup", threads: 1},
+		"run_point_select_t4":  {ok: true, command: "run", threads: 4, intervals: 2, step: 3 * time.Second},
+		"run_read_write_t2":    {ok: true, command: "run", threads: 2, intervals: 1, step: 2 * time.Second},
+		// TestRealMeasured's captures: custom scripts a new user might write.
+		"run_point_select_t2_normal": {ok: true, command: "run", threads: 2, intervals: 1, step: 2 * time.Second},
+		"run_no_sql_t2": {ok: true, command: "run", threads: 2, intervals: 1, step: 2 * time.Second,
+			nothing: "the script's event() ran no SQL through sysbench's driver"},
+		"run_no_sql_long_event_t1": {ok: true, command: "run", threads: 1, intervals: 2, step: 2 * time.Second,
+			nothing: "sysbench counted 1 event and 0 queries in 3.004 s (a 2s step)", over: true},
+		"run_long_event_t2":     {ok: true, command: "run", threads: 2, intervals: 2, step: 2 * time.Second, over: true},
 		"prepare_again_1050":    {code: 1050, phrase: "already exist"},
 		"run_not_prepared_1146": {code: 1146, phrase: "not prepared"},
 		"missing_script":        {phrase: "cannot find the sysbench script 'oltp_nonexistent'"},
@@ -142,7 +155,7 @@ func TestReporterCaptures(t *testing.T) {
 			}
 			rc := readRC(t, strings.TrimSuffix(file, ".txt")+".rc")
 			assertReporterLines(t, output)
-			g := checkGolden(t, filepath.Join("reporter", name), output, rc)
+			g := checkGoldenStep(t, filepath.Join("reporter", name), output, rc, w.step)
 
 			termination, terr := os.ReadFile(strings.TrimSuffix(file, ".txt") + ".termination-log")
 			if !w.ok {
@@ -162,7 +175,19 @@ func TestReporterCaptures(t *testing.T) {
 					g.Final, g.Intervals, w.command, w.threads, w.intervals)
 			}
 			if w.command == "run" {
-				assertRunFinal(t, g.Final, w.threads)
+				if w.nothing == "" {
+					// A step that measured nothing has none of a measurement's invariants
+					// (sysbench's percentile of one 3 s event is below its minimum).
+					assertRunFinal(t, g.Final, w.threads)
+				}
+				// Stated here, not only in the golden, so that regenerating it cannot change it.
+				if n := g.Step.MeasuredNothing; (w.nothing == "") != (n == nil) || n != nil &&
+					(!n.Deterministic || !strings.Contains(n.Reason, w.nothing)) {
+					t.Errorf("measured nothing: %+v, want a deterministic failure saying %q", n, w.nothing)
+				}
+				if g.Step.OverDuration != w.over {
+					t.Errorf("over duration %v for %.3f s of a %s step, want %v", g.Step.OverDuration, g.Final.DurationSeconds, w.step, w.over)
+				}
 			}
 			// The termination message holds the same final report, well under the 4 KiB cap.
 			if terr != nil {
