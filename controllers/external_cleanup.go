@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -73,15 +74,27 @@ func (r *BenchmarkRunReconciler) removeExternalFinalizer(ctx context.Context, ru
 	return nil
 }
 
+// cleanupRetry is how soon a deleted run's cleanup tries again after an error that may pass (the
+// API server unavailable, a create refused for a while): soon enough to use the time
+// ExternalCleanupTimeout leaves, and without the growing back-off of a returned error, which
+// could push the next attempt far past the timeout.
+const cleanupRetry = 10 * time.Second
+
 // finalizeDeletion drops the sbtest tables that a deleted run's external targets may hold: one
 // cleanup Job per such target, waited for up to ExternalCleanupTimeout after the deletion began.
 // Then the finalizer goes, with an Event for every target whose tables could not be dropped.
+//
+// Nothing but the timeout holds the run: whatever keeps a cleanup from starting or finishing (a
+// missing reporter that cannot be written again in a namespace being deleted, a Secret that is
+// gone, an API error) ends that target's cleanup at once when no retry can help, and otherwise is
+// retried until the timeout, then reported.
 func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.BenchmarkRun) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	waited := r.clock.Since(run.DeletionTimestamp.Time)
 	pending := false
 	var recheck time.Duration // an earlier run's Job under a drop Job's name is going away
 	var failures []string
+	lastErr := map[string]error{} // targets whose cleanup could not be started this time
 	for _, t := range run.Spec.Targets {
 		var ts *v1.TargetStatus
 		for i := range run.Status.Targets {
@@ -103,7 +116,11 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 			continue
 		}
 		if err != nil {
-			return ctrl.Result{}, err
+			log.Error(err, "cannot start the cleanup of an external target; retrying until the timeout",
+				"target", t.Name, "timeout", ExternalCleanupTimeout)
+			lastErr[t.Name] = err
+			pending = true
+			continue
 		}
 		finished, failed, why := jobFinished(job)
 		switch {
@@ -118,10 +135,18 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 		if recheck > 0 {
 			after = min(after, recheck)
 		}
+		if len(lastErr) > 0 {
+			after = min(after, cleanupRetry)
+		}
 		return ctrl.Result{RequeueAfter: after}, nil
 	}
 	if pending {
 		failures = append(failures, fmt.Sprintf("not finished within %s", ExternalCleanupTimeout))
+		for _, t := range run.Spec.Targets {
+			if err, ok := lastErr[t.Name]; ok {
+				failures = append(failures, fmt.Sprintf("target %s: its cleanup could not start: %v", t.Name, err))
+			}
+		}
 	}
 	for _, f := range failures {
 		r.recorder.Eventf(run, warning, "CleanupFailed", "the sbtest tables on the external server may be left: %s; drop them by hand", f)
@@ -132,7 +157,9 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 
 // dropJob returns the Job that drops target t's tables for a deleted run, creating it first.
 // A Job under its name that the run does not control, or a reporter that is not the operator's,
-// is owned's or an *engine.ConfigError: that Job never runs.
+// is owned's or an *engine.ConfigError: that Job never runs. A reporter that is gone is written
+// again first (the Job executes it); where that is refused for good (a namespace being deleted
+// refuses every create) the error is an *engine.ConfigError too, and the run need not wait.
 func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*batchv1.Job, error) {
 	eng, err := r.engineFor(t)
 	if err != nil {
@@ -143,6 +170,9 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	err = owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
 	if err == nil || !apierrors.IsNotFound(err) {
 		return job, err
+	}
+	if err := r.ensureReporter(ctx, run); err != nil {
+		return nil, err
 	}
 	if err := r.reporterCheck(ctx, run); err != nil {
 		return nil, err
@@ -159,6 +189,20 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	}
 	// Not finished yet; the Job's events bring the next reconcile.
 	return existing, err
+}
+
+// ensureReporter creates the reporter ConfigMap as ensureRunObjects does, or confirms that the run
+// controls the one there; a create the API server refuses for good is an *engine.ConfigError.
+func (r *BenchmarkRunReconciler) ensureReporter(ctx context.Context, run *v1.BenchmarkRun) error {
+	reporter := specs.ReporterConfigMap(run)
+	reporter.Immutable = ptr.To(true)
+	if _, _, err := owned.Ensure(ctx, r.objects(), run, reporter); err != nil {
+		if engine.IsPermanentAPIError(err) {
+			return engine.Rejected(reporter, err)
+		}
+		return err
+	}
+	return nil
 }
 
 // hasExternalData says whether the run prepares tables on a server it does not run.
