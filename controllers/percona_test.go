@@ -36,6 +36,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -599,6 +600,9 @@ func TestPerconaNameHeldByAStuckDeletion(t *testing.T) {
 	if len(stuck.GetFinalizers()) == 0 {
 		t.Fatal("the builder set no finalizer: nothing to test")
 	}
+	// It was the earlier run's: that run, gone now, was its controller.
+	earlier.UID = "uid-of-the-earlier-nightly"
+	stuck.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(earlier, v1.GroupVersion.WithKind("BenchmarkRun"))})
 	if err := c.Create(ctx, stuck); err != nil {
 		t.Fatal(err)
 	}
@@ -637,5 +641,65 @@ func TestPerconaNameHeldByAStuckDeletion(t *testing.T) {
 	}
 	if r := getRun(t, c, run); r.Status.Targets[0].Phase.Finished() {
 		t.Errorf("target %s %q: waiting for a stuck deletion must not fail it", r.Status.Targets[0].Phase, r.Status.Targets[0].Message)
+	}
+}
+
+// A PerconaServerMySQL in deletion under the name a run needs that is not an earlier run's (no
+// controller, or another one) keeps its Percona finalizers, whatever the grace: it waits for its
+// own Percona operator, and removing them would skip the cleanup its owner asked for (its PVCs).
+// The run says what it waits for.
+func TestPerconaForeignStuckDeletionKeepsItsFinalizers(t *testing.T) {
+	restCfg, c := perconaAPI(t)
+	ctx := context.Background()
+	target := v1.Target{Name: "ps84", Engine: v1.EnginePerconaServer}
+	for i, tc := range []struct {
+		name string
+		refs []metav1.OwnerReference
+	}{
+		{"no controller", nil},
+		{"a run of another name", []metav1.OwnerReference{{APIVersion: v1.GroupVersion.String(), Kind: "BenchmarkRun",
+			Name: "weekly", UID: "uid-of-weekly", Controller: ptr.To(true)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := perconaNamespace(t, c, fmt.Sprintf("percona-foreign-stuck-%d", i))
+			withStorage := perconaRun(ns, "nightly", target)
+			withStorage.Spec.Storage = &v1.Storage{Size: resource.MustParse("5Gi")}
+			theirs, err := specs.PerconaServerMySQL(withStorage, target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			finalizers := theirs.GetFinalizers()
+			if len(finalizers) == 0 {
+				t.Fatal("the builder set no finalizer: nothing to test")
+			}
+			theirs.SetOwnerReferences(tc.refs)
+			if err := c.Create(ctx, theirs); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Delete(ctx, theirs); err != nil {
+				t.Fatal(err)
+			}
+			const grace = time.Second
+			startOperator(t, ns, operatorOptions{restConfig: restCfg, stuckDeletionGrace: grace})
+			run := perconaRun(ns, "nightly", target)
+			run.Spec.Storage = &v1.Storage{Size: resource.MustParse("5Gi")}
+			if err := c.Create(ctx, run); err != nil {
+				t.Fatal(err)
+			}
+			waitForOn(t, c, ns, run.Name, 10*time.Second, "the run to say what it waits for", func(r *v1.BenchmarkRun) bool {
+				cond := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
+				return cond != nil && strings.Contains(cond.Message, "waiting for PerconaServerMySQL "+ns+"/"+theirs.GetName())
+			})
+			// Well past the grace, with the rechecks it brings: the finalizers are still there.
+			for end := time.Now().Add(grace + 2*owned.Recheck); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+				got := getPercona(t, c, specs.PerconaServerMySQLKind, ns, theirs.GetName())
+				if fmt.Sprint(got.GetFinalizers()) != fmt.Sprint(finalizers) {
+					t.Fatalf("finalizers %v of a resource that is not an earlier run's, want %v untouched", got.GetFinalizers(), finalizers)
+				}
+			}
+			if r := getRun(t, c, run); r.Status.Targets[0].Phase != v1.TargetProvisioning {
+				t.Errorf("target %s %q, want it waiting in Provisioning", r.Status.Targets[0].Phase, r.Status.Targets[0].Message)
+			}
+		})
 	}
 }

@@ -150,7 +150,7 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 		return err
 	}
 	if err := owned.Check(run, current, p.Scheme); err != nil {
-		return p.ownership(ctx, t, current, current, err)
+		return p.ownership(ctx, run, t, current, current, err)
 	}
 	st := specs.ReadPerconaStatus(current)
 	if st.State != specs.PerconaStateReady || st.Host == "" {
@@ -182,14 +182,14 @@ func (p *Percona) objects() owned.Objects {
 func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.BenchmarkRun, t v1.Target, obj T) (T, error) {
 	existing, _, err := owned.Ensure(ctx, p.objects(), run, obj)
 	if err != nil {
-		return existing, p.ownership(ctx, t, obj, existing, err)
+		return existing, p.ownership(ctx, run, t, obj, existing, err)
 	}
 	return existing, nil
 }
 
 // ownership is what a Percona target does about obj when the object under its name (existing) is
 // not the run's, or the API server refused to create it.
-func (p *Percona) ownership(ctx context.Context, t v1.Target, obj, existing client.Object, err error) error {
+func (p *Percona) ownership(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, obj, existing client.Object, err error) error {
 	switch {
 	case meta.IsNoMatchError(err):
 		return p.notInstalled(t)
@@ -198,8 +198,10 @@ func (p *Percona) ownership(ctx context.Context, t v1.Target, obj, existing clie
 		// crVersion or image the installed operator does not accept), or a quota or policy did.
 		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(obj), APIStatus(err))}
 	}
+	// Only an earlier run's resource is the operator's to unblock: anyone else's resource in
+	// deletion waits for its own operator, however long that takes, and keeps its finalizers.
 	if u, ok := existing.(*unstructured.Unstructured); ok && owned.AsDeleting(err) != nil &&
-		u.GetDeletionTimestamp() != nil && u.GroupVersionKind() == p.flavor.kind {
+		u.GetDeletionTimestamp() != nil && u.GroupVersionKind() == p.flavor.kind && owned.OfEarlierRun(run, u) {
 		return p.awaitDeletion(ctx, u)
 	}
 	return ownership(obj, err)
@@ -227,11 +229,11 @@ func (r unstructuredReader) Get(ctx context.Context, key client.ObjectKey, obj c
 // DefaultStuckDeletionGrace is Percona.StuckDeletionGrace's default.
 const DefaultStuckDeletionGrace = 2 * time.Minute
 
-// awaitDeletion waits for an earlier run's resource under the name this run needs. Its
-// deletion waits for the Percona operator to run the finalizers it carries (the delete-PVC one
-// the earlier run asked for); with no Percona operator running, nothing ever would, and the name
-// would stay blocked. So after the grace the operator removes the percona.com/ finalizers itself
-// and says that the PVCs may be left.
+// awaitDeletion waits for an earlier run's resource under the name this run needs (its controller
+// is a BenchmarkRun of this name that is gone). Its deletion waits for the Percona operator to run
+// the finalizers it carries (the delete-PVC one the earlier run asked for); with no Percona
+// operator running, nothing ever would, and the name would stay blocked. So after the grace the
+// operator removes the percona.com/ finalizers itself and says that the PVCs may be left.
 func (p *Percona) awaitDeletion(ctx context.Context, existing *unstructured.Unstructured) error {
 	grace := cmp.Or(p.StuckDeletionGrace, DefaultStuckDeletionGrace)
 	waited := time.Since(existing.GetDeletionTimestamp().Time)

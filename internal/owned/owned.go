@@ -124,6 +124,15 @@ func Check(run *v1.BenchmarkRun, obj client.Object, scheme *runtime.Scheme) erro
 	return &ForeignError{Object: what, Owner: fmt.Sprintf("its controller is %s %s", ref.Kind, ref.Name)}
 }
 
+// OfEarlierRun says whether obj's controller is a BenchmarkRun of run's name that is not run: an
+// earlier run of the same name, which is gone (names are unique), and whose objects the garbage
+// collector deletes. Only such an object is the operator's to help on its way out; an object with
+// another controller, or none, is someone else's even under a name the run needs.
+func OfEarlierRun(run *v1.BenchmarkRun, obj client.Object) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return ref != nil && isRun(ref) && ref.Name == run.Name && ref.UID != run.UID
+}
+
 func isRun(ref *metav1.OwnerReference) bool {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	return err == nil && gv.Group == v1.GroupVersion.Group && ref.Kind == "BenchmarkRun"

@@ -324,3 +324,38 @@ func TestGetAndRead(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// OfEarlierRun: only an object whose controller is a BenchmarkRun of the run's own name with
+// another UID (an earlier run of that name, gone) is an earlier run's; a controller of another
+// kind, group or name, a plain owner reference, no owner, or the run itself is not.
+func TestOfEarlierRun(t *testing.T) {
+	self := run("nightly", "uid-now")
+	earlier := run("nightly", "uid-before")
+	other := run("weekly", "uid-other")
+	notController := controllerRef(earlier)
+	notController.Controller = nil
+	otherGroup := controllerRef(earlier)
+	otherGroup.APIVersion = "example.com/v1"
+	deployment := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "nightly", UID: "uid-d", Controller: ptr.To(true)}
+	for _, tc := range []struct {
+		name string
+		refs []metav1.OwnerReference
+		want bool
+	}{
+		{"an earlier run of the name", []metav1.OwnerReference{controllerRef(earlier)}, true},
+		{"the run itself", []metav1.OwnerReference{controllerRef(self)}, false},
+		{"no owner", nil, false},
+		{"a run of another name", []metav1.OwnerReference{controllerRef(other)}, false},
+		{"an owner that is not the controller", []metav1.OwnerReference{notController}, false},
+		{"a BenchmarkRun of another group", []metav1.OwnerReference{otherGroup}, false},
+		{"a Deployment of the name", []metav1.OwnerReference{deployment}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := configMap()
+			obj.OwnerReferences = tc.refs
+			if got := OfEarlierRun(self, obj); got != tc.want {
+				t.Errorf("OfEarlierRun = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
