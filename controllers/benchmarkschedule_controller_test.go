@@ -622,7 +622,7 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 	if c.Worst[0].Target != "mariadb-psoff" || c.Worst[0].Threads != 1 || c.Worst[1].Target != "mariadb" || c.Worst[1].QPSChangePercent != -12 {
 		t.Errorf("worst cells %+v, want mariadb-psoff@1 (p95 +30%%) then mariadb@2 (QPS -12%%)", c.Worst)
 	}
-	if !strings.Contains(c.Message, "2 of 4 cells regressed") || !strings.Contains(c.Message, "mariadb at 2 threads: QPS -12.0%") {
+	if !strings.Contains(c.Message, "cells: 2 regressed") || !strings.Contains(c.Message, "mariadb at 2 threads: QPS -12.0%") {
 		t.Errorf("message %q", c.Message)
 	}
 	if !hasCondition(third.Status.Conditions, v1.ConditionRegressed, metav1.ConditionTrue, v1.ReasonRegressed) {
@@ -633,7 +633,8 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := cm.Data[controllers.ComparisonKey]
-	if !strings.Contains(md, "# "+name(2)+" vs "+name(1)) || strings.Count(md, "**regressed**") != 2 || cm.Data["report.md"] == "" {
+	// Old then new, as benchstat; both cells and both targets' geomean rows regressed.
+	if !strings.Contains(md, "# "+name(1)+" vs "+name(2)) || strings.Count(md, "**regressed**") != 4 || cm.Data["report.md"] == "" {
 		t.Errorf("comparison.md:\n%s\nkeys %v", md, keys(cm.Data))
 	}
 	got = waitSchedule(t, ns, "reg", "verdict Regressed", func(s *v1.BenchmarkSchedule) bool { return s.Status.Verdict == "Regressed 2/4" })
@@ -678,7 +679,7 @@ func TestInconclusiveComparisonAddsRepetitions(t *testing.T) {
 		finish(t, ns, name(i), v1.RunSucceeded, cellsOf(10000, 1.0))
 		waitFor(t, ns, name(i), 20*time.Second, "comparison", func(r *v1.BenchmarkRun) bool { return r.Status.Comparison != nil })
 	}
-	got := waitSchedule(t, ns, "adapt", "verdict Inconclusive", func(s *v1.BenchmarkSchedule) bool { return s.Status.Verdict == "Inconclusive 4/4" })
+	got := waitSchedule(t, ns, "adapt", "verdict Inconclusive", func(s *v1.BenchmarkSchedule) bool { return s.Status.Verdict == "Inconclusive 2/2 targets" })
 	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonInconclusive) {
 		t.Errorf("schedule Regressed %+v", condition(got.Status.Conditions, v1.ConditionRegressed))
 	}
@@ -814,7 +815,7 @@ func TestScheduledRunsEndToEndWithMetrics(t *testing.T) {
 	// One repetition a cell: identical captured results must not regress, and no test can call
 	// them unchanged either.
 	if c := got.Status.LastComparison; c.Verdict != v1.VerdictInconclusive || c.ComparedCells != 4 || c.InconclusiveCells != 4 ||
-		c.NeededRepetitions != 4 || got.Status.Verdict != "Inconclusive 4/4" {
+		c.NeededRepetitions != 4 || got.Status.Verdict != "Inconclusive 2/2 targets" {
 		t.Errorf("comparison %+v, verdict %q", c, got.Status.Verdict)
 	}
 	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonInconclusive) {

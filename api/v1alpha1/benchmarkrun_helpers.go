@@ -151,7 +151,7 @@ func (t Target) ProxyOrDefault() PerconaProxy {
 const (
 	DefaultQPSDropPercent             = 5.0
 	DefaultP95RisePercent             = 10.0
-	DefaultSuccessfulRunsHistoryLimit = 3
+	DefaultSuccessfulRunsHistoryLimit = 14
 	DefaultFailedRunsHistoryLimit     = 1
 )
 

@@ -755,7 +755,7 @@ func TestScheduleValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp := got.Spec
-	if sp.ConcurrencyPolicy != v1.ConcurrencyForbid || sp.SuccessfulRunsHistoryLimit == nil || *sp.SuccessfulRunsHistoryLimit != 3 ||
+	if sp.ConcurrencyPolicy != v1.ConcurrencyForbid || sp.SuccessfulRunsHistoryLimit == nil || *sp.SuccessfulRunsHistoryLimit != 14 ||
 		sp.FailedRunsHistoryLimit == nil || *sp.FailedRunsHistoryLimit != 1 || sp.Regression.QPSDropPercent == nil ||
 		*sp.Regression.QPSDropPercent != 5 || *sp.Regression.P95RisePercent != 10 || sp.Template.Spec.Cleanup != v1.CleanupAlways {
 		t.Errorf("defaults not applied: %+v", sp)

@@ -1,6 +1,10 @@
-// Command mysqlbench-compare compares any two BenchmarkRuns, as the schedule compares a run with
-// its baseline: each cell's repetitions through a Mann-Whitney U test, the percentages as the
-// minimum effect. It reads the runs as kubectl prints them and writes comparison.md:
+// Command mysqlbench-compare compares any two BenchmarkRuns, old (the baseline) then new, as the
+// schedule compares a run with its baseline: per target the geometric mean of the cells' ratios
+// with an interval, per cell a Mann-Whitney U test over the repetitions, every p-value adjusted
+// together (Benjamini-Hochberg) so a run with no real change is called regressed with at most
+// alpha probability, the percentages as the minimum effect. It reads the runs as kubectl prints
+// them (also runs recorded by older versions: it recomputes from their steps) and writes
+// comparison.md:
 //
 //	kubectl get bmr release-1 -o yaml > base.yaml
 //	kubectl get bmr candidate -o yaml > run.yaml
@@ -29,11 +33,11 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mysqlbench-compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	alpha := fs.Float64("alpha", v1.DefaultAlpha, "significance level of the U test")
+	alpha := fs.Float64("alpha", v1.DefaultAlpha, "false-alarm rate of the whole comparison (Benjamini-Hochberg over every target and cell test)")
 	qpsDrop := fs.Float64("qps-drop", v1.DefaultQPSDropPercent, "smallest QPS drop that matters, in percent")
 	p95Rise := fs.Float64("p95-rise", v1.DefaultP95RisePercent, "smallest p95 latency rise that matters, in percent")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintln(stderr, "usage: mysqlbench-compare [flags] BASELINE.yaml RUN.yaml  (BenchmarkRuns as kubectl get -o yaml/json prints them)")
+		_, _ = fmt.Fprintln(stderr, "usage: mysqlbench-compare [flags] OLD.yaml NEW.yaml  (the baseline first, as benchstat; BenchmarkRuns as kubectl get -o yaml/json prints them)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -11,9 +11,16 @@ import (
 // MaxChangePoints is how many change points a History lists.
 const MaxChangePoints = 10
 
-// historyPermutations keeps a schedule's analysis cheap (up to 1024 cells x 2 metrics, once per
-// compared run): the smallest p-value is 1/200, well below any sensible alpha.
-const historyPermutations = 199
+// historyStopAfter ends a series' permutations once this many reached its statistic: a flat
+// series costs a few hundred permutations, only a shifted one runs them all.
+const historyStopAfter = 20
+
+// historyPermutations is how many permutations a series may need: enough that its smallest
+// p-value, 1/(P+1), is below alpha / series, the bar of the most significant series after the
+// adjustment over all of them (at most 20000: 1024 cells x 2 metrics at alpha 0.1).
+func historyPermutations(series int, alpha float64) int {
+	return min(20000, max(199, int(math.Ceil(4*float64(series)/alpha))))
+}
 
 type point struct {
 	run   string
@@ -22,7 +29,12 @@ type point struct {
 
 // History looks for a sustained shift in every cell of the newest run across runs (successful
 // runs of a schedule, oldest first): the series of the cell's medians, one per run that measured
-// it, goes through stats.ChangePoint at policy's alpha with the percentages as minimum effect.
+// it, goes through stats.ChangePoint (whitened by the nights' autocorrelation, pooled over all
+// series: nights that stay high or low together are not shifts),
+// and the p-values of all series are adjusted together (Benjamini-Hochberg): a shift counts when
+// its adjusted q is below policy's alpha and it is at least the minimum effect. On a flat history
+// the chance of any alarm in a night's analysis is then at most about alpha, however many cells
+// the runs have (BenchmarkHistoryCalibration).
 func History(runs []*v1.BenchmarkRun, policy v1.RegressionPolicy) v1.History {
 	h := v1.History{Runs: int32(len(runs))}
 	if len(runs) == 0 {
@@ -47,42 +59,83 @@ func History(runs []*v1.BenchmarkRun, policy v1.RegressionPolicy) v1.History {
 		}
 	}
 	at := finishedAt(newest)
-	var found []v1.ChangePoint
+	alpha := policy.AlphaOrDefault()
+	type candidate struct {
+		cp     v1.ChangePoint
+		ch     stats.Change
+		effect float64
+	}
+	var cands []candidate
+	var ps []float64
+	type metricSeries struct {
+		metric         v1.AckMetric
+		series         []point
+		minEffect      float64
+		higherIsBetter bool
+	}
+	var all []struct {
+		k cellKey
+		m metricSeries
+	}
 	for _, k := range order {
-		for _, m := range []struct {
-			metric         v1.AckMetric
-			series         []point
-			minEffect      float64
-			higherIsBetter bool
-		}{
+		for _, m := range []metricSeries{
 			{v1.AckQPS, qps[k], policy.QPSDropPercentOrDefault() / 100, true},
 			{v1.AckP95, p95[k], policy.P95RisePercentOrDefault() / 100, false},
 		} {
-			values := make([]float64, len(m.series))
-			for i, p := range m.series {
-				values[i] = p.value
-			}
-			ch, ok := stats.ChangePoint(values, stats.CPOptions{
-				Alpha: policy.AlphaOrDefault(), MinEffect: m.minEffect, Permutations: historyPermutations, Seed: 1,
-			})
-			if !ok {
-				continue
-			}
-			cp := v1.ChangePoint{
-				Target: k.target, Threads: k.threads, Metric: m.metric, Since: m.series[ch.Index].run,
-				Before: ch.Before, After: ch.After, ChangePercent: round1(ch.Delta * 100), P: round4(ch.P),
-				Regressed: (ch.Delta < 0) == m.higherIsBetter,
-			}
-			if cp.Regressed {
-				for _, a := range policy.Acknowledged {
-					if Covers(a, k.target, k.threads, m.metric, at) {
-						cp.Acknowledged = true
-						break
-					}
+			all = append(all, struct {
+				k cellKey
+				m metricSeries
+			}{k, m})
+		}
+	}
+	perms := historyPermutations(len(all), alpha)
+	// One autocorrelation for all series: they are the same nights on the same nodes.
+	var allValues [][]float64
+	for _, e := range all {
+		values := make([]float64, len(e.m.series))
+		for i, p := range e.m.series {
+			values[i] = p.value
+		}
+		allValues = append(allValues, values)
+	}
+	phi := stats.PooledPhi(allValues, 0)
+	h.Autocorrelation = round4(phi)
+	for j, e := range all {
+		k, m := e.k, e.m
+		values := allValues[j]
+		// Every series is tested and adjusted together: on a flat history, the chance that any
+		// of a run's series reports a shift is what a user sees each night, not one series'.
+		ch, _ := stats.ChangePoint(values, stats.CPOptions{
+			Alpha: alpha, MinEffect: m.minEffect, Permutations: perms, StopAfter: historyStopAfter, Seed: 1, Phi: phi,
+		})
+		if ch.Permutations == 0 {
+			continue // too short to split
+		}
+		cp := v1.ChangePoint{
+			Target: k.target, Threads: k.threads, Metric: m.metric, Since: m.series[ch.Index].run,
+			Before: ch.Before, After: ch.After, ChangePercent: round1(ch.Delta * 100), P: round4(ch.P),
+			Regressed: (ch.Delta < 0) == m.higherIsBetter,
+		}
+		cands = append(cands, candidate{cp, ch, m.minEffect})
+		ps = append(ps, ch.P)
+	}
+	var found []v1.ChangePoint
+	for i, q := range stats.AdjustBH(ps) {
+		c := cands[i]
+		if q >= alpha || math.Abs(c.ch.Delta) < c.effect {
+			continue
+		}
+		cp := c.cp
+		cp.Q = round4(q)
+		if cp.Regressed {
+			for _, a := range policy.Acknowledged {
+				if Covers(a, cp.Target, cp.Threads, cp.Metric, at) {
+					cp.Acknowledged = true
+					break
 				}
 			}
-			found = append(found, cp)
 		}
+		found = append(found, cp)
 	}
 	// A cell shifted in both metrics counts once.
 	h.RegressedCells = countCells(found)

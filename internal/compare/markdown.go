@@ -2,13 +2,16 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
-// Markdown renders comparison.md: the verdict and its counts, then one row per cell with the
-// medians, the change, the test's p-values and the cell's verdict.
+// Markdown renders comparison.md in benchstat's conventions: old (the baseline) then new, a
+// change column that reads "~" when there is no significant change, the p-value (and the
+// adjusted q) with the repetitions, each median with its interval, a geometric-mean row per
+// target, and noisy cells marked apart from "~".
 func Markdown(r Result) string {
 	var b strings.Builder
 	s := r.Summary
@@ -16,32 +19,60 @@ func Markdown(r Result) string {
 		fmt.Fprintf(&b, "# %s: no baseline\n\n%s.\n", s.Run, s.Message)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "# %s vs %s\n\n", s.Run, s.Baseline)
-	fmt.Fprintf(&b, "Each cell's repetitions in both runs are compared with a two-sided Mann-Whitney U test at alpha %g. "+
-		"A cell regressed when the test finds a difference (p < %g) and its median QPS dropped by at least %s%% or its "+
-		"median p95 latency rose by at least %s%%; it is unchanged when the change is smaller or the test's interval "+
-		"rules out a change of that size, and inconclusive when neither can be said (too few repetitions for the noise).\n\n",
-		s.Alpha, s.Alpha, pct(s.QPSDropPercent), pct(s.P95RisePercent))
-	fmt.Fprintf(&b, "**Verdict: %s**: %s.\n\n", verdictWord(s.Verdict), s.Message)
+	fmt.Fprintf(&b, "# %s vs %s\n\n", s.Baseline, s.Run)
+	fmt.Fprintf(&b, "old = %s (baseline), new = %s.\n\n", s.Baseline, s.Run)
+	b.WriteString(Method(s))
+	fmt.Fprintf(&b, "\n\n**Verdict: %s**: %s.\n\n", verdictWord(s.Verdict), s.Message)
 	fmt.Fprintf(&b, "| regressed | improved | unchanged | inconclusive | acknowledged | compared |\n|--:|--:|--:|--:|--:|--:|\n| %d | %d | %d | %d | %d | %d |\n",
 		s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells, s.AcknowledgedCells, s.ComparedCells)
-	if s.NeededRepetitions > 0 {
-		fmt.Fprintf(&b, "\nSome cells have too few repetitions for the test to reach p < %g: set spec.repetitions to at least %d "+
-			"(in both runs) for a verdict.\n", s.Alpha, s.NeededRepetitions)
-	}
 	if len(r.Cells) > 0 {
-		b.WriteString("\n| target | threads | n (baseline/run) | baseline QPS | QPS | QPS change | p | baseline p95 ms | p95 ms | p95 change | p | verdict |\n")
-		b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
-		for _, c := range r.Cells {
-			p95b, p95, p95c, p95p := "-", "-", "-", "-"
-			if c.BaselineP95Ms > 0 && c.P95Ms > 0 {
-				p95b, p95, p95c = fmt.Sprintf("%.3f", c.BaselineP95Ms), fmt.Sprintf("%.3f", c.P95Ms), signed(c.P95ChangePercent)+"%"
-				p95p = fmt.Sprintf("%.3g", c.P95P)
+		b.WriteString("\n| target | threads | old QPS | new QPS | vs base | old p95 ms | new p95 ms | vs base | verdict |\n")
+		b.WriteString("|---|--:|--:|--:|---|--:|--:|---|---|\n")
+		noisy := false
+		for _, t := range targetOrder(r) {
+			for _, c := range r.Cells {
+				if c.Target != t {
+					continue
+				}
+				oldQ, newQ := withSpread(c.BaselineQPS, c.BaselineQPSSpread, c.BaselineQPSCV), withSpread(c.QPS, c.QPSSpread, c.QPSCV)
+				noisy = noisy || c.BaselineQPSCV > noisyCV || c.QPSCV > noisyCV
+				p95o, p95n, p95c := "-", "-", "-"
+				if c.BaselineP95Ms > 0 && c.P95Ms > 0 {
+					p95o, p95n = fmt.Sprintf("%.3f", c.BaselineP95Ms), fmt.Sprintf("%.3f", c.P95Ms)
+					p95c = Change(c.P95ChangePercent, c.P95P, c.P95Q, s.Alpha, c.BaselineN, c.N)
+				}
+				fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", c.Target, c.Threads, oldQ, newQ,
+					Change(c.QPSChangePercent, c.QPSP, c.QPSQ, s.Alpha, c.BaselineN, c.N), p95o, p95n, p95c, cellWord(c.CellChange))
 			}
-			fmt.Fprintf(&b, "| %s | %d | %d/%d | %.1f | %.1f | %s%% | %.3g | %s | %s | %s | %s | %s |\n",
-				c.Target, c.Threads, c.BaselineN, c.N, c.BaselineQPS, c.QPS, signed(c.QPSChangePercent), c.QPSP,
-				p95b, p95, p95c, p95p, cellWord(c))
+			if tc, ok := targetChange(r, t); ok {
+				oldG, newG := geomeans(r.Cells, t)
+				p95 := "-"
+				if tc.P95Ratio > 0 {
+					p95 = GeomeanChange(tc.P95Ratio, tc.P95Low, tc.P95High, tc.P95P, tc.P95Q, s.Alpha)
+				}
+				fmt.Fprintf(&b, "| **%s** | geomean (%d) | %s | %s | %s | | | %s | %s |\n", t, tc.Cells, Number(oldG), Number(newG),
+					GeomeanChange(tc.QPSRatio, tc.QPSLow, tc.QPSHigh, tc.QPSP, tc.QPSQ, s.Alpha), p95, targetWord(tc))
+			}
 		}
+		b.WriteString("\nQPS: median ± the half-width of its interval (in % of the median")
+		if conf := minSpreadConfidence(r.Cells); conf < 0.95 {
+			fmt.Fprintf(&b, "; with fewer than 6 repetitions this is the range of the repetitions, which covers the median with %.1f %% only", 100*conf)
+		} else {
+			b.WriteString(", 95 %")
+		}
+		b.WriteString("). vs base: new / old - 1 of the medians, `~` when the change is not significant (q ≥ alpha), " +
+			"with the U test's p, the adjusted q and the repetitions old+new; geomean rows: the target's geometric-mean change with its interval.\n")
+		if noisy {
+			fmt.Fprintf(&b, "\n`!` marks a noisy median: its repetitions vary by more than %g %% (CV). A noisy cell is still compared; its test needs a larger change to fire.\n", noisyCV)
+		}
+	}
+	for _, t := range s.Targets {
+		if t.Note != "" && (t.QPSHigh == 0 || (t.P95Ratio > 0 && t.P95High == 0)) {
+			fmt.Fprintf(&b, "\n%s: %s\n", t.Target, t.Note)
+		}
+	}
+	if s.NeededRepetitions > 0 {
+		fmt.Fprintf(&b, "\nSome targets' intervals are too wide to decide: about %d repetitions per run (spec.repetitions, in both runs) would.\n", s.NeededRepetitions)
 	}
 	if len(r.OnlyInRun) > 0 {
 		fmt.Fprintf(&b, "\nNot in the baseline (not compared): %s\n", strings.Join(r.OnlyInRun, ", "))
@@ -50,6 +81,153 @@ func Markdown(r Result) string {
 		fmt.Fprintf(&b, "\nMeasured by the baseline only (not compared): %s\n", strings.Join(r.OnlyInBaseline, ", "))
 	}
 	return b.String()
+}
+
+// noisyCV is the coefficient of variation, in percent, above which a median is marked noisy.
+const noisyCV = 5.0
+
+// Method says in a paragraph what the verdict promises.
+func Method(s v1.Comparison) string {
+	return fmt.Sprintf("How the verdict is made: per target, the geometric mean over its thread counts of new/old median QPS "+
+		"(and p95) with a %.0f %% interval; per cell, a two-sided Mann-Whitney U test over the repetitions. All %d p-values "+
+		"are adjusted together (Benjamini-Hochberg), so when nothing changed the chance of a false \"regressed\" is at most "+
+		"alpha %g for the whole run. A target or cell regressed when its adjusted q < %g and QPS fell by at least %s %% "+
+		"(p95 rose by at least %s %%). \"No regression\" means every target's interval excludes such a drop; "+
+		"\"inconclusive\" means some interval is too wide to say.",
+		100*(1-2*s.Alpha), s.Tests, s.Alpha, s.Alpha, pct(s.QPSDropPercent), pct(s.P95RisePercent))
+}
+
+// Change is a "vs base" column: "~ (p=0.310 n=5+5)" when not significant after adjustment,
+// else "-12.3% (p=0.008 q=0.020 n=5+5)".
+func Change(percent, p, q, alpha float64, oldN, newN int32) string {
+	stat := fmt.Sprintf("p=%.3f", p)
+	if q > 0 && q != p {
+		stat += fmt.Sprintf(" q=%.3f", q)
+	}
+	stat += fmt.Sprintf(" n=%d+%d", oldN, newN)
+	if adjustedOrRaw(p, q) >= alpha {
+		return "~ (" + stat + ")"
+	}
+	return fmt.Sprintf("%+.1f%% (%s)", percent, stat)
+}
+
+// GeomeanChange is a target's geometric-mean change: "-8.8% [-11.0%, -6.6%] (p=0.000 q=0.000)"
+// or "~ [-2.1%, +1.9%] (p=0.52)".
+func GeomeanChange(ratio, lo, hi, p, q, alpha float64) string {
+	if hi == 0 {
+		return fmt.Sprintf("%+.1f%% (no interval)", 100*(ratio-1))
+	}
+	interval := fmt.Sprintf("[%+.1f%%, %+.1f%%]", 100*(lo-1), 100*(hi-1))
+	stat := fmt.Sprintf("p=%.3f", p)
+	if q > 0 && q != p {
+		stat += fmt.Sprintf(" q=%.3f", q)
+	}
+	if adjustedOrRaw(p, q) >= alpha {
+		return fmt.Sprintf("~ %s (%s)", interval, stat)
+	}
+	return fmt.Sprintf("%+.1f%% %s (%s)", 100*(ratio-1), interval, stat)
+}
+
+// adjustedOrRaw is q when the comparison adjusted its p-values (recorded since), else p.
+func adjustedOrRaw(p, q float64) float64 {
+	if q > 0 {
+		return q
+	}
+	return p
+}
+
+// withSpread is "16,965 ± 2%", with "!" when the repetitions are noisy.
+func withSpread(median, spreadPct, cv float64) string {
+	out := Number(median)
+	switch {
+	case spreadPct >= 1:
+		out += fmt.Sprintf(" ± %.0f%%", spreadPct)
+	case spreadPct > 0:
+		out += fmt.Sprintf(" ± %.1f%%", spreadPct)
+	}
+	if cv > noisyCV {
+		out += " !"
+	}
+	return out
+}
+
+// Number formats a throughput without noise decimals: "16,965", "98.4", "0.52".
+func Number(x float64) string {
+	switch a := math.Abs(x); {
+	case a >= 100:
+		return thousands(x, 0)
+	case a >= 1:
+		return thousands(x, 1)
+	default:
+		return thousands(x, 2)
+	}
+}
+
+// thousands formats x with a thousands separator and the given decimals.
+func thousands(x float64, decimals int) string {
+	s := fmt.Sprintf("%.*f", decimals, math.Abs(x))
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if x < 0 {
+		b.WriteByte('-')
+	}
+	for i, ch := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	if frac != "" {
+		b.WriteString("." + frac)
+	}
+	return b.String()
+}
+
+func minSpreadConfidence(cs []Cell) float64 {
+	m := 1.0
+	for _, c := range cs {
+		if c.QPSSpread > 0 || c.BaselineQPSSpread > 0 {
+			m = math.Min(m, c.SpreadConfidence)
+		}
+	}
+	return m
+}
+
+// targetOrder is the targets in the order of the cells.
+func targetOrder(r Result) []string {
+	var out []string
+	for _, c := range r.Cells {
+		if len(out) == 0 || out[len(out)-1] != c.Target {
+			out = append(out, c.Target)
+		}
+	}
+	return out
+}
+
+func targetChange(r Result, name string) (v1.TargetChange, bool) {
+	for _, t := range r.Targets {
+		if t.Target == name {
+			return t, true
+		}
+	}
+	return v1.TargetChange{}, false
+}
+
+// geomeans are the geometric means of the old and new median QPS over a target's cells.
+func geomeans(cs []Cell, target string) (float64, float64) {
+	var lo, ln float64
+	n := 0
+	for _, c := range cs {
+		if c.Target == target && c.BaselineQPS > 0 && c.QPS > 0 {
+			lo += math.Log(c.BaselineQPS)
+			ln += math.Log(c.QPS)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return math.Exp(lo / float64(n)), math.Exp(ln / float64(n))
 }
 
 // cellWord is a cell's verdict in the table; a regression stands out.
@@ -63,10 +241,22 @@ func cellWord(c v1.CellChange) string {
 		return "improved"
 	case c.Verdict == v1.CellNoChange:
 		return "unchanged"
+	case c.NeededRepetitions > 0:
+		return fmt.Sprintf("inconclusive (needs %d repetitions)", c.NeededRepetitions)
 	default:
-		if c.NeededRepetitions > 0 {
-			return fmt.Sprintf("inconclusive (needs %d repetitions)", c.NeededRepetitions)
-		}
+		return "inconclusive"
+	}
+}
+
+func targetWord(t v1.TargetChange) string {
+	switch t.Verdict {
+	case v1.CellRegressed:
+		return "**regressed**"
+	case v1.CellImproved:
+		return "improved"
+	case v1.CellNoChange:
+		return "no regression"
+	default:
 		return "inconclusive"
 	}
 }

@@ -29,21 +29,23 @@ type compareOptions struct {
 func newCompareCommand(e *env) *cobra.Command {
 	o := &compareOptions{}
 	cmd := &cobra.Command{
-		Use:   "compare RUN_A RUN_B",
-		Short: "Compare RUN_A with the baseline RUN_B cell by cell (one target at one thread count)",
-		Long: "Compares RUN_A with RUN_B (the baseline) as the operator compares a scheduled run with its baseline " +
-			"(internal/compare): each cell's repetitions in both runs go through a two-sided Mann-Whitney U test at " +
-			"alpha; a cell regressed when the test finds a difference and its median QPS fell by at least --qps-drop " +
-			"percent or its median p95 latency rose by at least --p95-rise percent. The policy is RUN_A's " +
-			"schedule's spec.regression when RUN_A was created by a BenchmarkSchedule, else the operator's defaults; " +
-			"the flags override it. Runs without repetitions compare as Inconclusive: a single measurement per cell " +
-			"cannot tell a change from noise.",
-		Example: "  kubectl mysqlbench compare candidate release-1\n" +
-			"  kubectl mysqlbench compare candidate release-1 --target mysql84 --target mysql84-psoff\n" +
-			"  kubectl mysqlbench compare candidate release-1 -o markdown > comparison.md",
-		Args: exactArgs("RUN_A", "RUN_B"),
+		Use:   "compare OLD NEW",
+		Short: "Compare NEW with the baseline OLD: per target (geometric mean) and per cell",
+		Long: "Compares NEW with OLD (the baseline; old then new, as benchstat and mysqlbench-compare take them) as the " +
+			"operator compares a scheduled run with its baseline (internal/compare): per target, the geometric mean over " +
+			"its thread counts of new/old median QPS and p95 with an interval; per cell, a two-sided Mann-Whitney U test " +
+			"over the repetitions; every p-value adjusted together (Benjamini-Hochberg) so a run with no real change is " +
+			"called regressed with at most --alpha probability. A target or cell regressed when its adjusted q < alpha " +
+			"and its median QPS fell by at least --qps-drop percent or its p95 rose by at least --p95-rise percent; " +
+			"\"no regression\" needs every target's interval to exclude such a drop. In the table, ~ means no " +
+			"significant change, ! a noisy median (CV above 5 %). The policy is NEW's schedule's spec.regression when " +
+			"NEW was created by a BenchmarkSchedule, else the operator's defaults; the flags override it.",
+		Example: "  kubectl mysqlbench compare release-1 candidate\n" +
+			"  kubectl mysqlbench compare release-1 candidate --target mysql84 --target mysql84-psoff\n" +
+			"  kubectl mysqlbench compare release-1 candidate -o markdown > comparison.md",
+		Args: exactArgs("OLD", "NEW"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.compare(cmd, args[0], args[1], o)
+			return e.compare(cmd, args[1], args[0], o)
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.targets, "target", nil, "Compare only this target (repeatable).")
@@ -52,7 +54,7 @@ func newCompareCommand(e *env) *cobra.Command {
 	cmd.Flags().Float64Var(&o.qpsDrop, "qps-drop", v1.DefaultQPSDropPercent, "Smallest QPS drop that matters, in percent (default: the schedule's, else this).")
 	cmd.Flags().Float64Var(&o.p95Rise, "p95-rise", v1.DefaultP95RisePercent, "Smallest p95 latency rise that matters, in percent (default: the schedule's, else this).")
 	cmd.Flags().BoolVar(&o.exitCode, "exit-code", false,
-		"Exit with 2 when a cell regressed and 3 when the comparison is inconclusive (as mysqlbench-compare), 0 otherwise.")
+		"Exit with 2 when the run regressed and 3 when the comparison is inconclusive or has no common cells (as mysqlbench-compare), 0 otherwise.")
 	return cmd
 }
 
@@ -148,30 +150,31 @@ func onlyTargets(run *v1.BenchmarkRun, names []string) *v1.BenchmarkRun {
 	return out
 }
 
-// writeComparison is the terminal form of comparison.md: the verdict, a row per cell, and the
-// regressed cells named as the operator names them.
+// writeComparison is the terminal form of comparison.md, in benchstat's conventions: old then
+// new, ~ for no significant change with p, q and n, a geometric-mean row per target, ! for a
+// noisy median, and the regressed targets and cells named as the operator names them.
 func writeComparison(w io.Writer, res compare.Result, policySource string, targets []string) error {
 	s := res.Summary
 	if s.Baseline == "" {
 		_, err := fmt.Fprintf(w, "%s: %s\n", s.Run, s.Message)
 		return err
 	}
-	_, _ = fmt.Fprintf(w, "%s against baseline %s", s.Run, s.Baseline)
+	_, _ = fmt.Fprintf(w, "old: %s (baseline)  new: %s", s.Baseline, s.Run)
 	if len(targets) > 0 {
-		_, _ = fmt.Fprintf(w, ", targets %s only", strings.Join(targets, ", "))
+		_, _ = fmt.Fprintf(w, "  targets %s only", strings.Join(targets, ", "))
 	}
-	_, _ = fmt.Fprintf(w, "\nPolicy: %s: U test at alpha %g, a cell regressed at QPS -%g %% or p95 +%g %% (medians)\n",
-		policySource, s.Alpha, s.QPSDropPercent, s.P95RisePercent)
+	_, _ = fmt.Fprintf(w, "\nPolicy: %s: alpha %g over all %d tests (Benjamini-Hochberg), regressed at QPS -%g %% or p95 +%g %% (medians)\n",
+		policySource, s.Alpha, s.Tests, s.QPSDropPercent, s.P95RisePercent)
 	_, _ = fmt.Fprintf(w, "Verdict: %s: %s\n", compare.Short(s), s.Message)
 	if len(res.Cells) > 0 {
 		_, _ = fmt.Fprintln(w)
 		tw := printers.GetNewTabWriter(w)
-		_, _ = fmt.Fprintln(tw, "TARGET\tTHREADS\tN (BASE/RUN)\tBASE QPS\tQPS\tCHANGE\tP\tBASE P95 MS\tP95 MS\tCHANGE\tP\tVERDICT")
-		for _, c := range res.Cells {
-			p95b, p95, p95c, p95p := "-", "-", "-", "-"
+		_, _ = fmt.Fprintln(tw, "TARGET\tTHREADS\tOLD QPS\tNEW QPS\tVS BASE\tOLD P95 MS\tNEW P95 MS\tVS BASE\tVERDICT")
+		row := func(c compare.Cell) {
+			p95o, p95n, p95c := "-", "-", "-"
 			if c.BaselineP95Ms > 0 && c.P95Ms > 0 {
-				p95b, p95 = fmt.Sprintf("%.3f", c.BaselineP95Ms), fmt.Sprintf("%.3f", c.P95Ms)
-				p95c, p95p = fmt.Sprintf("%+.1f%%", c.P95ChangePercent), fmt.Sprintf("%.3g", c.P95P)
+				p95o, p95n = fmt.Sprintf("%.3f", c.BaselineP95Ms), fmt.Sprintf("%.3f", c.P95Ms)
+				p95c = compare.Change(c.P95ChangePercent, c.P95P, c.P95Q, s.Alpha, c.BaselineN, c.N)
 			}
 			verdict := string(c.Verdict)
 			switch {
@@ -180,23 +183,42 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 			case c.Verdict == v1.CellInconclusive && c.NeededRepetitions > 0:
 				verdict += fmt.Sprintf(" (needs %d repetitions)", c.NeededRepetitions)
 			}
-			_, _ = fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%s\t%s\t%+.1f%%\t%.3g\t%s\t%s\t%s\t%s\t%s\n",
-				c.Target, c.Threads, c.BaselineN, c.N, num(c.BaselineQPS, throughputDecimals), num(c.QPS, throughputDecimals),
-				c.QPSChangePercent, c.QPSP, p95b, p95, p95c, p95p, verdict)
+			_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				c.Target, c.Threads, noisyQPS(c.BaselineQPS, c.BaselineQPSCV), noisyQPS(c.QPS, c.QPSCV),
+				compare.Change(c.QPSChangePercent, c.QPSP, c.QPSQ, s.Alpha, c.BaselineN, c.N), p95o, p95n, p95c, verdict)
+		}
+		for _, t := range res.Targets {
+			for _, c := range res.Cells {
+				if c.Target == t.Target {
+					row(c)
+				}
+			}
+			p95 := "-"
+			if t.P95Ratio > 0 {
+				p95 = compare.GeomeanChange(t.P95Ratio, t.P95Low, t.P95High, t.P95P, t.P95Q, s.Alpha)
+			}
+			_, _ = fmt.Fprintf(tw, "%s\tgeomean\t\t\t%s\t\t\t%s\t%s\n", t.Target,
+				compare.GeomeanChange(t.QPSRatio, t.QPSLow, t.QPSHigh, t.QPSP, t.QPSQ, s.Alpha), p95, t.Verdict)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	var regressed []string
+	for _, t := range res.Targets {
+		if t.Verdict == v1.CellRegressed {
+			regressed = append(regressed, "  "+compare.DescribeTarget(t))
+		}
+	}
 	for _, c := range res.Cells {
 		if c.Verdict == v1.CellRegressed && !c.Acknowledged {
-			regressed = append(regressed, "  "+compare.Describe(c))
+			regressed = append(regressed, "  "+compare.Describe(c.CellChange))
 		}
 	}
 	if len(regressed) > 0 {
 		_, _ = fmt.Fprintf(w, "\nRegressed:\n%s\n", strings.Join(regressed, "\n"))
 	}
+	_, _ = fmt.Fprintln(w, "\n~: no significant change (adjusted q >= alpha); !: noisy median (CV above 5 %); geomean: the target over its thread counts, with its interval.")
 	if len(res.OnlyInRun) > 0 {
 		_, _ = fmt.Fprintf(w, "\nNot in the baseline (not compared): %s\n", strings.Join(res.OnlyInRun, ", "))
 	}
@@ -204,4 +226,13 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 		_, _ = fmt.Fprintf(w, "\nMeasured by the baseline only (not compared): %s\n", strings.Join(res.OnlyInBaseline, ", "))
 	}
 	return nil
+}
+
+// noisyQPS is a median QPS, with ! when its repetitions vary by more than 5 %.
+func noisyQPS(qps, cv float64) string {
+	out := num(qps, throughputDecimals)
+	if cv > 5 {
+		out += " !"
+	}
+	return out
 }

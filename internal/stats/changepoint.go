@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 )
 
 // CPOptions configures ChangePoint. The zero value is usable.
@@ -21,6 +22,19 @@ type CPOptions struct {
 	// Seed seeds the permutations, so that a history always gives the same answer (0 is a
 	// valid seed).
 	Seed uint64
+	// StopAfter ends the permutations early once this many have reached the observed
+	// statistic (Besag and Clifford's sequential Monte Carlo p-value, h/L after L permutations):
+	// a series with no change stops after a few dozen, one with a strong change runs all of
+	// Permutations, so many permutations (the resolution a many-series adjustment needs) cost
+	// little. 0: run them all.
+	StopAfter int
+	// Phi, when above 0, removes that lag-1 autocorrelation before testing: nights that stay
+	// high or low for a few nights in a row (a noisy neighbour, a slow disk that week) look like
+	// shifts to a test that assumes independent nights. The series x is tested as
+	// x[t] - Phi·x[t-1] (a shift of d becomes one of (1-Phi)·d and a one-night spike); Before,
+	// After and Delta still describe the original series. PooledPhi estimates it from many
+	// series of the same nights: one series of 10-30 nights is too short to estimate it.
+	Phi float64
 }
 
 // Change describes the most likely change point of a series.
@@ -37,6 +51,10 @@ type Change struct {
 	P float64 `json:"p"`
 	// Stat is the E-Divisive statistic at Index (in the series' units).
 	Stat float64 `json:"stat"`
+	// Phi is the lag-1 autocorrelation removed (Whiten), 0 otherwise.
+	Phi float64 `json:"phi,omitempty"`
+	// Permutations is how many permutations the p-value was computed from.
+	Permutations int `json:"permutations"`
 }
 
 // ChangePoint looks for one sustained shift in the level of series (e.g. a cell's median QPS,
@@ -82,7 +100,42 @@ func ChangePoint(series []float64, opts CPOptions) (Change, bool) {
 	if n < 2*minSeg {
 		return Change{P: 1}, false
 	}
+	phi := math.Max(0, math.Min(0.9, opts.Phi))
+	var idx, done int
+	var stat, p float64
+	if phi > 0 && n-1 >= 2*minSeg {
+		// The split and the levels are the original series'; only the p-value comes from the
+		// whitened one (where a shift is a smaller step plus a one-night spike).
+		idx, stat, _, _ = energyTest(series, minSeg, 0, 0, opts.Seed)
+		w := make([]float64, n-1)
+		for t := 1; t < n; t++ {
+			w[t-1] = series[t] - phi*series[t-1]
+		}
+		_, _, p, done = energyTest(w, minSeg, perms, opts.StopAfter, opts.Seed)
+	} else {
+		phi = 0
+		idx, stat, p, done = energyTest(series, minSeg, perms, opts.StopAfter, opts.Seed)
+	}
+	c := Change{
+		Index:        idx,
+		Before:       median(sorted(series[:idx])),
+		After:        median(sorted(series[idx:])),
+		P:            p,
+		Stat:         stat,
+		Phi:          phi,
+		Permutations: done,
+	}
+	if c.Before != 0 {
+		c.Delta = c.After/c.Before - 1
+	}
+	return c, c.P < alpha && math.Abs(c.Delta) >= opts.MinEffect
+}
 
+// energyTest finds the split of series with the largest E-Divisive statistic and its
+// permutation p-value: (exceedances+1)/(permutations+1), or, when stopAfter permutations
+// reached the statistic before all perms ran, stopAfter over the permutations run.
+func energyTest(series []float64, minSeg, perms, stopAfter int, seed uint64) (idx int, stat, p float64, done int) {
+	n := len(series)
 	// Pairwise distances, indexed through an order so permutations need no copy of the matrix.
 	dist := make([]float64, n*n)
 	rowSum := make([]float64, n)
@@ -99,31 +152,160 @@ func ChangePoint(series []float64, opts CPOptions) (Change, bool) {
 	for i := range order {
 		order[i] = i
 	}
-	stat, idx := maxEnergy(dist, rowSum, total, order, minSeg)
+	stat, idx = maxEnergy(dist, rowSum, total, order, minSeg)
 
-	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed_c4a9_e9017))
+	rng := rand.New(rand.NewPCG(seed, 0x5eed_c4a9_e9017))
 	// A permutation that reproduces the observed split (or its mirror image) must count as "at
 	// least as large" even when its sums were added up in another order.
 	threshold := stat - 1e-9*math.Abs(stat)
 	exceed := 0
-	for r := 0; r < perms; r++ {
+	for done = 0; done < perms; {
 		rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		done++
 		if s, _ := maxEnergy(dist, rowSum, total, order, minSeg); s >= threshold {
 			exceed++
+			if stopAfter > 0 && exceed >= stopAfter {
+				return idx, stat, float64(exceed) / float64(done), done
+			}
 		}
 	}
+	return idx, stat, float64(exceed+1) / float64(perms+1), done
+}
 
-	c := Change{
-		Index:  idx,
-		Before: median(sorted(series[:idx])),
-		After:  median(sorted(series[idx:])),
-		P:      float64(exceed+1) / float64(perms+1),
-		Stat:   stat,
+// PooledPhi estimates the lag-1 autocorrelation shared by several series of the same nights
+// (a schedule's cells). Each series' residuals around its least-squares line, scaled to the
+// same weight, are pooled into one raw lag-1 correlation; that raw value is badly biased low
+// for 10-30 nights (about 0.07 for a true 0.5 over 14 nights), more than the textbook
+// corrections allow for, so it is inverted by simulation instead: the φ in [0, 0.9] whose AR(1)
+// series of the same length give the same raw value on average (indirect inference, with a
+// fixed seed so the answer is reproducible).
+// Around a line, not a mean, because a slow drift is what the change-point test must find and
+// around a mean a drift looks like strong autocorrelation; nor around the best split's two
+// levels, which absorb most of an autocorrelated wander. A real step in a few series adds to
+// the estimate, which pooling dilutes (and which costs some power, never false alarms). Series
+// shorter than 2·minSegment are left out (0: 3).
+func PooledPhi(series [][]float64, minSegment int) float64 {
+	if minSegment <= 0 {
+		minSegment = 3
 	}
-	if c.Before != 0 {
-		c.Delta = c.After/c.Before - 1
+	var kept [][]float64
+	points := 0
+	for _, xs := range series {
+		if len(xs) >= 2*minSegment {
+			kept = append(kept, xs)
+			points += len(xs)
+		}
 	}
-	return c, c.P < alpha && math.Abs(c.Delta) >= opts.MinEffect
+	if len(kept) == 0 {
+		return 0
+	}
+	raw, ok := rawLag1(kept)
+	if !ok {
+		return 0
+	}
+	n := int(math.Round(float64(points) / float64(len(kept))))
+	grid := rawLag1Grid(n)
+	if raw <= grid[0] {
+		return 0
+	}
+	for i := 1; i < len(grid); i++ {
+		if raw <= grid[i] {
+			// Linear between the grid's points (rawLag1's mean grows with φ).
+			f := (raw - grid[i-1]) / (grid[i] - grid[i-1])
+			return phiStep * (float64(i-1) + f)
+		}
+	}
+	return phiStep * float64(len(grid)-1)
+}
+
+// phiStep is the spacing of rawLag1Grid's φ values, from 0 to 0.9.
+const phiStep = 0.025
+
+// rawGrids caches rawLag1Grid by series length.
+var rawGrids sync.Map
+
+// rawLag1Grid is expectedRawLag1 at φ = 0, phiStep, ... 0.9 for series of length n, computed
+// once per length.
+func rawLag1Grid(n int) []float64 {
+	if g, ok := rawGrids.Load(n); ok {
+		return g.([]float64)
+	}
+	steps := int(math.Round(0.9 / phiStep))
+	g := make([]float64, steps+1)
+	for i := range g {
+		g[i] = expectedRawLag1(phiStep*float64(i), n)
+	}
+	// Keep it increasing, so the inversion is well defined despite simulation noise.
+	for i := 1; i < len(g); i++ {
+		g[i] = math.Max(g[i], g[i-1]+1e-9)
+	}
+	rawGrids.Store(n, g)
+	return g
+}
+
+// rawLag1 is the pooled lag-1 correlation of the series' residuals around their lines.
+func rawLag1(series [][]float64) (float64, bool) {
+	var num, den float64
+	for _, xs := range series {
+		res := detrend(xs)
+		var scale float64
+		for _, r := range res {
+			scale += r * r
+		}
+		if scale == 0 {
+			continue
+		}
+		for t := range res {
+			den += res[t] * res[t] / scale
+			if t > 0 {
+				num += res[t] * res[t-1] / scale
+			}
+		}
+	}
+	if den == 0 {
+		return 0, false
+	}
+	return num / den, true
+}
+
+// expectedRawLag1 is rawLag1's mean over simulated AR(1) series of length n with coefficient
+// phi (2000 series, seeded: the same every time).
+func expectedRawLag1(phi float64, n int) float64 {
+	const sims = 2000
+	rng := rand.New(rand.NewPCG(uint64(n), 0xa11))
+	var sum float64
+	xs := make([]float64, n)
+	one := [][]float64{xs}
+	for range sims {
+		s := rng.NormFloat64()
+		for i := range xs {
+			s = phi*s + math.Sqrt(1-phi*phi)*rng.NormFloat64()
+			xs[i] = s
+		}
+		r, _ := rawLag1(one)
+		sum += r
+	}
+	return sum / sims
+}
+
+// detrend is xs minus its least-squares line over the index.
+func detrend(xs []float64) []float64 {
+	n := float64(len(xs))
+	var st, sx, stt, stx float64
+	for i, x := range xs {
+		t := float64(i)
+		st += t
+		sx += x
+		stt += t * t
+		stx += t * x
+	}
+	slope := (n*stx - st*sx) / (n*stt - st*st)
+	icept := (sx - slope*st) / n
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x - icept - slope*float64(i)
+	}
+	return out
 }
 
 // maxEnergy returns the largest E-Divisive statistic over the splits of the series taken in

@@ -74,8 +74,13 @@ type Verdict struct {
 	// NeededN is set when Kind is Inconclusive because the sample sizes cannot reach Alpha at
 	// all: the repetitions each side needs (see RequiredRepetitions). 0 otherwise.
 	NeededN int `json:"neededN,omitempty"`
+	// Q is P adjusted for the other tests of the same comparison (set by Adjust; 0 before).
+	Q float64 `json:"q,omitempty"`
 	// Reason explains the verdict in one sentence for a report.
 	Reason string `json:"reason"`
+	// judged: the test ran (both sides have samples, the baseline is not 0), so Adjust may
+	// re-decide the verdict.
+	judged bool
 }
 
 // Compare decides whether cur (the repetitions of one cell in the new run) differs from base
@@ -120,20 +125,45 @@ func Compare(base, cur []float64, opts Options) Verdict {
 		v.DeltaLow, v.DeltaHigh, v.DeltaConfidence = lo/v.Base, hi/v.Base, conf
 	}
 
+	judge(&v, v.P, n1, n2, opts)
+	return v
+}
+
+// Adjust re-decides v (from Compare on samples of sizes n1 and n2) with q, the p-value adjusted
+// for the other tests of the same comparison (AdjustBH), in place of its own p-value: a change is
+// significant only when q < Alpha. v.P keeps the unadjusted p-value; v.Q is q.
+func Adjust(v Verdict, q float64, n1, n2 int, opts Options) Verdict {
+	v.Q = q
+	if v.judged {
+		judge(&v, q, n1, n2, opts)
+	}
+	return v
+}
+
+// judge sets v's Kind, NeededN and Reason from p (v.P, or an adjusted p-value) and v's change
+// and interval.
+func judge(v *Verdict, p float64, n1, n2 int, opts Options) {
+	alpha := opts.alpha()
+	v.judged = true
+	v.NeededN = 0
+	pName := "p"
+	if p != v.P {
+		pName = "q"
+	}
 	sizes := fmt.Sprintf("n=%d vs n=%d", n1, n2)
 	change := fmt.Sprintf("median %+.1f%% (%.4g → %.4g)", 100*v.Delta, v.Base, v.Cur)
 	minEff := fmt.Sprintf("%g%%", 100*opts.MinEffect)
 	switch {
-	case v.P < alpha && math.Abs(v.Delta) >= opts.MinEffect:
+	case p < alpha && math.Abs(v.Delta) >= opts.MinEffect:
 		if (v.Delta < 0) == opts.HigherIsBetter {
 			v.Kind = Regressed
 		} else {
 			v.Kind = Improved
 		}
-		v.Reason = fmt.Sprintf("%s, p=%.3g < %g (%s), at least the %s minimum effect", change, v.P, alpha, sizes, minEff)
-	case v.P < alpha:
+		v.Reason = fmt.Sprintf("%s, %s=%.3g < %g (%s), at least the %s minimum effect", change, pName, p, alpha, sizes, minEff)
+	case p < alpha:
 		v.Kind = NoChange
-		v.Reason = fmt.Sprintf("%s is significant (p=%.3g < %g, %s) but below the %s minimum effect", change, v.P, alpha, sizes, minEff)
+		v.Reason = fmt.Sprintf("%s is significant (%s=%.3g < %g, %s) but below the %s minimum effect", change, pName, p, alpha, sizes, minEff)
 	case MinP(n1, n2) >= alpha:
 		v.Kind = Inconclusive
 		v.NeededN = RequiredRepetitions(n1, n2, alpha)
@@ -141,18 +171,17 @@ func Compare(base, cur []float64, opts Options) Verdict {
 			change, sizes, alpha, MinP(n1, n2), v.NeededN)
 	case v.DeltaConfidence > 0 && -opts.MinEffect < v.DeltaLow && v.DeltaHigh < opts.MinEffect:
 		v.Kind = NoChange
-		v.Reason = fmt.Sprintf("%s, p=%.3g (%s); the %.0f%% interval of the change [%+.1f%%, %+.1f%%] is within ±%s",
-			change, v.P, sizes, 100*v.DeltaConfidence, 100*v.DeltaLow, 100*v.DeltaHigh, minEff)
+		v.Reason = fmt.Sprintf("%s, %s=%.3g (%s); the %.0f%% interval of the change [%+.1f%%, %+.1f%%] is within ±%s",
+			change, pName, p, sizes, 100*v.DeltaConfidence, 100*v.DeltaLow, 100*v.DeltaHigh, minEff)
 	case opts.MinEffect <= 0:
 		v.Kind = Inconclusive
-		v.Reason = fmt.Sprintf("%s, p=%.3g (%s): not significant, and with no minimum effect no interval can rule out a change",
-			change, v.P, sizes)
+		v.Reason = fmt.Sprintf("%s, %s=%.3g (%s): not significant, and with no minimum effect no interval can rule out a change",
+			change, pName, p, sizes)
 	default:
 		v.Kind = Inconclusive
-		v.Reason = fmt.Sprintf("%s, p=%.3g (%s): not significant, yet the %.0f%% interval of the change [%+.1f%%, %+.1f%%] does not rule out ±%s; add repetitions",
-			change, v.P, sizes, 100*v.DeltaConfidence, 100*v.DeltaLow, 100*v.DeltaHigh, minEff)
+		v.Reason = fmt.Sprintf("%s, %s=%.3g (%s): not significant, yet the %.0f%% interval of the change [%+.1f%%, %+.1f%%] does not rule out ±%s; add repetitions",
+			change, pName, p, sizes, 100*v.DeltaConfidence, 100*v.DeltaLow, 100*v.DeltaHigh, minEff)
 	}
-	return v
 }
 
 // MinP is the smallest two-sided p-value the exact Mann-Whitney U test can give for samples of
