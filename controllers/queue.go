@@ -149,29 +149,40 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 // poolUsers returns the runs holding a node of pool (a server StatefulSet with the pool's node
 // selector, or a target past Pending whose StatefulSet the cache has not shown yet) and the runs
 // waiting for one, oldest first. self counts as waiting.
+//
+// Labels prove nothing: anyone who may create StatefulSets can give one the operator's labels
+// (and one with no replicas holds no node at all). A StatefulSet counts only when a run that
+// exists controls it (the owner reference's UID is that run's), it is that run's server for the
+// target it is labelled with (its name derived from both), and the run's status says that target
+// holds its server; see runServer.
 func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, self *v1.BenchmarkRun) (holders, waiting []poolUser, err error) {
+	runs := &v1.BenchmarkRunList{}
+	if err := r.List(ctx, runs, client.UnsafeDisableDeepCopy); err != nil { // read only: no copy of every run
+		return nil, nil, fmt.Errorf("list runs: %w", err)
+	}
+	byKey := make(map[client.ObjectKey]*v1.BenchmarkRun, len(runs.Items))
+	for i := range runs.Items {
+		byKey[client.ObjectKeyFromObject(&runs.Items[i])] = &runs.Items[i]
+	}
+	byKey[client.ObjectKeyFromObject(self)] = self // the newest status
 	held := map[string]poolUser{}
 	stss := &appsv1.StatefulSetList{}
 	if err := r.List(ctx, stss, client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy}); err != nil {
 		return nil, nil, fmt.Errorf("list server statefulsets: %w", err)
 	}
-	for _, sts := range stss.Items {
+	for i := range stss.Items {
+		sts := &stss.Items[i]
 		if sts.Spec.Template.Labels[specs.LabelComponent] != specs.ComponentServer ||
 			poolName(sts.Spec.Template.Spec.NodeSelector) != pool || !sts.DeletionTimestamp.IsZero() {
 			continue
 		}
-		owner := metav1.GetControllerOf(&sts)
-		key := sts.Namespace + "/" + sts.Labels[specs.LabelRun]
-		if owner != nil {
-			key = sts.Namespace + "/" + owner.Name
+		owner, target := runServer(sts, byKey)
+		if owner == nil {
+			continue
 		}
-		id := key + "#" + sts.Labels[specs.LabelTarget]
-		held[id] = poolUser{key: key, target: sts.Labels[specs.LabelTarget],
-			why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, sts.Labels[specs.LabelTarget], sts.Name)}
-	}
-	runs := &v1.BenchmarkRunList{}
-	if err := r.List(ctx, runs, client.UnsafeDisableDeepCopy); err != nil { // read only: no copy of every run
-		return nil, nil, fmt.Errorf("list runs: %w", err)
+		key := owner.Namespace + "/" + owner.Name
+		held[key+"#"+target] = poolUser{key: key, target: target,
+			why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, target, sts.Name)}
 	}
 	for i := range runs.Items {
 		other := &runs.Items[i]
@@ -208,6 +219,44 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 		return waiting[i].key < waiting[j].key
 	})
 	return holders, waiting, nil
+}
+
+// runServer returns the run whose server sts is and the target it serves, when the run holds
+// that server now: the run exists and controls sts (by UID), sts carries the name the run's
+// target gives its server, and the target's status is past Pending and not released, or ended
+// with its server kept by the cleanup policy. Anything else (a StatefulSet with the operator's
+// labels that someone else made, one naming a run that is gone, a server torn down a moment ago)
+// returns nil.
+func runServer(sts *appsv1.StatefulSet, runs map[client.ObjectKey]*v1.BenchmarkRun) (*v1.BenchmarkRun, string) {
+	ref := metav1.GetControllerOfNoCopy(sts)
+	if ref == nil || ref.Kind != "BenchmarkRun" {
+		return nil, ""
+	}
+	run := runs[client.ObjectKey{Namespace: sts.Namespace, Name: ref.Name}]
+	if run == nil || run.UID != ref.UID || !run.DeletionTimestamp.IsZero() {
+		return nil, ""
+	}
+	target := sts.Labels[specs.LabelTarget]
+	if specs.ServerName(run, target) != sts.Name {
+		return nil, ""
+	}
+	for _, t := range run.Spec.Targets {
+		if t.Name != target {
+			continue
+		}
+		for _, ts := range run.Status.Targets {
+			if ts.Name != target {
+				continue
+			}
+			switch {
+			case ts.Phase == "" || ts.Phase == v1.TargetPending:
+				return nil, ""
+			case !ts.Phase.Finished() || !ts.Released || keptByPolicy(run, target):
+				return run, target
+			}
+		}
+	}
+	return nil, ""
 }
 
 // currentTarget is the first target of a run that has not finished, with its status (nil

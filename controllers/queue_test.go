@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -159,4 +161,70 @@ func readyPoolNode(t *testing.T, prefix string) string {
 		t.Fatal(err)
 	}
 	return pool
+}
+
+// Only servers that runs hold count in a pool's queue. StatefulSets with the operator's labels
+// that no run holds (one with no replicas in another namespace, one naming a run that does not
+// exist, one claiming to be the server of a run's target that has not started) never make a run
+// wait: it runs on the pool's one node at once.
+func TestQueueCountsOnlyServersRunsHold(t *testing.T) {
+	ctx := context.Background()
+	pool := readyPoolNode(t, "forged")
+	ns, other := newNamespace(t), newNamespace(t)
+	startOperator(t, ns, operatorOptions{namespaces: []string{other}})
+	startKubelet(t, ns, succeedAll(t))
+
+	// A run of the namespace that waits before its first target: its status holds no server.
+	idle := baseRun(ns, "idle", 1)
+	idle.Spec.Targets = idle.Spec.Targets[:1]
+	idle.Spec.Workload.CustomScript = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "never-there"}, Key: "x.lua"}
+	idle.Spec.Workload.Script = ""
+	if err := k8s.Create(ctx, idle); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "idle", 20*time.Second, "the idle run to wait for its script", func(r *v1.BenchmarkRun) bool {
+		return r.Status.Phase == v1.RunPending
+	})
+	idle = waitFor(t, ns, "idle", time.Second, "the idle run", func(*v1.BenchmarkRun) bool { return true })
+	forged := func(ns, name, target string, refs []metav1.OwnerReference) {
+		labels := map[string]string{specs.LabelManagedBy: specs.ManagedBy, specs.LabelComponent: specs.ComponentServer,
+			specs.LabelRun: "idle", specs.LabelTarget: target}
+		sts := &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, OwnerReferences: refs},
+			Spec: appsv1.StatefulSetSpec{
+				Replicas: ptr.To[int32](0),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{NodeSelector: map[string]string{specs.PoolLabel: pool},
+						Containers: []corev1.Container{{Name: "mysql", Image: "mysql:8.4"}}},
+				},
+			},
+		}
+		if err := k8s.Create(ctx, sts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idleRef := *metav1.NewControllerRef(idle, v1.GroupVersion.WithKind("BenchmarkRun"))
+	ghostRef := idleRef
+	ghostRef.Name, ghostRef.UID = "ghost", "uid-of-no-run"
+	forged(other, "someone-elses", "mariadb", nil)
+	forged(ns, "ghost-mariadb", "mariadb", []metav1.OwnerReference{ghostRef})
+	forged(ns, specs.ServerName(idle, "mariadb"), "mariadb", []metav1.OwnerReference{idleRef})
+
+	run := baseRun(ns, "measured", 1)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	run.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: pool}
+	if err := k8s.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, run.Name, 30*time.Second, "the run to finish", func(r *v1.BenchmarkRun) bool {
+		if c := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing); c != nil && c.Reason == v1.ReasonQueued {
+			t.Fatalf("the run is queued behind servers no run holds: %s", c.Message)
+		}
+		return finished(r)
+	})
+	if got.Status.Phase != v1.RunSucceeded {
+		t.Errorf("run %s: %+v", got.Status.Phase, got.Status.Targets)
+	}
 }

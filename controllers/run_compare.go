@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,6 +48,9 @@ func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *tr
 	res := compare.Compare(run, baseline, sched.Spec.Regression)
 	if note != "" {
 		res.Summary.Message = note
+	}
+	if left := leftOut(run, baseline); left != "" {
+		res.Summary.Message += "; " + left
 	}
 	summary := res.Summary
 	run.Status.Comparison = &summary
@@ -138,7 +142,11 @@ func (r *BenchmarkRunReconciler) comparisonMarkdown(ctx context.Context, run *v1
 			res := compare.Compare(run, baseline, sched.Spec.Regression)
 			if res.Summary.Verdict == summary.Verdict && res.Summary.RegressedCells == summary.RegressedCells {
 				res.Summary = summary
-				return compare.Markdown(res)
+				md := compare.Markdown(res)
+				if left := leftOut(run, baseline); left != "" {
+					md += "\nNot compared: " + left + ".\n"
+				}
+				return md
 			}
 		}
 	}
@@ -158,4 +166,45 @@ func regressedCondition(c v1.Comparison) (metav1.ConditionStatus, string) {
 	default:
 		return metav1.ConditionFalse, v1.ReasonNoRegression
 	}
+}
+
+// maxLeftOut is how many left-out steps a comparison's message names.
+const maxLeftOut = 5
+
+// leftOut names the steps of run and baseline that the comparison left out because they ran
+// past their duration (StepResult.OverDuration: not samples of their cells, see cells.Comparable),
+// "" when there are none. Their cells compare fewer repetitions, or are missing from the
+// comparison, and its message says why.
+func leftOut(run, baseline *v1.BenchmarkRun) string {
+	var names []string
+	for _, r := range []*v1.BenchmarkRun{run, baseline} {
+		if r == nil {
+			continue
+		}
+		of := "this run"
+		if r != run {
+			of = "baseline " + r.Name
+		}
+		for _, ts := range r.Status.Targets {
+			for _, s := range ts.Steps {
+				if !s.OverDuration {
+					continue
+				}
+				name := fmt.Sprintf("%s@%d", ts.Name, s.Threads)
+				if s.Repetition > 0 {
+					name += fmt.Sprintf(" repetition %d", s.Repetition)
+				}
+				names = append(names, fmt.Sprintf("%s of %s (%.3f s)", name, of, s.DurationSeconds))
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	total, more := len(names), ""
+	if total > maxLeftOut {
+		more = fmt.Sprintf(" and %d more", total-maxLeftOut)
+		names = names[:maxLeftOut]
+	}
+	return fmt.Sprintf("%d step(s) left out, as they ran past their duration: %s%s", total, strings.Join(names, ", "), more)
 }

@@ -34,6 +34,8 @@ type jobOutcome struct {
 	failure string
 	// code is the MySQL error code of a failure, 0 when there is none.
 	code int
+	// deterministic: another attempt would fail the same way (sysbench.Failure.Deterministic).
+	deterministic bool
 	// pod is the Job's pod, when it still exists (for its log).
 	pod *corev1.Pod
 }
@@ -50,7 +52,7 @@ func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t
 		if wait := r.settling(out); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		return r.failedAttempt(ctx, tx, t, ts, step.Name, out.failure)
+		return r.failedAttempt(ctx, tx, t, ts, step.Name, out)
 	}
 	onSuccess(out.final)
 	return ctrl.Result{}, nil
@@ -81,7 +83,7 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 		if wait := r.settling(out); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		return r.failedAttempt(ctx, tx, t, ts, describeStep(run, i), out.failure)
+		return r.failedAttempt(ctx, tx, t, ts, describeStep(run, i), out)
 	}
 	result := out.final.StepResult()
 	result.Threads = threads
@@ -91,6 +93,15 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	result.Attempts = ts.FailedAttempts + 1
 	result.StartTime = out.job.Status.StartTime
 	result.FinishTime = out.job.Status.CompletionTime
+	if !specs.UsesMysqlslap(run, step) && sysbench.OverDuration(*out.final, step.Sysbench.Duration) {
+		// Kept, for reading, but not a number to compare: cells and comparisons leave it out.
+		// The one Event per flagged step is worth its write: nothing else tells while the run goes.
+		result.OverDuration = true
+		tx.event(warning, "StepOverDuration", "target %s: step %s measured %.3f s, past its %s by more than the "+
+			"tolerance of %s: an event outlasted the step; its numbers are kept, marked, and left out of the statistics "+
+			"and the comparison", t.Name, describeStep(run, i), out.final.DurationSeconds, step.Sysbench.Duration,
+			sysbench.OverrunTolerance(step.Sysbench.Duration))
+	}
 	ts.Steps = append(ts.Steps, result)
 	if run.Spec.RepetitionsOrDefault() > 1 {
 		// With one repetition a cell is its step: nothing to summarize, no status to spend.
@@ -106,9 +117,16 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 }
 
 // failedAttempt counts a failed attempt of a step, and fails the target once the retries are
-// spent. The next attempt gets its own Job (the attempt is part of the name).
+// spent, or at once when another attempt would fail the same way (a step that measured nothing:
+// the script decides that, not the server). The next attempt gets its own Job (the attempt is
+// part of the name).
 func (r *BenchmarkRunReconciler) failedAttempt(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	step, reason string) (ctrl.Result, error) {
+	step string, out jobOutcome) (ctrl.Result, error) {
+	reason := out.failure
+	if out.deterministic {
+		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("step %s failed, not retried (another attempt would run the "+
+			"same way): %s", step, reason))
+	}
 	limit := tx.run.Spec.RetryLimit()
 	if ts.FailedAttempts >= limit {
 		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("step %s failed after %d attempts: %s", step, ts.FailedAttempts+1, reason))
@@ -195,7 +213,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 			break
 		}
 		if f := classify(run, step, exitCode, parsed); f != nil {
-			out.failure, out.code = f.Reason, f.Code
+			out.failure, out.code, out.deterministic = f.Reason, f.Code, f.Deterministic
 		} else if failed {
 			out.failure = "Job failed: " + why
 		} else {
@@ -300,12 +318,16 @@ func parseOutput(run *v1.BenchmarkRun, step specs.Step, r io.Reader) (sysbench.O
 	return sysbench.ParseOutput(r)
 }
 
-// classify is why step failed, judged by its client's error formats; nil when it succeeded.
+// classify is why step failed, judged by its client's error formats; nil when it succeeded. A
+// sysbench ladder step must also have measured queries (mysqlslap.Classify checks its own).
 func classify(run *v1.BenchmarkRun, step specs.Step, exitCode int32, out sysbench.Output) *sysbench.Failure {
 	if specs.UsesMysqlslap(run, step) {
 		return mysqlslap.Classify(exitCode, out)
 	}
-	return sysbench.Classify(exitCode, out)
+	if f := sysbench.Classify(exitCode, out); f != nil || step.Sysbench.Phase != sysbench.PhaseRun {
+		return f
+	}
+	return sysbench.MeasuredNothing(*out.Final, step.Sysbench.Duration)
 }
 
 // otherLoad names what still puts, or may put, load on the target's server besides the Job name

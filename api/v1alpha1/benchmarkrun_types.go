@@ -609,6 +609,15 @@ type StepResult struct {
 	Reconnects int64 `json:"reconnects"`
 	// DurationSeconds is how long sysbench measured, as it reported it.
 	DurationSeconds float64 `json:"durationSeconds"`
+	// OverDuration is true when sysbench measured the step for longer than ladder.stepDuration
+	// plus a tolerance (the larger of 1 s and 1 % of the step; sysbench always ends a step a
+	// little late, after the events in flight, by a fraction of a second on normal steps): an event
+	// outlasted the step, so its rates are counts over a longer time than the other steps',
+	// ending with that event running alone. Its numbers stay here and in the results, marked;
+	// it is left out of the cells, the report's statistics and chart, and the comparison with a
+	// baseline. Only sysbench steps have a duration to outlast (mysqlslap runs its queries).
+	// +optional
+	OverDuration bool `json:"overDuration,omitempty"`
 	// Attempts is how many times the step ran until it succeeded (1 when it never failed).
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`

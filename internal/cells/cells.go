@@ -22,11 +22,23 @@ type Cell struct {
 	P95Ms   []float64
 }
 
-// Of groups steps by thread count, thread counts ascending.
+// Comparable says whether a step is a sample of its cell: it measured queries (a step recorded
+// with QPS 0 by an operator that did not yet fail such steps measured nothing) within its
+// duration (a step that ran past it, v1.StepResult.OverDuration, has its rates over a longer time
+// than the others'). The report and the plugin show the others, marked, and say why.
+func Comparable(s v1.StepResult) bool {
+	return s.QPS.Total > 0 && !s.OverDuration
+}
+
+// Of groups the Comparable steps by thread count, thread counts ascending: a thread count
+// without one has no cell.
 func Of(steps []v1.StepResult) []Cell {
 	var out []Cell
 	index := map[int32]int{}
 	for _, s := range steps {
+		if !Comparable(s) {
+			continue
+		}
 		i, ok := index[s.Threads]
 		if !ok {
 			i = len(out)
@@ -57,7 +69,7 @@ func (s Summary) Noisy() bool {
 	return stats.Noisy(s.QPS, MaxCV) || stats.Noisy(s.P95Ms, MaxCV)
 }
 
-// Summarize is the Summary of every cell of steps, thread counts ascending.
+// Summarize is the Summary of every cell of steps (their Comparable ones), thread counts ascending.
 func Summarize(steps []v1.StepResult) []Summary {
 	cs := Of(steps)
 	out := make([]Summary, 0, len(cs))

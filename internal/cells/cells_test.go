@@ -25,6 +25,25 @@ func TestOfGroupsRepetitionsByThreads(t *testing.T) {
 	}
 }
 
+func TestOfLeavesOutStepsThatAreNotSamples(t *testing.T) {
+	over := step(4, 500, 9)
+	over.OverDuration = true
+	steps := []v1.StepResult{step(1, 100, 1), over, step(4, 400, 2), step(2, 0, 0), step(4, 420, 2)}
+	got := Of(steps)
+	if len(got) != 2 || got[0].Threads != 1 || got[1].Threads != 4 {
+		t.Fatalf("cells %+v: want 1 and 4 threads, none at 2 (QPS 0)", got)
+	}
+	if want := []float64{400, 420}; !equal(got[1].QPS, want) {
+		t.Errorf("qps at 4 threads %v, want %v: the step past its duration is not a sample", got[1].QPS, want)
+	}
+	if st := Status(steps); len(st) != 2 || st[1].N != 2 || st[1].QPS.Max != 420 || st[1].P95Ms.Max != 2 {
+		t.Errorf("status cells %+v", st)
+	}
+	if Comparable(over) || Comparable(step(2, 0, 0)) || !Comparable(step(1, 100, 1)) {
+		t.Errorf("Comparable: over-duration %v, QPS 0 %v, normal %v", Comparable(over), Comparable(step(2, 0, 0)), Comparable(step(1, 100, 1)))
+	}
+}
+
 func TestSummarizeAndStatus(t *testing.T) {
 	var steps []v1.StepResult
 	for _, q := range []float64{100, 101, 99, 102, 98, 100} {

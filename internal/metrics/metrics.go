@@ -87,7 +87,10 @@ var (
 // Schedule is the schedule a run belongs to, "" for a standalone run.
 func Schedule(run *v1.BenchmarkRun) string { return run.Labels[v1.LabelSchedule] }
 
-// RecordStep exports one finished step of run's target.
+// RecordStep exports one finished step of run's target. A step that ran past its duration
+// (StepResult.OverDuration) sets no result gauge: its rates are not comparable with the others',
+// and a dashboard or alert reading the gauges cannot see the mark the status and report carry. A
+// repetition's gauges keep the cell's previous repetition then.
 func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.StepResult) {
 	sched := Schedule(run)
 	if sched != "" {
@@ -110,6 +113,10 @@ func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.Step
 			shown[key] = run.Name
 		}
 		mu.Unlock()
+	}
+	if step.OverDuration {
+		observeDuration(run, sched, step)
+		return
 	}
 	l := prometheus.Labels{
 		LabelNamespace: run.Namespace, LabelSchedule: sched, LabelRun: run.Name, LabelTarget: target,

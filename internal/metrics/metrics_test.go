@@ -193,6 +193,25 @@ func TestRecordStepOverwritesSameCell(t *testing.T) {
 	}
 }
 
+func TestRecordStepLeavesOutAStepPastItsDuration(t *testing.T) {
+	ns := "rs-over"
+	run := mkRun(ns, "nightly-1", "nightly")
+	RecordStep(run, "mysql80", "8.0.36", step(8, 1000, 50, 3)) // repetition 1
+	over := step(8, 600, 30, 9)
+	over.OverDuration = true
+	RecordStep(run, "mysql80", "8.0.36", over) // repetition 2 ran past its duration
+	over16 := over
+	over16.Threads = 16 // a cell whose only repetition ran past its duration: no series
+	RecordStep(run, "mysql80", "8.0.36", over16)
+	ms := series(t, ns, "mysqlbench_step_qps")
+	if len(ms) != 1 || ms[0].GetGauge().GetValue() != 1000 {
+		t.Fatalf("qps series = %v, want only 8 threads' 1000", ms)
+	}
+	if p := series(t, ns, "mysqlbench_step_latency_p95_seconds"); len(p) != 1 || p[0].GetGauge().GetValue() != 0.003 {
+		t.Errorf("p95 series = %v, want one with 0.003", p)
+	}
+}
+
 func TestNewerRunReplacesSchedulesSeries(t *testing.T) {
 	ns, other := "replace", "replace-other"
 	targets, threads := []string{"mysql80", "mysql84"}, []int32{1, 8, 64}

@@ -281,9 +281,13 @@ func (e *env) printProgressAndResults(run *v1.BenchmarkRun) error {
 	if err := writeResultsTable(e.Out, run, qpsMetric, notes); err != nil {
 		return err
 	}
-	if run.Spec.RepetitionsOrDefault() > 1 {
+	switch {
+	case run.Spec.RepetitionsOrDefault() > 1:
 		_, _ = fmt.Fprintln(e.Out)
 		writeLegend(e.Out, run, notes)
+	case len(notes.over) > 0:
+		_, _ = fmt.Fprintln(e.Out)
+		writeOverLegend(e.Out, run, notes)
 	}
 	return nil
 }

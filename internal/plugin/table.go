@@ -15,6 +15,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // metric is one number of a step and of a cell, as the tables show it.
@@ -57,12 +58,42 @@ func throughputDecimals(v float64) int {
 // noisyMark follows a noisy cell's median, as in report.md.
 const noisyMark = " ~"
 
+// overMark follows a cell with a step that ran past its duration (StepResult.OverDuration), as
+// in report.md.
+const overMark = " †"
+
 // tableNotes collects what the legend under the tables must explain.
 type tableNotes struct {
 	// confidence of the intervals shown, by repetitions.
 	confidence map[int32]float64
 	noisy      bool
 	partial    bool
+	// over names the steps that ran past their duration, once each, in the order seen.
+	over []string
+}
+
+// markOver adds overMark to text when ts has a step at th that ran past its duration, and
+// notes those steps for the legend.
+func (n *tableNotes) markOver(ts *v1.TargetStatus, th int32, text string) string {
+	marked := false
+	for _, s := range ts.Steps {
+		if s.Threads != th || !s.OverDuration {
+			continue
+		}
+		marked = true
+		what := fmt.Sprintf("%s at %d threads", ts.Name, th)
+		if s.Repetition > 0 {
+			what += fmt.Sprintf(" (repetition %d)", s.Repetition)
+		}
+		what += fmt.Sprintf(": %.3f s", s.DurationSeconds)
+		if !slices.Contains(n.over, what) {
+			n.over = append(n.over, what)
+		}
+	}
+	if marked {
+		return text + overMark
+	}
+	return text
 }
 
 // writeResultsTable writes one row per thread count of the ladder and one column per target:
@@ -100,7 +131,7 @@ func cellText(ts *v1.TargetStatus, th int32, reps int, m metric, notes *tableNot
 		if i < 0 {
 			return "-"
 		}
-		return num(m.step(ts.Steps[i]), m.decimals)
+		return notes.markOver(ts, th, num(m.step(ts.Steps[i]), m.decimals))
 	}
 	cs := ts.Cells
 	if len(cs) == 0 {
@@ -109,7 +140,8 @@ func cellText(ts *v1.TargetStatus, th int32, reps int, m metric, notes *tableNot
 	}
 	i := slices.IndexFunc(cs, func(c v1.CellStats) bool { return c.Threads == th })
 	if i < 0 {
-		return "-"
+		// Not measured yet, or no repetition within its duration.
+		return notes.markOver(ts, th, "-")
 	}
 	c := cs[i]
 	s := m.cell(c)
@@ -126,7 +158,7 @@ func cellText(ts *v1.TargetStatus, th int32, reps int, m metric, notes *tableNot
 		text += noisyMark
 		notes.noisy = true
 	}
-	return text
+	return notes.markOver(ts, th, text)
 }
 
 // noisy applies the report's rule to a cell of the status: QPS or p95 latency varying between
@@ -138,6 +170,7 @@ func noisy(c v1.CellStats) bool {
 
 // writeLegend explains the intervals and marks of the tables above.
 func writeLegend(w io.Writer, run *v1.BenchmarkRun, notes *tableNotes) {
+	defer writeOverLegend(w, run, notes)
 	reps := run.Spec.RepetitionsOrDefault()
 	if reps <= 1 {
 		_, _ = fmt.Fprintln(w, "One measurement per cell (spec.repetitions 1): no confidence interval.")
@@ -158,12 +191,27 @@ func writeLegend(w io.Writer, run *v1.BenchmarkRun, notes *tableNotes) {
 	}
 	_, _ = fmt.Fprintln(w, " (with fewer than 6 repetitions no interval reaches 95 %: it is the range, min to max).")
 	if notes.partial {
-		_, _ = fmt.Fprintln(w, "n=K: only K repetitions of that cell are measured so far.")
+		_, _ = fmt.Fprintln(w, "n=K: only K repetitions of that cell are measured so far, or are within their duration (†).")
 	}
 	if notes.noisy {
 		_, _ = fmt.Fprintf(w, "~ noisy: the cell's QPS or p95 latency varies between repetitions by more than %s (coefficient of variation).\n",
 			percent(cells.MaxCV))
 	}
+}
+
+// writeOverLegend explains overMark and names the steps it marks.
+func writeOverLegend(w io.Writer, run *v1.BenchmarkRun, notes *tableNotes) {
+	if len(notes.over) == 0 {
+		return
+	}
+	step := run.Spec.Ladder.StepDurationOrDefault()
+	what := "the value is the step's own"
+	if run.Spec.RepetitionsOrDefault() > 1 {
+		what = "the cell is the median of its other repetitions"
+	}
+	_, _ = fmt.Fprintf(w, "† ran past its step: sysbench measured longer than the step's %s plus the tolerance of %s, as "+
+		"an event outlasted the step; its rates are not comparable with the others' (%s; left out of the statistics "+
+		"and the comparison): %s.\n", step, sysbench.OverrunTolerance(step), what, strings.Join(notes.over, "; "))
 }
 
 func num(v float64, decimals func(float64) int) string {

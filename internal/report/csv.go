@@ -29,6 +29,8 @@ var csvHeader = []string{
 	"tps_median", "tps_ci_low", "tps_ci_high", "tps_cv", "tps_min", "tps_max",
 	"latency_p95_median_ms", "latency_p95_ci_low_ms", "latency_p95_ci_high_ms", "latency_p95_cv",
 	"latency_p95_min_ms", "latency_p95_max_ms", "noisy",
+	// The step ran past its duration (StepResult.OverDuration): not a sample of its cell.
+	"over_duration",
 }
 
 // renderCSV writes one row per target and finished step, targets in spec order, steps in the
@@ -66,6 +68,7 @@ func renderCSV(doc *results.Doc) (string, error) {
 				csvTime(st.FinishTime),
 			}
 			row = append(row, cellColumns(st.Repetition, cellOf[st.Threads], len(tr.Cells) > 0)...)
+			row = append(row, strconv.FormatBool(st.OverDuration))
 			if err := w.Write(row); err != nil {
 				return "", fmt.Errorf("write results.csv: %w", err)
 			}

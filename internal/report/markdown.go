@@ -11,6 +11,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // missingCell marks a step a target has no result for (it failed earlier, or has not got there).
@@ -40,6 +41,7 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 		// two decimals would hide the differences the table is for.
 		writeTable(&b, doc, threads, 3, p95Of)
 	}
+	writeOverDuration(&b, doc)
 	if doc.Ladder.Repetitions > 1 {
 		writeCellStats(&b, doc)
 	}
@@ -190,6 +192,55 @@ var (
 // noisyMark follows the median of a noisy cell.
 const noisyMark = " ~"
 
+// overMark follows a cell with a step that ran past its duration (StepResult.OverDuration): the
+// step's own value with one repetition, else the median of the cell's other repetitions.
+const overMark = " †"
+
+// overDurationSteps are the steps of tr at threads that ran past their duration.
+func overDurationSteps(tr results.Target, threads int32) []results.Step {
+	var out []results.Step
+	for _, st := range tr.Steps {
+		if st.Threads == threads && st.OverDuration {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// writeOverDuration explains overMark and lists the steps it marks, when there are any.
+func writeOverDuration(b *strings.Builder, doc *results.Doc) {
+	var lines []string
+	for _, tr := range doc.Targets {
+		for _, th := range tableThreads(doc) {
+			for _, st := range overDurationSteps(tr, th) {
+				line := fmt.Sprintf("- %s at %d threads", mdText(tr.Name), st.Threads)
+				if st.Repetition > 0 {
+					line += fmt.Sprintf(" (repetition %d)", st.Repetition)
+				}
+				lines = append(lines, line+fmt.Sprintf(": measured %.3f s, QPS %s, p95 %s ms",
+					st.DurationSeconds, num(st.QPS.Total, 2), num(st.Latency.P95Ms, 3)))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	step := time.Duration(doc.Ladder.StepDurationSeconds * float64(time.Second))
+	fmt.Fprintf(b, "\n%s ran past its step: sysbench measured the steps below for longer than the step's %s plus the "+
+		"tolerance of %s (the larger of 1 s and 1 %% of the step; sysbench ends every step after the events in flight, "+
+		"a fraction of a second late on normal steps). An event outlasted the step, so their rates are counts over a longer time "+
+		"than the other steps' and end with that event running alone: they are not comparable. ",
+		strings.TrimSpace(overMark), seconds(doc.Ladder.StepDurationSeconds), seconds(sysbench.OverrunTolerance(step).Seconds()))
+	if doc.Ladder.Repetitions > 1 {
+		b.WriteString("A marked cell shows the median of its other repetitions (n in the statistics counts them); " +
+			"— when it has none. ")
+	} else {
+		b.WriteString("A marked cell shows the step's own value. ")
+	}
+	b.WriteString("They are left out of the statistics, the chart and any comparison with a baseline.\n\n")
+	b.WriteString(strings.Join(lines, "\n") + "\n")
+}
+
 // writeCellStats writes the statistics of every cell over its repetitions, and the legend of the
 // tables above, whose cells are then medians.
 func writeCellStats(b *strings.Builder, doc *results.Doc) {
@@ -253,9 +304,14 @@ func writeTable(b *strings.Builder, doc *results.Doc, threads []int32, decimals 
 				if c.Noisy {
 					cell += noisyMark
 				}
-			} else if i := slices.IndexFunc(tr.Steps, func(s results.Step) bool { return s.Threads == th }); i >= 0 {
-				// One repetition: status holds one step per thread count.
+			} else if i := slices.IndexFunc(tr.Steps, func(s results.Step) bool { return s.Threads == th }); i >= 0 &&
+				doc.Ladder.Repetitions <= 1 {
+				// One repetition: status holds one step per thread count. (With repetitions a
+				// thread count without a cell has no step that is a sample: no median to show.)
 				cell = num(value.step(tr.Steps[i].StepResult), decimals)
+			}
+			if len(overDurationSteps(tr, th)) > 0 {
+				cell += overMark
 			}
 			b.WriteString(" " + cell + " |")
 		}

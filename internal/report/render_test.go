@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -131,6 +132,32 @@ func TestRenderGolden(t *testing.T) {
 				"## Statistics per cell",
 				"| mysql57 | 1 | 3 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 0.103 [0.102, 0.105] | 1.5 % | 0.102-0.105 | |",
 				"| 64 | `sxlock/innodb/btr_search_latch` 1.77 | `mutex/innodb/trx_sys_mutex` 0.666 | `io/file/innodb/innodb_data_file` 0.64 | `mutex/innodb/buf_pool_mutex` 0.397 | `rwlock/innodb/hash_table_locks` 0.136 |",
+			},
+		},
+		{
+			name: "over_duration",
+			run:  overDurationRun(fixtureRun(-1), 0),
+			mustContain: []string{
+				"| 1 | 14545.70 | 13091.13 |",
+				"| 64 | 320005.33 | 259204.32 † |",
+				"| 64 | 0.300 | 0.370 † |",
+				"† ran past its step: sysbench measured the steps below for longer than the step's 300 s plus the tolerance " +
+					"of 3 s (the larger of 1 s and 1 % of the step; sysbench ends every step after the events in flight, " +
+					"a fraction of a second late on normal steps). An event outlasted the step, so their rates are counts over a longer " +
+					"time than the other steps' and end with that event running alone: they are not comparable. A marked cell " +
+					"shows the step's own value. They are left out of the statistics, the chart and any comparison with a baseline.",
+				"- ps80 at 64 threads: measured 333.334 s, QPS 259204.32, p95 0.370 ms",
+			},
+		},
+		{
+			name: "over_duration_repetitions",
+			run:  overDurationRun(repeatedRun(), 3),
+			mustContain: []string{
+				// The flagged repetition 3 (QPS 261796.37) is not a sample: the median is that of
+				// repetitions 1 and 2 (288004.80 and 259204.32), n is 2.
+				"| 64 | 320005.33 | 273604.56 ~ † |",
+				"- ps80 at 64 threads (repetition 3): measured 333.334 s, QPS 261796.37, p95 0.367 ms",
+				"| ps80 | 64 | 2 | 273604.56 [259204.32, 288004.80] | 7.4 % | 259204.32-288004.80 | 273604.56 [259204.32, 288004.80] | 7.4 % | 259204.32-288004.80 | 0.352 [0.333, 0.370] | 7.4 % | 0.333-0.370 | noisy |",
 			},
 		},
 	} {
@@ -681,4 +708,21 @@ func TestRenderRepeatedRunDropsNameRepetitions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// overDurationRun marks the step of the second target at 64 threads (of repetition rep, 0: the
+// only one) as one that ran past its duration: an event of 33 s beyond the step, diluting its
+// rates by a tenth.
+func overDurationRun(run *v1alpha1.BenchmarkRun, rep int32) *v1alpha1.BenchmarkRun {
+	steps := run.Status.Targets[1].Steps
+	for i := range steps {
+		if st := &steps[i]; st.Threads == 64 && st.Repetition == rep {
+			st.OverDuration = true
+			st.DurationSeconds = 333.334
+			st.QPS.Total = round2(st.QPS.Total * 0.9)
+			st.TPS, st.QPS.Read = st.QPS.Total, st.QPS.Total
+			st.Latency.P95Ms = math.Round(st.Latency.P95Ms/0.9*1000) / 1000
+		}
+	}
+	return run
 }
