@@ -74,8 +74,11 @@
 // night: it finds the split of the series that maximises the E-Divisive energy statistic
 // (Matteson and James, 2014, as used by MongoDB's performance CI), requires MinSegment points on
 // each side, and gives a p-value from a permutation test with a seeded random number generator,
-// so the same history always gives the same answer. The permutation test is exact, so flat
-// histories fire in at most alpha of the cases; a shift is only as visible as the number of
+// so the same history always gives the same answer. The permutation test is exact for one
+// series of independent nights; a schedule tests many series at once and its nights are often
+// autocorrelated, so internal/compare adjusts the series' p-values together (AdjustBH, with
+// StopAfter for cheap permutations) and whitens each series by the nights' pooled
+// autocorrelation (PooledPhi, CPOptions.Phi) before testing. For one series alone a shift is only as visible as the number of
 // nights it has lasted (about 3 in 4 after 3 nights for a 5 % step at CV 2 %, nearly always
 // after 8), and a drift of -0.3 % a night over 30 nights is found in 99.5 % of histories.
 package stats
