@@ -57,38 +57,51 @@ func TestMeasuredNothing(t *testing.T) {
 	}
 }
 
-// The tolerance's floor is above sysbench's own end-of-step overrun on every normal step measured
-// (testdata/overrun, written by its measure.sh), and not far above it: a floor raised beyond
-// reason would let a step of a few seconds run twice its length unflagged.
+// sysbench's own end-of-step overrun on normal steps (testdata/overrun, written by its
+// measure.sh) stays under the tolerance: a normal step is flagged only when one of its events
+// itself took longer than the tolerance (round 2 has one: an oltp_update_index event of 5 s at
+// 128 threads, which made its 10 s step measure 13.6 s).
 func TestToleranceCoversSysbenchsOwnOverrun(t *testing.T) {
 	file, err := os.Open(filepath.Join("testdata", "overrun", "results.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = file.Close() }()
-	steps, largest := 0, 0.0
+	steps, flagged, largest := 0, 0, 0.0
 	sc := bufio.NewScanner(file)
 	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "#") {
+			continue
+		}
 		f := strings.Fields(sc.Text())
 		if len(f) != 5 {
 			t.Fatalf("line %q: want script threads time total max", sc.Text())
 		}
 		secs, err1 := strconv.Atoi(f[2])
 		total, err2 := strconv.ParseFloat(f[3], 64)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("line %q: %v %v", sc.Text(), err1, err2)
+		longestMs, err3 := strconv.ParseFloat(f[4], 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("line %q: %v %v %v", sc.Text(), err1, err2, err3)
 		}
 		step := time.Duration(secs) * time.Second
 		steps++
-		largest = max(largest, total-step.Seconds())
+		eventWithin := longestMs/1000 <= OverrunTolerance(step).Seconds()
+		if eventWithin {
+			largest = max(largest, total-step.Seconds())
+		}
 		if OverDuration(Final{DurationSeconds: total}, step) {
-			t.Errorf("a normal step is flagged: %s", sc.Text())
+			flagged++
+			if eventWithin {
+				t.Errorf("a normal step whose events all ended within the tolerance is flagged: %s", sc.Text())
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if steps < 90 || largest <= 0 || largest > OverrunTolerance(time.Second).Seconds()/2 {
-		t.Errorf("%d steps overran by at most %.3f s: want 90 measured and the floor at least twice that", steps, largest)
+	if steps < 180 || largest <= 0 || flagged != 1 {
+		t.Errorf("%d steps, %d flagged, the others overran by at most %.3f s: want the 180 measured, the one with a 5 s event flagged",
+			steps, flagged, largest)
 	}
+	t.Logf("%d normal steps: %d flagged; overrun at most %.3f s where no event outlasted the tolerance", steps, flagged, largest)
 }
