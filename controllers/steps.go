@@ -224,6 +224,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 	default:
 		out.failure = "Job " + name + " completed but its pod and result are gone"
 	}
+	out.failure = r.redactFailure(ctx, run, t, eng, out.failure)
 	return out, ctrl.Result{}, nil
 }
 
