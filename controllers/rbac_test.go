@@ -33,6 +33,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -257,11 +258,15 @@ func TestPerconaXtraDBClusterNameHeldByAStuckDeletion(t *testing.T) {
 	ns := perconaNamespace(t, c, "percona-pxc-stuck")
 	ctx := context.Background()
 	target := v1.Target{Name: "pxc", Engine: v1.EnginePerconaXtraDBCluster}
-	stuck, err := specs.PerconaXtraDBCluster(perconaRun(ns, "nightly", target), target)
+	earlier := perconaRun(ns, "nightly", target)
+	stuck, err := specs.PerconaXtraDBCluster(earlier, target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stuck.SetFinalizers([]string{"percona.com/delete-pxc-pvc"})
+	// It was the earlier run's: that run, gone now, was its controller.
+	earlier.UID = "uid-of-the-earlier-nightly"
+	stuck.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(earlier, v1.GroupVersion.WithKind("BenchmarkRun"))})
 	if err := c.Create(ctx, stuck); err != nil {
 		t.Fatal(err)
 	}
