@@ -232,6 +232,60 @@ func TestForgedReporterIsNeverExecuted(t *testing.T) {
 	untouched(t, k8s, forged)
 }
 
+// The server's ConfigMap (my.cnf, and the SQL the server runs as root on its first start) and its
+// credentials Secret that claim to belong to the run, with the run's UID in their controller
+// reference (anyone who may read the run and create ConfigMaps or Secrets can write one), but hold
+// something else: the target fails naming the object, before any server is created.
+func TestForgedServerObjectsAreNeverUsed(t *testing.T) {
+	ctx := context.Background()
+	for i, kind := range []string{"server ConfigMap", "connection Secret"} {
+		t.Run(kind, func(t *testing.T) {
+			ns := newNamespace(t)
+			run := baseRun(ns, "forged"+string(rune('a'+i)), 1)
+			run.Spec.Targets = run.Spec.Targets[:1]
+			if err := k8s.Create(ctx, run); err != nil {
+				t.Fatal(err)
+			}
+			got := getRun(t, k8s, run)
+			forged := plantedObject(kind, run, "mariadb")
+			forged.SetLabels(specs.TargetLabels(run, "mariadb"))
+			forged.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(got, v1.GroupVersion.WithKind("BenchmarkRun"))})
+			if cm, ok := forged.(*corev1.ConfigMap); ok {
+				// What the operator writes, with one more statement in the SQL the server runs as root.
+				want, err := specs.ServerConfigMap(got, got.Spec.Targets[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				cm.Data = want.Data
+				cm.Data[specs.GrantsKey] += "CREATE USER 'mallory'@'%' IDENTIFIED BY 'known'; GRANT ALL ON *.* TO 'mallory'@'%';\n"
+			}
+			if err := k8s.Create(ctx, forged); err != nil {
+				t.Fatal(err)
+			}
+			startOperator(t, ns, operatorOptions{})
+			startKubelet(t, ns, succeedAll(t))
+			got = waitFor(t, ns, run.Name, 20*time.Second, "the run to fail", finished)
+			ts := got.Status.Targets[0]
+			want := kindOf(forged) + " " + ns + "/" + forged.GetName() + ", "
+			if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, want) ||
+				!strings.Contains(ts.Message, "does not hold what the operator writes for this run") ||
+				!strings.Contains(ts.Message, "delete it and create the run again") {
+				t.Fatalf("target %s %q: want Failed naming %q, what is wrong and what to do", ts.Phase, ts.Message, want)
+			}
+			if strings.Contains(ts.Message, "known") || strings.Contains(ts.Message, "attacker.example") {
+				t.Errorf("the message quotes the forged content: %q", ts.Message)
+			}
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, "mariadb")}, &appsv1.StatefulSet{})
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("a server was created (err %v) with the forged %s", err, kind)
+			}
+			if jobs := runJobs(t, k8s, run); len(jobs) != 0 {
+				t.Errorf("%d Jobs created, want none", len(jobs))
+			}
+		})
+	}
+}
+
 // The reporter the operator writes cannot be changed afterwards.
 func TestReporterIsImmutable(t *testing.T) {
 	ctx := context.Background()

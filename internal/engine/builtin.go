@@ -14,12 +14,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // crashLoopLimit is how many times a server container may exit before the target fails: a
@@ -55,10 +57,56 @@ func (b *Builtin) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 		return &ConfigError{Message: err.Error()}
 	}
 	for _, obj := range objs {
+		// Nobody changes them once created, the operator included: what the server and
+		// sysbench read is what the operator wrote, or what it checked.
+		switch o := obj.(type) {
+		case *corev1.ConfigMap:
+			o.Immutable = ptr.To(true)
+		case *corev1.Secret:
+			o.Immutable = ptr.To(true)
+		}
 		// Names are derived from the run and target names, so an object may exist that is not
 		// the run's: never benchmark another run's server, never hand sysbench a planted Secret.
-		if _, _, err := owned.Ensure(ctx, b.objects(), run, obj); err != nil {
+		_, created, err := owned.Ensure(ctx, b.objects(), run, obj)
+		if err != nil {
 			return ownership(obj, err)
+		}
+		if !created {
+			if err := b.checkContent(ctx, t, obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkContent reads the object under want's name from the API server (the cache holds no
+// ConfigMap data) and says whether it holds what the operator writes: the server's ConfigMap
+// and its credentials Secret are executed and connected with, and a controller reference naming
+// the run can be forged (see content.go). A difference is a *ConfigError that names the object.
+func (b *Builtin) checkContent(ctx context.Context, t v1.Target, want client.Object) error {
+	reader := b.Reader
+	if reader == nil {
+		reader = b.Client
+	}
+	key := client.ObjectKeyFromObject(want)
+	switch w := want.(type) {
+	case *corev1.ConfigMap:
+		got := &corev1.ConfigMap{}
+		if err := reader.Get(ctx, key, got); err != nil {
+			return fmt.Errorf("get configmap %s: %w", key.Name, err)
+		}
+		if d := configMapDiffers(got, w); d != "" {
+			return notTheOperators("ConfigMap "+key.String(), "the my.cnf of target "+t.Name+"'s server and the SQL it runs as root "+
+				"on its first start", d)
+		}
+	case *corev1.Secret:
+		got := &corev1.Secret{}
+		if err := reader.Get(ctx, key, got); err != nil {
+			return fmt.Errorf("get secret %s: %w", key.Name, err)
+		}
+		if d := secretDiffers(got, w, []string{sysbench.SecretKeyPassword, specs.SecretKeyRootPassword}, true); d != "" {
+			return notTheOperators("Secret "+key.String(), "the credentials of target "+t.Name+"'s server and of its sysbench Jobs", d)
 		}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -136,17 +137,19 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 		return fmt.Errorf("get %s: %w", describe(objs.Server), err)
 	}
 	missing := apierrors.IsNotFound(err)
-	users, err := ensurePercona(ctx, p, run, t, objs.Users)
+	// The Percona operator may add keys of its own to the system users' Secret; the benchmark
+	// password's is read by the Percona operator only. Neither is made immutable.
+	users, err := ensurePercona(ctx, p, run, t, objs.Users, specs.PerconaSystemUsers[p.flavor.engine], false)
 	if err != nil {
 		return err
 	}
-	bench, err := ensurePercona(ctx, p, run, t, objs.Password)
+	bench, err := ensurePercona(ctx, p, run, t, objs.Password, []string{specs.PerconaPasswordKey}, false)
 	if err != nil {
 		return err
 	}
 
 	if missing {
-		_, err := ensurePercona(ctx, p, run, t, objs.Server)
+		_, err := ensurePercona(ctx, p, run, t, objs.Server, nil, false)
 		return err
 	}
 	if err := owned.Check(run, current, p.Scheme); err != nil {
@@ -156,9 +159,11 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 	if st.State != specs.PerconaStateReady || st.Host == "" {
 		return nil
 	}
-	// The Secret sysbench reads, from the published endpoint and the generated passwords.
-	_, err = ensurePercona(ctx, p, run, t, specs.PerconaConnectionSecret(run, t, st.Host,
-		secretValue(users, "root"), secretValue(bench, specs.PerconaPasswordKey)))
+	// The Secret sysbench reads, from the published endpoint and the generated passwords: nobody
+	// else writes it, so it is immutable and must hold exactly that.
+	conn := specs.PerconaConnectionSecret(run, t, st.Host, secretValue(users, "root"), secretValue(bench, specs.PerconaPasswordKey))
+	conn.Immutable = ptr.To(true)
+	_, err = ensurePercona(ctx, p, run, t, conn, nil, true)
 	return err
 }
 
@@ -178,11 +183,20 @@ func (p *Percona) objects() owned.Objects {
 	return owned.Objects{Client: p.Client, Reader: reader, Scheme: p.Scheme}
 }
 
-// ensurePercona creates obj controlled by the run unless it exists, and returns what exists.
-func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.BenchmarkRun, t v1.Target, obj T) (T, error) {
-	existing, _, err := owned.Ensure(ctx, p.objects(), run, obj)
+// ensurePercona creates obj controlled by the run unless it exists, and returns what exists. A
+// Secret that existed already must hold what the operator writes (content.go): generated keys
+// passwords of the operator's shape, the other keys obj's values, and with exact nothing else.
+func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.BenchmarkRun, t v1.Target, obj T,
+	generatedKeys []string, exact bool) (T, error) {
+	existing, created, err := owned.Ensure(ctx, p.objects(), run, obj)
 	if err != nil {
 		return existing, p.ownership(ctx, run, t, obj, existing, err)
+	}
+	want, isSecret := any(obj).(*corev1.Secret)
+	if got, ok := any(existing).(*corev1.Secret); ok && isSecret && !created {
+		if d := secretDiffers(got, want, generatedKeys, exact); d != "" {
+			return existing, notTheOperators(describe(got), "which target "+t.Name+"'s server or its sysbench Jobs connect with", d)
+		}
 	}
 	return existing, nil
 }
