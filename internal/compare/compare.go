@@ -496,11 +496,9 @@ func finishCell(c *Cell, acks []v1.Acknowledgement, at time.Time) {
 		c.Verdict = v1.CellRegressed
 		c.Acknowledged, c.AcknowledgedReason = true, strings.Join(reasons, "; ")
 	}
-	switch {
-	case c.Verdict == v1.CellInconclusive:
+	c.NeededRepetitions = 0
+	if c.Verdict == v1.CellInconclusive {
 		c.NeededRepetitions = int32(max(c.neededQPS, c.neededP95))
-	default:
-		c.NeededRepetitions = 0
 	}
 	c.Regressed = c.Verdict == v1.CellRegressed && !c.Acknowledged
 }
