@@ -160,15 +160,17 @@ IMAGE_TAR ?= $(LOCALBIN)/images/manager.tar
 CHART_ROLES = role:manager-role manager_cluster_role:manager-cluster-role leader_election_role:leader-election-role \
 	metrics_auth_role:metrics-auth-role metrics_reader_role:metrics-reader-role kubelet_stats_role:kubelet-stats-role
 
-helm-crds: manifests ## Copy the generated CRDs and the RBAC roles from config/ into the chart.
+helm-crds: manifests ## Copy the generated CRDs, the RBAC roles and the admission policy from config/ into the chart.
 	rm -f $(CHART)/crds/*.yaml
 	cp config/crd/bases/*.yaml $(CHART)/crds/
 	@for r in $(CHART_ROLES); do cp config/rbac/$${r%%:*}.yaml $(CHART)/files/$${r#*:}.yaml; done
+	cp config/admission/policy.yaml $(CHART)/files/admission-policy.yaml
 
 .PHONY: verify-chart
-verify-chart: ## Fail when the chart's CRDs or RBAC rules differ from config/ (fix: make helm-crds).
+verify-chart: ## Fail when the chart's CRDs, RBAC rules or admission policy differ from config/ (fix: make helm-crds).
 	@stale=0; diff -r config/crd/bases $(CHART)/crds || stale=1; \
 	for r in $(CHART_ROLES); do diff config/rbac/$${r%%:*}.yaml $(CHART)/files/$${r#*:}.yaml || stale=1; done; \
+	diff config/admission/policy.yaml $(CHART)/files/admission-policy.yaml || stale=1; \
 	[ $$stale = 0 ] || { echo "the chart is stale: run make helm-crds and commit"; exit 1; }
 
 .PHONY: lint-chart

@@ -760,6 +760,13 @@ func apiServer(t *testing.T) (client.Client, string) {
 // does: the manager's RBAC must hold there too.
 func apiServerConfig(t *testing.T) (client.Client, string, *rest.Config) {
 	t.Helper()
+	_, c, kubeconfig, cfg := apiServerEnv(t)
+	return c, kubeconfig, cfg
+}
+
+// apiServerEnv is apiServerConfig with the environment, for tests that add users.
+func apiServerEnv(t *testing.T) (*envtest.Environment, client.Client, string, *rest.Config) {
+	t.Helper()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run make test-helm, which provides kube-apiserver and etcd")
@@ -791,7 +798,7 @@ func apiServerConfig(t *testing.T) (client.Client, string, *rest.Config) {
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	return c, path, cfg
+	return env, c, path, cfg
 }
 
 // requireStored fails unless every object exists on the server.
