@@ -25,7 +25,11 @@ func Env(name, def string) string {
 }
 
 // NewClient is a client for the cluster of the kubeconfig (KUBECONFIG), with the project's types.
-func NewClient(t testing.TB) client.Client {
+func NewClient(t testing.TB) client.Client { return NewClientAs(t, "") }
+
+// NewClientAs is NewClient impersonating user (the kubeconfig's identity must be allowed to
+// impersonate, as cluster-admin is); "" impersonates no one.
+func NewClientAs(t testing.TB, user string) client.Client {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -34,6 +38,7 @@ func NewClient(t testing.TB) client.Client {
 	if err != nil {
 		t.Fatalf("no cluster: %v (set KUBECONFIG)", err)
 	}
+	cfg.Impersonate.UserName = user
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
