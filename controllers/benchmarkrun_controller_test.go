@@ -500,7 +500,7 @@ func TestExternalTargetAndCleanupNeverKeepsServers(t *testing.T) {
 	run := baseRun(ns, "ext", 1, 2)
 	run.Spec.Cleanup = v1.CleanupNever
 	run.Spec.Targets = []v1.Target{
-		{Name: "prod", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}},
+		{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "prod-db"}},
 		{Name: "local", Image: "mysql:8.0.40"},
 	}
 	if err := k8s.Create(context.Background(), run); err != nil {

@@ -31,7 +31,7 @@ func externalRun(t *testing.T, ns, name string) *v1.BenchmarkRun {
 		t.Fatal(err)
 	}
 	run := baseRun(ns, name, 1, 2)
-	run.Spec.Targets = []v1.Target{{Name: "prod", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: name + "-db"}}}
+	run.Spec.Targets = []v1.Target{{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: name + "-db"}}}
 	return run
 }
 
@@ -133,7 +133,7 @@ func fakeExternalRun(t *testing.T, w *fakeWorld, name string) *v1.BenchmarkRun {
 	w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-db", Namespace: fakeNS},
 		Data: map[string][]byte{"host": []byte("db.example"), "port": []byte("3306"), "user": []byte("bench"), "password": []byte("pw")}})
 	r := fakeRun(name, 1, 2)
-	r.Spec.Targets = []v1.Target{{Name: "prod", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: name + "-db"}}}
+	r.Spec.Targets = []v1.Target{{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: name + "-db"}}}
 	run := w.create(r).(*v1.BenchmarkRun)
 	ok := succeedAll(t)
 	w.drive(run.Name, func(job *batchv1.Job) outcome {

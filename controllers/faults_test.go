@@ -46,8 +46,7 @@ func TestWhatCannotWorkFailsFast(t *testing.T) {
 			name: "custom script ConfigMap missing",
 			mutate: func(r *v1.BenchmarkRun) {
 				r.Spec.Workload.Script = ""
-				r.Spec.Workload.CustomScript = &corev1.ConfigMapKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: "nosuchcm"}, Key: "bench.lua"}
+				r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "nosuchcm", Key: "bench.lua"}
 			},
 			waiting:  "waits up to",
 			want:     []string{"ConfigMap nosuchcm not found in namespace ", "create it with the key bench.lua"},
@@ -65,8 +64,7 @@ func TestWhatCannotWorkFailsFast(t *testing.T) {
 			},
 			mutate: func(r *v1.BenchmarkRun) {
 				r.Spec.Workload.Script = ""
-				r.Spec.Workload.CustomScript = &corev1.ConfigMapKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: "scripts"}, Key: "bench.lua"}
+				r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "scripts", Key: "bench.lua"}
 			},
 			want:     []string{"ConfigMap scripts in namespace ", "has no key bench.lua"},
 			within:   grace + 10*time.Second,
@@ -76,7 +74,7 @@ func TestWhatCannotWorkFailsFast(t *testing.T) {
 			name: "external Secret missing",
 			mutate: func(r *v1.BenchmarkRun) {
 				r.Spec.Targets[0] = v1.Target{Name: "mariadb", Engine: v1.EngineExternal,
-					SecretRef: &corev1.LocalObjectReference{Name: "nosuchsecret"}}
+					SecretRef: &v1.LocalObjectReference{Name: "nosuchsecret"}}
 			},
 			want:   []string{"Secret ", "/nosuchsecret named by target mariadb does not exist"},
 			within: grace + 10*time.Second,

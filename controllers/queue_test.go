@@ -177,7 +177,7 @@ func TestQueueCountsOnlyServersRunsHold(t *testing.T) {
 	// A run of the namespace that waits before its first target: its status holds no server.
 	idle := baseRun(ns, "idle", 1)
 	idle.Spec.Targets = idle.Spec.Targets[:1]
-	idle.Spec.Workload.CustomScript = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "never-there"}, Key: "x.lua"}
+	idle.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "never-there", Key: "x.lua"}
 	idle.Spec.Workload.Script = ""
 	if err := k8s.Create(ctx, idle); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestStepFailureNeverCarriesThePassword(t *testing.T) {
 		return ok(job)
 	})
 	run := baseRun(ns, "leaky", 1)
-	run.Spec.Targets = []v1.Target{{Name: "ext", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "external-db"}}}
+	run.Spec.Targets = []v1.Target{{Name: "ext", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "external-db"}}}
 	if err := k8s.Create(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}

@@ -65,9 +65,11 @@ type OLTPScript string
 // +kubebuilder:validation:XValidation:rule="!has(self.percona) || self.engine == 'percona-server' || self.engine == 'percona-xtradb-cluster'",message="percona is only read for engines percona-server and percona-xtradb-cluster: remove it, or set engine to one of them"
 // +kubebuilder:validation:XValidation:rule="!has(self.percona) || !has(self.percona.proxy) || self.percona.proxy != 'proxysql' || self.engine == 'percona-xtradb-cluster'",message="percona.proxy proxysql is only offered by engine percona-xtradb-cluster: use haproxy or router with percona-server"
 // +kubebuilder:validation:XValidation:rule="!has(self.percona) || !has(self.percona.proxy) || self.percona.proxy != 'router' || self.engine == 'percona-server'",message="percona.proxy router is only offered by engine percona-server: use haproxy or proxysql with percona-xtradb-cluster"
+// +kubebuilder:validation:XValidation:rule="!(self.name in ['results', 'sysbench-reporter'])",message="target names results and sysbench-reporter are taken: the run's own ConfigMaps are <run>-results and <run>-sysbench-reporter, and a target's server ConfigMap is <run>-<target>; rename the target"
 type Target struct {
-	// Name of the target: a DNS label of at most 40 characters, unique within the run. It names
-	// the target's column in the results and the objects created for it.
+	// Name of the target: a DNS label of at most 40 characters, unique within the run, and not
+	// results or sysbench-reporter (the names of the run's own ConfigMaps). It names the target's
+	// column in the results and the objects created for it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
@@ -108,7 +110,7 @@ type Target struct {
 	// characters.
 	// +kubebuilder:validation:MaxLength=16384
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:[ \\t\\r\\f\\v]*(?:[^[\\n \\t\\r\\f\\v].*|[[](?i:mysqld|server|mariadb|mariadbd|galera|(?:mysqld|mariadb|mariadbd)-[0-9]+(?:[.][0-9]+)*)[ \\t\\r\\f\\v]*][ \\t\\r\\f\\v]*(?:[#;].*)?)?\\n)*[ \\t\\r\\f\\v]*(?:[^[\\n \\t\\r\\f\\v].*|[[](?i:mysqld|server|mariadb|mariadbd|galera|(?:mysqld|mariadb|mariadbd)-[0-9]+(?:[.][0-9]+)*)[ \\t\\r\\f\\v]*][ \\t\\r\\f\\v]*(?:[#;].*)?)?$')",message="myCnf may only hold server option groups: [mysqld], [server], [mariadb], [mariadbd], [galera] or a version group such as [mysqld-8.4] or [mariadb-11.8], each header alone on its line (a # or ; comment may follow); client options such as [client] password belong to the client, not the server's my.cnf: remove those sections"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('(?m)^[ \\t\\r\\f\\v]*!include')",message="myCnf must not use !include or !includedir: the server would read files the run does not describe; put the options themselves in myCnf"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(?m)^[ \\t\\r\\f\\v]*![ \\t\\r\\f\\v]*include')",message="myCnf must not use !include or !includedir (also with blanks after the !, as the servers read it): the server would read files the run does not describe; put the options themselves in myCnf"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('(?mi)^[ \\t\\r\\f\\v]*(?:loose[-_])?(?:port|socket|bind[-_]address|skip[-_]networking|skip[-_]grant[-_]tables|datadir)[ \\t\\r\\f\\v]*(?:[=#]|$)')",message="myCnf must not set port, socket, bind-address, skip-networking, skip-grant-tables or datadir (in any spelling, loose- or not): the operator connects and health-checks the server through them and keeps its data on the run's volume; remove them"
 	// +optional
 	MyCnf string `json:"myCnf,omitempty"`
@@ -129,7 +131,7 @@ type Target struct {
 	// SecretRef names a Secret in the run's namespace with the keys host, port, user and password
 	// (and optionally database, default sbtest) of an existing server. Only for engine external.
 	// +optional
-	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 
 	// Percona holds settings of the Percona operators' custom resource. Only for engines
 	// percona-server and percona-xtradb-cluster.
@@ -176,6 +178,7 @@ type PerconaOptions struct {
 	// percona/haproxy:2.8.18-1.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:[.][a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$')",message="percona.proxyImage must be an image reference such as mysql:8.4 or registry.example.com:5000/sysbench@sha256:<64 hex digits> (lower-case repository, a tag of letters, digits, '_', '.' and '-')"
 	// +optional
 	ProxyImage string `json:"proxyImage,omitempty"`
 }
@@ -220,7 +223,7 @@ type Workload struct {
 	// CustomScript selects a key of a ConfigMap in the run's namespace that holds a sysbench Lua
 	// script (with prepare, cleanup and event functions, like the stock OLTP scripts).
 	// +optional
-	CustomScript *corev1.ConfigMapKeySelector `json:"customScript,omitempty"`
+	CustomScript *ConfigMapKeySelector `json:"customScript,omitempty"`
 
 	// Tables is the number of sbtest tables (sysbench --tables). Prepare fills them in parallel.
 	// +kubebuilder:validation:Minimum=1
@@ -294,6 +297,7 @@ type MysqlslapWorkload struct {
 	// server); targets of other engines need it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:[.][a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$')",message="mysqlslap.image must be an image reference such as mysql:8.4 or registry.example.com:5000/db/mariadb@sha256:<64 hex digits> (lower-case repository, a tag of letters, digits, '_', '.' and '-')"
 	// +optional
 	Image string `json:"image,omitempty"`
 
@@ -429,6 +433,7 @@ type Storage struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.repetitions) || self.repetitions <= 1 || size(self.targets) * size(self.ladder.threads) * self.repetitions <= 512",message="with repetitions, targets × ladder.threads × repetitions must be at most 512 steps, so the steps and their statistics fit the run's status and its results ConfigMap: lower repetitions, the ladder or the targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).asApproximateFloat() >= 200.0 * double(has(self.workload.tables) ? self.workload.tables : 1) * double(has(self.workload.tableSize) ? self.workload.tableSize : 10000)",message="workload.tables × workload.tableSize rows need at least 200 bytes each, more than storage.size holds: raise storage.size or lower tables/tableSize",messageExpression="'workload.tables × workload.tableSize needs at least %d bytes (200 bytes per row) but storage.size is %s: raise storage.size (to at least %dGi) or lower tables/tableSize'.format([200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000), string(self.storage.size), (200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) + 1073741823) / 1073741824])"
+// +kubebuilder:validation:XValidation:rule="has(self.storage) || (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) <= 110953321",message="without spec.storage each server keeps its data in an emptyDir of at most 64Gi (600 bytes per row and 2Gi for the server's files), which workload.tables × workload.tableSize exceeds: set spec.storage (a PersistentVolumeClaim of the size the data needs) or lower tables/tableSize"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
 	// one column of the results table. 1 to 16 targets with unique names.
@@ -463,6 +468,7 @@ type BenchmarkRunSpec struct {
 	// (its --sysbench-image flag: the project's Debian bookworm sysbench 1.0.20 image).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:[.][a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$')",message="sysbenchImage must be an image reference such as mysql:8.4 or registry.example.com:5000/sysbench@sha256:<64 hex digits> (lower-case repository, a tag of letters, digits, '_', '.' and '-')"
 	// +optional
 	SysbenchImage string `json:"sysbenchImage,omitempty"`
 
@@ -817,4 +823,32 @@ type BenchmarkRunList struct {
 
 func init() {
 	SchemeBuilder.Register(&BenchmarkRun{}, &BenchmarkRunList{})
+}
+
+// LocalObjectReference names an object in the run's namespace. It is core/v1's, with the name's
+// syntax checked at admission (core/v1's leaves it free, so a typo surfaced only as a pod that
+// could not mount its volume).
+type LocalObjectReference struct {
+	// Name of the object: lower-case letters, digits, '-' and '.', starting and ending with a
+	// letter or digit, at most 253 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+}
+
+// ConfigMapKeySelector selects a key of a ConfigMap in the run's namespace: core/v1's, with the
+// name's and key's syntax checked at admission.
+type ConfigMapKeySelector struct {
+	// Name of the ConfigMap: lower-case letters, digits, '-' and '.', starting and ending with a
+	// letter or digit, at most 253 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+	// Key in the ConfigMap: letters, digits, '-', '_' and '.', at most 253 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key"`
 }

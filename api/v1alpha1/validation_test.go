@@ -112,6 +112,32 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			"myCnf may only hold server option groups"},
 		{"myCnf with !includedir alone, indented", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "  !includedir /etc" },
 			"myCnf must not use !include"},
+		// The servers skip blanks after the "!" (mysys search_default_file).
+		{"myCnf with ! include", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "[mysqld]\n! include /etc/shadow\n" },
+			"myCnf must not use !include"},
+		{"myCnf with !<tab>includedir", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].MyCnf = "!\tincludedir /etc\n" },
+			"myCnf must not use !include"},
+		{"a target named results", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].Name = "results" },
+			"target names results and sysbench-reporter are taken"},
+		{"a target named sysbench-reporter", func(r *v1.BenchmarkRun) { r.Spec.Targets[1].Name = "sysbench-reporter" },
+			"target names results and sysbench-reporter are taken"},
+		{"a secretRef that is no Secret name", func(r *v1.BenchmarkRun) {
+			r.Spec.Targets[1] = v1.Target{Name: "ext", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "../Other_Secret"}}
+		}, "spec.targets[1].secretRef.name: Invalid value: \"../Other_Secret\": spec.targets[1].secretRef.name in body should match"},
+		{"a customScript that is no ConfigMap name", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Script = ""
+			r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "Scripts!", Key: "a.lua"}
+		}, "spec.workload.customScript.name: Invalid value: \"Scripts!\": spec.workload.customScript.name in body should match"},
+		{"a customScript key that is no ConfigMap key", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Script = ""
+			r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "scripts", Key: "../a.lua"}
+		}, "spec.workload.customScript.key: Invalid value: \"../a.lua\": spec.workload.customScript.key in body should match"},
+		{"a sysbenchImage that is no image reference", func(r *v1.BenchmarkRun) { r.Spec.SysbenchImage = "Registry/Sysbench:1.0 --privileged" },
+			"sysbenchImage must be an image reference"},
+		{"data beyond the emptyDir ceiling without storage", func(r *v1.BenchmarkRun) {
+			r.Spec.Storage = nil
+			r.Spec.Workload.Tables, r.Spec.Workload.TableSize = 200, 1000000
+		}, "without spec.storage each server keeps its data in an emptyDir of at most 64Gi"},
 		{"myCnf setting skip-networking with a comment", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets[1].MyCnf = "[mysqld]\nskip-networking # for a moment\n"
 		}, "myCnf must not set port"},
@@ -159,26 +185,25 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 		}, "engine external needs secretRef"},
 		{"external with image", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets[0] = v1.Target{Name: "prod", Engine: v1.EngineExternal, Image: "mysql:8.0",
-				SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}}
+				SecretRef: &v1.LocalObjectReference{Name: "prod-db"}}
 		}, "engine external benchmarks a server the operator does not run: remove image"},
 		{"external with myCnf", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets[0] = v1.Target{Name: "prod", Engine: v1.EngineExternal, MyCnf: "x = 1",
-				SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}}
+				SecretRef: &v1.LocalObjectReference{Name: "prod-db"}}
 		}, "remove myCnf"},
 		{"external with synchWaits", func(r *v1.BenchmarkRun) {
 			r.Spec.Targets[0] = v1.Target{Name: "prod", Engine: v1.EngineExternal, SynchWaits: true,
-				SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}}
+				SecretRef: &v1.LocalObjectReference{Name: "prod-db"}}
 		}, "remove synchWaits and enable the instruments on that server yourself"},
 		{"topWaits above 50", func(r *v1.BenchmarkRun) { r.Spec.ServerStats = &v1.ServerStats{TopWaits: 51} },
 			"spec.serverStats.topWaits"},
 		{"secretRef on builtin", func(r *v1.BenchmarkRun) {
-			r.Spec.Targets[0].SecretRef = &corev1.LocalObjectReference{Name: "creds"}
+			r.Spec.Targets[0].SecretRef = &v1.LocalObjectReference{Name: "creds"}
 		}, "secretRef is only read for engine external"},
 		{"no script", func(r *v1.BenchmarkRun) { r.Spec.Workload.Script = "" },
 			"set exactly one of workload.script"},
 		{"script and custom script", func(r *v1.BenchmarkRun) {
-			r.Spec.Workload.CustomScript = &corev1.ConfigMapKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: "lua"}, Key: "bench.lua"}
+			r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "lua", Key: "bench.lua"}
 		}, "set exactly one of workload.script"},
 		{"unknown stock script", func(r *v1.BenchmarkRun) { r.Spec.Workload.Script = "oltp_point_selekt" },
 			`Unsupported value: "oltp_point_selekt"`},
@@ -579,10 +604,9 @@ func TestValidationAcceptsEveryEngine(t *testing.T) {
 		{Name: "pxc57-proxysql", Engine: v1.EnginePerconaXtraDBCluster, Image: "percona/percona-xtradb-cluster:5.7.44-31.65",
 			Percona: &v1.PerconaOptions{CRVersion: "1.18.0", Proxy: v1.PerconaProxySQL}},
 		{Name: "pxc-haproxy", Engine: v1.EnginePerconaXtraDBCluster, Percona: &v1.PerconaOptions{Proxy: v1.PerconaProxyHAProxy}},
-		{Name: "prod", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "prod-db"}},
+		{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "prod-db"}},
 	}
-	r.Spec.Workload = v1.Workload{CustomScript: &corev1.ConfigMapKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: "lua"}, Key: "bench.lua"},
+	r.Spec.Workload = v1.Workload{CustomScript: &v1.ConfigMapKeySelector{Name: "lua", Key: "bench.lua"},
 		ExtraArgs: []string{"--rand-type=uniform", "--range-size=100", "--skip-trx=on"}}
 	r.Spec.Storage = &v1.Storage{Size: resource.MustParse("20Gi"), StorageClassName: ptr.To("standard")}
 	if err := k8s.Create(context.Background(), r); err != nil {

@@ -19,7 +19,7 @@ import (
 
 func TestExternalReady(t *testing.T) {
 	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "pk-lookup", Namespace: "bench"}}
-	target := v1.Target{Name: "rds", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "rds-conn"}}
+	target := v1.Target{Name: "rds", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "rds-conn"}}
 	secret := func(data map[string]string) *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rds-conn", Namespace: "bench"}, Data: map[string][]byte{}}
 		for k, v := range data {
@@ -139,7 +139,7 @@ func TestExternalReady(t *testing.T) {
 
 func TestExternalIsPassive(t *testing.T) {
 	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "pk-lookup", Namespace: "bench"}}
-	target := v1.Target{Name: "rds", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "rds-conn"}}
+	target := v1.Target{Name: "rds", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "rds-conn"}}
 	e := &External{}
 	if got := e.ConnectionSecret(run, target); got != "rds-conn" {
 		t.Errorf("ConnectionSecret = %q, want the user's Secret", got)

@@ -132,7 +132,7 @@ func newWorld(t *testing.T) *world {
 				{Name: "maria", Image: "mariadb:10.11"},
 				{Name: "ps", Engine: v1.EnginePerconaServer, Image: "percona/percona-server:8.0.46-37.1"},
 				{Name: "pxc", Engine: v1.EnginePerconaXtraDBCluster},
-				{Name: "prod", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "prod"}},
+				{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "prod"}},
 			},
 			Workload: v1.Workload{Script: "oltp_point_select", Tables: 1, TableSize: 1000},
 			Ladder:   v1.Ladder{Threads: []int32{1}, StepDuration: &metav1.Duration{Duration: 10 * time.Second}},

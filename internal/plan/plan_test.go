@@ -49,7 +49,7 @@ var (
 	ps       = v1.Target{Name: "ps84", Engine: v1.EnginePerconaServer, Image: "percona/percona-server:8.4.10-10.1"}
 	pxc      = v1.Target{Name: "pxc80", Engine: v1.EnginePerconaXtraDBCluster}
 	external = v1.Target{Name: "prod", Engine: v1.EngineExternal,
-		SecretRef: &corev1.LocalObjectReference{Name: "prod-mysql"}}
+		SecretRef: &v1.LocalObjectReference{Name: "prod-mysql"}}
 )
 
 // kinds lists the objects as "Kind name", and each Job by its step label.
@@ -441,7 +441,7 @@ func TestRefusals(t *testing.T) {
 		want:   []string{"target mysql84: cannot build the sysbench command for probe: workload.extraArgs[0] \"--threads=4\""},
 	}, {
 		name:   "both script and customScript",
-		mutate: func(r *v1.BenchmarkRun) { r.Spec.Workload.CustomScript = &corev1.ConfigMapKeySelector{Key: "x.lua"} },
+		mutate: func(r *v1.BenchmarkRun) { r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Key: "x.lua"} },
 		want:   []string{"workload sets both script", "customScript"},
 	}, {
 		name: "a step duration sysbench cannot take",

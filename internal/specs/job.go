@@ -86,7 +86,7 @@ func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv
 		volumes = append(volumes, corev1.Volume{
 			Name: scriptVolume,
 			VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-				LocalObjectReference: cs.LocalObjectReference,
+				LocalObjectReference: corev1.LocalObjectReference{Name: cs.Name},
 				Items:                []corev1.KeyToPath{{Key: cs.Key, Path: cs.Key}},
 			}},
 		})

@@ -174,9 +174,7 @@ func TestSysbenchJob(t *testing.T) {
 func TestSysbenchJobCustomScript(t *testing.T) {
 	run := newRun()
 	run.Spec.Workload.Script = ""
-	run.Spec.Workload.CustomScript = &corev1.ConfigMapKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: "my-scripts"}, Key: "pk_lookup.lua",
-	}
+	run.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "my-scripts", Key: "pk_lookup.lua"}
 	job, inv := runJob(t, run)
 	pod := job.Spec.Template.Spec
 	var script *corev1.Volume

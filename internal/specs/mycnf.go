@@ -159,7 +159,7 @@ var (
 // option, or a server group header; it must not be
 //   - a header of any other group ([client], [client-server], [mysqldump], [embedded], ...):
 //     only [mysqld], [server], [mariadb], [mariadbd], [galera] and version groups;
-//   - an !include or !includedir directive;
+//   - an !include or !includedir directive, also with blanks after the "!";
 //   - an option the operator owns: port, socket, bind-address, skip-networking,
 //     skip-grant-tables or datadir, with dashes or underscores, loose- or not.
 func ValidateMyCnf(s string) error {
@@ -168,7 +168,8 @@ func ValidateMyCnf(s string) error {
 		line := strings.TrimLeft(raw, " \t\r\f\v")
 		switch {
 		case line == "" || line[0] == '#' || line[0] == ';':
-		case strings.HasPrefix(line, "!include"):
+		case line[0] == '!' && strings.HasPrefix(strings.TrimLeft(line[1:], " \t\r\f\v"), "include"):
+			// The servers skip blanks after the "!" (mysys search_default_file).
 			return fmt.Errorf("myCnf line %d: %q: !include and !includedir are not allowed (the server would read "+
 				"files the run does not describe); put the options themselves in myCnf", n, strings.TrimSpace(line))
 		case line[0] == '[':

@@ -200,6 +200,9 @@ func TestCheckMyCnf(t *testing.T) {
 		{"a version group needs a version", "[mysqld-latest]\na=1", []string{"[mysqld-latest] is not a server option group"}},
 		{"!include", "!include /etc/shadow", []string{"line 1", "!include and !includedir are not allowed"}},
 		{"!includedir indented", "[mysqld]\n  !includedir /etc/mysql", []string{"line 2", "!include"}},
+		// The servers skip blanks between the ! and the directive.
+		{"! include with a space", "! include /etc/shadow", []string{"line 1", "!include and !includedir are not allowed"}},
+		{"!\tincludedir with a tab", "[mysqld]\n!\tincludedir /etc/mysql", []string{"line 2", "!include"}},
 		{"port", "port = 3307", []string{"sets port, which the operator owns"}},
 		{"bind-address with dashes", "[mysqld-8.4]\nbind-address=0.0.0.0", []string{"line 2", "sets bind_address"}},
 		{"loose-skip-networking", "loose-skip-networking", []string{"sets skip_networking"}},

@@ -162,7 +162,7 @@ func podTemplates(t *testing.T) map[string]corev1.PodTemplateSpec {
 	out["server on emptyDir"] = ServerStatefulSet(noStorage, noStorage.Spec.Targets[0]).Spec.Template
 	custom := run.DeepCopy()
 	custom.Spec.Workload.Script = ""
-	custom.Spec.Workload.CustomScript = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "s.lua"}
+	custom.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "s", Key: "s.lua"}
 	for _, r := range []*v1.BenchmarkRun{run, custom} {
 		for _, step := range []sysbench.Step{
 			{Phase: sysbench.PhaseProbe}, {Phase: sysbench.PhasePrepare}, {Phase: sysbench.PhaseCleanup},

@@ -317,6 +317,11 @@ const (
 	binlogBytesPerSecond = 32 << 20
 	// dataFloor is the least the limit is.
 	dataFloor = 4 << 30
+	// dataCeiling is the most: an emptyDir is the node's disk, shared with every other pod
+	// there. The CRD refuses data that cannot fit it (tables × tableSize × 600 bytes + 2GiB)
+	// without spec.storage; a long writing ladder whose binary log outgrows it is evicted, and the
+	// step says so: such a ladder needs spec.storage.
+	dataCeiling = 64 << 30
 )
 
 // readOnlyScripts are the stock scripts that write nothing after prepare.
@@ -336,8 +341,8 @@ var readOnlyScripts = map[v1.OLTPScript]bool{
 //     select_random_* ones, and any custom script), 32MiB per second of the ladder (all its
 //     repetitions), warm-up included, for the binary log;
 //
-// and at least 4GiB. Data that needs more room than the node should give an emptyDir belongs on
-// spec.storage.
+// and at least 4GiB, at most 64GiB. Data that needs more room than the node should give an
+// emptyDir belongs on spec.storage.
 func DataEmptyDirLimit(spec v1.BenchmarkRunSpec, t v1.Target) resource.Quantity {
 	tables, tableSize := int64(max(spec.Workload.Tables, 1)), spec.Workload.TableSize
 	if tableSize <= 0 {
@@ -349,7 +354,7 @@ func DataEmptyDirLimit(spec v1.BenchmarkRunSpec, t v1.Target) resource.Quantity 
 		ladder := spec.Ladder.WarmupDuration() + time.Duration(spec.StepCount())*spec.Ladder.StepDurationOrDefault()
 		limit += int64(ladder/time.Second) * binlogBytesPerSecond
 	}
-	return *resource.NewQuantity(max(limit, dataFloor), resource.BinarySI)
+	return *resource.NewQuantity(min(max(limit, dataFloor), dataCeiling), resource.BinarySI)
 }
 
 // configuredRedoBytes is the redo log a myCnf configures, 0 when it leaves the default: the

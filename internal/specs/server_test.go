@@ -493,9 +493,10 @@ func TestDataEmptyDirLimit(t *testing.T) {
 		want:     4*10000*600 + 2*gi + 270*32<<20,
 	}, {
 		name:     "a custom script counts as writing",
-		workload: v1.Workload{CustomScript: &corev1.ConfigMapKeySelector{Key: "x.lua"}, Tables: 1, TableSize: 1000},
+		workload: v1.Workload{CustomScript: &v1.ConfigMapKeySelector{Key: "x.lua"}, Tables: 1, TableSize: 1000},
 		ladder:   ladder(2, 30*time.Minute, 0),
-		want:     1000*600 + 2*gi + 3600*32<<20,
+		// 1000*600 + 2Gi + 3600 s × 32Mi of binary log, beyond the ceiling.
+		want: 64 * gi,
 	}, {
 		name:     "MySQL 8.0.30+ redo capacity from myCnf",
 		workload: v1.Workload{Script: "oltp_read_only", Tables: 10, TableSize: 1000000},
@@ -512,10 +513,16 @@ func TestDataEmptyDirLimit(t *testing.T) {
 		myCnf:    "innodb_log_file_size=1024M",
 		want:     10*1000000*600 + 2*gi + 2*gi,
 	}, {
-		name:     "the largest workload the API admits",
-		workload: v1.Workload{Script: "oltp_insert", Tables: 10000, TableSize: 1000000000},
+		// The most rows the CRD admits without spec.storage fit under the ceiling.
+		name:     "the largest data the API admits without storage",
+		workload: v1.Workload{Script: "oltp_read_only", Tables: 1, TableSize: 110953321},
 		ladder:   ladder(64, 24*time.Hour, 24*time.Hour),
-		want:     10000*1000000000*600 + 2*gi + 65*86400*32<<20,
+		want:     110953321*600 + 2*gi,
+	}, {
+		name:     "a day-long writing ladder stops at the ceiling",
+		workload: v1.Workload{Script: "oltp_insert", Tables: 100, TableSize: 1000000},
+		ladder:   ladder(64, 24*time.Hour, 24*time.Hour),
+		want:     64 * gi,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

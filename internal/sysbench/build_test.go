@@ -39,10 +39,8 @@ func with(base []string, more ...string) []string {
 
 func TestBuild(t *testing.T) {
 	custom := v1alpha1.Workload{
-		CustomScript: &corev1.ConfigMapKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: "my-scripts"}, Key: "my_select.lua",
-		},
-		Tables: 2, TableSize: 500,
+		CustomScript: &v1alpha1.ConfigMapKeySelector{Name: "my-scripts", Key: "my_select.lua"},
+		Tables:       2, TableSize: 500,
 	}
 	runArgs := func(threads, seconds string) []string {
 		return []string{"--threads=" + threads, "--time=" + seconds, "--events=0", "--report-interval=1", "--percentile=95"}
@@ -299,12 +297,10 @@ func TestBuildErrors(t *testing.T) {
 		{"too long", pointSelect(1), testSecret, Step{Phase: PhaseRun, Threads: 1, Duration: 25 * time.Hour}, "at most 24h"},
 		{"unknown phase", pointSelect(1), testSecret, Step{Phase: "prewarm"}, "use probe, prepare, warmup, run or cleanup"},
 		{"no script", v1alpha1.Workload{Tables: 1}, testSecret, run, "set exactly one"},
-		{"both scripts", v1alpha1.Workload{Script: "oltp_insert", CustomScript: &corev1.ConfigMapKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Key: "k"}}, testSecret, run, "set exactly one"},
+		{"both scripts", v1alpha1.Workload{Script: "oltp_insert", CustomScript: &v1alpha1.ConfigMapKeySelector{Name: "c", Key: "k"}}, testSecret, run, "set exactly one"},
 		{"script with a path", v1alpha1.Workload{Script: "../../tmp/x"}, testSecret, run, "not a stock sysbench script"},
-		{"custom script without ConfigMap", v1alpha1.Workload{CustomScript: &corev1.ConfigMapKeySelector{Key: "k.lua"}}, testSecret, run, "name the ConfigMap"},
-		{"custom script key with a slash", v1alpha1.Workload{CustomScript: &corev1.ConfigMapKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Key: "../k.lua"}}, testSecret, run, "customScript.key"},
+		{"custom script without ConfigMap", v1alpha1.Workload{CustomScript: &v1alpha1.ConfigMapKeySelector{Key: "k.lua"}}, testSecret, run, "name the ConfigMap"},
+		{"custom script key with a slash", v1alpha1.Workload{CustomScript: &v1alpha1.ConfigMapKeySelector{Name: "c", Key: "../k.lua"}}, testSecret, run, "customScript.key"},
 		{"negative tables", v1alpha1.Workload{Script: "oltp_insert", Tables: -1}, testSecret, run, "at least 1"},
 		{"negative table size", v1alpha1.Workload{Script: "oltp_insert", TableSize: -5}, testSecret, run, "at least 1"},
 		{"no secret", pointSelect(1), "", run, "connection secret name"},

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
@@ -95,8 +94,7 @@ func TestRealMeasured(t *testing.T) {
 			sw := w
 			if tc.script != "" {
 				sw.Script = ""
-				sw.CustomScript = &corev1.ConfigMapKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: "scripts"}, Key: tc.script}
+				sw.CustomScript = &v1alpha1.ConfigMapKeySelector{Name: "scripts", Key: tc.script}
 			}
 			s := Step{Phase: PhaseRun, Threads: tc.threads, Duration: step}
 			inv, err := Build(sw, testSecret, s)

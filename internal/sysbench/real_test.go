@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
@@ -202,8 +201,7 @@ func TestReal(t *testing.T) {
 	t.Run("custom script from a ConfigMap", func(t *testing.T) {
 		custom := w
 		custom.Script = ""
-		custom.CustomScript = &corev1.ConfigMapKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: "scripts"}, Key: "two_selects.lua"}
+		custom.CustomScript = &v1alpha1.ConfigMapKeySelector{Name: "scripts", Key: "two_selects.lua"}
 		out := succeed(t, custom, Step{Phase: PhaseWarmup, Threads: 2, Duration: time.Second}, "run")
 		assertRunFinal(t, out.Final, 2)
 		if ratio := out.Final.QPS.Total / out.Final.TPS; ratio < 1.99 || ratio > 2.01 {
@@ -547,8 +545,7 @@ func TestRealServerStats(t *testing.T) {
 			t.Run("a script's own init and done still run", func(t *testing.T) {
 				custom := w
 				custom.Script = ""
-				custom.CustomScript = &corev1.ConfigMapKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: "scripts"}, Key: "own_init_done.lua"}
+				custom.CustomScript = &v1alpha1.ConfigMapKeySelector{Name: "scripts", Key: "own_init_done.lua"}
 				short := Step{Phase: PhaseRun, Threads: 1, Duration: time.Second, ServerStats: true}
 				customInv, err := Build(custom, testSecret, short)
 				if err != nil {
@@ -568,8 +565,7 @@ func TestRealServerStats(t *testing.T) {
 			t.Run("a step that fails after the start snapshot keeps its error", func(t *testing.T) {
 				custom := w
 				custom.Script = ""
-				custom.CustomScript = &corev1.ConfigMapKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: "scripts"}, Key: "fails_mid_run.lua"}
+				custom.CustomScript = &v1alpha1.ConfigMapKeySelector{Name: "scripts", Key: "fails_mid_run.lua"}
 				failing := Step{Phase: PhaseRun, Threads: 2, Duration: duration, ServerStats: true}
 				failInv, err := Build(custom, testSecret, failing)
 				if err != nil {

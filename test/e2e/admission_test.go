@@ -48,7 +48,7 @@ func TestAdmissionPolicyOnARealCluster(t *testing.T) {
 		}
 	}
 	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: ns}, Spec: v1.BenchmarkRunSpec{
-		Targets:  []v1.Target{{Name: "ext", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "alice-db"}}},
+		Targets:  []v1.Target{{Name: "ext", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "alice-db"}}},
 		Workload: v1.Workload{Script: "oltp_point_select"},
 		Ladder:   v1.Ladder{Threads: []int32{1}},
 	}}

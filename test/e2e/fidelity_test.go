@@ -248,7 +248,7 @@ func operatorRun(t testing.TB, c client.Client, ns string, round int, secret str
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fidelity-%d", round), Namespace: ns},
 		Spec: v1.BenchmarkRunSpec{
 			Targets: []v1.Target{{Name: "server", Engine: v1.EngineExternal,
-				SecretRef: &corev1.LocalObjectReference{Name: secret}}},
+				SecretRef: &v1.LocalObjectReference{Name: secret}}},
 			Workload:       w,
 			Ladder:         v1.Ladder{Threads: []int32{threads}, StepDuration: &metav1.Duration{Duration: step}},
 			SysbenchImage:  sysbenchImage,

@@ -86,17 +86,16 @@ func checkAdmissionPolicy(t *testing.T, objs []*unstructured.Unstructured) {
 
 	external := func(name string) *v1.BenchmarkRun {
 		return &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1.BenchmarkRunSpec{
-			Targets:  []v1.Target{{Name: "ext", Engine: v1.EngineExternal, SecretRef: &corev1.LocalObjectReference{Name: "alice-db"}}},
+			Targets:  []v1.Target{{Name: "ext", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "alice-db"}}},
 			Workload: v1.Workload{Script: "oltp_point_select"},
 			Ladder:   v1.Ladder{Threads: []int32{1}},
 		}}
 	}
 	script := func(name string) *v1.BenchmarkRun {
 		return &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1.BenchmarkRunSpec{
-			Targets: []v1.Target{{Name: "m", Image: "mariadb:11.8"}},
-			Workload: v1.Workload{CustomScript: &corev1.ConfigMapKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: "alice-script"}, Key: "bench.lua"}},
-			Ladder: v1.Ladder{Threads: []int32{1}},
+			Targets:  []v1.Target{{Name: "m", Image: "mariadb:11.8"}},
+			Workload: v1.Workload{CustomScript: &v1.ConfigMapKeySelector{Name: "alice-script", Key: "bench.lua"}},
+			Ladder:   v1.Ladder{Threads: []int32{1}},
 		}}
 	}
 
