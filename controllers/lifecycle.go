@@ -27,6 +27,9 @@ func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (c
 		r.start(tx)
 		return ctrl.Result{}, nil
 	}
+	if run.Spec.Interleaved() {
+		return r.advanceInterleaved(ctx, tx)
+	}
 	for _, t := range run.Spec.Targets {
 		ts := tx.target(t.Name)
 		if ts.Phase.Finished() {
@@ -121,6 +124,15 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 		}
 		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
 			return res, err
+		}
+		if run.Spec.Interleaved() {
+			msg, err := r.interleavedFit(ctx, run)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if msg != "" {
+				return r.failTarget(ctx, tx, t, ts, msg)
+			}
 		}
 		// A server needs a node of its pool to itself: wait in line, without a timeout.
 		if ok, res, err := r.admitToPool(ctx, tx, t); !ok {

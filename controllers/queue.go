@@ -111,6 +111,14 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 		return false, ctrl.Result{}, err
 	}
 	self := run.Namespace + "/" + run.Name
+	if run.Spec.Interleaved() {
+		// An interleaved run's servers share the node its first server took.
+		for _, h := range holders {
+			if h.key == self {
+				return true, ctrl.Result{}, nil
+			}
+		}
+	}
 	own := 0
 	for _, h := range holders {
 		if h.key == self && keptByPolicy(run, h.target) {

@@ -71,7 +71,8 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	threads := run.Spec.Ladder.Threads[rung]
 	step := specs.LadderStepAt(run, i)
 	var next *specs.Step
-	if i+1 < run.Spec.StepCount() {
+	// An interleaved run's next step is usually another target's: no early start.
+	if i+1 < run.Spec.StepCount() && !run.Spec.Interleaved() {
 		s := specs.LadderStepAt(run, i+1)
 		next = &s
 	}
@@ -341,6 +342,10 @@ func classify(run *v1.BenchmarkRun, step specs.Step, exitCode int32, out sysbenc
 func (r *BenchmarkRunReconciler) otherLoad(ctx context.Context, tx *transition, t v1.Target, name, ended string) (string, error) {
 	run := tx.run
 	sel := specs.TargetLabels(run, t.Name)
+	if run.Spec.Interleaved() {
+		// The targets' servers share one node: any of the run's loads is a load on it.
+		sel = specs.RunLabels(run)
+	}
 	sel[specs.LabelComponent] = specs.ComponentClient
 	jobs := &batchv1.JobList{}
 	if err := r.List(ctx, jobs, client.InNamespace(run.Namespace), client.MatchingLabels(sel)); err != nil {

@@ -79,6 +79,9 @@ func (s BenchmarkRunSpec) RepetitionsOrDefault() int {
 	return int(*s.Repetitions)
 }
 
+// Interleaved says whether the run measures its targets in interleaved rounds (spec.order).
+func (s BenchmarkRunSpec) Interleaved() bool { return s.Order == OrderInterleaved }
+
 // DefaultTopWaits is how many wait events a step keeps when spec.serverStats.topWaits is unset.
 const DefaultTopWaits = 10
 

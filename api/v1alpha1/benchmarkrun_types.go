@@ -434,6 +434,7 @@ type Storage struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.repetitions) || self.repetitions <= 1 || size(self.targets) * size(self.ladder.threads) * self.repetitions <= 512",message="with repetitions, targets × ladder.threads × repetitions must be at most 512 steps, so the steps and their statistics fit the run's status and its results ConfigMap: lower repetitions, the ladder or the targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).asApproximateFloat() >= 200.0 * double(has(self.workload.tables) ? self.workload.tables : 1) * double(has(self.workload.tableSize) ? self.workload.tableSize : 10000)",message="workload.tables × workload.tableSize rows need at least 200 bytes each, more than storage.size holds: raise storage.size or lower tables/tableSize",messageExpression="'workload.tables × workload.tableSize needs at least %d bytes (200 bytes per row) but storage.size is %s: raise storage.size (to at least %dGi) or lower tables/tableSize'.format([200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000), string(self.storage.size), (200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) + 1073741823) / 1073741824])"
 // +kubebuilder:validation:XValidation:rule="has(self.storage) || (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) <= 110953321",message="without spec.storage each server keeps its data in an emptyDir of at most 64Gi (600 bytes per row and 2Gi for the server's files), which workload.tables × workload.tableSize exceeds: set spec.storage (a PersistentVolumeClaim of the size the data needs) or lower tables/tableSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.order) || self.order != 'Interleaved' || self.targets.all(t, !has(t.engine) || t.engine == 'builtin')",message="order Interleaved keeps every target's server up together on one database node, which only the builtin engine's servers are: use order Sequential with engines percona-server, percona-xtradb-cluster or external"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
 	// one column of the results table. 1 to 16 targets with unique names.
@@ -508,6 +509,20 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:default=1
 	// +optional
 	Repetitions *int32 `json:"repetitions,omitempty"`
+
+	// Order is how the targets share the database node. Sequential (the default) runs each
+	// target's whole ladder, then the next target's, each server alone on the node. Interleaved
+	// starts every target's server together on one database node (their resources must fit it:
+	// checked before anything starts), prepares and warms each up, then measures in rounds (one
+	// per repetition): at each rung of the round every target measures that thread count, one
+	// after another, in an order drawn at random per rung (seeded by the run's UID), so the
+	// targets' repetitions of a cell are paired by round and measured minutes apart under the
+	// same conditions (randomized multiple interleaved trials) instead of hours apart. Only for
+	// targets the operator runs (engine builtin).
+	// +kubebuilder:validation:Enum=Sequential;Interleaved
+	// +kubebuilder:default=Sequential
+	// +optional
+	Order RunOrder `json:"order,omitempty"`
 
 	// ServerStats is what each ladder step records from the server besides what sysbench
 	// measures: a bounded set of its global status counters (and InnoDB metrics where the
@@ -852,3 +867,14 @@ type ConfigMapKeySelector struct {
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
 	Key string `json:"key"`
 }
+
+// RunOrder is how a run's targets share the database node.
+type RunOrder string
+
+const (
+	// OrderSequential runs one target's whole ladder after another's.
+	OrderSequential RunOrder = "Sequential"
+	// OrderInterleaved keeps every target's server up together and measures their cells in
+	// randomized interleaved rounds.
+	OrderInterleaved RunOrder = "Interleaved"
+)

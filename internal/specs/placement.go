@@ -37,6 +37,9 @@ func (p Placement) Apply(spec *corev1.PodSpec) {
 func DatabasePlacement(run *v1.BenchmarkRun) Placement {
 	pp := run.Spec.Placement.Database
 	p := poolDefaults(pp.PoolPlacement, PoolDatabase)
+	if pp.IsExclusive() && run.Spec.Interleaved() {
+		return interleavedPlacement(run, p)
+	}
 	if pp.IsExclusive() {
 		p.Affinity = withAntiAffinity(p.Affinity, corev1.PodAffinityTerm{
 			LabelSelector: &metav1.LabelSelector{
@@ -50,6 +53,47 @@ func DatabasePlacement(run *v1.BenchmarkRun) Placement {
 			TopologyKey:       hostnameTopology,
 		})
 	}
+	return p
+}
+
+// interleavedPlacement places the servers of an interleaved run together and otherwise alone:
+// on one node (a required affinity to the run's other servers; the first server, which matches
+// its own term, may go anywhere in the pool), with no benchmark server or client of any other
+// run. Other runs are told apart by the run label in the run's namespace and by the namespace
+// elsewhere, since another namespace may have a run of the same name.
+func interleavedPlacement(run *v1.BenchmarkRun, p Placement) Placement {
+	servers := []string{ComponentServer, ComponentClient}
+	p.Affinity = withAntiAffinity(p.Affinity, corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{LabelManagedBy: ManagedBy},
+			MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: LabelComponent, Operator: metav1.LabelSelectorOpIn, Values: servers},
+				{Key: LabelRun, Operator: metav1.LabelSelectorOpNotIn, Values: []string{LabelValue(run.Name)}},
+			},
+		},
+		Namespaces:  []string{run.Namespace},
+		TopologyKey: hostnameTopology,
+	})
+	p.Affinity = withAntiAffinity(p.Affinity, corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{
+			MatchLabels:      map[string]string{LabelManagedBy: ManagedBy},
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: LabelComponent, Operator: metav1.LabelSelectorOpIn, Values: servers}},
+		},
+		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{run.Namespace},
+		}}},
+		TopologyKey: hostnameTopology,
+	})
+	if p.Affinity.PodAffinity == nil {
+		p.Affinity.PodAffinity = &corev1.PodAffinity{}
+	}
+	p.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(
+		p.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, corev1.PodAffinityTerm{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				LabelManagedBy: ManagedBy, LabelRun: LabelValue(run.Name), LabelComponent: ComponentServer,
+			}},
+			TopologyKey: hostnameTopology,
+		})
 	return p
 }
 

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -261,4 +262,43 @@ func TestPlacementApply(t *testing.T) {
 	if !reflect.DeepEqual(spec.NodeSelector, p.NodeSelector) || !reflect.DeepEqual(spec.Tolerations, p.Tolerations) || spec.Affinity != p.Affinity {
 		t.Errorf("Apply did not set the placement: %s", jsonOf(t, spec))
 	}
+}
+
+// An interleaved run's servers go together on one database node, and nothing of any other run
+// (of this namespace, or of a run of the same name in another) shares it.
+func TestInterleavedDatabasePlacement(t *testing.T) {
+	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "aa", Namespace: "team-a"}}
+	run.Spec.Order = v1.OrderInterleaved
+	p := DatabasePlacement(run)
+	anti := p.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if len(anti) != 2 {
+		t.Fatalf("anti-affinity %+v, want two terms", anti)
+	}
+	sameNs, otherNs := anti[0], anti[1]
+	if sameNs.NamespaceSelector != nil || len(sameNs.Namespaces) != 1 || sameNs.Namespaces[0] != "team-a" ||
+		!hasRequirement(sameNs.LabelSelector, LabelRun, metav1.LabelSelectorOpNotIn, "aa") {
+		t.Errorf("first term %+v: want the other runs of team-a", sameNs)
+	}
+	if otherNs.NamespaceSelector == nil || !hasRequirement(otherNs.NamespaceSelector, corev1.LabelMetadataName, metav1.LabelSelectorOpNotIn, "team-a") ||
+		hasRequirement(otherNs.LabelSelector, LabelRun, metav1.LabelSelectorOpNotIn, "aa") {
+		t.Errorf("second term %+v: want every run of every other namespace, whatever its name", otherNs)
+	}
+	aff := p.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if len(aff) != 1 || aff[0].LabelSelector.MatchLabels[LabelRun] != "aa" || aff[0].LabelSelector.MatchLabels[LabelComponent] != ComponentServer ||
+		aff[0].TopologyKey != hostnameTopology {
+		t.Errorf("pod affinity %+v: want the run's own servers on the same node", aff)
+	}
+	run.Spec.Order = v1.OrderSequential
+	if p := DatabasePlacement(run); p.Affinity.PodAffinity != nil || len(p.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Errorf("a sequential run's placement changed: %+v", p.Affinity)
+	}
+}
+
+func hasRequirement(sel *metav1.LabelSelector, key string, op metav1.LabelSelectorOperator, value string) bool {
+	for _, r := range sel.MatchExpressions {
+		if r.Key == key && r.Operator == op && slices.Contains(r.Values, value) {
+			return true
+		}
+	}
+	return false
 }

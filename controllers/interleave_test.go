@@ -1,0 +1,167 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// interleavedPool creates a Ready node of its own database pool with the given allocatable
+// resources, and returns the pool's name.
+func interleavedPool(t *testing.T, cpu, memory string) string {
+	t.Helper()
+	ctx := context.Background()
+	pool := fmt.Sprintf("interleaved-%d", time.Now().UnixNano())
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: pool, Labels: map[string]string{specs.PoolLabel: pool}}}
+	if err := k8s.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), node) })
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
+	if err := k8s.Status().Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
+func interleavedRun(ns, name, pool string) *v1.BenchmarkRun {
+	run := baseRun(ns, name, 1, 2)
+	run.Spec.Order = v1.OrderInterleaved
+	run.Spec.Repetitions = ptr.To[int32](3)
+	run.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: pool}
+	return run
+}
+
+// An interleaved run brings both targets' servers up first, then measures every cell in the
+// randomized interleaved order, one step at a time, each target's repetitions paired by round.
+func TestInterleavedRunMeasuresTargetsInRandomizedRounds(t *testing.T) {
+	ns := newNamespace(t)
+	pool := interleavedPool(t, "4", "8Gi")
+	startOperator(t, ns, operatorOptions{})
+	k := startKubelet(t, ns, succeedAll(t))
+	run := interleavedRun(ns, "rmit", pool)
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "rmit", 90*time.Second, "the run to end", finished)
+	if got.Status.Phase != v1.RunSucceeded {
+		t.Fatalf("run %s: %+v", got.Status.Phase, got.Status)
+	}
+	for _, ts := range got.Status.Targets {
+		if len(ts.Steps) != 6 {
+			t.Fatalf("target %s: %d steps, want 6 (2 thread counts x 3 repetitions)", ts.Name, len(ts.Steps))
+		}
+	}
+
+	// The Jobs ran in the order the run's UID draws, every target's bring-up first.
+	var want []string
+	for _, s := range specs.InterleavedOrder(got) {
+		want = append(want, specs.JobName(got, s.Target, specs.LadderStepAt(got, s.Step).Name, specs.Attempt{}))
+	}
+	var ladder []string
+	firstLadder, lastBringUp := -1, -1
+	for i, name := range k.finished() {
+		if slices.Contains(want, name) {
+			ladder = append(ladder, name)
+			if firstLadder < 0 {
+				firstLadder = i
+			}
+			continue
+		}
+		for _, step := range []string{specs.StepProbe, specs.StepPrepare, specs.StepWarmup} {
+			if strings.Contains(name, "-"+step+"-") {
+				lastBringUp = i
+			}
+		}
+	}
+	if !slices.Equal(ladder, want) {
+		t.Errorf("ladder Jobs ran in the order\n%v\nwant the interleaved order\n%v", ladder, want)
+	}
+	if lastBringUp > firstLadder {
+		t.Errorf("a bring-up Job (probe, prepare or warm-up) ran after the first ladder step: %v", k.finished())
+	}
+	// Each rung of each round: both targets, one after the other, the same thread count.
+	for i := 0; i+1 < len(want); i += 2 {
+		a, b := specs.InterleavedOrder(got)[i], specs.InterleavedOrder(got)[i+1]
+		if a.Step != b.Step || a.Target == b.Target {
+			t.Errorf("slots %d and %d: %+v, %+v, want both targets at the same step", i, i+1, a, b)
+		}
+	}
+}
+
+// The servers of an interleaved run must fit one node of the pool together: a run whose
+// targets need more than any node has fails before any server exists, saying what to change.
+func TestInterleavedRunThatCannotFitFailsAtOnce(t *testing.T) {
+	ns := newNamespace(t)
+	pool := interleavedPool(t, "2", "4Gi")
+	startOperator(t, ns, operatorOptions{})
+	startKubelet(t, ns, succeedAll(t))
+	run := interleavedRun(ns, "toobig", pool)
+	for i := range run.Spec.Targets {
+		run.Spec.Targets[i].Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("1500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	}
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "toobig", 30*time.Second, "the run to fail", finished)
+	for _, ts := range got.Status.Targets {
+		if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, "add up to 3 CPU and 2Gi memory, more than any Ready node of the pool can hold") ||
+			!strings.Contains(ts.Message, "use order Sequential") {
+			t.Errorf("target %s %s: %q", ts.Name, ts.Phase, ts.Message)
+		}
+	}
+	sts := &appsv1.StatefulSetList{}
+	if err := k8s.List(context.Background(), sts, client.InNamespace(ns)); err != nil || len(sts.Items) != 0 {
+		t.Errorf("%d StatefulSets (%v): nothing may be provisioned for a run that cannot fit", len(sts.Items), err)
+	}
+}
+
+func TestInterleavedFit(t *testing.T) {
+	node := func(name, cpu, mem string) corev1.Node {
+		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}}
+	}
+	target := func(cpu, mem string, limitsOnly bool) v1.Target {
+		l := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+		if limitsOnly {
+			return v1.Target{Name: "t", Resources: &corev1.ResourceRequirements{Limits: l}}
+		}
+		return v1.Target{Name: "t", Resources: &corev1.ResourceRequirements{Requests: l}}
+	}
+	for _, tc := range []struct {
+		name    string
+		targets []v1.Target
+		nodes   []corev1.Node
+		want    string
+	}{
+		{"no resources asked", []v1.Target{{Name: "a"}, {Name: "b"}}, []corev1.Node{node("n", "1", "1Gi")}, ""},
+		{"fits", []v1.Target{target("1", "2Gi", false), target("1", "2Gi", false)}, []corev1.Node{node("n", "2", "4Gi")}, ""},
+		{"fits the larger node", []v1.Target{target("1", "2Gi", false), target("1", "2Gi", false)},
+			[]corev1.Node{node("small", "1", "2Gi"), node("big", "4", "8Gi")}, ""},
+		{"memory too much", []v1.Target{target("1", "3Gi", false), target("1", "2Gi", false)}, []corev1.Node{node("n", "4", "4Gi")},
+			"add up to 2 CPU and 5Gi memory, more than any Ready node of the pool can hold (node n: 4 CPU, 4Gi memory allocatable)"},
+		{"limits count where requests are unset", []v1.Target{target("3", "1Gi", true), target("2", "1Gi", false)}, []corev1.Node{node("n", "4", "8Gi")},
+			"add up to 5 CPU and 2Gi memory"},
+	} {
+		got := controllers.InterleavedFit(tc.targets, tc.nodes)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
