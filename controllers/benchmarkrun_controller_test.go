@@ -399,6 +399,7 @@ func TestOperatorRestartBetweenStepsResumes(t *testing.T) {
 
 func TestPlacementReachesEveryPodTemplate(t *testing.T) {
 	ns := newNamespace(t)
+	readyNode(t, ns+"-nvme", map[string]string{"disk": "nvme"}) // the database pool's one node
 	startOperator(t, ns, operatorOptions{})
 	startKubelet(t, ns, func(job *batchv1.Job) outcome { return outcome{pending: true} })
 	run := baseRun(ns, "placed", 1)

@@ -136,6 +136,7 @@ const (
 	onStatusPatch = "status patch" // the run's status write
 	onCacheGet    = "cache get"    // a Get of the run through the Client (the cache)
 	onReaderGet   = "reader get"   // a Get of the run through the APIReader
+	onObjectRead  = "object read"  // a Get of anything but the run through the APIReader
 )
 
 // fault makes calls at one place fail. match picks the object (nil: any); times is how often it
@@ -184,6 +185,14 @@ func newFakeWorld(t *testing.T) *fakeWorld {
 		t.Fatal(err)
 	}
 	w.r = r
+	// The default database pool's nodes, Ready: the operator provisions a server only where its
+	// pool has a node. (Node status is not a subresource here: the create keeps it.)
+	for i := range 2 {
+		w.create(&corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: testenv.DatabasePoolNode(i), Labels: map[string]string{specs.PoolLabel: specs.PoolDatabase}},
+			Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+		})
+	}
 	return w
 }
 
@@ -507,6 +516,11 @@ func (w *fakeWorld) readerGet(ctx context.Context, c client.WithWatch, key clien
 		w.runReads++
 		w.mu.Unlock()
 		if f := w.strike(onReaderGet, obj); f != nil {
+			return f.err
+		}
+	} else {
+		obj.SetName(key.Name) // for the fault's match
+		if f := w.strike(onObjectRead, obj); f != nil {
 			return f.err
 		}
 	}

@@ -84,11 +84,12 @@ type poolUser struct {
 // a target starts only while the pool has a node that no server holds and no run that started
 // earlier is waiting for. Runs wait in the order they started (to the second, then by namespace
 // and name) across namespaces, and a queued run never fails for waiting: its condition says
-// Queued, its position and who holds the pool. A pool with no matching Ready node is not queued:
-// the scheduler then says why the pod cannot run.
+// Queued, its position and who holds the pool. A pool with no Ready, schedulable node is not
+// waited for in Provisioning: the target stays Pending, says what is missing, and fails when
+// nothing changes (noPoolNodes).
 func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition, t v1.Target) (bool, ctrl.Result, error) {
 	run := tx.run
-	if t.Engine == v1.EngineExternal || !run.Spec.Placement.Database.IsExclusive() {
+	if t.Engine == v1.EngineExternal {
 		return true, ctrl.Result{}, nil
 	}
 	selector := specs.DatabasePlacement(run).NodeSelector
@@ -104,6 +105,9 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 		}
 	}
 	if capacity == 0 {
+		return r.noPoolNodes(tx, t, selector, len(nodes.Items))
+	}
+	if !run.Spec.Placement.Database.IsExclusive() {
 		return true, ctrl.Result{}, nil
 	}
 	holders, waiting, err := r.poolUsers(ctx, pool, run)
@@ -131,27 +135,99 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 			"but this run's own earlier servers, kept by its cleanup policy %q, hold all %d of its Ready node(s): "+
 			"set cleanup: Always, or add nodes to the pool", t.Name, pool, run.Spec.Cleanup, capacity)}
 	}
-	ahead := 0
+	var ahead []poolUser
 	for _, w := range waiting {
 		if w.key == self {
 			break
 		}
-		ahead++
+		ahead = append(ahead, w)
 	}
-	if len(holders)+ahead < capacity {
+	if len(holders)+len(ahead) < capacity {
 		return true, ctrl.Result{}, nil
 	}
-	held := make([]string, 0, len(holders))
-	for _, h := range holders {
-		held = append(held, h.why)
-	}
-	msg := fmt.Sprintf("target %s is queued for the database node pool %s (%d Ready node(s)): position %d; held by %s",
-		t.Name, pool, capacity, ahead+1, strings.Join(held, ", "))
-	if ahead > 0 {
-		msg += fmt.Sprintf("; %d run(s) that started earlier wait before it", ahead)
-	}
-	tx.progressing(v1.ReasonQueued, msg)
+	tx.progressing(v1.ReasonQueued, queuedMessage(t, pool, capacity, holders, ahead))
 	return false, ctrl.Result{RequeueAfter: queueRecheck}, nil
+}
+
+// queuedMessage says where a queued target stands and names everything before it: the runs
+// whose servers hold the pool's nodes and the runs that started earlier and wait for one. With
+// no server up the pool is held by the earlier waiters alone (one that has not taken its turn
+// yet, or waits for something else first), and those are named instead.
+func queuedMessage(t v1.Target, pool string, capacity int, holders, ahead []poolUser) string {
+	msg := fmt.Sprintf("target %s is queued for the database node pool %s (%d Ready node(s)): position %d",
+		t.Name, pool, capacity, len(ahead)+1)
+	if len(holders) > 0 {
+		held := make([]string, 0, len(holders))
+		for _, h := range holders {
+			held = append(held, h.why)
+		}
+		msg += "; held by " + strings.Join(held, ", ")
+	} else {
+		msg += "; no server holds it yet"
+	}
+	if len(ahead) > 0 {
+		const named = 5
+		before := make([]string, 0, min(len(ahead), named))
+		for _, w := range ahead[:min(len(ahead), named)] {
+			before = append(before, fmt.Sprintf("%s (target %s)", w.key, w.target))
+		}
+		list := strings.Join(before, ", ")
+		if len(ahead) > named {
+			list += fmt.Sprintf(" and %d more", len(ahead)-named)
+		}
+		msg += fmt.Sprintf("; %d run(s) that started earlier wait before it: %s", len(ahead), list)
+	}
+	return msg
+}
+
+// noPoolNodes holds back a target whose database pool has no Ready, schedulable node: nothing is
+// provisioned that could not be scheduled (a server pod that stays Pending while its run says
+// Provisioning). The run says what is missing and the target waits, from when it became the
+// current target: up to the scheduling grace when no node has the pool's labels at all (a typo
+// in the selector, nodes never labelled), up to the server ready timeout when the pool's nodes
+// exist but are NotReady or cordoned (a reboot, a drain); then it fails with the same words.
+func (r *BenchmarkRunReconciler) noPoolNodes(tx *transition, t v1.Target, selector map[string]string, matched int) (bool, ctrl.Result, error) {
+	pool := poolName(selector)
+	desc := "of the database pool " + pool
+	if pool == "" {
+		desc = "(placement.database.nodeSelector is empty: any node)"
+	}
+	var msg string
+	limit := r.readyTimeout
+	if matched == 0 {
+		limit = r.schedulingGrace
+		msg = fmt.Sprintf("target %s needs a node %s, and no node has those labels: label the nodes meant for benchmark "+
+			"servers (kubectl label node <node> %s), or set placement.database.nodeSelector to labels your nodes have",
+			t.Name, desc, strings.ReplaceAll(pool, ",", " "))
+	} else {
+		msg = fmt.Sprintf("target %s needs a node %s, and none of the %d node(s) with its labels is Ready and schedulable: "+
+			"bring one back (kubectl get nodes shows NotReady or SchedulingDisabled) or add one", t.Name, desc, matched)
+	}
+	since := pendingSince(tx.run, t)
+	waited := r.clock.Since(since)
+	if waited >= limit {
+		return false, ctrl.Result{}, &engine.ConfigError{Message: fmt.Sprintf("%s (waited %s)", msg, limit)}
+	}
+	tx.stalled(v1.ReasonNoPoolNodes, fmt.Sprintf("%s; nothing is provisioned meanwhile, and the target fails if no node is there by %s",
+		msg, since.Add(limit).UTC().Format(time.RFC3339)))
+	return false, ctrl.Result{RequeueAfter: min(queueRecheck, limit-waited)}, nil
+}
+
+// pendingSince is when target t became the one the run works on: when the target before it
+// ended (targets run one at a time, in spec order), or when the run started.
+func pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
+	since := run.Status.StartTime.Time
+	for _, st := range run.Spec.Targets {
+		if st.Name == t.Name {
+			break
+		}
+		for _, ts := range run.Status.Targets {
+			if ts.Name == st.Name && ts.CompletionTime != nil && ts.CompletionTime.After(since) {
+				since = ts.CompletionTime.Time
+			}
+		}
+	}
+	return since
 }
 
 // poolUsers returns the runs holding a node of pool (a server StatefulSet with the pool's node

@@ -149,9 +149,16 @@ func TestOwnKeptServersCannotBeWaitedFor(t *testing.T) {
 // and returns the pool's name (the node's mysqlbench.io/pool label value).
 func readyPoolNode(t *testing.T, prefix string) string {
 	t.Helper()
-	ctx := context.Background()
 	pool := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: pool, Labels: map[string]string{specs.PoolLabel: pool}}}
+	readyNode(t, pool, map[string]string{specs.PoolLabel: pool})
+	return pool
+}
+
+// readyNode creates a Ready node with labels, deleted after the test.
+func readyNode(t *testing.T, name string, labels map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := k8s.Create(ctx, node); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +167,6 @@ func readyPoolNode(t *testing.T, prefix string) string {
 	if err := k8s.Status().Update(ctx, node); err != nil {
 		t.Fatal(err)
 	}
-	return pool
 }
 
 // Only servers that runs hold count in a pool's queue. StatefulSets with the operator's labels
@@ -226,5 +232,96 @@ func TestQueueCountsOnlyServersRunsHold(t *testing.T) {
 	})
 	if got.Status.Phase != v1.RunSucceeded {
 		t.Errorf("run %s: %+v", got.Status.Phase, got.Status.Targets)
+	}
+}
+
+// poolNode adds a node of pool to the fake world, Ready or not.
+func (w *fakeWorld) poolNode(name, pool string, ready bool) {
+	status := corev1.ConditionTrue
+	if !ready {
+		status = corev1.ConditionFalse
+	}
+	w.create(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{specs.PoolLabel: pool}},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}}}})
+}
+
+// A target whose database pool has no Ready, schedulable node provisions nothing and stays
+// Pending, saying what is missing and until when it waits: the scheduling grace when no node has
+// the pool's labels at all, the server ready timeout when they exist but are not Ready. Then it
+// fails with the same words, and the run goes on.
+func TestNoPoolNodesIsSaidAndBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		nodes  func(w *fakeWorld)
+		within time.Duration // the fake world's scheduling grace (1m) or ready timeout (10m)
+		want   string
+	}{
+		{"no node has the labels", func(*fakeWorld) {}, time.Minute,
+			"needs a node of the database pool mysqlbench.io/pool=gpu, and no node has those labels: label the nodes meant for " +
+				"benchmark servers (kubectl label node <node> mysqlbench.io/pool=gpu), or set placement.database.nodeSelector"},
+		{"its nodes are not Ready", func(w *fakeWorld) { w.poolNode("gpu-1", "gpu", false) }, 10 * time.Minute,
+			"needs a node of the database pool mysqlbench.io/pool=gpu, and none of the 1 node(s) with its labels is Ready and schedulable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newFakeWorld(t)
+			tc.nodes(w)
+			r := fakeRun("nonodes", 1)
+			r.Spec.Targets = r.Spec.Targets[:1]
+			r.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: "gpu"}
+			run := w.create(r).(*v1.BenchmarkRun)
+			start := w.clock.Now()
+			w.mustReconcile(run.Name) // started
+			for w.clock.Since(start) < tc.within {
+				w.mustReconcile(run.Name)
+				got := w.run(run.Name)
+				ts := targetStatus(got, "mariadb")
+				if ts.Phase != v1.TargetPending || got.Status.Phase != v1.RunPending {
+					t.Fatalf("after %s: run %s, target %s %q; want both Pending", w.clock.Since(start), got.Status.Phase, ts.Phase, ts.Message)
+				}
+				c := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionProgressing)
+				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1.ReasonNoPoolNodes || !strings.Contains(c.Message, tc.want) ||
+					!strings.Contains(c.Message, "fails if no node is there by "+start.Add(tc.within).UTC().Format(time.RFC3339)) {
+					t.Fatalf("Progressing %+v, want False %s saying %q and until when", c, v1.ReasonNoPoolNodes, tc.want)
+				}
+				w.clock.Step(10 * time.Second)
+			}
+			got := w.drive(run.Name, succeedAll(t), "the run to finish", finished)
+			ts := targetStatus(got, "mariadb")
+			if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, tc.want) || !strings.Contains(ts.Message, "(waited "+tc.within.String()+")") {
+				t.Errorf("target %s %q, want Failed saying %q", ts.Phase, ts.Message, tc.want)
+			}
+			if creates, _, _ := w.counters(); creates["StatefulSet/"+specs.ServerName(run, "mariadb")] != 0 {
+				t.Errorf("a server was created for a pool without nodes: %v", creates)
+			}
+		})
+	}
+}
+
+// The Queued message names what holds the pool even when no server does: a run that started
+// earlier and waits before this one (here for a ConfigMap it names) keeps the pool's one node
+// for its turn, and the message says which run that is.
+func TestQueuedMessageNamesTheEarlierWaiters(t *testing.T) {
+	w := newFakeWorld(t)
+	w.poolNode("solo-1", "solo", true)
+	first := fakeRun("first", 1)
+	first.Spec.Targets = first.Spec.Targets[:1]
+	first.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: "solo"}
+	first.Spec.Workload.Script = ""
+	first.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "later", Key: "bench.lua"}
+	w.create(first)
+	w.mustReconcile("first") // started
+	w.mustReconcile("first") // waits for its ConfigMap
+	w.clock.Step(time.Second)
+	second := fakeRun("second", 1)
+	second.Spec.Targets = second.Spec.Targets[:1]
+	second.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: "solo"}
+	w.create(second)
+	w.mustReconcile("second")
+	w.mustReconcile("second")
+	c := meta.FindStatusCondition(w.run("second").Status.Conditions, v1.ConditionProgressing)
+	want := "target mariadb is queued for the database node pool mysqlbench.io/pool=solo (1 Ready node(s)): position 2; " +
+		"no server holds it yet; 1 run(s) that started earlier wait before it: bench/first (target mariadb)"
+	if c == nil || c.Reason != v1.ReasonQueued || c.Message != want {
+		t.Fatalf("Progressing %+v, want Queued with %q", c, want)
 	}
 }

@@ -202,6 +202,9 @@ func TestStaleCacheDoesNotRedoATransition(t *testing.T) {
 	run := baseRun(ns, "stale", 1)
 	run.Spec.Targets = run.Spec.Targets[:1]
 	run.Spec.Cleanup = v1.CleanupAlways
+	// A pool of its own: without the namespace-bound cache, the runs of every test would share
+	// the default one.
+	run.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: readyPoolNode(t, "stale")}
 	if err := k8s.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}

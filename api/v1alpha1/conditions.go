@@ -23,12 +23,16 @@ package v1alpha1
 //     failed, which no retry heals (a new run is needed). A run waiting on the cluster is
 //     Progressing=False but not Stalled: it is not finished and may still succeed.
 //   - Regressed (runs created by a schedule): True when at least one cell regressed against the
-//     baseline (Regressed); False with NoRegression, NoBaseline or Inconclusive.
+//     baseline (Regressed); False with NoRegression, NoBaseline or Inconclusive; Unknown with
+//     AwaitingConfirmation when the schedule confirms the regression before alarming (the
+//     outcome is the schedule's: status.confirmation and its Regressed condition).
 //
 // A BenchmarkSchedule carries Ready (True while it creates runs: Scheduled, Suspended,
 // WaitingForActiveRun), Stalled (True when only a spec change can help: InvalidSchedule,
 // InvalidTimeZone, ScheduleNeverFires, InvalidTemplate, RunNameTaken; False with Valid) and
-// Regressed (the newest compared run's). It does not carry Reconciling: its observedGeneration
+// Regressed (the newest compared run's: with a confirmation, Unknown AwaitingConfirmation while it
+// runs, True Regressed once confirmed, False RegressionNotConfirmed, True RegressionUnconfirmed
+// or ConfirmationFailed when no confirmation could decide). It does not carry Reconciling: its observedGeneration
 // says whether its spec was acted on, and its runs are objects of their own.
 //
 // Every condition carries the observedGeneration of the spec it was computed from, and its
@@ -77,6 +81,10 @@ const (
 	ReasonNotStarting = "NotStarting"
 	// ReasonMissingReference: the spec names an object that does not exist (yet).
 	ReasonMissingReference = "MissingReference"
+	// ReasonNoPoolNodes: no Ready, schedulable node matches the database pool's node selector,
+	// so no server of the run can be placed; the target waits (not provisioning anything) and
+	// fails when none comes.
+	ReasonNoPoolNodes = "NoPoolNodes"
 )
 
 // Reasons a target's server is not ready; the engines report them and the run's Progressing
@@ -113,4 +121,16 @@ const (
 	ReasonChangePoint = "ChangePoint"
 	// ReasonMissedSchedule (an Event): a scheduled time passed its starting deadline.
 	ReasonMissedSchedule = "MissedSchedule"
+	// ReasonAwaitingConfirmation: the comparison is Regressed and a confirmation run re-measures
+	// it before anything alarms (Regressed=Unknown; also the Normal Event that says so).
+	ReasonAwaitingConfirmation = "AwaitingConfirmation"
+	// ReasonRegressionNotConfirmed: the confirmation run did not find the regression again
+	// (Regressed=False; also the Normal Event).
+	ReasonRegressionNotConfirmed = "RegressionNotConfirmed"
+	// ReasonRegressionUnconfirmed: no confirmation run was started (maxPerDay reached, the
+	// baseline gone, too many cells): the regression alarms unconfirmed (Regressed=True).
+	ReasonRegressionUnconfirmed = "RegressionUnconfirmed"
+	// ReasonConfirmationFailed: the confirmation run failed, was deleted or timed out: the
+	// regression alarms unconfirmed (Regressed=True).
+	ReasonConfirmationFailed = "ConfirmationFailed"
 )
