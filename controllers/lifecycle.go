@@ -246,23 +246,34 @@ func afterPrepare(run *v1.BenchmarkRun) v1.TargetPhase {
 	return specs.NextPhase(run, v1.TargetPreparing)
 }
 
-// provision creates the server, waits until it is ready (bounded), then proves the benchmark
-// account with the probe Job and records the server's real version.
+// provision creates the server, waits until it is ready, then proves the benchmark account with
+// the probe Job and records the server's real version. Every wait here, whatever it waits for
+// (the server, an earlier run's object on its way out, an API error to pass), ends with the
+// server ready timeout, counted from when the target left the queue or its server last
+// restarted.
 func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, eng engine.Engine) (ctrl.Result, error) {
 	run := tx.run
+	since := ts.StartTime.Time
+	if ts.LastServerRestart != nil {
+		since = ts.LastServerRestart.Time.Time
+	}
+	waited := r.clock.Since(since)
 	if err := eng.Provision(ctx, run, t); err != nil {
 		if engine.IsConfigError(err) {
 			return r.failTarget(ctx, tx, t, ts, err.Error())
 		}
 		if we := engine.AsWait(err); we != nil {
+			if waited >= r.readyTimeout {
+				return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("server not provisioned after %s: %s", r.readyTimeout, we.Message))
+			}
 			tx.progressing(v1.ReasonWaiting, fmt.Sprintf("target %s: %s", t.Name, we.Message))
-			return ctrl.Result{RequeueAfter: we.After}, nil
+			return ctrl.Result{RequeueAfter: min(we.After, r.readyTimeout-waited)}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("provision target %s: %w", t.Name, err)
+		return r.failPastReadyTimeout(ctx, tx, t, ts, since, fmt.Errorf("provision target %s: %w", t.Name, err))
 	}
 	state, err := eng.Ready(ctx, run, t)
 	if err != nil {
-		return ctrl.Result{}, err
+		return r.failPastReadyTimeout(ctx, tx, t, ts, since, fmt.Errorf("read the state of target %s's server: %w", t.Name, err))
 	}
 	if state.Exit != nil && ts.FirstServerExit == "" && !state.Ready {
 		ts.FirstServerExit = bounded.Head(state.Exit.String(), bounded.Status)
@@ -286,11 +297,6 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		return r.failTarget(ctx, tx, t, ts, "server did not start: "+msg)
 	}
 	if !state.Ready {
-		since := ts.StartTime.Time
-		if ts.LastServerRestart != nil {
-			since = ts.LastServerRestart.Time.Time
-		}
-		waited := r.clock.Since(since)
 		if waited >= r.readyTimeout {
 			return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("server not ready after %s: %s",
 				r.readyTimeout, state.Message))
@@ -338,6 +344,18 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			}
 			r.enter(tx, t, ts, next)
 		})
+}
+
+// failPastReadyTimeout returns an error of provisioning or of reading the server's state (the API
+// server refusing a read, a kind it cannot serve) for the controller's back-off, which retries
+// it, until the server ready timeout since since has passed; from the first retry after that,
+// the target fails with the error instead of retrying for ever.
+func (r *BenchmarkRunReconciler) failPastReadyTimeout(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	since time.Time, err error) (ctrl.Result, error) {
+	if r.clock.Since(since) >= r.readyTimeout {
+		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("server not ready after %s: %v", r.readyTimeout, err))
+	}
+	return ctrl.Result{}, err
 }
 
 // succeedTarget marks the target done. Its server and Jobs are dealt with once the status says

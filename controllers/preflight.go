@@ -3,10 +3,13 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,9 +49,13 @@ func (r *BenchmarkRunReconciler) missingReference(ctx context.Context, run *v1.B
 
 // checkReferences holds the target back while a reference is missing: within the scheduling
 // grace after the run started (a GitOps tool may apply the ConfigMap after the run) the run says
-// what it waits for; after that the target fails with what to create.
+// what it waits for; after that the target fails with what to create. Once the target's server is
+// provisioned, its connection Secret is checked too (checkConnectionSecret).
 func (r *BenchmarkRunReconciler) checkReferences(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus) (ok bool, res ctrl.Result, err error) {
 	missing, err := r.missingReference(ctx, tx.run)
+	if err == nil && missing == "" && ts.Phase != v1.TargetPending && ts.Phase != "" {
+		return r.checkConnectionSecret(ctx, tx, t, ts)
+	}
 	if err != nil || missing == "" {
 		return err == nil, ctrl.Result{}, err
 	}
@@ -64,3 +71,51 @@ func (r *BenchmarkRunReconciler) checkReferences(ctx context.Context, tx *transi
 
 // apiReader reads the user's objects from the API server, past the operator's label-filtered cache.
 func (r *BenchmarkRunReconciler) apiReader() client.Reader { return r.reader }
+
+// checkConnectionSecret holds back a Job whose pod could not start: the Secret the target's
+// sysbench Jobs connect with must still be there (the pod of a Job without it waits in
+// CreateContainerConfigError until the Job's deadline, attempt after attempt). One the operator
+// generated cannot come back (its server was set up with those passwords): the target fails at
+// once. A user's Secret may be created again (a GitOps tool replacing it): the target waits up to
+// the scheduling grace from when the run first said it is missing (the Progressing condition's
+// transition), then fails with what to do.
+func (r *BenchmarkRunReconciler) checkConnectionSecret(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus) (bool, ctrl.Result, error) {
+	run := tx.run
+	eng, err := r.engineFor(t)
+	if err != nil {
+		res, err := r.failTarget(ctx, tx, t, ts, err.Error())
+		return false, res, err
+	}
+	name := eng.ConnectionSecret(run, t)
+	if name == "" {
+		return true, ctrl.Result{}, nil
+	}
+	err = r.apiReader().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &corev1.Secret{})
+	if !apierrors.IsNotFound(err) {
+		if err != nil {
+			return false, ctrl.Result{}, fmt.Errorf("get secret %s: %w", name, err)
+		}
+		return true, ctrl.Result{}, nil
+	}
+	if t.Engine != v1.EngineExternal {
+		res, err := r.failTarget(ctx, tx, t, ts, fmt.Sprintf("Secret %s/%s with the credentials the operator generated for "+
+			"target %s was deleted during the run: its server was set up with those passwords, which are gone, so the "+
+			"target cannot go on; start a new run, and find out who deleted it", run.Namespace, name, t.Name))
+		return false, res, err
+	}
+	missing := fmt.Sprintf("Secret %s/%s named by target %s was deleted during the run", run.Namespace, name, t.Name)
+	since := r.clock.Now()
+	if c := apimeta.FindStatusCondition(run.Status.Conditions, v1.ConditionProgressing); c != nil && c.Status == metav1.ConditionFalse &&
+		c.Reason == v1.ReasonMissingReference && strings.Contains(c.Message, missing) {
+		since = c.LastTransitionTime.Time
+	}
+	waited := r.clock.Since(since)
+	if waited >= r.schedulingGrace {
+		res, err := r.failTarget(ctx, tx, t, ts, fmt.Sprintf("%s and was not created again within %s: create it again with the keys "+
+			"host, port, user and password, and start a new run", missing, r.schedulingGrace))
+		return false, res, err
+	}
+	tx.stalled(v1.ReasonMissingReference, fmt.Sprintf("target %s: %s; its next sysbench Job waits for it until %s, then the target fails",
+		t.Name, missing, since.Add(r.schedulingGrace).UTC().Format(time.RFC3339)))
+	return false, ctrl.Result{RequeueAfter: min(referenceRecheck, r.schedulingGrace-waited)}, nil
+}
