@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 

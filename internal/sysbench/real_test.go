@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
