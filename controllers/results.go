@@ -32,12 +32,8 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+	"github.com/mysqlbench/mysqlbench-operator/internal/steplog"
 )
-
-// maxLogBytes bounds what is read of one step's log: a 24 h step at one line per second is
-// about 20 MB; the series is downsampled to its budget anyway.
-const maxLogBytes = 64 << 20
 
 // PodLogReader reads a container's log (the kubelet serves it through the API server's pods/log).
 type PodLogReader interface {
@@ -277,11 +273,11 @@ func (r *BenchmarkRunReconciler) deleteJobs(ctx context.Context, run *v1.Benchma
 	return nil
 }
 
-// readStepLog reads a finished step's pod log: its per-second series, encoded and compacted to
-// budget bytes (its share of the ConfigMap), and what the server did during the step (the reporter's
-// server snapshots, spec.serverStats), encoded. Either is "" when there is none to store (an
-// Event says why when the log could not be be read); noServer says why the server's counters
-// are not stored when they should be.
+// readStepLog reads a finished step's pod log (steplog.Read, in bounded memory whatever it holds):
+// its per-second series, encoded and compacted to budget bytes (its share of the ConfigMap), and
+// what the server did during the step (the reporter's server snapshots, spec.serverStats),
+// encoded. Either is "" when there is none to store (an Event says why when the log could not be
+// read); noServer says why the server's counters are not stored when they should be.
 func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition, target string, job *batchv1.Job, threads int32,
 	budget int) (series, server, noServer string) {
 	log := logf.FromContext(ctx)
@@ -299,51 +295,44 @@ func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition
 		return "", "", ""
 	}
 	defer func() { _ = rc.Close() }()
-	out, err := parseOutput(tx.run, labelledStep(job), io.LimitReader(rc, maxLogBytes))
+	run := tx.run
+	opts := steplog.Options{
+		Mysqlslap:   specs.UsesMysqlslap(run, labelledStep(job)),
+		Budget:      budget,
+		ServerStats: run.Spec.ServerStatsEnabled(),
+		TopWaits:    run.Spec.TopWaitsOrDefault(),
+	}
+	if run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap {
+		opts.Iterations = int(run.Spec.Workload.MysqlslapOrDefault().Iterations)
+	}
+	st, err := steplog.Read(rc, opts)
 	if err != nil {
 		log.Info("per-second series unavailable: unreadable step log", "pod", pod.Name, "err", err.Error())
+		tx.event(warning, "SeriesUnavailable", "target %s, %d threads: the per-second series and server counters of pod %s "+
+			"are not stored: %v", target, threads, pod.Name, err)
 		return "", "", ""
 	}
-	switch {
-	case len(out.Intervals) == 0 && tx.run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap:
-		// mysqlslap reports no per-second series.
-	case len(out.Intervals) == 0:
-		log.Info("per-second series unavailable: no intervals in the step's log", "pod", pod.Name)
-	default:
-		if series, err = report.EncodeSeries(out.Intervals, budget); err != nil {
-			log.Info("per-second series not stored", "pod", pod.Name, "err", err.Error())
-			series = ""
-		}
+	if st.NoSeries != "" {
+		log.Info("per-second series not stored", "pod", pod.Name, "reason", st.NoSeries)
 	}
-	if tx.run.Spec.ServerStatsEnabled() {
-		server, noServer = r.serverStats(ctx, tx.run, target, pod.Name, out)
+	if opts.ServerStats {
+		server, noServer = r.serverStats(ctx, run, target, pod.Name, st)
 	}
-	return series, server, noServer
+	return st.Series, server, noServer
 }
 
-// serverStats turns a step's server snapshots into what the server did during the step, with the
-// server container's CPU over the same interval from the kubelet (r.CPU), encoded for the results
-// ConfigMap, or says why they do not add up.
+// serverStats encodes what the server did during the step (st.Server), with the server
+// container's CPU over the same interval from the kubelet (r.CPU), for the results ConfigMap, or
+// says why the snapshots do not add up.
 func (r *BenchmarkRunReconciler) serverStats(ctx context.Context, run *v1.BenchmarkRun, target, pod string,
-	out sysbench.Output) (encoded, why string) {
-	start, end, err := serverstats.Pair(out.Server)
-	switch {
-	case err != nil:
-		why = err.Error()
-	case out.Final == nil:
-		why = "the log has no final report"
-	default:
-		queries := float64(out.Final.Queries.Total)
-		if run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap {
-			// mysqlslap reports one iteration's queries; the snapshots span all iterations.
-			queries *= float64(run.Spec.Workload.MysqlslapOrDefault().Iterations)
-		}
-		step, err := serverstats.Delta(start, end, queries, run.Spec.TopWaitsOrDefault())
-		if err == nil {
-			r.stepCPU(ctx, run, target, start, end, &step)
-			encoded, err = report.EncodeServer(step)
-		}
-		if err != nil {
+	st steplog.Step) (encoded, why string) {
+	if st.Server == nil {
+		why = st.NoServer
+	} else {
+		step := *st.Server
+		r.stepCPU(ctx, run, target, st.Start, st.End, &step)
+		var err error
+		if encoded, err = report.EncodeServer(step); err != nil {
 			why = err.Error()
 		}
 	}

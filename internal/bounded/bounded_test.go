@@ -1,8 +1,11 @@
 package bounded
 
 import (
+	"errors"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"unicode/utf8"
 )
 
@@ -44,5 +47,50 @@ func TestBoundsHoldForAnyInput(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A Reader passes on a log of up to its limit whole, and fails, after passing the limit's bytes,
+// on a longer one, whatever the sizes of the reads.
+func TestReaderFailsPastItsLimit(t *testing.T) {
+	for _, tc := range []struct {
+		size, limit int64
+		tooLarge    bool
+	}{
+		{0, 0, false},
+		{10, 10, false},
+		{9, 10, false},
+		{11, 10, true},
+		{1, 0, true},
+		{100000, 65536, true},
+		{65536, 65536, false},
+	} {
+		for _, chunk := range []int{1, 7, 4096, 1 << 20} {
+			var src io.Reader = strings.NewReader(strings.Repeat("x", int(tc.size)))
+			if chunk == 1 {
+				src = iotest.OneByteReader(src)
+			}
+			r := Reader(src, tc.limit)
+			var got int64
+			buf := make([]byte, chunk)
+			var err error
+			for err == nil {
+				var n int
+				n, err = r.Read(buf)
+				got += int64(n)
+			}
+			var tl *TooLargeError
+			switch {
+			case tc.tooLarge && (!errors.As(err, &tl) || tl.Limit != tc.limit):
+				t.Errorf("%d bytes, limit %d, reads of %d: error %v, want a TooLargeError", tc.size, tc.limit, chunk, err)
+			case !tc.tooLarge && !errors.Is(err, io.EOF):
+				t.Errorf("%d bytes, limit %d, reads of %d: error %v, want EOF", tc.size, tc.limit, chunk, err)
+			case got != min(tc.size, tc.limit):
+				t.Errorf("%d bytes, limit %d, reads of %d: passed on %d bytes", tc.size, tc.limit, chunk, got)
+			}
+		}
+	}
+	if got := (&TooLargeError{Limit: 64 << 20}).Error(); got != "more than 64 MiB" {
+		t.Errorf("message %q", got)
 	}
 }

@@ -49,7 +49,9 @@ var clientNoise = regexp.MustCompile(`^\s*$|^-+$|^(SELECT|SHOW) |\[(Warning|Note
 //     ServerErrors say why one could not be read (an unterminated snapshot, a bad clock line).
 //
 // A log with more than one Benchmark report is an error: Build runs one engine at one
-// concurrency per step.
+// concurrency per step. Whatever the log holds, what is kept is bounded (sysbench's limits.go,
+// serverstats' Bound): error lines, snapshots and their errors are capped, a snapshot keeps only
+// the bounded set's counters, and extra reports are only counted.
 func ParseOutput(r io.Reader) (sysbench.Output, error) {
 	p := parser{}
 	if err := sysbench.EachLine(r, "mysqlslap", p.addLine); err != nil {
@@ -62,12 +64,13 @@ func ParseOutput(r io.Reader) (sysbench.Output, error) {
 // report is a Benchmark block as printed.
 type report struct {
 	avgMs, clients, perClient int64
-	seen                      map[string]bool
 }
 
 type parser struct {
-	out     sysbench.Output
-	reports []*report
+	out sysbench.Output
+	// report is the first Benchmark block, the only one read; reports counts them all.
+	report  report
+	reports int
 	inBlock bool
 	snap    *snapshot
 }
@@ -80,11 +83,20 @@ type snapshot struct {
 	section string
 	// failed are the sections with an error line; their rows (none, normally) are dropped.
 	failed map[string]bool
+	// status and innodb hold only the bounded set's counters; waits at most one more than
+	// serverstats.MaxWaits (Bound then drops them).
 	status map[string]uint64
 	innodb map[string]uint64
 	waits  []serverstats.WaitTotal
 	read   map[string]bool
 }
+
+// sections are the launcher's snapshot sections; clocks its clock names. Others are not the
+// launcher's, and are ignored rather than kept.
+var (
+	sections = map[string]bool{"variables": true, "status": true, serverstats.SourceInnoDBMetrics: true, "waits": true}
+	clocks   = map[string]bool{"begin": true, "status": true, "done": true}
+)
 
 func (p *parser) addLine(line string, lineNo int) error {
 	switch {
@@ -102,8 +114,12 @@ func (p *parser) addLine(line string, lineNo int) error {
 
 	trimmed := strings.TrimSpace(line)
 	if line == "Benchmark" {
-		p.reports = append(p.reports, &report{avgMs: -1, clients: -1, perClient: -1, seen: map[string]bool{}})
-		p.inBlock = true
+		p.reports++
+		// Only the first block is read: more than one fails the parse (finish).
+		p.inBlock = p.reports == 1
+		if p.inBlock {
+			p.report = report{avgMs: -1, clients: -1, perClient: -1}
+		}
 		return nil
 	}
 	if p.inBlock && strings.HasPrefix(line, "\t") {
@@ -112,10 +128,10 @@ func (p *parser) addLine(line string, lineNo int) error {
 	p.inBlock = false
 	switch {
 	case strings.HasPrefix(trimmed, "FATAL:"):
-		p.out.Fatal = append(p.out.Fatal, trimmed)
+		p.out.AddFatal(trimmed)
 	default:
 		if m := errorLine.FindStringSubmatch(trimmed); m != nil && !notAnError.MatchString(m[1]) {
-			p.out.Fatal = append(p.out.Fatal, trimmed)
+			p.out.AddFatal(trimmed)
 		}
 	}
 	return nil
@@ -124,7 +140,7 @@ func (p *parser) addLine(line string, lineNo int) error {
 // reportLine reads one line of a Benchmark block. mysqlslap prints the seconds as
 // "%ld.%03ld seconds", so they are read as whole milliseconds.
 func (p *parser) reportLine(line string) error {
-	r := p.reports[len(p.reports)-1]
+	r := &p.report
 	key, value, ok := strings.Cut(line, ": ")
 	if !ok {
 		return nil // "Running for engine innodb", a label: not needed
@@ -141,9 +157,8 @@ func (p *parser) reportLine(line string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("mysqlslap report %q: %w", line, err)
+		return fmt.Errorf("mysqlslap report %q: %w", bounded.Head(line, 200), err)
 	}
-	r.seen[key] = true
 	return nil
 }
 
@@ -167,14 +182,14 @@ func milliseconds(v string) (int64, error) {
 
 // finish turns the Benchmark report into Final.
 func (p *parser) finish() error {
-	switch len(p.reports) {
+	switch p.reports {
 	case 0:
 		return nil
 	case 1:
 	default:
-		return fmt.Errorf("mysqlslap printed %d Benchmark reports, want one (one engine at one concurrency per step)", len(p.reports))
+		return fmt.Errorf("mysqlslap printed %d Benchmark reports, want one (one engine at one concurrency per step)", p.reports)
 	}
-	r := p.reports[0]
+	r := p.report
 	if r.avgMs < 0 || r.clients < 0 || r.perClient < 0 {
 		// A report cut off (the log tail): no result.
 		return nil
@@ -200,29 +215,36 @@ func (p *parser) snapshotLine(line string, lineNo int) {
 	switch {
 	case strings.HasPrefix(line, markEnd):
 		if at := strings.TrimPrefix(line, markEnd); at != s.s.At {
-			p.out.ServerErrors = append(p.out.ServerErrors, fmt.Sprintf("line %d: snapshot %q ends as %q", lineNo, s.s.At, at))
+			p.out.AddServerError(fmt.Sprintf("line %d: snapshot %q ends as %q", lineNo, bounded.Head(s.s.At, 40), bounded.Head(at, 40)))
 			p.snap = nil
 			return
 		}
 		p.endSnapshot(true)
 	case strings.HasPrefix(line, markClock):
 		name, value, _ := strings.Cut(strings.TrimPrefix(line, markClock), " ")
+		if !clocks[name] {
+			return
+		}
 		t, err := unixTime(value)
 		if err != nil {
-			p.out.ServerErrors = append(p.out.ServerErrors, fmt.Sprintf("line %d: clock %s: %v", lineNo, name, err))
+			p.out.AddServerError(fmt.Sprintf("line %d: clock %s: %v", lineNo, name, err))
 			return
 		}
 		s.clocks[name] = t
 	case strings.HasPrefix(line, markSection):
 		s.section = strings.TrimPrefix(line, markSection)
-		s.read[s.section] = true
+		if sections[s.section] {
+			s.read[s.section] = true
+		}
 	case strings.HasPrefix(line, markError):
 		section, msg, _ := strings.Cut(strings.TrimPrefix(line, markError), ": ")
 		if clientNoise.MatchString(msg) {
 			return
 		}
-		s.failed[section] = true
-		s.s.Errors = append(s.s.Errors, bounded.Head(section+": "+msg, maxSnapshotError))
+		if sections[section] {
+			s.failed[section] = true
+		}
+		s.s.AddError(bounded.Head(section+": "+msg, maxSnapshotError))
 	default:
 		s.row(line)
 	}
@@ -244,12 +266,15 @@ func (s *snapshot) row(line string) {
 		}
 	case "status", "innodbMetrics":
 		if len(cols) != 2 {
-			s.s.Errors = append(s.s.Errors, bounded.Head(s.section+": not a name and a value: "+line, maxSnapshotError))
+			s.s.AddError(bounded.Head(s.section+": not a name and a value: "+line, maxSnapshotError))
 			return
+		}
+		if !serverstats.Tracked(s.section, cols[0]) {
+			return // the launcher asks for the bounded set only; a step reads no other
 		}
 		v, ok := counter(cols[1])
 		if !ok {
-			s.s.Errors = append(s.s.Errors, s.section+" "+bounded.Head(cols[0], 80)+": not a counter: "+bounded.Head(cols[1], 40))
+			s.s.AddError(s.section + " " + bounded.Head(cols[0], 80) + ": not a counter: " + bounded.Head(cols[1], 40))
 			return
 		}
 		if s.section == "status" {
@@ -259,16 +284,19 @@ func (s *snapshot) row(line string) {
 		}
 	case "waits":
 		if len(cols) != 3 {
-			s.s.Errors = append(s.s.Errors, bounded.Head("waits: not an event and two counts: "+line, maxSnapshotError))
+			s.s.AddError(bounded.Head("waits: not an event and two counts: "+line, maxSnapshotError))
 			return
 		}
 		count, okC := counter(cols[1])
 		sum, okS := counter(cols[2])
 		if !okC || !okS {
-			s.s.Errors = append(s.s.Errors, "waits "+bounded.Head(cols[0], 80)+": not counters")
+			s.s.AddError("waits " + bounded.Head(cols[0], 80) + ": not counters")
 			return
 		}
-		s.waits = append(s.waits, serverstats.WaitTotal{Event: cols[0], Count: count, SumTimerWait: sum})
+		if len(s.waits) > serverstats.MaxWaits {
+			return // already too many: Bound drops them all
+		}
+		s.waits = append(s.waits, serverstats.WaitTotal{Event: bounded.Head(cols[0], maxSnapshotError), Count: count, SumTimerWait: sum})
 	}
 }
 
@@ -316,12 +344,12 @@ func (p *parser) endSnapshot(complete bool) {
 	}
 	p.snap = nil
 	if !complete {
-		p.out.ServerErrors = append(p.out.ServerErrors, fmt.Sprintf("line %d: server snapshot %q has no end line", s.line, s.s.At))
+		p.out.AddServerError(fmt.Sprintf("line %d: server snapshot %q has no end line", s.line, bounded.Head(s.s.At, 40)))
 		return
 	}
 	if s.s.At != serverstats.AtStart && s.s.At != serverstats.AtEnd {
-		p.out.ServerErrors = append(p.out.ServerErrors, fmt.Sprintf("line %d: server snapshot at %q, want %q or %q",
-			s.line, s.s.At, serverstats.AtStart, serverstats.AtEnd))
+		p.out.AddServerError(fmt.Sprintf("line %d: server snapshot at %q, want %q or %q",
+			s.line, bounded.Head(s.s.At, 40), serverstats.AtStart, serverstats.AtEnd))
 		return
 	}
 	begin, okB := s.clocks["begin"]
@@ -330,7 +358,7 @@ func (p *parser) endSnapshot(complete bool) {
 		at = begin
 	}
 	if !okB && !okS {
-		p.out.ServerErrors = append(p.out.ServerErrors, fmt.Sprintf("line %d: server snapshot %q has no time (date is missing in the image?)", s.line, s.s.At))
+		p.out.AddServerError(fmt.Sprintf("line %d: server snapshot %q has no time (date is missing in the image?)", s.line, s.s.At))
 		return
 	}
 	s.s.UnixTime = at
@@ -351,7 +379,7 @@ func (p *parser) endSnapshot(complete bool) {
 			s.s.Waits = []serverstats.WaitTotal{}
 		}
 	}
-	p.out.Server = append(p.out.Server, s.s)
+	p.out.AddServer(s.s)
 }
 
 func orEmpty(m map[string]uint64) map[string]uint64 {

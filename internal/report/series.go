@@ -35,18 +35,49 @@ const (
 	maxTimeDecimals  = 1
 )
 
-// EncodeSeries turns a step's intervals into JSON of at most budget bytes. When the full
-// per-second series is too large it averages consecutive intervals into buckets of k reports
-// (2, 3, ...), using the smallest k a bisection finds to fit. When even a single bucket holding the
-// whole step does not fit, it returns a series with PointsDropped set and no points: the step's
-// summary numbers in status are then all that is kept. It fails only when the budget cannot hold
-// even that. The output depends only on the arguments.
+// EncodeSeries turns a step's intervals, one per report, into JSON of at most budget bytes. When
+// the full per-second series is too large it averages consecutive intervals into buckets of k
+// reports (2, 3, ...), using the smallest k a bisection finds to fit. When even a single bucket
+// holding the whole step does not fit, it returns a series with PointsDropped set and no points:
+// the step's summary numbers in status are then all that is kept. It fails only when the budget
+// cannot hold even that. The output depends only on the arguments.
 func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
-	n := len(intervals)
+	return encodePoints(points{iv: intervals, per: 1, reports: len(intervals)}, budget)
+}
+
+// EncodeOutput is EncodeSeries for the series ParseOutput read, which it downsampled while
+// reading when the output held more than sysbench.MaxIntervals reports: a bucket of k of its
+// points then averages k x IntervalsPerPoint reports, each report weighing the same.
+func EncodeOutput(out sysbench.Output, budget int) (string, error) {
+	p := points{iv: out.Intervals, per: max(out.IntervalsPerPoint, 1), reports: out.IntervalReports}
+	if p.reports == 0 {
+		p.reports = len(p.iv)
+	}
+	return encodePoints(p, budget)
+}
+
+// points are a series' points, each the mean of per reports but the last, which holds the
+// reports that are left of reports (per at most).
+type points struct {
+	iv      []sysbench.Interval
+	per     int
+	reports int
+}
+
+// weight is how many reports point i averages.
+func (p points) weight(i int) float64 {
+	if i == len(p.iv)-1 {
+		return float64(p.reports - (len(p.iv)-1)*p.per)
+	}
+	return float64(p.per)
+}
+
+func encodePoints(p points, budget int) (string, error) {
+	n := len(p.iv)
 	if n == 0 {
 		return fitOrFail(results.Series{BucketSeconds: 1}, budget)
 	}
-	encode := func(k int) ([]byte, error) { return json.Marshal(bucketize(intervals, k)) }
+	encode := func(k int) ([]byte, error) { return json.Marshal(bucketize(p, k)) }
 
 	full, err := encode(1)
 	if err != nil {
@@ -74,7 +105,7 @@ func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
 		}
 	}
 	if hi == 0 {
-		s := results.Series{Intervals: n, Threads: intervals[0].Threads, PointsDropped: true}
+		s := results.Series{Intervals: p.reports, Threads: p.iv[0].Threads, PointsDropped: true}
 		return fitOrFail(s, budget)
 	}
 	for hi-lo > 1 {
@@ -106,14 +137,16 @@ func fitOrFail(s results.Series, budget int) (string, error) {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// bucketize averages runs of k consecutive intervals and rounds the results (see roundValue).
-// Sysbench reports at a fixed interval, so the plain mean of the rates is the rate over the bucket.
-func bucketize(iv []sysbench.Interval, k int) results.Series {
+// bucketize averages runs of k consecutive points and rounds the results (see roundValue).
+// Sysbench reports at a fixed interval, so the plain mean of the rates over a bucket's reports is
+// the rate over the bucket: each point weighs the reports it averages.
+func bucketize(p points, k int) results.Series {
+	iv := p.iv
 	n := len(iv)
 	m := ceilDiv(n, k)
 	s := results.Series{
-		BucketSeconds: k,
-		Intervals:     n,
+		BucketSeconds: k * p.per,
+		Intervals:     p.reports,
 		Threads:       iv[0].Threads,
 		Time:          make([]float64, m),
 		TPS:           make([]float64, m),
@@ -127,18 +160,19 @@ func bucketize(iv []sysbench.Interval, k int) results.Series {
 	}
 	for j := range m {
 		lo, hi := j*k, min((j+1)*k, n)
-		var tps, qps, rd, wr, ot, lat, er, rc float64
-		for _, x := range iv[lo:hi] {
-			tps += x.TPS
-			qps += x.QPS
-			rd += x.ReadQPS
-			wr += x.WriteQPS
-			ot += x.OtherQPS
-			lat += x.LatencyPctMs
-			er += x.ErrorsPerSec
-			rc += x.ReconnectsPerSec
+		var tps, qps, rd, wr, ot, lat, er, rc, c float64
+		for i := lo; i < hi; i++ {
+			x, w := iv[i], p.weight(i)
+			tps += w * x.TPS
+			qps += w * x.QPS
+			rd += w * x.ReadQPS
+			wr += w * x.WriteQPS
+			ot += w * x.OtherQPS
+			lat += w * x.LatencyPctMs
+			er += w * x.ErrorsPerSec
+			rc += w * x.ReconnectsPerSec
+			c += w
 		}
-		c := float64(hi - lo)
 		s.Time[j] = roundValue(iv[hi-1].Time, maxTimeDecimals)
 		s.TPS[j] = roundValue(tps/c, maxValueDecimals)
 		s.QPS[j] = roundValue(qps/c, maxValueDecimals)

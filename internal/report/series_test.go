@@ -178,7 +178,7 @@ func TestEncodeSeriesDownsamples(t *testing.T) {
 			t.Fatalf("budget %d: bucketSeconds %d, pointsDropped %v; want a downsampled series", budget, k, s.PointsDropped)
 		}
 		// Nothing coarser than needed: one reports smaller buckets would not have fit.
-		if smaller, _ := json.Marshal(bucketize(iv, k-1)); len(smaller) <= budget {
+		if smaller, _ := json.Marshal(bucketize(points{iv: iv, per: 1, reports: len(iv)}, k-1)); len(smaller) <= budget {
 			t.Errorf("budget %d: chose %d s buckets though %d s fit in %d bytes", budget, k, k-1, len(smaller))
 		}
 		if want := (len(iv) + k - 1) / k; len(s.Time) != want {
@@ -206,7 +206,7 @@ func TestEncodeSeriesDownsamples(t *testing.T) {
 
 func TestEncodeSeriesSummaryOnlyAndErrors(t *testing.T) {
 	iv := intervalsFixture(86400, 1000)
-	whole, err := json.Marshal(bucketize(iv, len(iv)))
+	whole, err := json.Marshal(bucketize(points{iv: iv, per: 1, reports: len(iv)}, len(iv)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,6 +275,58 @@ func BenchmarkEncodeSeries86400(b *testing.B) {
 	for b.Loop() {
 		if _, err := EncodeSeries(iv, 4000); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A series ParseOutput downsampled while reading (points of 4 reports, the last of fewer) is
+// encoded as the reports would be: a bucket's value is the mean of its reports, each weighing
+// the same, its size counted in reports.
+func TestEncodeOutputWeighsPointsByTheirReports(t *testing.T) {
+	const per = 4
+	raw := intervalsFixture(per*500+3, 16)
+	for i := len(raw) - 3; i < len(raw); i++ {
+		raw[i].TPS, raw[i].LatencyPctMs = 0, 100 // a last point unlike the others shows its weight
+	}
+	var out sysbench.Output
+	for lo := 0; lo < len(raw); lo += per {
+		hi := min(lo+per, len(raw))
+		p := raw[hi-1]
+		p.TPS, p.LatencyPctMs = 0, 0
+		for _, r := range raw[lo:hi] {
+			p.TPS += r.TPS / float64(hi-lo)
+			p.LatencyPctMs += r.LatencyPctMs / float64(hi-lo)
+		}
+		out.Intervals = append(out.Intervals, p)
+	}
+	out.IntervalsPerPoint, out.IntervalReports = per, len(raw)
+
+	for _, budget := range []int{1 << 20, 8000, 3000, 600} {
+		enc, err := EncodeOutput(out, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := results.DecodeSeries(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Intervals != len(raw) || s.BucketSeconds%per != 0 || (budget == 1<<20 && s.BucketSeconds != per) {
+			t.Fatalf("budget %d: %d reports in buckets of %d", budget, s.Intervals, s.BucketSeconds)
+		}
+		for j := range s.Time {
+			lo, hi := j*s.BucketSeconds, min((j+1)*s.BucketSeconds, len(raw))
+			var tps, lat float64
+			for _, r := range raw[lo:hi] {
+				tps += r.TPS
+				lat += r.LatencyPctMs
+			}
+			n := float64(hi - lo)
+			// Within the encoding's rounding (a half at the 3rd decimal may round either way).
+			close := func(got, want float64) bool { return math.Abs(got-want) <= math.Max(math.Abs(want)*1e-4, 0.001) }
+			if s.Time[j] != raw[hi-1].Time || !close(s.TPS[j], tps/n) || !close(s.LatencyMs[j], lat/n) {
+				t.Errorf("budget %d bucket %d at %v: tps %v latency %v, want at %v the means %v %v",
+					budget, j, s.Time[j], s.TPS[j], s.LatencyMs[j], raw[hi-1].Time, tps/n, lat/n)
+			}
 		}
 	}
 }

@@ -3,7 +3,7 @@
 // prints each as a "server" line) and what the server did during the step (Delta): the deltas of
 // a bounded counter set (StatusNames, InnoDBMetricNames) per second and per sysbench query, the
 // gauges' end values, and the top wait events by wait time. It depends on nothing of the
-// operator, so that the sysbench package, which reads the lines, can use it.
+// operator but bounded, so that the sysbench package, which reads the lines, can use it.
 //
 // Which counters a server has depends on its flavour (measured with the reporter's snapshots
 // against MariaDB 10.11.19 and MySQL 9.7.4, both with their default configuration):

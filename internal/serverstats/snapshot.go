@@ -84,6 +84,9 @@ type Snapshot struct {
 	// Errors say why a section is missing (a privilege, an old server without the table), one
 	// short message each; they never fail the step.
 	Errors []string `json:"errors,omitempty"`
+
+	// errorsLeftOut counts the errors AddError did not keep.
+	errorsLeftOut int
 }
 
 // WaitTotal is one wait event's totals since the server started. In the reporter's line it is

@@ -112,10 +112,19 @@ func (f Final) StepResult() v1alpha1.StepResult {
 	return r
 }
 
-// Output is what a sysbench container printed, as far as the operator cares.
+// Output is what a sysbench container printed, as far as the operator cares, within the caps
+// of limits.go whatever the output holds.
 type Output struct {
-	// Intervals is the per-second series, in order.
+	// Intervals is the per-second series, in order: every report, or for an output with more
+	// than MaxIntervals reports, means of IntervalsPerPoint consecutive reports (the last point
+	// of fewer) whose Time, Threads and ThreadsRunning are their last report's.
 	Intervals []Interval
+	// IntervalsPerPoint is how many reports each point of Intervals averages: 1 (0 in an Output
+	// not made by a parser) unless the output was downsampled while it was read.
+	IntervalsPerPoint int
+	// IntervalReports is how many interval reports the output held (len(Intervals) unless it
+	// was downsampled; 0 in an Output not made by a parser).
+	IntervalReports int
 	// Final is the final report; nil when there was none (a failed step).
 	Final *Final
 	// Fatal are sysbench's error lines: every "FATAL: ..." line, and the errors sysbench prints
@@ -132,6 +141,10 @@ type Output struct {
 	// ServerErrors say why a server line could not be read ("line 12: ..."). Snapshots are
 	// extra information: a bad one neither fails ParseOutput nor the step.
 	ServerErrors []string
+
+	// fatalBytes is what Fatal's lines cost (AddFatal); serverLeftOut counts the snapshots past
+	// MaxServerSnapshots.
+	fatalBytes, serverLeftOut int
 }
 
 // maxLine bounds one line of output; a FATAL line quoting a multi-kilobyte query must not abort
@@ -144,11 +157,12 @@ const maxLine = 1 << 20
 // malformed reporter line is an error, since it means the contract is broken.
 func ParseOutput(r io.Reader) (Output, error) {
 	var p parser
-	if err := EachLine(r, "sysbench", p.addLine); err != nil {
-		return p.out, err
+	err := EachLine(r, "sysbench", p.addLine)
+	if err == nil {
+		p.endSnapshot(true)
 	}
-	p.endSnapshot(true)
-	return p.out, nil
+	p.series.finish(&p.out)
+	return p.out, err
 }
 
 // EachLine calls add with every line of a client's output (without its newline, cut to maxLine
@@ -176,20 +190,24 @@ func EachLine(r io.Reader, client string, add func(line string, lineNo int) erro
 
 // parser builds an Output line by line.
 type parser struct {
-	out Output
+	out    Output
+	series series
 	// inSnapshot is true between a serverBegin line and the next server line; held are the
-	// error lines seen meanwhile.
+	// error lines seen meanwhile (within the same caps as Output.Fatal), heldBytes their cost.
 	inSnapshot bool
 	held       []string
+	heldBytes  int
 }
 
 // endSnapshot closes a snapshot's window. Its error lines are dropped when the snapshot printed
 // its line, and kept as the step's when it did not (sysbench died during it).
 func (p *parser) endSnapshot(keep bool) {
 	if keep {
-		p.out.Fatal = append(p.out.Fatal, p.held...)
+		for _, line := range p.held {
+			p.out.AddFatal(line)
+		}
 	}
-	p.inSnapshot, p.held = false, nil
+	p.inSnapshot, p.held, p.heldBytes = false, nil, 0
 }
 
 // readLine returns the next line without its newline, cut to maxLine bytes.
@@ -217,9 +235,9 @@ func (p *parser) addLine(line string, lineNo int) error {
 		strings.HasPrefix(trimmed, "Unknown command:"),
 		strings.Contains(trimmed, "does not implement the"):
 		if p.inSnapshot {
-			p.held = append(p.held, trimmed)
+			p.held, p.heldBytes = addLine(p.held, p.heldBytes, trimmed)
 		} else {
-			p.out.Fatal = append(p.out.Fatal, trimmed)
+			p.out.AddFatal(trimmed)
 		}
 	}
 	return nil
@@ -245,7 +263,7 @@ func (p *parser) addRecord(line []byte, lineNo int) error {
 		if err := json.Unmarshal(line, &iv); err != nil {
 			return fmt.Errorf("reporter interval: %w", err)
 		}
-		o.Intervals = append(o.Intervals, iv)
+		p.series.add(iv)
 	case recordFinal:
 		p.endSnapshot(true)
 		f, err := decodeFinal(line)
@@ -260,14 +278,14 @@ func (p *parser) addRecord(line []byte, lineNo int) error {
 		p.endSnapshot(false)
 		if head.At == serverstats.AtStart {
 			// Nothing but the snapshot prints an error line before it.
-			o.Fatal = nil
+			o.clearFatal()
 		}
 		s, err := decodeServer(line)
 		if err != nil {
-			o.ServerErrors = append(o.ServerErrors, fmt.Sprintf("line %d: %v", lineNo, err))
+			o.AddServerError(fmt.Sprintf("line %d: %v", lineNo, err))
 			return nil
 		}
-		o.Server = append(o.Server, s)
+		o.AddServer(s)
 	}
 	return nil
 }

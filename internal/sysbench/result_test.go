@@ -242,7 +242,9 @@ func TestParseOutput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(out.Fatal) != 1 || len(out.Fatal[0]) != maxLine || out.Final == nil {
+		// Read whole (maxLine) and kept cut (maxFatalLine): a step's reason quotes its start.
+		if len(out.Fatal) != 1 || len(out.Fatal[0]) != maxFatalLine || !strings.HasPrefix(out.Fatal[0], "FATAL: mysql_drv_query() returned error 1064") ||
+			!strings.HasSuffix(out.Fatal[0], "...") || out.Final == nil {
 			t.Errorf("fatal %d lines (first %d bytes), final %v", len(out.Fatal), len(out.Fatal[0]), out.Final)
 		}
 	})
