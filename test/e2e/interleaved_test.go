@@ -22,8 +22,8 @@ import (
 
 // TestInterleavedAAOnARealCluster runs the same image as two targets in interleaved order
 // (both servers up together on the database node, cells measured in randomized rounds), twice:
-//   - inside each run the two identical targets must compare equal: not Regressed, and their
-//     geometric-mean QPS ratio within 5 %;
+//   - inside each run the two identical targets must compare equal: not Regressed, and the
+//     interval of their geometric-mean QPS ratio must hold 1;
 //   - the second run compared with the first (an A/A pair of real runs) must not be Regressed.
 //
 // It logs the figures. E2E_INTERLEAVED_IMAGE picks the image; E2E_INTERLEAVED=0 skips it.
@@ -71,7 +71,9 @@ func TestInterleavedAAOnARealCluster(t *testing.T) {
 		res := compare.Compare(asRun(got.Name+"/b", "b"), asRun(got.Name+"/a", "a"), v1.RegressionPolicy{})
 		tc := res.Summary.Targets[0]
 		t.Logf("%s, target b against target a: %s; %s", got.Name, res.Summary.Verdict, compare.DescribeTarget(tc))
-		if res.Summary.Verdict == v1.VerdictRegressed || tc.QPSRatio < 0.95 || tc.QPSRatio > 1.05 {
+		// Equal as far as the data can tell: no regression, and the interval of the ratio holds 1
+		// (its width is this cluster's noise, which the log shows).
+		if res.Summary.Verdict == v1.VerdictRegressed || tc.QPSHigh == 0 || tc.QPSLow > 1 || tc.QPSHigh < 1 {
 			t.Errorf("%s: two identical interleaved targets differ: %s", got.Name, res.Summary.Message)
 		}
 	}
