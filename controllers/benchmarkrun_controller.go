@@ -328,15 +328,20 @@ func isOurs(obj client.Object) bool {
 // The cache trims what the controller never reads: managedFields everywhere, the spec of pods
 // (only their status is read), the pod template of Jobs (only their status and deadline are
 // read), of StatefulSets all but the pod template's labels and node selector (the queue reads
-// those), and the data of ConfigMaps (the results are read and written through the API server,
-// and the reporter is checked there). Never Update a cached Pod, Job or ConfigMap: the trimmed
-// fields would be written back.
+// those), the data of ConfigMaps (the results are read and written through the API server,
+// and the reporter is checked there), and the data and annotations of Secrets: anyone who may
+// create Secrets in a watched namespace can label them as the operator's, and a Secret holds up
+// to 1 MiB (its annotations another 256 KiB, kubectl apply's copy of the data among them), so
+// the cache keeps their metadata only, and the code that reads a Secret's content (the engines'
+// content checks, the external target's Secret, the redaction of failures) reads it from the
+// API server. Never Update a cached Pod, Job, ConfigMap or Secret: the trimmed fields would be
+// written back.
 func CacheOptions(opts cache.Options) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{specs.LabelManagedBy: specs.ManagedBy})
 	opts.DefaultTransform = cache.TransformStripManagedFields()
 	opts.ByObject = map[client.Object]cache.ByObject{
 		&corev1.Pod{}:         {Label: ours, Transform: trimPod},
-		&corev1.Secret{}:      {Label: ours},
+		&corev1.Secret{}:      {Label: ours, Transform: trimSecret},
 		&corev1.ConfigMap{}:   {Label: ours, Transform: trimConfigMap},
 		&corev1.Service{}:     {Label: ours},
 		&batchv1.Job{}:        {Label: ours, Transform: trimJob},
@@ -367,6 +372,14 @@ func trimStatefulSet(in any) (any, error) {
 			Spec:       corev1.PodSpec{NodeSelector: tmpl.Spec.NodeSelector},
 		}
 		sts.Spec.VolumeClaimTemplates = nil
+	}
+	return in, nil
+}
+
+func trimSecret(in any) (any, error) {
+	if s, ok := in.(*corev1.Secret); ok {
+		s.ManagedFields, s.Annotations = nil, nil
+		s.Data, s.StringData = nil, nil
 	}
 	return in, nil
 }

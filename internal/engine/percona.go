@@ -186,6 +186,7 @@ func (p *Percona) objects() owned.Objects {
 // ensurePercona creates obj controlled by the run unless it exists, and returns what exists. A
 // Secret that existed already must hold what the operator writes (content.go): generated keys
 // passwords of the operator's shape, the other keys obj's values, and with exact nothing else.
+// Its content is read from the API server: the cache keeps no Secret data.
 func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.BenchmarkRun, t v1.Target, obj T,
 	generatedKeys []string, exact bool) (T, error) {
 	existing, created, err := owned.Ensure(ctx, p.objects(), run, obj)
@@ -193,7 +194,12 @@ func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.Ben
 		return existing, p.ownership(ctx, run, t, obj, existing, err)
 	}
 	want, isSecret := any(obj).(*corev1.Secret)
-	if got, ok := any(existing).(*corev1.Secret); ok && isSecret && !created {
+	if _, ok := any(existing).(*corev1.Secret); ok && isSecret && !created {
+		got := &corev1.Secret{}
+		if err := owned.Read(ctx, p.objects(), run, client.ObjectKeyFromObject(want), got); err != nil {
+			return existing, fmt.Errorf("read back %s: %w", describe(want), err)
+		}
+		existing = any(got).(T)
 		if d := secretDiffers(got, want, generatedKeys, exact); d != "" {
 			return existing, notTheOperators(describe(got), "which target "+t.Name+"'s server or its sysbench Jobs connect with", d)
 		}
