@@ -258,7 +258,11 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		since = ts.LastServerRestart.Time.Time
 	}
 	waited := r.clock.Since(since)
-	if err := eng.Provision(ctx, run, t); err != nil {
+	peers, err := r.poolPeers(ctx, run, t)
+	if err != nil {
+		return r.failPastReadyTimeout(ctx, tx, t, ts, since, fmt.Errorf("provision target %s: %w", t.Name, err))
+	}
+	if err := eng.Provision(ctx, run, t, peers); err != nil {
 		if engine.IsConfigError(err) {
 			return r.failTarget(ctx, tx, t, ts, err.Error())
 		}

@@ -77,6 +77,8 @@ type poolUser struct {
 	target  string
 	started time.Time
 	why     string // for holders: what holds the node
+	// exclusive: the run's servers must be alone on their nodes.
+	exclusive bool
 }
 
 // admitToPool decides whether the run's next target may start its server now. Servers that must
@@ -265,7 +267,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 			continue
 		}
 		key := owner.Namespace + "/" + owner.Name
-		held[key+"#"+target] = poolUser{key: key, target: target,
+		held[key+"#"+target] = poolUser{key: key, target: target, exclusive: owner.Spec.Placement.Database.IsExclusive(),
 			why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, target, sts.Name)}
 	}
 	for i := range runs.Items {
@@ -282,7 +284,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 		if t == nil || t.Engine == v1.EngineExternal {
 			continue
 		}
-		user := poolUser{key: key, target: t.Name, started: other.Status.StartTime.Time}
+		user := poolUser{key: key, target: t.Name, started: other.Status.StartTime.Time, exclusive: true}
 		if ts == nil || ts.Phase == v1.TargetPending || ts.Phase == "" {
 			waiting = append(waiting, user)
 			continue
@@ -303,6 +305,28 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 		return waiting[i].key < waiting[j].key
 	})
 	return holders, waiting, nil
+}
+
+// poolPeers are the runs of other namespaces that hold a node of the run's database pool now (the
+// queue's holders, each verified): a server created now keeps away from their pods, and from no
+// other namespace's pods (specs.DatabasePlacement says why). Targets the operator runs no server
+// for (external) have none.
+func (r *BenchmarkRunReconciler) poolPeers(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) ([]specs.Peer, error) {
+	if t.Engine == v1.EngineExternal {
+		return nil, nil
+	}
+	holders, _, err := r.poolUsers(ctx, poolName(specs.DatabasePlacement(run).NodeSelector), run)
+	if err != nil {
+		return nil, err
+	}
+	var peers []specs.Peer
+	for _, h := range holders {
+		ns, name, _ := strings.Cut(h.key, "/")
+		if ns != run.Namespace {
+			peers = append(peers, specs.Peer{Namespace: ns, Run: name, Exclusive: h.exclusive})
+		}
+	}
+	return peers, nil
 }
 
 // runServer returns the run whose server sts is and the target it serves, when the run holds

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -323,5 +324,73 @@ func TestQueuedMessageNamesTheEarlierWaiters(t *testing.T) {
 		"no server holds it yet; 1 run(s) that started earlier wait before it: bench/first (target mariadb)"
 	if c == nil || c.Reason != v1.ReasonQueued || c.Message != want {
 		t.Fatalf("Progressing %+v, want Queued with %q", c, want)
+	}
+}
+
+// A server's anti-affinity names, across namespaces, only the runs that hold nodes of its pool
+// when it is created (verified as the queue verifies them), never a selector of every namespace:
+// a pod anyone labels like a benchmark pod elsewhere cannot keep the server off its node. The
+// first server of the pool names no other namespace; the second names the first's run.
+func TestServerAntiAffinityNamesThePoolsHolders(t *testing.T) {
+	ctx := context.Background()
+	pool := fmt.Sprintf("peers-%d", time.Now().UnixNano())
+	readyNode(t, pool+"-1", map[string]string{specs.PoolLabel: pool})
+	readyNode(t, pool+"-2", map[string]string{specs.PoolLabel: pool})
+	nsA, nsB := newNamespace(t), newNamespace(t)
+	startOperator(t, nsA, operatorOptions{namespaces: []string{nsB}})
+	hold := func(job *batchv1.Job) outcome {
+		if job.Labels[specs.LabelStep] == "s01" {
+			return outcome{pending: true} // both hold their nodes until the test ends
+		}
+		return succeedAll(t)(job)
+	}
+	startKubelet(t, nsA, hold)
+	startKubelet(t, nsB, hold)
+	terms := func(ns string, run *v1.BenchmarkRun) []corev1.PodAffinityTerm {
+		t.Helper()
+		sts := &appsv1.StatefulSet{}
+		key := client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, "mariadb")}
+		for deadline := time.Now().Add(20 * time.Second); k8s.Get(ctx, key, sts) != nil; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no StatefulSet %s", key)
+			}
+		}
+		return sts.Spec.Template.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	var runs []*v1.BenchmarkRun
+	for _, ns := range []string{nsB, nsA} {
+		run := baseRun(ns, "peer", 1)
+		run.Spec.Targets = run.Spec.Targets[:1]
+		run.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: pool}
+		if err := k8s.Create(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ns, run.Name, 20*time.Second, "step 1", func(r *v1.BenchmarkRun) bool { return r.Status.Phase == v1.RunRunning })
+		runs = append(runs, run)
+	}
+	first, second := terms(nsB, runs[0]), terms(nsA, runs[1])
+	for _, term := range append(append([]corev1.PodAffinityTerm{}, first...), second...) {
+		if term.NamespaceSelector != nil {
+			t.Errorf("a term with a namespace selector %v: labelled pods of any namespace would match it", term.NamespaceSelector)
+		}
+	}
+	if len(first) != 1 || len(first[0].Namespaces) != 0 {
+		t.Errorf("the first server's terms %+v: want its own namespace's only", first)
+	}
+	var peer *corev1.PodAffinityTerm
+	for i := range second {
+		if len(second[i].Namespaces) == 1 && second[i].Namespaces[0] == nsB {
+			peer = &second[i]
+		}
+	}
+	if len(second) != 2 || peer == nil {
+		t.Fatalf("the second server's terms %+v: want its own namespace's and the first run's in %s", second, nsB)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(peer.LabelSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sel.Matches(labels.Set(specs.ServerPodLabels(runs[0], "mariadb"))) || sel.Matches(labels.Set(specs.ServerPodLabels(baseRun(nsB, "forged", 1), "mariadb"))) {
+		t.Errorf("the peer term %v must match the first run's server and no other run's", peer.LabelSelector)
 	}
 }

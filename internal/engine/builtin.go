@@ -46,13 +46,13 @@ var _ Engine = (*Builtin)(nil)
 // Provision creates the target's objects, each controlled by the run. Nothing is updated in
 // place: the spec cannot change once the run started, and the credentials must stay as generated
 // (the passwords generated for a Secret that exists already are dropped).
-func (b *Builtin) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
+func (b *Builtin) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, peers []specs.Peer) error {
 	root, err1 := password()
 	user, err2 := password()
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("generate passwords: %w", errors.Join(err1, err2))
 	}
-	objs, err := specs.BuiltinServerObjects(run, t, root, user)
+	objs, err := specs.BuiltinServerObjects(run, t, root, user, peers...)
 	if err != nil {
 		return &ConfigError{Message: err.Error()}
 	}

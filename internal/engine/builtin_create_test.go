@@ -46,7 +46,7 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 	// store is the API server; provisioned once so every object exists, owned by owner.
 	store := func(t *testing.T, owner *v1.BenchmarkRun) client.Client {
 		c := fake.NewClientBuilder().WithScheme(s).Build()
-		if err := (&Builtin{Client: c, Scheme: s}).Provision(context.Background(), owner, owner.Spec.Targets[0]); err != nil {
+		if err := (&Builtin{Client: c, Scheme: s}).Provision(context.Background(), owner, owner.Spec.Targets[0], nil); err != nil {
 			t.Fatal(err)
 		}
 		return c
@@ -63,7 +63,7 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 	t.Run("stale cache: the run's own objects are confirmed through the API reader", func(t *testing.T) {
 		api := store(t, run)
 		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
-		if err := b.Provision(context.Background(), run, target); err != nil {
+		if err := b.Provision(context.Background(), run, target, nil); err != nil {
 			t.Fatalf("Provision = %v, want nil: the objects are the run's own", err)
 		}
 	})
@@ -74,7 +74,7 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 		other.Spec.Targets[0].Name = "db"
 		api := store(t, other)
 		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
-		err := b.Provision(context.Background(), run, v1.Target{Name: "maria-db", Engine: v1.EngineBuiltin, Image: "mariadb:10.11"})
+		err := b.Provision(context.Background(), run, v1.Target{Name: "maria-db", Engine: v1.EngineBuiltin, Image: "mariadb:10.11"}, nil)
 		if !IsConfigError(err) || !strings.Contains(err.Error(), "Secret bench/nightly-maria-db-credentials already exists and does not belong to this run") {
 			t.Fatalf("Provision = %v, want a ConfigError naming the foreign object", err)
 		}
@@ -82,7 +82,7 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 	t.Run("an earlier run's objects under the same names are waited for, never adopted", func(t *testing.T) {
 		api := store(t, builtinRun("earlier-uid"))
 		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
-		err := b.Provision(context.Background(), run, target)
+		err := b.Provision(context.Background(), run, target, nil)
 		if we := AsWait(err); we == nil || we.After <= 0 || !strings.Contains(we.Message, "of an earlier run to be deleted") {
 			t.Fatalf("Provision = %v, want a WaitError for the earlier run's objects", err)
 		}
@@ -97,7 +97,7 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 				return c.Create(ctx, obj, opts...)
 			},
 		}).Build()
-		err := (&Builtin{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target)
+		err := (&Builtin{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target, nil)
 		if !IsConfigError(err) {
 			t.Fatalf("Provision = %v, want a ConfigError", err)
 		}
@@ -113,7 +113,7 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 				return apierrors.NewServiceUnavailable("etcd leader changed")
 			},
 		}).Build()
-		err := (&Builtin{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target)
+		err := (&Builtin{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target, nil)
 		if err == nil || IsConfigError(err) {
 			t.Fatalf("Provision = %v, want a plain error (the reconcile is retried)", err)
 		}
@@ -136,7 +136,7 @@ func TestBuiltinNetworkPolicy(t *testing.T) {
 			run.Spec.NetworkPolicy = setting
 			c := fake.NewClientBuilder().WithScheme(s).Build()
 			b := &Builtin{Client: c, Scheme: s}
-			if err := b.Provision(context.Background(), run, run.Spec.Targets[0]); err != nil {
+			if err := b.Provision(context.Background(), run, run.Spec.Targets[0], nil); err != nil {
 				t.Fatal(err)
 			}
 			key := client.ObjectKey{Namespace: run.Namespace, Name: specs.ServerName(run, "mariadb")}
@@ -180,7 +180,7 @@ func TestBuiltinReadyPlantedPod(t *testing.T) {
 	if err := c.Create(ctx, planted); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Provision(ctx, run, run.Spec.Targets[0]); err != nil {
+	if err := b.Provision(ctx, run, run.Spec.Targets[0], nil); err != nil {
 		t.Fatal(err)
 	}
 	st, err := b.Ready(ctx, run, run.Spec.Targets[0])

@@ -101,7 +101,7 @@ func TestBuiltinProvisionChecksWhatItFinds(t *testing.T) {
 		c := fake.NewClientBuilder().WithScheme(s).Build()
 		b := &Builtin{Client: c, Scheme: s}
 		for i := range 2 {
-			if err := b.Provision(ctx, run, target); err != nil {
+			if err := b.Provision(ctx, run, target, nil); err != nil {
 				t.Fatalf("provision %d: %v", i+1, err)
 			}
 		}
@@ -142,7 +142,7 @@ func TestBuiltinProvisionChecksWhatItFinds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.forged.SetOwnerReferences(own)
 			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.forged).Build()
-			err := (&Builtin{Client: c, Scheme: s}).Provision(ctx, run, target)
+			err := (&Builtin{Client: c, Scheme: s}).Provision(ctx, run, target, nil)
 			if !IsConfigError(err) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "delete it and create the run again") {
 				t.Fatalf("Provision: %v; want a ConfigError containing %q and what to do", err, tc.want)
 			}

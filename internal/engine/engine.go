@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
 // State is what an engine observed of a target's server.
@@ -64,8 +65,10 @@ func (e ServerExit) String() string {
 type Engine interface {
 	// Provision creates what the target's server needs. It is called on every reconcile while
 	// the server is not ready, so it must be idempotent. A *ConfigError means the spec cannot
-	// work as written.
-	Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error
+	// work as written. peers are the runs of other namespaces whose servers hold nodes of the
+	// run's database pool now: a server created now keeps away from their pods
+	// (specs.DatabasePlacement).
+	Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, peers []specs.Peer) error
 	// Ready reports whether the server accepts connections, or why not.
 	Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (State, error)
 	// ConnectionSecret names the Secret in the run's namespace with the keys sysbench Jobs

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -24,7 +25,9 @@ type External struct {
 var _ Engine = (*External)(nil)
 
 // Provision has nothing to create.
-func (e *External) Provision(context.Context, *v1.BenchmarkRun, v1.Target) error { return nil }
+func (e *External) Provision(context.Context, *v1.BenchmarkRun, v1.Target, []specs.Peer) error {
+	return nil
+}
 
 // Ready checks that the user's Secret exists and has the keys sysbench needs; whether the server
 // accepts the account is proven by the controller's probe.

@@ -148,7 +148,7 @@ func TestExternalIsPassive(t *testing.T) {
 		t.Errorf("ConnectionSecret without secretRef = %q", got)
 	}
 	// Provision and Teardown must not touch anything: a nil Reader would panic if they did.
-	if err := e.Provision(context.Background(), run, target); err != nil {
+	if err := e.Provision(context.Background(), run, target, nil); err != nil {
 		t.Error(err)
 	}
 	if err := e.Teardown(context.Background(), run, target); err != nil {

@@ -110,7 +110,7 @@ func (p *Percona) notInstalled(t v1.Target) *ConfigError {
 // connection Secret once the Percona operator has published the server's endpoint. It only
 // creates: the spec cannot change once the run started, and passwords stay as generated (those
 // generated for a Secret that exists already are dropped).
-func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
+func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, peers []specs.Peer) error {
 	pw := map[string]string{}
 	for _, u := range specs.PerconaSystemUsers[p.flavor.engine] {
 		s, err := password()
@@ -123,7 +123,7 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 	if err != nil {
 		return fmt.Errorf("generate the benchmark user's password: %w", err)
 	}
-	objs, err := specs.PerconaObjects(p.flavor.engine, run, t, pw, s)
+	objs, err := specs.PerconaObjects(p.flavor.engine, run, t, pw, s, peers...)
 	if err != nil {
 		return &ConfigError{Message: err.Error()}
 	}

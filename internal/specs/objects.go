@@ -14,9 +14,9 @@ import (
 // engine creates them: the connection Secret with the given passwords, the ConfigMap with my.cnf,
 // the headless Service, the NetworkPolicy (unless spec.networkPolicy is Disabled; before the
 // StatefulSet, so the server is never reachable by more than its run's sysbench pods where the CNI
-// enforces NetworkPolicy) and the StatefulSet. It fails when the target's myCnf would break the
-// run (CheckMyCnf).
-func BuiltinServerObjects(run *v1.BenchmarkRun, t v1.Target, rootPassword, password string) ([]client.Object, error) {
+// enforces NetworkPolicy) and the StatefulSet, whose pod avoids the peers' (DatabasePlacement).
+// It fails when the target's myCnf would break the run (CheckMyCnf).
+func BuiltinServerObjects(run *v1.BenchmarkRun, t v1.Target, rootPassword, password string, peers ...Peer) ([]client.Object, error) {
 	cm, err := ServerConfigMap(run, t)
 	if err != nil {
 		return nil, err
@@ -25,7 +25,7 @@ func BuiltinServerObjects(run *v1.BenchmarkRun, t v1.Target, rootPassword, passw
 	if run.Spec.NetworkPolicyEnabled() {
 		objs = append(objs, ServerNetworkPolicy(run, t.Name))
 	}
-	return append(objs, ServerStatefulSet(run, t)), nil
+	return append(objs, ServerStatefulSet(run, t, peers...)), nil
 }
 
 // PerconaServerObjects are what a Percona target's server needs from the run, in the order the
@@ -49,14 +49,14 @@ func (o PerconaServerObjects) List() []client.Object {
 // systemPasswords has a password for each of PerconaSystemUsers[e], password is the benchmark
 // user's. It fails when the target's myCnf would break the run (CheckMyCnf), or e is not a
 // Percona engine.
-func PerconaObjects(e v1.Engine, run *v1.BenchmarkRun, t v1.Target, systemPasswords map[string]string, password string) (PerconaServerObjects, error) {
+func PerconaObjects(e v1.Engine, run *v1.BenchmarkRun, t v1.Target, systemPasswords map[string]string, password string, peers ...Peer) (PerconaServerObjects, error) {
 	var server *unstructured.Unstructured
 	var err error
 	switch e {
 	case v1.EnginePerconaServer:
-		server, err = PerconaServerMySQL(run, t)
+		server, err = PerconaServerMySQL(run, t, peers...)
 	case v1.EnginePerconaXtraDBCluster:
-		server, err = PerconaXtraDBCluster(run, t)
+		server, err = PerconaXtraDBCluster(run, t, peers...)
 	default:
 		return PerconaServerObjects{}, fmt.Errorf("target %s: engine %s is not a Percona engine", t.Name, e)
 	}

@@ -263,7 +263,7 @@ type pxcSpec struct {
 // user and database are created by the server's first start: the PS operator's entrypoint
 // creates MYSQL_DATABASE and MYSQL_USER (all privileges on that database), as the Docker images
 // do; v1.2.0 has no declarative users.
-func PerconaServerMySQL(run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstructured, error) {
+func PerconaServerMySQL(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) (*unstructured.Unstructured, error) {
 	cnf, err := PerconaMyCnf(run, t)
 	if err != nil {
 		return nil, err
@@ -278,7 +278,7 @@ func PerconaServerMySQL(run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstru
 		UnsafeFlags: psUnsafeFlags{
 			MySQLSize: true, Orchestrator: true, Proxy: proxy == v1.PerconaProxyNone, ProxySize: true,
 		},
-		MySQL:        serverPod(run, t, orDefault(t.Image, DefaultPSImage), cnf),
+		MySQL:        serverPod(run, t, orDefault(t.Image, DefaultPSImage), cnf, peers),
 		Orchestrator: enabledImage{Enabled: false},
 		Backup:       enabledImage{Enabled: false},
 	}
@@ -294,8 +294,8 @@ func PerconaServerMySQL(run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstru
 			Key:                  PerconaPasswordKey,
 		}}},
 	}
-	spec.Proxy.HAProxy = proxyPod(run, proxy == v1.PerconaProxyHAProxy, proxyImage(t, DefaultPSHAProxyImage))
-	spec.Proxy.Router = proxyPod(run, proxy == v1.PerconaProxyRouter, proxyImage(t, DefaultPSRouterImage))
+	spec.Proxy.HAProxy = proxyPod(run, proxy == v1.PerconaProxyHAProxy, proxyImage(t, DefaultPSHAProxyImage), peers)
+	spec.Proxy.Router = proxyPod(run, proxy == v1.PerconaProxyRouter, proxyImage(t, DefaultPSRouterImage), peers)
 	spec.Toolkit.Image = DefaultPSToolkitImage
 	return perconaObject(run, t, PerconaServerMySQLKind, &spec, "percona.com/delete-mysql-pvc")
 }
@@ -305,7 +305,7 @@ func PerconaServerMySQL(run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstru
 // every other engine) and without the log collector, with HAProxy or ProxySQL only when asked.
 // The benchmark user and database come from the operator's declarative users (operator 1.16.0
 // and later), which creates the listed databases.
-func PerconaXtraDBCluster(run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstructured, error) {
+func PerconaXtraDBCluster(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) (*unstructured.Unstructured, error) {
 	cnf, err := PerconaMyCnf(run, t)
 	if err != nil {
 		return nil, err
@@ -317,9 +317,9 @@ func PerconaXtraDBCluster(run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unst
 		UpdateStrategy: "RollingUpdate",
 		UpgradeOptions: upgradeOptions{Apply: "disabled"},
 		UnsafeFlags:    pxcUnsafeFlags{PXCSize: true, ProxySize: true, TLS: true},
-		PXC:            serverPod(run, t, orDefault(t.Image, DefaultPXCImage), cnf),
-		HAProxy:        proxyPod(run, proxy == v1.PerconaProxyHAProxy, proxyImage(t, DefaultPXCHAProxyImage)),
-		ProxySQL:       proxyPod(run, proxy == v1.PerconaProxySQL, proxyImage(t, DefaultPXCProxySQLImage)),
+		PXC:            serverPod(run, t, orDefault(t.Image, DefaultPXCImage), cnf, peers),
+		HAProxy:        proxyPod(run, proxy == v1.PerconaProxyHAProxy, proxyImage(t, DefaultPXCHAProxyImage), peers),
+		ProxySQL:       proxyPod(run, proxy == v1.PerconaProxySQL, proxyImage(t, DefaultPXCProxySQLImage), peers),
 		LogCollector:   enabledImage{Enabled: false},
 		Users: []pxcUser{{
 			Name:   BenchmarkUser,
@@ -340,8 +340,8 @@ func PerconaXtraDBCluster(run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unst
 
 // serverPod is the one database pod: the target's image, configuration and resources, on the
 // database pool, with the data volume from spec.storage.
-func serverPod(run *v1.BenchmarkRun, t v1.Target, image, cnf string) perconaPod {
-	p := placedPod(run)
+func serverPod(run *v1.BenchmarkRun, t v1.Target, image, cnf string, peers []Peer) perconaPod {
+	p := placedPod(run, peers)
 	p.Size = 1
 	p.Image = image
 	p.Configuration = cnf
@@ -364,19 +364,19 @@ func serverPod(run *v1.BenchmarkRun, t v1.Target, image, cnf string) perconaPod 
 
 // proxyPod is a proxy: one pod on the database pool when enabled (the proxy's cost is part of
 // what such a target measures, so it runs where the servers run, never next to sysbench).
-func proxyPod(run *v1.BenchmarkRun, enabled bool, image string) perconaPod {
+func proxyPod(run *v1.BenchmarkRun, enabled bool, image string, peers []Peer) perconaPod {
 	if !enabled {
 		return perconaPod{Enabled: new(bool)}
 	}
-	p := placedPod(run)
+	p := placedPod(run, peers)
 	p.Enabled = &enabled
 	p.Size = 1
 	p.Image = image
 	return p
 }
 
-func placedPod(run *v1.BenchmarkRun) perconaPod {
-	pl := DatabasePlacement(run)
+func placedPod(run *v1.BenchmarkRun, peers []Peer) perconaPod {
+	pl := DatabasePlacement(run, peers...)
 	p := perconaPod{NodeSelector: pl.NodeSelector, Tolerations: pl.Tolerations}
 	if pl.Affinity != nil {
 		p.Affinity = &perconaAffinity{Advanced: pl.Affinity}

@@ -1,6 +1,9 @@
 package specs
 
 import (
+	"slices"
+	"sort"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -31,14 +34,40 @@ func (p Placement) Apply(spec *corev1.PodSpec) {
 	spec.Affinity = p.Affinity
 }
 
-// DatabasePlacement places a target's server: on the database pool and, when exclusive (the
-// default), alone: no other benchmark server and no sysbench client of any run, in any namespace,
-// may share its node.
-func DatabasePlacement(run *v1.BenchmarkRun) Placement {
+// Peer is a run of another namespace whose server held a node of the same database pool when a
+// server was built: the operator verified that the run exists, controls that server and holds it
+// now (the node pool queue's holders), so a pod carrying its labels in its namespace is a
+// benchmark pod, not one anybody labelled so.
+type Peer struct {
+	Namespace, Run string
+	// Exclusive: the peer's servers must be alone on their nodes.
+	Exclusive bool
+}
+
+// DatabasePlacement places a target's server on the database pool and, when exclusive (the
+// default), alone: no other benchmark server and no sysbench client shares its node.
+//
+// Which pods count as benchmark pods is the point. Labels prove nothing: anyone who may create a
+// pod can give it the operator's labels, and a required anti-affinity term over every namespace
+// (a namespaceSelector {}) would let such a pod, in any namespace, keep servers off every node it
+// sits on; no run could then ever be placed. So the terms name only pods that cannot be
+// anybody's:
+//   - in the run's own namespace, every pod with the operator's labels (whoever can create those
+//     there can tamper with the run anyway);
+//   - in another namespace, only the servers and clients of the peers, the runs that held a node
+//     of the pool when this server was built, by their run label.
+//
+// A server built later names this one among its peers, and the scheduler checks a required
+// anti-affinity both ways (an incoming pod is not placed next to a pod whose own term matches
+// it), so of any two servers the newer one's term keeps them apart, restarts included; the node
+// pool queue keeps their number within the pool's nodes. A server that is not exclusive names
+// only the exclusive peers, and none of its own namespace: it does not mind company, but must
+// not join a server that does.
+func DatabasePlacement(run *v1.BenchmarkRun, peers ...Peer) Placement {
 	pp := run.Spec.Placement.Database
 	p := poolDefaults(pp.PoolPlacement, PoolDatabase)
 	if pp.IsExclusive() && run.Spec.Interleaved() {
-		return interleavedPlacement(run, p)
+		return interleavedPlacement(run, p, peers)
 	}
 	if pp.IsExclusive() {
 		p.Affinity = withAntiAffinity(p.Affinity, corev1.PodAffinityTerm{
@@ -49,19 +78,55 @@ func DatabasePlacement(run *v1.BenchmarkRun) Placement {
 					Values: []string{ComponentServer, ComponentClient},
 				}},
 			},
-			NamespaceSelector: &metav1.LabelSelector{},
-			TopologyKey:       hostnameTopology,
+			// No namespaces and no namespaceSelector: the pod's own namespace.
+			TopologyKey: hostnameTopology,
 		})
 	}
+	for _, term := range peerTerms(peers, pp.IsExclusive()) {
+		p.Affinity = withAntiAffinity(p.Affinity, term)
+	}
 	return p
+}
+
+// peerTerms are the anti-affinity terms against the peers' servers and clients, one per namespace
+// (every peer with all, only the exclusive ones without), in a stable order.
+func peerTerms(peers []Peer, all bool) []corev1.PodAffinityTerm {
+	runs := map[string][]string{}
+	for _, peer := range peers {
+		if all || peer.Exclusive {
+			runs[peer.Namespace] = append(runs[peer.Namespace], LabelValue(peer.Run))
+		}
+	}
+	namespaces := make([]string, 0, len(runs))
+	for ns := range runs {
+		namespaces = append(namespaces, ns)
+	}
+	sort.Strings(namespaces)
+	terms := make([]corev1.PodAffinityTerm, 0, len(namespaces))
+	for _, ns := range namespaces {
+		names := runs[ns]
+		sort.Strings(names)
+		terms = append(terms, corev1.PodAffinityTerm{
+			LabelSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{LabelManagedBy: ManagedBy},
+				MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: LabelComponent, Operator: metav1.LabelSelectorOpIn, Values: []string{ComponentServer, ComponentClient}},
+					{Key: LabelRun, Operator: metav1.LabelSelectorOpIn, Values: slices.Compact(names)},
+				},
+			},
+			Namespaces:  []string{ns},
+			TopologyKey: hostnameTopology,
+		})
+	}
+	return terms
 }
 
 // interleavedPlacement places the servers of an interleaved run together and otherwise alone:
 // on one node (a required affinity to the run's other servers; the first server, which matches
 // its own term, may go anywhere in the pool), with no benchmark server or client of any other
-// run. Other runs are told apart by the run label in the run's namespace and by the namespace
-// elsewhere, since another namespace may have a run of the same name.
-func interleavedPlacement(run *v1.BenchmarkRun, p Placement) Placement {
+// run: those of the run's namespace by their run label, those of other namespaces as the peers'
+// (see DatabasePlacement for why not every namespace's).
+func interleavedPlacement(run *v1.BenchmarkRun, p Placement, peers []Peer) Placement {
 	servers := []string{ComponentServer, ComponentClient}
 	p.Affinity = withAntiAffinity(p.Affinity, corev1.PodAffinityTerm{
 		LabelSelector: &metav1.LabelSelector{
@@ -74,16 +139,9 @@ func interleavedPlacement(run *v1.BenchmarkRun, p Placement) Placement {
 		Namespaces:  []string{run.Namespace},
 		TopologyKey: hostnameTopology,
 	})
-	p.Affinity = withAntiAffinity(p.Affinity, corev1.PodAffinityTerm{
-		LabelSelector: &metav1.LabelSelector{
-			MatchLabels:      map[string]string{LabelManagedBy: ManagedBy},
-			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: LabelComponent, Operator: metav1.LabelSelectorOpIn, Values: servers}},
-		},
-		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-			Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{run.Namespace},
-		}}},
-		TopologyKey: hostnameTopology,
-	})
+	for _, term := range peerTerms(peers, true) {
+		p.Affinity = withAntiAffinity(p.Affinity, term)
+	}
 	if p.Affinity.PodAffinity == nil {
 		p.Affinity.PodAffinity = &corev1.PodAffinity{}
 	}

@@ -19,7 +19,8 @@ func defaultToleration(pool string) []corev1.Toleration {
 	}}
 }
 
-// databaseTerm is the required anti-affinity every exclusive server carries.
+// databaseTerm is the required anti-affinity every exclusive server carries: every benchmark pod
+// of its own namespace (no namespaces, no namespaceSelector).
 var databaseTerm = corev1.PodAffinityTerm{
 	LabelSelector: &metav1.LabelSelector{
 		MatchLabels: map[string]string{"app.kubernetes.io/managed-by": "mysqlbench-operator"},
@@ -27,8 +28,7 @@ var databaseTerm = corev1.PodAffinityTerm{
 			Key: "app.kubernetes.io/component", Operator: metav1.LabelSelectorOpIn, Values: []string{"server", "sysbench"},
 		}},
 	},
-	NamespaceSelector: &metav1.LabelSelector{}, // all namespaces
-	TopologyKey:       "kubernetes.io/hostname",
+	TopologyKey: "kubernetes.io/hostname",
 }
 
 func clientTerm(run *v1.BenchmarkRun) corev1.PodAffinityTerm {
@@ -250,8 +250,88 @@ func TestAntiAffinitiesSelectTheRightPods(t *testing.T) {
 			t.Errorf("client anti-affinity matches %s: %v, want %v", p.name, got, p.clientAvoids)
 		}
 	}
-	if dbTerm.NamespaceSelector == nil || len(dbTerm.NamespaceSelector.MatchLabels)+len(dbTerm.NamespaceSelector.MatchExpressions) != 0 {
-		t.Errorf("server anti-affinity must apply in all namespaces (empty namespaceSelector), got %v", dbTerm.NamespaceSelector)
+	if dbTerm.NamespaceSelector != nil || len(dbTerm.Namespaces) != 0 {
+		t.Errorf("server anti-affinity must apply in the run's own namespace only (no namespaceSelector, no namespaces), "+
+			"got %v %v", dbTerm.NamespaceSelector, dbTerm.Namespaces)
+	}
+}
+
+// Across namespaces a server's anti-affinity names only its peers (the runs the operator found
+// holding the pool), never a namespace selector: a pod anyone gives the operator's labels in a
+// namespace without a peer, or of another run than the peer's there, matches no term, so it
+// cannot keep a server off its node. An exclusive server avoids every peer's servers and clients;
+// one that is not exclusive only the exclusive peers'.
+func TestServerAntiAffinityNamesOnlyPeers(t *testing.T) {
+	run := newRun()
+	run.Namespace = "team-a"
+	peers := []Peer{
+		{Namespace: "team-b", Run: "nightly", Exclusive: true},
+		{Namespace: "team-b", Run: "adhoc", Exclusive: true},
+		{Namespace: "team-c", Run: "shared", Exclusive: false},
+	}
+	other := func(ns, name string) *v1.BenchmarkRun {
+		r := newRun()
+		r.Namespace, r.Name = ns, name
+		return r
+	}
+	pods := []struct {
+		name      string
+		namespace string
+		labels    map[string]string
+		// what an exclusive and a non-exclusive server avoid
+		exclusive, shared bool
+	}{
+		{"a server of this namespace", "team-a", ServerPodLabels(other("team-a", "x"), "db"), true, false},
+		{"a client of this namespace", "team-a", ClientPodLabels(other("team-a", "x"), "db", "s01"), true, false},
+		{"a peer's server", "team-b", ServerPodLabels(other("team-b", "nightly"), "db"), true, true},
+		{"a peer's client", "team-b", ClientPodLabels(other("team-b", "adhoc"), "db", "s01"), true, true},
+		{"a shared peer's server", "team-c", ServerPodLabels(other("team-c", "shared"), "db"), true, false},
+		{"a labelled pod of a peer's namespace, another run", "team-b", ServerPodLabels(other("team-b", "forged"), "db"), false, false},
+		{"a labelled pod of a namespace without peers", "team-z", ServerPodLabels(other("team-z", "nightly"), "db"), false, false},
+		{"a labelled pod named like a peer, elsewhere", "team-z", ServerPodLabels(other("team-z", "nightly"), "db"), false, false},
+	}
+	for _, exclusive := range []bool{true, false} {
+		r := run.DeepCopy()
+		r.Spec.Placement.Database.Exclusive = ptr.To(exclusive)
+		p := DatabasePlacement(r, peers...)
+		var terms []corev1.PodAffinityTerm
+		if p.Affinity != nil && p.Affinity.PodAntiAffinity != nil {
+			terms = p.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		}
+		for _, term := range terms {
+			if term.NamespaceSelector != nil {
+				t.Errorf("exclusive %v: a term with a namespace selector %v: it would match labelled pods of any namespace", exclusive, term.NamespaceSelector)
+			}
+		}
+		for _, pod := range pods {
+			avoided := false
+			for _, term := range terms {
+				namespaces := term.Namespaces
+				if len(namespaces) == 0 {
+					namespaces = []string{r.Namespace}
+				}
+				sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slices.Contains(namespaces, pod.namespace) && sel.Matches(k8slabels.Set(pod.labels)) {
+					avoided = true
+				}
+			}
+			want := pod.shared
+			if exclusive {
+				want = pod.exclusive
+			}
+			if avoided != want {
+				t.Errorf("exclusive %v: %s in %s avoided %v, want %v", exclusive, pod.name, pod.namespace, avoided, want)
+			}
+		}
+	}
+	// Stable: the same peers in another order give the same terms.
+	a := DatabasePlacement(run, peers...)
+	b := DatabasePlacement(run, peers[2], peers[1], peers[0])
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("the terms depend on the peers' order:\n%s\n%s", jsonOf(t, a), jsonOf(t, b))
 	}
 }
 
@@ -269,7 +349,7 @@ func TestPlacementApply(t *testing.T) {
 func TestInterleavedDatabasePlacement(t *testing.T) {
 	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "aa", Namespace: "team-a"}}
 	run.Spec.Order = v1.OrderInterleaved
-	p := DatabasePlacement(run)
+	p := DatabasePlacement(run, Peer{Namespace: "team-b", Run: "aa", Exclusive: true})
 	anti := p.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	if len(anti) != 2 {
 		t.Fatalf("anti-affinity %+v, want two terms", anti)
@@ -279,9 +359,9 @@ func TestInterleavedDatabasePlacement(t *testing.T) {
 		!hasRequirement(sameNs.LabelSelector, LabelRun, metav1.LabelSelectorOpNotIn, "aa") {
 		t.Errorf("first term %+v: want the other runs of team-a", sameNs)
 	}
-	if otherNs.NamespaceSelector == nil || !hasRequirement(otherNs.NamespaceSelector, corev1.LabelMetadataName, metav1.LabelSelectorOpNotIn, "team-a") ||
-		hasRequirement(otherNs.LabelSelector, LabelRun, metav1.LabelSelectorOpNotIn, "aa") {
-		t.Errorf("second term %+v: want every run of every other namespace, whatever its name", otherNs)
+	if otherNs.NamespaceSelector != nil || len(otherNs.Namespaces) != 1 || otherNs.Namespaces[0] != "team-b" ||
+		!hasRequirement(otherNs.LabelSelector, LabelRun, metav1.LabelSelectorOpIn, "aa") {
+		t.Errorf("second term %+v: want the peer of team-b, a run of the same name", otherNs)
 	}
 	aff := p.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	if len(aff) != 1 || aff[0].LabelSelector.MatchLabels[LabelRun] != "aa" || aff[0].LabelSelector.MatchLabels[LabelComponent] != ComponentServer ||

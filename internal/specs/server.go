@@ -159,8 +159,9 @@ func ServerService(run *v1.BenchmarkRun, target string) *corev1.Service {
 // filesystem with four writable volumes (the data, SocketDir, /tmp and /var/lib/mysql-files),
 // each with a size limit. root is root@localhost only (MYSQL_ROOT_HOST), reachable through the
 // socket from inside the pod and never from the network, and the benchmark account keeps only
-// sysbench.Privileges on its database (GrantsKey).
-func ServerStatefulSet(run *v1.BenchmarkRun, t v1.Target) *appsv1.StatefulSet {
+// sysbench.Privileges on its database (GrantsKey). Its pod avoids the peers' pods
+// (DatabasePlacement).
+func ServerStatefulSet(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) *appsv1.StatefulSet {
 	name := ServerName(run, t.Name)
 	secret := ConnectionSecretName(run, t.Name)
 	labels := ServerPodLabels(run, t.Name)
@@ -260,7 +261,7 @@ func ServerStatefulSet(run *v1.BenchmarkRun, t v1.Target) *appsv1.StatefulSet {
 			emptyDir(filesVolume, smallLimit),
 		},
 	}
-	DatabasePlacement(run).Apply(&pod)
+	DatabasePlacement(run, peers...).Apply(&pod)
 
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: TargetLabels(run, t.Name)},
