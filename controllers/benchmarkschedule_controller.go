@@ -148,7 +148,7 @@ func (u *scheduleUpdate) event(kind, reason, message string) {
 // the status write after it fails (a conflict with a newer copy of the schedule is common under
 // load): the retry finds the run already created or deleted and takes no action to report, so
 // dropping the Event would lose it for good.
-func (u *scheduleUpdate) did(kind, reason, message string) {
+func (u *scheduleUpdate) did(kind, reason, message string) { //nolint:unparam // event's shape: a Warning action is recorded alike
 	u.events = append(u.events, scheduleEvent{kind: kind, reason: reason, message: message, done: true})
 }
 
