@@ -103,12 +103,27 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	confs, err := r.confirmationsOf(ctx, sched)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.clock.Now()
 	u := &scheduleUpdate{sched: sched, before: before}
 	r.summarize(u, children)
 	r.analyseHistory(u, children)
 	var result ctrl.Result
-	if err = r.prune(ctx, u, children); err == nil {
-		result, err = r.schedule(ctx, u, children, r.clock.Now())
+	confirmWait, err := r.confirm(ctx, u, children, confs, now)
+	if err == nil {
+		err = r.prune(ctx, u, children)
+	}
+	if err == nil {
+		err = r.pruneConfirmations(ctx, u, confs, now)
+	}
+	if err == nil {
+		result, err = r.schedule(ctx, u, children, now)
+	}
+	if confirmWait > 0 && (result.RequeueAfter == 0 || confirmWait < result.RequeueAfter) {
+		result.RequeueAfter = confirmWait
 	}
 	// What was done so far is written even when a step failed; the Events follow the write.
 	werr := r.writeStatus(ctx, before, sched)
@@ -128,6 +143,8 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 type scheduleUpdate struct {
 	sched, before *v1.BenchmarkSchedule
 	events        []scheduleEvent
+	// outcomes are the confirmations this reconcile ended, counted once the status holds them.
+	outcomes []v1.ConfirmationState
 }
 
 // scheduleEvent is an Event to record. done marks one that reports an action already taken on
@@ -161,6 +178,12 @@ func (u *scheduleUpdate) record(rec record.EventRecorder, written bool) {
 		}
 	}
 	u.events = nil
+	if written {
+		for _, o := range u.outcomes {
+			metrics.RecordConfirmation(u.sched.Namespace, u.sched.Name, o)
+		}
+	}
+	u.outcomes = nil
 }
 
 // SetupWithManager registers the controller; it owns the runs it creates.
@@ -266,7 +289,9 @@ func (r *BenchmarkScheduleReconciler) summarize(u *scheduleUpdate, children []*v
 		if children[i].Status.Phase != v1.RunSucceeded || c == nil {
 			continue
 		}
-		if prev := u.before.Status.LastComparison; prev == nil || prev.Run != c.Run {
+		// A Regressed comparison that is to be confirmed is announced by confirm instead.
+		toConfirm := c.Verdict == v1.VerdictRegressed && sched.Spec.Regression.ConfirmEnabled()
+		if prev := u.before.Status.LastComparison; (prev == nil || prev.Run != c.Run) && !toConfirm {
 			kind := corev1.EventTypeNormal
 			if c.Verdict == v1.VerdictRegressed {
 				kind = corev1.EventTypeWarning

@@ -71,12 +71,15 @@ func (s *scheduler) at(name string, now time.Time) {
 	// status the caller checks next (waitSchedule/waitRuns) instead.
 }
 
+// nightly is a schedule whose regressions alarm at once: confirmation (on by default) has its own
+// tests (schedule_confirm_test.go), which turn it back on.
 func nightly(ns, name, cron string) *v1.BenchmarkSchedule {
 	run := baseRun(ns, "unused", 1, 2)
 	return &v1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: v1.BenchmarkScheduleSpec{
-			Schedule: cron,
+			Schedule:   cron,
+			Regression: v1.RegressionPolicy{Confirm: v1.ConfirmPolicy{Enabled: ptr.To(false)}},
 			Template: v1.BenchmarkRunTemplate{
 				Metadata: v1.RunTemplateMetadata{Labels: map[string]string{"team": "db"}, Annotations: map[string]string{"build": "nightly"}},
 				Spec:     run.Spec,

@@ -32,6 +32,9 @@ const ComparisonKey = "comparison.md"
 // when every target has ended, and recorded in the status before the results are written.
 func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *transition) error {
 	run := tx.run
+	if run.Labels[v1.LabelConfirms] != "" {
+		return nil // a confirmation run: the schedule compares its targets pairwise
+	}
 	sched, err := r.schedule(ctx, run)
 	if err != nil || sched == nil {
 		return err
@@ -55,12 +58,20 @@ func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *tr
 	summary := res.Summary
 	run.Status.Comparison = &summary
 	status, reason := regressedCondition(summary)
-	tx.setCondition(v1.ConditionRegressed, status, reason, summary.Message)
+	message := summary.Message
 	kind := normal
-	if summary.Verdict == v1.VerdictRegressed {
+	switch {
+	case summary.Verdict == v1.VerdictRegressed && sched.Spec.Regression.ConfirmEnabled():
+		// Not an alarm yet: the schedule re-measures the flagged cells first and keeps the
+		// outcome in its status.confirmation and Regressed condition.
+		status, reason = metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation
+		message = fmt.Sprintf("%s; BenchmarkSchedule %s confirms it with a second run before alarming (its status.confirmation has the outcome)",
+			summary.Message, sched.Name)
+	case summary.Verdict == v1.VerdictRegressed:
 		kind = warning
 	}
-	tx.event(kind, reason, "%s", summary.Message)
+	tx.setCondition(v1.ConditionRegressed, status, reason, message)
+	tx.event(kind, reason, "%s", message)
 	logf.FromContext(ctx).Info("compared run with its baseline", "schedule", sched.Name, "baseline", summary.Baseline,
 		"verdict", summary.Verdict, "regressedCells", summary.RegressedCells, "comparedCells", summary.ComparedCells)
 	return nil

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -24,6 +26,17 @@ const (
 	LabelSchedule = "mysqlbench.io/schedule"
 	// AnnotationScheduledTime is the instant (RFC 3339, UTC) the run was scheduled for.
 	AnnotationScheduledTime = "mysqlbench.io/scheduled-time"
+	// LabelConfirmationOf names the schedule whose regression a confirmation run re-measures.
+	// Confirmation runs do not carry LabelSchedule: they are neither compared with a baseline
+	// nor a baseline themselves, nor part of the schedule's history.
+	LabelConfirmationOf = "mysqlbench.io/confirmation-of"
+	// LabelConfirms names the scheduled run whose regression a confirmation run re-measures.
+	LabelConfirms = "mysqlbench.io/confirms"
+	// AnnotationConfirmationBaseline names that run's baseline.
+	AnnotationConfirmationBaseline = "mysqlbench.io/confirmation-baseline"
+	// AnnotationConfirmationTime is when the schedule decided to confirm (RFC 3339, UTC), on
+	// its clock: maxPerDay counts these.
+	AnnotationConfirmationTime = "mysqlbench.io/confirmation-time"
 )
 
 // BenchmarkRunTemplate is the BenchmarkRun a schedule creates each time.
@@ -93,6 +106,136 @@ type RegressionPolicy struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	BaselineRun string `json:"baselineRun,omitempty"`
+	// Confirm re-measures a regression before it alarms: when a run's comparison is Regressed,
+	// the schedule creates one confirmation run that measures, for each regressed target, the
+	// baseline's server (its image and my.cnf) and the run's side by side (interleaved when the
+	// engines allow), at the flagged thread counts only, with more repetitions. Only a regression
+	// the confirmation run finds again sets Regressed and sends the Warning.
+	// +optional
+	Confirm ConfirmPolicy `json:"confirm,omitempty"`
+}
+
+// ConfirmPolicy bounds the confirmation runs of a schedule.
+type ConfirmPolicy struct {
+	// Enabled: confirm a regression before alarming (default true). Disabled: a Regressed
+	// comparison alarms at once.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+	// Repetitions each cell of the confirmation run measures, per side, 2 to 10 (default 5).
+	// Lowered, if need be, so the run stays within 512 steps.
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	Repetitions *int32 `json:"repetitions,omitempty"`
+	// MaxPerDay is how many confirmation runs the schedule starts in any 24 hours, 1 to 24
+	// (default 2). A regression beyond it alarms without confirmation, saying so
+	// (reason RegressionUnconfirmed).
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=24
+	// +optional
+	MaxPerDay *int32 `json:"maxPerDay,omitempty"`
+	// TimeoutMinutes: a confirmation run not finished this many minutes after it was decided,
+	// 10 to 1440 (default 360), is deleted and the regression alarms without confirmation
+	// (reason ConfirmationFailed).
+	// +kubebuilder:default=360
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=1440
+	// +optional
+	TimeoutMinutes *int32 `json:"timeoutMinutes,omitempty"`
+}
+
+// ConfirmationState is where the confirmation of a regression is.
+// +kubebuilder:validation:Enum=Pending;Running;Confirmed;NotConfirmed;Skipped;Failed
+type ConfirmationState string
+
+const (
+	// ConfirmationPending: decided and recorded; the confirmation run is created next.
+	ConfirmationPending ConfirmationState = "Pending"
+	// ConfirmationRunning: the confirmation run exists and has not finished.
+	ConfirmationRunning ConfirmationState = "Running"
+	// ConfirmationConfirmed: the confirmation run found the regression again: Regressed is True.
+	ConfirmationConfirmed ConfirmationState = "Confirmed"
+	// ConfirmationNotConfirmed: the baseline's servers and the run's, measured side by side, do
+	// not differ by a regression: no alarm.
+	ConfirmationNotConfirmed ConfirmationState = "NotConfirmed"
+	// ConfirmationSkipped: no confirmation run was started (maxPerDay reached, the baseline is
+	// gone, or the cells do not fit one run): the regression alarms unconfirmed.
+	ConfirmationSkipped ConfirmationState = "Skipped"
+	// ConfirmationFailed: the confirmation run failed, was deleted or timed out: the regression
+	// alarms unconfirmed.
+	ConfirmationFailed ConfirmationState = "Failed"
+)
+
+// Final is true for the states that end a confirmation.
+func (s ConfirmationState) Final() bool {
+	return s != ConfirmationPending && s != ConfirmationRunning
+}
+
+// Confirmation is the re-measurement of a regressed comparison.
+type Confirmation struct {
+	// Run is the scheduled run whose comparison was Regressed; Baseline its baseline.
+	Run string `json:"run"`
+	// +optional
+	Baseline string `json:"baseline,omitempty"`
+	// State: Pending, Running, Confirmed, NotConfirmed, Skipped or Failed.
+	State ConfirmationState `json:"state"`
+	// ConfirmationRun is the BenchmarkRun that re-measures the flagged cells: for each regressed
+	// target T a target T-base (the baseline's server) and T (the run's).
+	// +optional
+	ConfirmationRun string `json:"confirmationRun,omitempty"`
+	// Cells are the flagged cells re-measured, "target@threads".
+	// +kubebuilder:validation:MaxItems=128
+	// +listType=atomic
+	// +optional
+	Cells []string `json:"cells,omitempty"`
+	// Order of the confirmation run: Interleaved when every target is engine builtin, else
+	// Sequential (hours apart, so less able to tell a regression from a slow night).
+	// +optional
+	Order RunOrder `json:"order,omitempty"`
+	// StartTime is when the confirmation was decided; CompletionTime when it ended.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Result is the confirmation run's comparison: each target's servers of the run against its
+	// baseline's servers (targets named as in the run).
+	// +optional
+	Result *Comparison `json:"result,omitempty"`
+	// Message says what was decided and why, naming the confirmed targets and cells.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ConfirmEnabled says whether regressions are confirmed before they alarm (default true).
+func (p RegressionPolicy) ConfirmEnabled() bool {
+	return p.Confirm.Enabled == nil || *p.Confirm.Enabled
+}
+
+// ConfirmRepetitions is the repetitions of a confirmation run (default 5).
+func (p RegressionPolicy) ConfirmRepetitions() int32 {
+	if p.Confirm.Repetitions == nil {
+		return 5
+	}
+	return *p.Confirm.Repetitions
+}
+
+// ConfirmMaxPerDay is how many confirmation runs may start in 24 hours (default 2).
+func (p RegressionPolicy) ConfirmMaxPerDay() int {
+	if p.Confirm.MaxPerDay == nil {
+		return 2
+	}
+	return int(*p.Confirm.MaxPerDay)
+}
+
+// ConfirmTimeout is how long a confirmation may take (default 6 h).
+func (p RegressionPolicy) ConfirmTimeout() time.Duration {
+	if p.Confirm.TimeoutMinutes == nil {
+		return 6 * time.Hour
+	}
+	return time.Duration(*p.Confirm.TimeoutMinutes) * time.Minute
 }
 
 // AckMetric names the metric an acknowledgement covers.
@@ -235,6 +378,9 @@ type BenchmarkScheduleStatus struct {
 	// of a cell's median across several nights, which no single comparison shows.
 	// +optional
 	History *History `json:"history,omitempty"`
+	// Confirmation is the newest regressed comparison's re-measurement (spec.regression.confirm).
+	// +optional
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
 }
 
 // History is the change-point analysis of a schedule's retained successful runs.

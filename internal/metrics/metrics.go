@@ -72,10 +72,15 @@ var (
 		Name: "mysqlbench_schedule_compared_cells",
 		Help: "Cells a schedule's newest compared run had in common with its baseline.",
 	}, []string{LabelNamespace, LabelSchedule})
+	confirmations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mysqlbench_schedule_confirmations_total",
+		Help: "Regressions a schedule set out to confirm, by outcome (Confirmed, NotConfirmed, Skipped, Failed).",
+	}, []string{LabelNamespace, LabelSchedule, LabelOutcome})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells)
+	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells,
+		confirmations)
 }
 
 var (
@@ -167,6 +172,11 @@ func RecordComparison(namespace, schedule string, c v1.Comparison) {
 	}
 }
 
+// RecordConfirmation counts a confirmation that ended with outcome (its final state).
+func RecordConfirmation(namespace, schedule string, outcome v1.ConfirmationState) {
+	confirmations.WithLabelValues(namespace, schedule, string(outcome)).Inc()
+}
+
 // RecordHistory exports a schedule's change-point analysis.
 func RecordHistory(namespace, schedule string, h v1.History) {
 	shiftedCells.WithLabelValues(namespace, schedule).Set(float64(h.RegressedCells))
@@ -186,6 +196,7 @@ func ForgetSchedule(namespace, name string) {
 		g.DeletePartialMatch(l)
 	}
 	runsTotal.DeletePartialMatch(l)
+	confirmations.DeletePartialMatch(l)
 	stepDuration.DeletePartialMatch(l)
 	mu.Lock()
 	delete(shown, [2]string{namespace, name})

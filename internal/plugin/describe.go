@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
@@ -28,12 +30,61 @@ func newDescribeCommand(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return describe(e.Out, run, time.Now())
+			return describe(e.Out, run, time.Now(), e.confirmationOf(cmd.Context(), run))
 		},
 	}
 }
 
-func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time) error {
+// confirmationOf is the confirmation in the status of run's schedule that concerns run (as the
+// compared run or as the confirmation run), or nil. It only adds to describe: a schedule that
+// cannot be read shows nothing.
+func (e *env) confirmationOf(ctx context.Context, run *v1.BenchmarkRun) *v1.Confirmation {
+	name := run.Labels[v1.LabelSchedule]
+	if name == "" {
+		name = run.Labels[v1.LabelConfirmationOf]
+	}
+	if name == "" {
+		return nil
+	}
+	c, err := e.clients()
+	if err != nil {
+		return nil
+	}
+	sched := &v1.BenchmarkSchedule{}
+	if c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, sched) != nil {
+		return nil
+	}
+	if conf := sched.Status.Confirmation; conf != nil && (conf.Run == run.Name || conf.ConfirmationRun == run.Name) {
+		return conf
+	}
+	return nil
+}
+
+// writeConfirmation shows a regression's confirmation: its state, runs, cells and outcome.
+func writeConfirmation(w io.Writer, run *v1.BenchmarkRun, conf *v1.Confirmation) {
+	if conf == nil {
+		if of := run.Labels[v1.LabelConfirms]; of != "" {
+			_, _ = fmt.Fprintf(w, "\nConfirms: the regression of %s against %s (targets <name>-base run the baseline's servers)\n",
+				of, run.Annotations[v1.AnnotationConfirmationBaseline])
+		}
+		return
+	}
+	_, _ = fmt.Fprintf(w, "\nConfirmation: %s\n", conf.State)
+	_, _ = fmt.Fprintf(w, "  run %s against baseline %s", conf.Run, conf.Baseline)
+	if conf.ConfirmationRun != "" {
+		_, _ = fmt.Fprintf(w, ", re-measured by %s (%s)", conf.ConfirmationRun, conf.Order)
+	}
+	_, _ = fmt.Fprintln(w)
+	if len(conf.Cells) > 0 {
+		_, _ = fmt.Fprintf(w, "  cells: %s\n", strings.Join(conf.Cells, ", "))
+	}
+	if conf.Result != nil {
+		_, _ = fmt.Fprintf(w, "  result: %s\n", compare.Short(*conf.Result))
+	}
+	_, _ = fmt.Fprintf(w, "  %s\n", conf.Message)
+}
+
+func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time, conf *v1.Confirmation) error {
 	tw := printers.GetNewTabWriter(w)
 	field := func(name, value string) { _, _ = fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
 	field("Name", run.Name)
@@ -80,6 +131,7 @@ func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time) error {
 	if c := run.Status.Comparison; c != nil {
 		_, _ = fmt.Fprintf(w, "\nComparison: %s\n  %s\n", compare.Short(*c), c.Message)
 	}
+	writeConfirmation(w, run, conf)
 
 	notes := &tableNotes{}
 	metrics := []metric{qpsMetric, p95Metric}

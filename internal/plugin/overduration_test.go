@@ -62,7 +62,7 @@ func TestDescribeMarksAStepPastItsDuration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			if err := describe(&out, overDurationRun(tc.reps), time.Now()); err != nil {
+			if err := describe(&out, overDurationRun(tc.reps), time.Now(), nil); err != nil {
 				t.Fatal(err)
 			}
 			_, rows := section(t, out.String(), "QPS by threads:")

@@ -1,0 +1,564 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+)
+
+// A Regressed comparison is re-measured before it alarms, the way perf sheriffs re-trigger an
+// alert before anyone is paged: one nightly comparison pits two server instances measured hours
+// (or a day) apart, and noise between instances or nights that the repetitions do not see can
+// pass for a change. The confirmation run brings up the baseline's server and the run's side by
+// side, interleaved where the engines allow, and measures only the flagged cells, with more
+// repetitions. Its comparison decides.
+//
+// The schedule controller writes the decision (status.confirmation), creates the confirmation
+// run in a later reconcile, and reads its result when it ends; the run controller only runs it
+// and, for the compared run, records that its Regressed condition awaits the confirmation.
+
+// Bounds of a confirmation run: a run holds at most 16 targets, two per regressed target, and
+// 512 steps.
+const (
+	maxConfirmTargets = 8
+	maxRunSteps       = 512
+	// keepConfirmations is how many finished confirmation runs are kept beyond the last 24 hours
+	// (maxPerDay counts those of the last 24 hours, so they are kept anyway).
+	keepConfirmations = 3
+	// confirmationGrace is how long a confirmation run the schedule created may be missing from
+	// its cache before it counts as deleted.
+	confirmationGrace = time.Minute
+)
+
+// ConfirmationName is the confirmation run of the scheduled run due at at:
+// <schedule>-c<yymmddhhmm>, deterministic so a restarted manager finds the run it created, and
+// at most 62 characters (a schedule's name has at most 50).
+func ConfirmationName(schedule string, at time.Time) string {
+	return schedule + "-c" + at.UTC().Format("0601021504")
+}
+
+// flaggedCells are the thread counts to re-measure per target: every regressed cell that no
+// acknowledgement covers, and every compared thread count of a target whose geometric mean
+// regressed.
+func flaggedCells(res compare.Result) map[string]map[int32]bool {
+	out := map[string]map[int32]bool{}
+	add := func(target string, threads int32) {
+		if out[target] == nil {
+			out[target] = map[int32]bool{}
+		}
+		out[target][threads] = true
+	}
+	for _, c := range res.Cells {
+		if c.Regressed {
+			add(c.Target, c.Threads)
+		}
+	}
+	for _, t := range res.Targets {
+		if t.Verdict != v1.CellRegressed {
+			continue
+		}
+		for _, c := range res.Cells {
+			if c.Target == t.Target && !c.Acknowledged {
+				add(c.Target, c.Threads)
+			}
+		}
+	}
+	return out
+}
+
+// confirmationRun builds the confirmation run of run, compared Regressed against baseline (res):
+// for each regressed target T, in the run's order, T-base with the baseline's target spec (its
+// image reference and my.cnf as written: the image's digest is not recorded, so a moving tag is
+// pulled again) and T with the run's; the run's workload, placement and other settings; the
+// flagged thread counts; policy's repetitions (fewer if the run would exceed 512 steps); order
+// Interleaved when every target is engine builtin, else Sequential. It returns the run without
+// owner and the cells it re-measures, or an error saying why no confirmation run fits.
+func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun, res compare.Result, decided time.Time) (*v1.BenchmarkRun, []string, error) {
+	flagged := flaggedCells(res)
+	if len(flagged) == 0 {
+		return nil, nil, fmt.Errorf("the comparison flags no cell to re-measure")
+	}
+	var news []v1.Target
+	for _, t := range run.Spec.Targets {
+		if flagged[t.Name] != nil {
+			news = append(news, t)
+		}
+	}
+	if len(news) > maxConfirmTargets {
+		return nil, nil, fmt.Errorf("%d targets regressed; a confirmation run re-measures at most %d (two servers each, 16 targets a run)",
+			len(news), maxConfirmTargets)
+	}
+	taken := map[string]bool{}
+	for _, t := range news {
+		taken[t.Name] = true
+	}
+	threadSet := map[int32]bool{}
+	var cells []string
+	var targets []v1.Target
+	interleaved := true
+	for i, t := range news {
+		var base *v1.Target
+		for j := range baseline.Spec.Targets {
+			if baseline.Spec.Targets[j].Name == t.Name {
+				base = baseline.Spec.Targets[j].DeepCopy()
+			}
+		}
+		if base == nil {
+			return nil, nil, fmt.Errorf("baseline %s has no target %s", baseline.Name, t.Name)
+		}
+		base.Name = baseTargetName(t.Name, i, taken)
+		taken[base.Name] = true
+		targets = append(targets, *base, *t.DeepCopy())
+		if base.EngineOrDefault() != v1.EngineBuiltin || t.EngineOrDefault() != v1.EngineBuiltin {
+			interleaved = false
+		}
+		var ths []int32
+		for th := range flagged[t.Name] {
+			ths = append(ths, th)
+			threadSet[th] = true
+		}
+		sort.Slice(ths, func(a, b int) bool { return ths[a] < ths[b] })
+		for _, th := range ths {
+			cells = append(cells, fmt.Sprintf("%s@%d", t.Name, th))
+		}
+	}
+	var threads []int32
+	for th := range threadSet {
+		threads = append(threads, th)
+	}
+	sort.Slice(threads, func(a, b int) bool { return threads[a] < threads[b] })
+
+	reps := sched.Spec.Regression.ConfirmRepetitions()
+	if perRep := int32(len(targets) * len(threads)); reps*perRep > maxRunSteps {
+		reps = maxRunSteps / perRep
+	}
+	if reps < 2 {
+		return nil, nil, fmt.Errorf("%d targets x %d thread counts leave fewer than 2 repetitions within a run's %d steps",
+			len(targets), len(threads), maxRunSteps)
+	}
+
+	spec := run.Spec.DeepCopy()
+	spec.Targets = targets
+	spec.Ladder.Threads = threads
+	spec.Repetitions = &reps
+	spec.Order = v1.OrderSequential
+	if interleaved {
+		spec.Order = v1.OrderInterleaved
+	}
+	conf := &v1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        ConfirmationName(sched.Name, scheduledTime(run)),
+			Namespace:   sched.Namespace,
+			Labels:      map[string]string{},
+			Annotations: map[string]string{},
+		},
+		Spec: *spec,
+	}
+	for k, v := range sched.Spec.Template.Metadata.Labels {
+		conf.Labels[k] = v
+	}
+	delete(conf.Labels, v1.LabelSchedule) // not a scheduled run: no baseline, no history
+	conf.Labels[v1.LabelConfirmationOf] = sched.Name
+	conf.Labels[v1.LabelConfirms] = run.Name
+	conf.Annotations[v1.AnnotationConfirmationBaseline] = baseline.Name
+	conf.Annotations[v1.AnnotationConfirmationTime] = decided.UTC().Format(time.RFC3339)
+	return conf, cells, nil
+}
+
+// baseTargetName names the baseline's side of target name in a confirmation run: name-base when
+// that fits a target name (40 characters) and is free, else base-<i>.
+func baseTargetName(name string, i int, taken map[string]bool) string {
+	if n := name + "-base"; len(n) <= 40 && !taken[n] {
+		return n
+	}
+	for k := i; ; k++ {
+		if n := fmt.Sprintf("base-%d", k); !taken[n] {
+			return n
+		}
+	}
+}
+
+// confirmationPairs are the (baseline side, run side) target names of a confirmation run: its
+// targets in pairs, as confirmationRun builds them.
+func confirmationPairs(conf *v1.BenchmarkRun) [][2]string {
+	var pairs [][2]string
+	for i := 0; i+1 < len(conf.Spec.Targets); i += 2 {
+		pairs = append(pairs, [2]string{conf.Spec.Targets[i].Name, conf.Spec.Targets[i+1].Name})
+	}
+	return pairs
+}
+
+// confirmationResult compares, inside a finished confirmation run, each target's run side with
+// its baseline side: two views of the run, each target named as in the compared run, so
+// acknowledgements apply as they did.
+func confirmationResult(conf *v1.BenchmarkRun, policy v1.RegressionPolicy) compare.Result {
+	view := func(name string, side int) *v1.BenchmarkRun {
+		r := conf.DeepCopy()
+		r.Name = name
+		r.Status.Targets = nil
+		for _, p := range confirmationPairs(conf) {
+			for _, ts := range conf.Status.Targets {
+				if ts.Name == p[side] {
+					ts.Name = p[1]
+					r.Status.Targets = append(r.Status.Targets, ts)
+				}
+			}
+		}
+		return r
+	}
+	run := conf.Labels[v1.LabelConfirms]
+	baseline := conf.Annotations[v1.AnnotationConfirmationBaseline]
+	return compare.Compare(view(run, 1), view(baseline, 0), policy)
+}
+
+// confirmedNames are the targets and cells a confirmation's comparison found regressed.
+func confirmedNames(res compare.Result) []string {
+	var names []string
+	for _, t := range res.Targets {
+		if t.Verdict == v1.CellRegressed {
+			names = append(names, compare.DescribeTarget(t))
+		}
+	}
+	for _, c := range res.Cells {
+		if c.Regressed {
+			names = append(names, compare.Describe(c.CellChange))
+		}
+	}
+	return names
+}
+
+// concludeConfirmation is the state and message of a confirmation whose run succeeded.
+func concludeConfirmation(rec *v1.Confirmation, conf *v1.BenchmarkRun, res compare.Result) (v1.ConfirmationState, string) {
+	how := fmt.Sprintf("%s measured the baseline's servers and the run's %s, %s", conf.Name,
+		map[v1.RunOrder]string{v1.OrderInterleaved: "interleaved on one node", v1.OrderSequential: "one after another"}[conf.Spec.Order],
+		cellsText(rec.Cells))
+	if res.Summary.Verdict == v1.VerdictRegressed {
+		return v1.ConfirmationConfirmed, fmt.Sprintf("regression against %s confirmed: %s, and found again: %s",
+			rec.Baseline, how, strings.Join(confirmedNames(res), "; "))
+	}
+	return v1.ConfirmationNotConfirmed, fmt.Sprintf("regression against %s not confirmed: %s, and found %s (%s)",
+		rec.Baseline, how, compare.Short(res.Summary), res.Summary.Message)
+}
+
+func cellsText(cells []string) string {
+	return fmt.Sprintf("%d cell(s) (%s)", len(cells), strings.Join(cells, ", "))
+}
+
+// confirmationsOf are the confirmation runs this schedule created, oldest decision first.
+func (r *BenchmarkScheduleReconciler) confirmationsOf(ctx context.Context, sched *v1.BenchmarkSchedule) ([]*v1.BenchmarkRun, error) {
+	list := &v1.BenchmarkRunList{}
+	if err := r.List(ctx, list, client.InNamespace(sched.Namespace), client.MatchingLabels{v1.LabelConfirmationOf: sched.Name}); err != nil {
+		return nil, fmt.Errorf("list confirmation runs of schedule %s: %w", sched.Name, err)
+	}
+	var runs []*v1.BenchmarkRun
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], sched) {
+			runs = append(runs, &list.Items[i])
+		}
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return confirmationTime(runs[i]).Before(confirmationTime(runs[j])) })
+	return runs, nil
+}
+
+// confirmationTime is when the schedule decided to create conf (its creation time if unreadable).
+func confirmationTime(conf *v1.BenchmarkRun) time.Time {
+	if t, err := time.Parse(time.RFC3339, conf.Annotations[v1.AnnotationConfirmationTime]); err == nil {
+		return t
+	}
+	return conf.CreationTimestamp.Time
+}
+
+// confirm follows the confirmation of the newest comparison when it is Regressed: decides it
+// (or skips it, beyond the bounds), creates its run in the next reconcile, reads the run's result,
+// and sets the schedule's Regressed condition and verdict from it. It returns how soon to look
+// again (0: a watch brings the next reconcile).
+func (r *BenchmarkScheduleReconciler) confirm(ctx context.Context, u *scheduleUpdate, children, confs []*v1.BenchmarkRun, now time.Time) (time.Duration, error) {
+	sched := u.sched
+	st := &sched.Status
+	c := st.LastComparison
+	if c == nil || c.Verdict != v1.VerdictRegressed {
+		return 0, nil
+	}
+	policy := sched.Spec.Regression
+	rec := st.Confirmation
+	if rec == nil || rec.Run != c.Run {
+		if !policy.ConfirmEnabled() {
+			return 0, nil // the comparison alarms as it is (summarize)
+		}
+		var err error
+		if rec, err = r.decideConfirmation(ctx, sched, children, confs, c, now); err != nil {
+			return 0, err
+		}
+		st.Confirmation = rec
+		if rec.State == v1.ConfirmationSkipped {
+			r.concluded(u, rec)
+		} else {
+			u.event(corev1.EventTypeNormal, v1.ReasonAwaitingConfirmation, fmt.Sprintf(
+				"%s regressed against %s (%s); confirming before alarming: %s re-measures %s",
+				c.Run, c.Baseline, compare.Short(*c), rec.ConfirmationRun, cellsText(rec.Cells)))
+		}
+	}
+
+	var wait time.Duration
+	var err error
+	switch rec.State {
+	case v1.ConfirmationPending:
+		err = r.startConfirmation(ctx, u, rec, children)
+	case v1.ConfirmationRunning:
+		wait, err = r.followConfirmation(ctx, u, rec, confs, now)
+	}
+	if !rec.State.Final() && rec.ConfirmationRun != "" && !contains(st.Active, rec.ConfirmationRun) {
+		// Forbid waits for it like for a scheduled run: the next night must not measure on the
+		// nodes the confirmation uses, nor become the baseline of an undecided alarm.
+		st.Active = append(st.Active, rec.ConfirmationRun)
+	}
+
+	status, reason, suffix := confirmationCondition(rec.State)
+	st.Verdict = compare.Short(*c) + ", " + suffix
+	r.setCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+rec.Message)
+	return wait, err
+}
+
+// confirmationCondition is the schedule's Regressed condition and the verdict's suffix for a
+// confirmation's state. Only Confirmed is a confirmed alarm; a confirmation that could not decide
+// (Skipped, Failed) alarms too, saying it is unconfirmed, so that no regression is swallowed.
+func confirmationCondition(s v1.ConfirmationState) (metav1.ConditionStatus, string, string) {
+	switch s {
+	case v1.ConfirmationConfirmed:
+		return metav1.ConditionTrue, v1.ReasonRegressed, "confirmed"
+	case v1.ConfirmationNotConfirmed:
+		return metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed, "not confirmed"
+	case v1.ConfirmationSkipped:
+		return metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed, "unconfirmed"
+	case v1.ConfirmationFailed:
+		return metav1.ConditionTrue, v1.ReasonConfirmationFailed, "unconfirmed"
+	default:
+		return metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation, "confirming"
+	}
+}
+
+// decideConfirmation records what to do about the Regressed comparison c: a Pending confirmation
+// naming its run, or a Skipped one saying why none can run.
+func (r *BenchmarkScheduleReconciler) decideConfirmation(ctx context.Context, sched *v1.BenchmarkSchedule,
+	children, confs []*v1.BenchmarkRun, c *v1.Comparison, now time.Time) (*v1.Confirmation, error) {
+	start := metav1.NewTime(now.Truncate(time.Second))
+	rec := &v1.Confirmation{Run: c.Run, Baseline: c.Baseline, StartTime: &start}
+	skip := func(why string) *v1.Confirmation {
+		rec.State, rec.CompletionTime = v1.ConfirmationSkipped, &start
+		rec.Message = fmt.Sprintf("regressed against %s (%s), alarming without confirmation: %s", c.Baseline, compare.Short(*c), why)
+		return rec
+	}
+	maxPerDay := sched.Spec.Regression.ConfirmMaxPerDay()
+	recent := 0
+	for _, conf := range confs {
+		if t := confirmationTime(conf); now.Sub(t) < 24*time.Hour {
+			recent++
+		}
+	}
+	if recent >= maxPerDay {
+		return skip(fmt.Sprintf("%d confirmation run(s) started in the last 24 hours, the most spec.regression.confirm.maxPerDay (%d) allows",
+			recent, maxPerDay)), nil
+	}
+	conf, cells, why, err := r.buildConfirmation(ctx, sched, children, rec)
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		return skip(why), nil
+	}
+	rec.State, rec.ConfirmationRun, rec.Cells, rec.Order = v1.ConfirmationPending, conf.Name, cells, conf.Spec.Order
+	rec.Message = fmt.Sprintf("regressed against %s (%s); awaiting confirmation by %s, which re-measures %s",
+		c.Baseline, compare.Short(*c), conf.Name, cellsText(cells))
+	if conf.Spec.Order == v1.OrderSequential {
+		rec.Message += " one target after another (a target's engine is not builtin, so they cannot be interleaved)"
+	}
+	return rec, nil
+}
+
+// buildConfirmation builds rec's confirmation run from the compared run and its baseline, as they
+// are now: the same inputs give the same run, so a repeated reconcile creates the same one. why
+// says why no confirmation run can be built; err is an error of the API server's.
+func (r *BenchmarkScheduleReconciler) buildConfirmation(ctx context.Context, sched *v1.BenchmarkSchedule,
+	children []*v1.BenchmarkRun, rec *v1.Confirmation) (conf *v1.BenchmarkRun, cells []string, why string, err error) {
+	var run *v1.BenchmarkRun
+	for _, child := range children {
+		if child.Name == rec.Run {
+			run = child
+		}
+	}
+	if run == nil {
+		return nil, nil, fmt.Sprintf("run %s no longer exists", rec.Run), nil
+	}
+	if rec.Baseline == "" {
+		return nil, nil, fmt.Sprintf("run %s has no baseline", rec.Run), nil
+	}
+	baseline := &v1.BenchmarkRun{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: sched.Namespace, Name: rec.Baseline}, baseline); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, fmt.Sprintf("baseline %s no longer exists", rec.Baseline), nil
+		}
+		return nil, nil, "", fmt.Errorf("get baseline %s: %w", rec.Baseline, err)
+	}
+	res := compare.Compare(run, baseline, sched.Spec.Regression)
+	conf, cells, berr := confirmationRun(sched, run, baseline, res, rec.StartTime.Time)
+	if berr != nil {
+		return nil, nil, berr.Error(), nil
+	}
+	return conf, cells, "", nil
+}
+
+// startConfirmation creates the Pending confirmation's run. A run of its name that this schedule
+// created for the same compared run is taken as created (a restart after the create); anything
+// else under the name fails the confirmation.
+func (r *BenchmarkScheduleReconciler) startConfirmation(ctx context.Context, u *scheduleUpdate, rec *v1.Confirmation, children []*v1.BenchmarkRun) error {
+	sched := u.sched
+	conf, _, why, err := r.buildConfirmation(ctx, sched, children, rec)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		r.fail(u, rec, "could not create "+rec.ConfirmationRun+": "+why)
+		return nil
+	}
+	if err := controllerutil.SetControllerReference(sched, conf, r.scheme); err != nil {
+		return err
+	}
+	err = r.Create(ctx, conf)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		existing := &v1.BenchmarkRun{}
+		if gerr := r.Get(ctx, client.ObjectKeyFromObject(conf), existing); gerr != nil {
+			return gerr
+		}
+		if !metav1.IsControlledBy(existing, sched) || existing.Labels[v1.LabelConfirms] != rec.Run {
+			r.fail(u, rec, fmt.Sprintf("a BenchmarkRun named %s exists that is not this schedule's confirmation of %s: delete or rename it",
+				conf.Name, rec.Run))
+			return nil
+		}
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		r.fail(u, rec, fmt.Sprintf("the API server refused confirmation run %s: %v", conf.Name, err))
+		return nil
+	case err != nil:
+		return fmt.Errorf("create confirmation run %s: %w", conf.Name, err)
+	default:
+		logf.FromContext(ctx).Info("created confirmation run", "run", conf.Name, "confirms", rec.Run, "baseline", rec.Baseline)
+		u.did(corev1.EventTypeNormal, "Created", fmt.Sprintf("created BenchmarkRun %s to confirm the regression of %s against %s (%s, %s)",
+			conf.Name, rec.Run, rec.Baseline, conf.Spec.Order, cellsText(rec.Cells)))
+	}
+	rec.State = v1.ConfirmationRunning
+	rec.Message = strings.Replace(rec.Message, "awaiting confirmation by", "confirming with", 1)
+	return nil
+}
+
+// followConfirmation reads the Running confirmation's run: its result once it ended, a failure
+// when it failed, vanished or ran past the timeout (then it is deleted).
+func (r *BenchmarkScheduleReconciler) followConfirmation(ctx context.Context, u *scheduleUpdate, rec *v1.Confirmation,
+	confs []*v1.BenchmarkRun, now time.Time) (time.Duration, error) {
+	sched := u.sched
+	var conf *v1.BenchmarkRun
+	for _, c := range confs {
+		if c.Name == rec.ConfirmationRun {
+			conf = c
+		}
+	}
+	since := now.Sub(rec.StartTime.Time)
+	switch {
+	case conf == nil && since < confirmationGrace:
+		return confirmationGrace - since, nil // just created: the cache may not have it yet
+	case conf == nil:
+		r.fail(u, rec, fmt.Sprintf("confirmation run %s no longer exists (deleted before it finished)", rec.ConfirmationRun))
+		return 0, nil
+	case conf.Status.Phase == v1.RunFailed:
+		why := "a target failed"
+		if cond := meta.FindStatusCondition(conf.Status.Conditions, v1.ConditionFailed); cond != nil && cond.Message != "" {
+			why = cond.Message
+		}
+		r.fail(u, rec, fmt.Sprintf("confirmation run %s failed: %s", conf.Name, why))
+		return 0, nil
+	case conf.Status.Phase == v1.RunSucceeded:
+		res := confirmationResult(conf, sched.Spec.Regression)
+		summary := res.Summary
+		rec.Result = &summary
+		state, msg := concludeConfirmation(rec, conf, res)
+		r.end(u, rec, state, msg)
+		return 0, nil
+	}
+	timeout := sched.Spec.Regression.ConfirmTimeout()
+	if since < timeout {
+		return timeout - since, nil
+	}
+	if conf.DeletionTimestamp.IsZero() {
+		if err := r.Delete(ctx, conf, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return 0, fmt.Errorf("delete confirmation run %s past its timeout: %w", conf.Name, err)
+		}
+		u.did(corev1.EventTypeNormal, "Deleted", fmt.Sprintf("deleted confirmation run %s: not finished within spec.regression.confirm.timeoutMinutes (%s)",
+			conf.Name, timeout))
+	}
+	r.fail(u, rec, fmt.Sprintf("confirmation run %s did not finish within spec.regression.confirm.timeoutMinutes (%s)", conf.Name, timeout))
+	return 0, nil
+}
+
+// fail ends rec as Failed: the regression alarms unconfirmed.
+func (r *BenchmarkScheduleReconciler) fail(u *scheduleUpdate, rec *v1.Confirmation, why string) {
+	r.end(u, rec, v1.ConfirmationFailed, fmt.Sprintf("regressed against %s, alarming without confirmation: %s", rec.Baseline, why))
+}
+
+// end records rec's final state and announces it.
+func (r *BenchmarkScheduleReconciler) end(u *scheduleUpdate, rec *v1.Confirmation, state v1.ConfirmationState, message string) {
+	done := metav1.NewTime(r.clock.Now().Truncate(time.Second))
+	rec.State, rec.Message, rec.CompletionTime = state, message, &done
+	r.concluded(u, rec)
+}
+
+// concluded queues the Event of a final confirmation and counts it once the status is written.
+func (r *BenchmarkScheduleReconciler) concluded(u *scheduleUpdate, rec *v1.Confirmation) {
+	_, reason, _ := confirmationCondition(rec.State)
+	kind := corev1.EventTypeWarning
+	if rec.State == v1.ConfirmationNotConfirmed {
+		kind = corev1.EventTypeNormal
+	}
+	u.event(kind, reason, rec.Run+": "+rec.Message)
+	u.outcomes = append(u.outcomes, rec.State)
+}
+
+// pruneConfirmations deletes finished confirmation runs decided more than 24 hours ago beyond the
+// newest few; the current record's run stays.
+func (r *BenchmarkScheduleReconciler) pruneConfirmations(ctx context.Context, u *scheduleUpdate, confs []*v1.BenchmarkRun, now time.Time) error {
+	current := ""
+	if rec := u.sched.Status.Confirmation; rec != nil {
+		current = rec.ConfirmationRun
+	}
+	for i, conf := range confs {
+		if len(confs)-i <= keepConfirmations || conf.Name == current || !conf.Status.Phase.Finished() ||
+			now.Sub(confirmationTime(conf)) < 24*time.Hour || !conf.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.Delete(ctx, conf, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete old confirmation run %s: %w", conf.Name, err)
+		}
+		u.did(corev1.EventTypeNormal, "Pruned", fmt.Sprintf("deleted confirmation run %s: beyond the history limit", conf.Name))
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
