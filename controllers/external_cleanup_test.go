@@ -247,3 +247,33 @@ func TestDeletedRunGoesAfterTheTimeoutWhateverTheError(t *testing.T) {
 		t.Errorf("CleanupFailed Events %q, want the timeout and the error", failed)
 	}
 }
+
+// A cleanup Job that never ends (its pod cannot start in a namespace being deleted, or the user's
+// server does not answer) holds the run until the timeout, not longer.
+func TestDeletedRunGoesWhenItsCleanupNeverEnds(t *testing.T) {
+	w := newFakeWorld(t)
+	run := fakeExternalRun(t, w, "hang")
+	never := func(*batchv1.Job) outcome { return outcome{pending: true} }
+	for waited := time.Duration(0); waited < controllers.ExternalCleanupTimeout; waited += 30 * time.Second {
+		if _, err := w.reconcile(run.Name); err != nil {
+			t.Fatalf("after %s: %v", waited, err)
+		}
+		if w.gone(run.Name) {
+			t.Fatalf("the run went after %s, before its cleanup ended or timed out", waited)
+		}
+		w.finishJobs(never)
+		w.clock.Step(30 * time.Second)
+	}
+	if _, err := w.reconcile(run.Name); err != nil {
+		t.Fatal(err)
+	}
+	if !w.gone(run.Name) {
+		t.Fatalf("the deleted run is still there after %s", controllers.ExternalCleanupTimeout)
+	}
+	if creates, _, _ := w.counters(); creates["Job/"+specs.JobName(run, "prod", "drop", specs.Attempt{})] != 1 {
+		t.Errorf("creates %v: want the drop Job once", creates)
+	}
+	if failed := withReason(w.allEvents(), "CleanupFailed"); len(failed) != 1 || !strings.Contains(failed[0], "not finished within 5m0s") {
+		t.Errorf("CleanupFailed Events %q, want the timeout", failed)
+	}
+}
