@@ -166,3 +166,43 @@ func TestConnectionSecretDeletedMidRun(t *testing.T) {
 		}
 	})
 }
+
+// An object under a name the server needs that is being deleted is waited for (an earlier run's
+// object on its way out), but not for ever: one whose finalizer nobody runs fails the target at
+// the server ready timeout (10 minutes in the fake world), saying what it waited for.
+func TestProvisionWaitHasADeadline(t *testing.T) {
+	w := newFakeWorld(t)
+	r := fakeRun("stuck", 1)
+	r.Spec.Targets = r.Spec.Targets[:1]
+	stuck := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: specs.ServerName(r, "mariadb"), Namespace: fakeNS,
+		Finalizers: []string{"example.com/never"}}}
+	w.create(stuck)
+	if err := w.api.Delete(w.ctx, stuck); err != nil {
+		t.Fatal(err)
+	}
+	run := w.create(r).(*v1.BenchmarkRun)
+	w.drive(run.Name, succeedAll(t), "provisioning", func(r *v1.BenchmarkRun) bool {
+		return targetStatus(r, "mariadb").Phase == v1.TargetProvisioning
+	})
+	start := targetStatus(w.run(run.Name), "mariadb").StartTime.Time
+	for w.clock.Since(start) < 10*time.Minute {
+		res := w.mustReconcile(run.Name)
+		got := w.run(run.Name)
+		if ts := targetStatus(got, "mariadb"); ts.Phase != v1.TargetProvisioning {
+			t.Fatalf("after %s: target %s %q, want it waiting", w.clock.Since(start), ts.Phase, ts.Message)
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionProgressing); c == nil || !strings.Contains(c.Message, "waiting for ConfigMap bench/"+stuck.Name) {
+			t.Fatalf("Progressing %+v, want what it waits for", c)
+		}
+		if res.RequeueAfter <= 0 || res.RequeueAfter > w.clock.Since(start)+10*time.Minute {
+			t.Fatalf("requeue after %s", res.RequeueAfter)
+		}
+		w.clock.Step(30 * time.Second)
+	}
+	got := w.drive(run.Name, succeedAll(t), "the run to finish", finished)
+	ts := targetStatus(got, "mariadb")
+	if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, "server not provisioned after 10m0s: waiting for ConfigMap bench/"+stuck.Name) ||
+		!strings.Contains(ts.Message, "example.com/never") {
+		t.Errorf("target %s %q, want Failed naming what it waited for", ts.Phase, ts.Message)
+	}
+}
