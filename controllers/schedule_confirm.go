@@ -289,15 +289,11 @@ func (r *BenchmarkScheduleReconciler) confirm(ctx context.Context, u *scheduleUp
 	sched := u.sched
 	st := &sched.Status
 	c := st.LastComparison
-	if c == nil || c.Verdict != v1.VerdictRegressed {
-		return 0, nil
-	}
-	policy := sched.Spec.Regression
+	regressed := c != nil && c.Verdict == v1.VerdictRegressed
 	rec := st.Confirmation
-	if rec == nil || rec.Run != c.Run {
-		if !policy.ConfirmEnabled() {
-			return 0, nil // the comparison alarms as it is (summarize)
-		}
+	if regressed && (rec == nil || rec.Run != c.Run) && sched.Spec.Regression.ConfirmEnabled() {
+		// A newer regression supersedes an unfinished confirmation (possible with Allow or
+		// Replace): its run goes on and is pruned later, but no longer decides anything.
 		var err error
 		if rec, err = r.decideConfirmation(ctx, sched, children, confs, c, now); err != nil {
 			return 0, err
@@ -311,7 +307,12 @@ func (r *BenchmarkScheduleReconciler) confirm(ctx context.Context, u *scheduleUp
 				c.Run, c.Baseline, compare.Short(*c), rec.ConfirmationRun, cellsText(rec.Cells)))
 		}
 	}
+	if rec == nil {
+		return 0, nil // nothing to confirm: the comparison alarms as it is (summarize)
+	}
 
+	// An unfinished confirmation is followed to its end even when a newer comparison (Allow)
+	// is not Regressed, so its record never stays Running.
 	var wait time.Duration
 	var err error
 	switch rec.State {
@@ -326,9 +327,11 @@ func (r *BenchmarkScheduleReconciler) confirm(ctx context.Context, u *scheduleUp
 		st.Active = append(st.Active, rec.ConfirmationRun)
 	}
 
-	status, reason, suffix := confirmationCondition(rec.State)
-	st.Verdict = compare.Short(*c) + ", " + suffix
-	r.setCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+rec.Message)
+	if regressed && rec.Run == c.Run {
+		status, reason, suffix := confirmationCondition(rec.State)
+		st.Verdict = compare.Short(*c) + ", " + suffix
+		r.setCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+rec.Message)
+	}
 	return wait, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -246,4 +247,74 @@ func confirmationsCounted(t *testing.T, ns, schedule string, outcome v1.Confirma
 		}
 	}
 	return 0
+}
+
+// A confirmation is bounded in time: a confirmation run not finished within timeoutMinutes is
+// deleted and the regression alarms unconfirmed.
+func TestConfirmationPastItsTimeoutAlarmsUnconfirmed(t *testing.T) {
+	ns := newNamespace(t)
+	s, h1, _ := confirmingSchedule(t, ns, "tcf", v1.ConfirmPolicy{TimeoutMinutes: ptr.To[int32](10)})
+	confName := controllers.ConfirmationName("tcf", h1.Add(time.Hour))
+	got := waitSchedule(t, ns, "tcf", "confirmation running", func(s *v1.BenchmarkSchedule) bool {
+		return s.Status.Confirmation != nil && s.Status.Confirmation.State == v1.ConfirmationRunning
+	})
+	waitFor(t, ns, confName, 20*time.Second, "created", func(*v1.BenchmarkRun) bool { return true })
+
+	s.at("tcf", got.Status.Confirmation.StartTime.Add(9*time.Minute))
+	time.Sleep(time.Second)
+	if got := waitSchedule(t, ns, "tcf", "read", func(*v1.BenchmarkSchedule) bool { return true }); got.Status.Confirmation.State != v1.ConfirmationRunning {
+		t.Fatalf("before the timeout: %+v", got.Status.Confirmation)
+	}
+	s.at("tcf", got.Status.Confirmation.StartTime.Add(10*time.Minute+time.Second))
+	got = waitSchedule(t, ns, "tcf", "failed", func(s *v1.BenchmarkSchedule) bool {
+		return s.Status.Confirmation.State == v1.ConfirmationFailed
+	})
+	if cond := condition(got.Status.Conditions, v1.ConditionRegressed); cond.Status != metav1.ConditionTrue || cond.Reason != v1.ReasonConfirmationFailed {
+		t.Errorf("schedule Regressed %+v", cond)
+	}
+	assertWarning(t, ns, "tcf", v1.ReasonConfirmationFailed, "did not finish within spec.regression.confirm.timeoutMinutes (10m0s)")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		conf := &v1.BenchmarkRun{}
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: confName}, conf)
+		if apierrors.IsNotFound(err) || (err == nil && !conf.DeletionTimestamp.IsZero()) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("confirmation run %s not deleted: %v", confName, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A run the schedule did not create under the confirmation run's name is not taken for it: the
+// confirmation fails, naming it, and the regression alarms.
+func TestConfirmationNameTakenByAForeignRun(t *testing.T) {
+	ns := newNamespace(t)
+	s := startScheduler(t, ns, time.Now())
+	sched := nightly(ns, "xcf", "0 * * * *")
+	sched.Spec.Regression.Confirm = v1.ConfirmPolicy{}
+	sched = createSchedule(t, sched)
+	h1 := sched.CreationTimestamp.Truncate(time.Hour).Add(time.Hour)
+	runName := func(i int) string { return "xcf-" + h1.Add(time.Duration(i)*time.Hour).UTC().Format("200601021504") }
+	confName := controllers.ConfirmationName("xcf", h1.Add(time.Hour))
+	foreign := baseRun(ns, confName, 1)
+	foreign.Labels = map[string]string{v1.LabelConfirmationOf: "xcf", v1.LabelConfirms: runName(1)}
+	if err := k8s.Create(context.Background(), foreign); err != nil {
+		t.Fatal(err)
+	}
+
+	s.at("xcf", h1.Add(time.Second))
+	waitRuns(t, ns, "xcf", runName(0))
+	finish(t, ns, runName(0), v1.RunSucceeded, cellsOf(10000, 1.0))
+	s.at("xcf", h1.Add(time.Hour+time.Second))
+	waitRuns(t, ns, "xcf", runName(0), runName(1))
+	finish(t, ns, runName(1), v1.RunSucceeded, slowMariadb(10000, 0.85))
+	got := waitSchedule(t, ns, "xcf", "failed", func(s *v1.BenchmarkSchedule) bool {
+		return s.Status.Confirmation != nil && s.Status.Confirmation.State == v1.ConfirmationFailed
+	})
+	if cond := condition(got.Status.Conditions, v1.ConditionRegressed); cond.Status != metav1.ConditionTrue ||
+		!strings.Contains(cond.Message, "a BenchmarkRun named "+confName+" exists that is not this schedule's confirmation") {
+		t.Errorf("schedule Regressed %+v", cond)
+	}
 }
