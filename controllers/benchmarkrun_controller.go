@@ -218,6 +218,12 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, nil
 	}
 	if run.Status.Phase.Finished() {
+		if err := r.settleConfirmation(ctx, run); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // plain retry on conflict
+			}
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)
 	}
 	if hasExternalData(run) {
@@ -270,7 +276,9 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.NewPredicateFuncs(isOurs))).
 		// A run that lets go of a pool's node wakes the runs queued for one.
 		Watches(&v1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.queuedRuns),
-			builder.WithPredicates(nodeReleased))
+			builder.WithPredicates(nodeReleased)).
+		// A schedule that ended a regression's confirmation settles that run's Regressed.
+		Watches(&v1.BenchmarkSchedule{}, handler.EnqueueRequestsFromMapFunc(confirmedRun))
 	r.watchForeignKinds(mgr, b)
 	return b.Named("benchmarkrun").Complete(r)
 }

@@ -7,9 +7,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
@@ -75,6 +78,63 @@ func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *tr
 	logf.FromContext(ctx).Info("compared run with its baseline", "schedule", sched.Name, "baseline", summary.Baseline,
 		"verdict", summary.Verdict, "regressedCells", summary.RegressedCells, "comparedCells", summary.ComparedCells)
 	return nil
+}
+
+// settleConfirmation brings a finished run's Regressed condition, Unknown while its schedule
+// confirms the regression, to the confirmation's outcome once the schedule has recorded it
+// (status.confirmation of that run in a final state), with the Warning on the run when it
+// alarms. The schedule decides; the run only mirrors it, so its health checks end too.
+func (r *BenchmarkRunReconciler) settleConfirmation(ctx context.Context, run *v1.BenchmarkRun) error {
+	cond := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionRegressed)
+	if cond == nil || cond.Reason != v1.ReasonAwaitingConfirmation {
+		return nil
+	}
+	sched, err := r.schedule(ctx, run)
+	if err != nil || sched == nil {
+		return err
+	}
+	conf := sched.Status.Confirmation
+	if conf == nil || conf.Run != run.Name || !conf.State.Final() {
+		return nil
+	}
+	status, reason := confirmedCondition(conf.State)
+	tx := newTransition(r, run)
+	message := fmt.Sprintf("%s (BenchmarkSchedule %s, confirmation %s)", conf.Message, sched.Name, conf.State)
+	tx.setCondition(v1.ConditionRegressed, status, reason, message)
+	kind := normal
+	if status == metav1.ConditionTrue {
+		kind = warning
+	}
+	tx.event(kind, reason, "%s", message)
+	return tx.commit(ctx)
+}
+
+// confirmedCondition is the Regressed condition of a compared run once its confirmation ended:
+// True for a confirmed regression and for one that could not be confirmed (skipped or failed,
+// which alarm rather than swallow it), False when the confirmation did not find it again.
+func confirmedCondition(s v1.ConfirmationState) (metav1.ConditionStatus, string) {
+	switch s {
+	case v1.ConfirmationConfirmed:
+		return metav1.ConditionTrue, v1.ReasonRegressed
+	case v1.ConfirmationNotConfirmed:
+		return metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed
+	case v1.ConfirmationSkipped:
+		return metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed
+	case v1.ConfirmationFailed:
+		return metav1.ConditionTrue, v1.ReasonConfirmationFailed
+	default:
+		return metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation
+	}
+}
+
+// confirmedRun maps a schedule to the run whose regression its confirmation ended for, so that
+// run's Regressed condition follows (settleConfirmation).
+func confirmedRun(_ context.Context, obj client.Object) []reconcile.Request {
+	sched, ok := obj.(*v1.BenchmarkSchedule)
+	if !ok || sched.Status.Confirmation == nil || !sched.Status.Confirmation.State.Final() {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: sched.Namespace, Name: sched.Status.Confirmation.Run}}}
 }
 
 // schedule is the BenchmarkSchedule that controls run, or nil.

@@ -339,18 +339,15 @@ func (r *BenchmarkScheduleReconciler) confirm(ctx context.Context, u *scheduleUp
 // confirmation's state. Only Confirmed is a confirmed alarm; a confirmation that could not decide
 // (Skipped, Failed) alarms too, saying it is unconfirmed, so that no regression is swallowed.
 func confirmationCondition(s v1.ConfirmationState) (metav1.ConditionStatus, string, string) {
-	switch s {
-	case v1.ConfirmationConfirmed:
-		return metav1.ConditionTrue, v1.ReasonRegressed, "confirmed"
-	case v1.ConfirmationNotConfirmed:
-		return metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed, "not confirmed"
-	case v1.ConfirmationSkipped:
-		return metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed, "unconfirmed"
-	case v1.ConfirmationFailed:
-		return metav1.ConditionTrue, v1.ReasonConfirmationFailed, "unconfirmed"
-	default:
-		return metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation, "confirming"
+	status, reason := confirmedCondition(s)
+	suffix := map[v1.ConfirmationState]string{
+		v1.ConfirmationConfirmed: "confirmed", v1.ConfirmationNotConfirmed: "not confirmed",
+		v1.ConfirmationSkipped: "unconfirmed", v1.ConfirmationFailed: "unconfirmed",
+	}[s]
+	if suffix == "" {
+		suffix = "confirming"
 	}
+	return status, reason, suffix
 }
 
 // decideConfirmation records what to do about the Regressed comparison c: a Pending confirmation

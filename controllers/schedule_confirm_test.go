@@ -115,6 +115,11 @@ func TestRegressionAlarmsOnlyOnceConfirmed(t *testing.T) {
 	}
 	assertWarning(t, ns, "cfm", v1.ReasonRegressed, confName)
 	assertWarning(t, ns, "cfm", v1.ReasonRegressed, "mariadb at 1 threads: QPS -15.0%")
+	// The compared run's condition follows the schedule's outcome, with the Warning on the run.
+	waitFor(t, ns, runName(1), 20*time.Second, "Regressed True", func(r *v1.BenchmarkRun) bool {
+		return hasCondition(r.Status.Conditions, v1.ConditionRegressed, metav1.ConditionTrue, v1.ReasonRegressed)
+	})
+	assertWarning(t, ns, runName(1), v1.ReasonRegressed, confName)
 	// The waiting run starts once the confirmation is over.
 	waitRuns(t, ns, "cfm", runName(0), runName(1), runName(2))
 	if n := confirmationsCounted(t, ns, "cfm", v1.ConfirmationConfirmed); n != 1 {
@@ -145,6 +150,10 @@ func TestUnconfirmedRegressionDoesNotAlarmAndBoundsHold(t *testing.T) {
 	}
 	assertEvent(t, ns, "ncf", corev1.EventTypeNormal, v1.ReasonRegressionNotConfirmed, "not confirmed")
 	noWarning(t, ns, "ncf", v1.ReasonRegressed)
+	waitFor(t, ns, runName(1), 20*time.Second, "Regressed False", func(r *v1.BenchmarkRun) bool {
+		return hasCondition(r.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed)
+	})
+	noWarning(t, ns, runName(1), v1.ReasonRegressed)
 	if n := confirmationsCounted(t, ns, "ncf", v1.ConfirmationNotConfirmed); n != 1 {
 		t.Errorf("mysqlbench_schedule_confirmations_total{outcome=NotConfirmed} = %v, want 1", n)
 	}
@@ -161,6 +170,9 @@ func TestUnconfirmedRegressionDoesNotAlarmAndBoundsHold(t *testing.T) {
 		t.Errorf("schedule Regressed %+v, confirmation %+v", cond, got.Status.Confirmation)
 	}
 	assertWarning(t, ns, "ncf", v1.ReasonRegressionUnconfirmed, "maxPerDay (1)")
+	waitFor(t, ns, runName(2), 20*time.Second, "Regressed True", func(r *v1.BenchmarkRun) bool {
+		return hasCondition(r.Status.Conditions, v1.ConditionRegressed, metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed)
+	})
 	list := &v1.BenchmarkRunList{}
 	if err := k8s.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{v1.LabelConfirmationOf: "ncf"}); err != nil {
 		t.Fatal(err)

@@ -24,8 +24,9 @@ package v1alpha1
 //     Progressing=False but not Stalled: it is not finished and may still succeed.
 //   - Regressed (runs created by a schedule): True when at least one cell regressed against the
 //     baseline (Regressed); False with NoRegression, NoBaseline or Inconclusive; Unknown with
-//     AwaitingConfirmation when the schedule confirms the regression before alarming (the
-//     outcome is the schedule's: status.confirmation and its Regressed condition).
+//     AwaitingConfirmation while the schedule confirms the regression before alarming, then the
+//     schedule's outcome (its status.confirmation): True Regressed, False RegressionNotConfirmed,
+//     True RegressionUnconfirmed or ConfirmationFailed.
 //
 // A BenchmarkSchedule carries Ready (True while it creates runs: Scheduled, Suspended,
 // WaitingForActiveRun), Stalled (True when only a spec change can help: InvalidSchedule,
