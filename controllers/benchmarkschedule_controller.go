@@ -290,7 +290,7 @@ func (r *BenchmarkScheduleReconciler) summarize(u *scheduleUpdate, children []*v
 			continue
 		}
 		// A Regressed comparison that is to be confirmed is announced by confirm instead.
-		toConfirm := c.Verdict == v1.VerdictRegressed && sched.Spec.Regression.ConfirmEnabled()
+		toConfirm := c.Verdict == v1.VerdictRegressed && (sched.Spec.Regression.ConfirmEnabled() || awaitsConfirmation(children, c.Run))
 		if prev := u.before.Status.LastComparison; (prev == nil || prev.Run != c.Run) && !toConfirm {
 			kind := corev1.EventTypeNormal
 			if c.Verdict == v1.VerdictRegressed {

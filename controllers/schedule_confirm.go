@@ -291,6 +291,16 @@ func (r *BenchmarkScheduleReconciler) confirm(ctx context.Context, u *scheduleUp
 	c := st.LastComparison
 	regressed := c != nil && c.Verdict == v1.VerdictRegressed
 	rec := st.Confirmation
+	if regressed && (rec == nil || rec.Run != c.Run) && !sched.Spec.Regression.ConfirmEnabled() && awaitsConfirmation(children, c.Run) {
+		// Turned off after the run controller deferred the run's alarm: record why it was not
+		// confirmed, so the run's condition does not wait for ever.
+		start := metav1.NewTime(now.Truncate(time.Second))
+		rec = &v1.Confirmation{Run: c.Run, Baseline: c.Baseline, State: v1.ConfirmationSkipped, StartTime: &start, CompletionTime: &start,
+			Message: fmt.Sprintf("regressed against %s (%s), alarming without confirmation: spec.regression.confirm.enabled is false",
+				c.Baseline, compare.Short(*c))}
+		st.Confirmation = rec
+		r.concluded(u, rec)
+	}
 	if regressed && (rec == nil || rec.Run != c.Run) && sched.Spec.Regression.ConfirmEnabled() {
 		// A newer regression supersedes an unfinished confirmation (possible with Allow or
 		// Replace): its run goes on and is pruned later, but no longer decides anything.
@@ -333,6 +343,18 @@ func (r *BenchmarkScheduleReconciler) confirm(ctx context.Context, u *scheduleUp
 		r.setCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+rec.Message)
 	}
 	return wait, err
+}
+
+// awaitsConfirmation says whether the child run named name has its Regressed condition waiting
+// for a confirmation.
+func awaitsConfirmation(children []*v1.BenchmarkRun, name string) bool {
+	for _, run := range children {
+		if run.Name == name {
+			cond := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionRegressed)
+			return cond != nil && cond.Reason == v1.ReasonAwaitingConfirmation
+		}
+	}
+	return false
 }
 
 // confirmationCondition is the schedule's Regressed condition and the verdict's suffix for a

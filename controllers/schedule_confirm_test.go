@@ -9,12 +9,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
 // confirmingSchedule runs a schedule with confirmation on (the API's default) up to a second run
@@ -328,5 +333,67 @@ func TestConfirmationNameTakenByAForeignRun(t *testing.T) {
 	if cond := condition(got.Status.Conditions, v1.ConditionRegressed); cond.Status != metav1.ConditionTrue ||
 		!strings.Contains(cond.Message, "a BenchmarkRun named "+confName+" exists that is not this schedule's confirmation") {
 		t.Errorf("schedule Regressed %+v", cond)
+	}
+}
+
+// Confirmation turned off after the run controller deferred a run's alarm: the schedule records
+// the regression as unconfirmed (Skipped) and alarms, so the run's condition does not wait for
+// ever. (Through the schedule reconciler on a fake client: the window between the two
+// controllers cannot be hit reliably on envtest.)
+func TestConfirmationTurnedOffAlarmsADeferredRegression(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 20, 0, 0, time.UTC)
+	sched := nightly("ns", "off", "0 * * * *")
+	sched.UID = "sched-uid"
+	sched.CreationTimestamp = metav1.NewTime(now.Add(-3 * time.Hour))
+	child := func(h int, comparison *v1.Comparison) *v1.BenchmarkRun {
+		at := time.Date(2026, 11, 23, 10+h, 0, 0, 0, time.UTC)
+		run := baseRun("ns", controllers.RunName("off", at), 1)
+		run.Labels = map[string]string{v1.LabelSchedule: "off"}
+		run.Annotations = map[string]string{v1.AnnotationScheduledTime: at.Format(time.RFC3339)}
+		run.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sched, v1.GroupVersion.WithKind("BenchmarkSchedule"))}
+		run.Status.Phase = v1.RunSucceeded
+		run.Status.CompletionTime = ptr.To(metav1.NewTime(at.Add(10 * time.Minute)))
+		run.Status.Comparison = comparison
+		if comparison != nil {
+			run.Status.Conditions = []metav1.Condition{{Type: v1.ConditionRegressed, Status: metav1.ConditionUnknown,
+				Reason: v1.ReasonAwaitingConfirmation, Message: "deferred", LastTransitionTime: metav1.NewTime(at)}}
+		}
+		return run
+	}
+	old := child(-2, nil)
+	regressed := child(-1, &v1.Comparison{Run: controllers.RunName("off", time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)),
+		Baseline: old.Name, Verdict: v1.VerdictRegressed, ComparedCells: 2, RegressedCells: 1, Message: "1 of 2 cells regressed"})
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme).WithObjects(sched, old, regressed).WithStatusSubresource(sched).Build()
+	rec := record.NewFakeRecorder(10)
+	r := scheduleReconciler(t, c, rec, clocktesting.NewFakePassiveClock(now))
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sched)}); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1.BenchmarkSchedule{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(sched), got); err != nil {
+		t.Fatal(err)
+	}
+	if conf := got.Status.Confirmation; conf == nil || conf.Run != regressed.Name || conf.State != v1.ConfirmationSkipped ||
+		!strings.Contains(conf.Message, "spec.regression.confirm.enabled is false") {
+		t.Fatalf("confirmation %+v", conf)
+	}
+	if cond := condition(got.Status.Conditions, v1.ConditionRegressed); cond.Status != metav1.ConditionTrue || cond.Reason != v1.ReasonRegressionUnconfirmed {
+		t.Errorf("schedule Regressed %+v", cond)
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		if e := <-rec.Events; strings.HasPrefix(e, "Warning") {
+			events = append(events, e)
+		}
+	}
+	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning RegressionUnconfirmed "+regressed.Name) {
+		t.Errorf("Warning Events %q, want one RegressionUnconfirmed", events)
+	}
+	list := &v1.BenchmarkRunList{}
+	if err := c.List(context.Background(), list, client.MatchingLabels{v1.LabelConfirmationOf: "off"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Errorf("%d confirmation runs created with confirmation off", len(list.Items))
 	}
 }
