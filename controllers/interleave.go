@@ -50,17 +50,7 @@ func (r *BenchmarkRunReconciler) advanceInterleaved(ctx context.Context, tx *tra
 		}
 	}
 	// Measuring is over: clean up, end and release, target by target.
-	for _, t := range run.Spec.Targets {
-		ts := tx.target(t.Name)
-		if ts.Phase.Finished() {
-			if !ts.Released {
-				return r.release(ctx, tx, t, ts)
-			}
-			continue
-		}
-		return r.advanceOne(ctx, tx, t, ts)
-	}
-	return r.finish(ctx, tx)
+	return r.advanceInOrder(ctx, tx)
 }
 
 // advanceOne advances one target, with the run's objects in place.

@@ -30,7 +30,13 @@ func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (c
 	if run.Spec.Interleaved() {
 		return r.advanceInterleaved(ctx, tx)
 	}
-	for _, t := range run.Spec.Targets {
+	return r.advanceInOrder(ctx, tx)
+}
+
+// advanceInOrder advances the first target in spec order that has not ended, after releasing
+// what the ended ones before it leave, and finishes the run once all have ended and are released.
+func (r *BenchmarkRunReconciler) advanceInOrder(ctx context.Context, tx *transition) (ctrl.Result, error) {
+	for _, t := range tx.run.Spec.Targets {
 		ts := tx.target(t.Name)
 		if ts.Phase.Finished() {
 			if !ts.Released {
@@ -39,11 +45,7 @@ func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (c
 			}
 			continue
 		}
-		ctx := logf.IntoContext(ctx, logf.FromContext(ctx).WithValues("target", t.Name))
-		if err := r.ensureRunObjects(ctx, run); err != nil {
-			return r.blocked(ctx, tx, t, ts, err)
-		}
-		return r.advanceTarget(ctx, tx, t, ts)
+		return r.advanceOne(ctx, tx, t, ts)
 	}
 	return r.finish(ctx, tx)
 }
