@@ -109,6 +109,13 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 	}
 	run.Status.CurrentTarget = t.Name
 
+	if ts.Phase == v1.TargetRunning {
+		// Before the server is watched: once its pod is deleted, the next look would otherwise
+		// take the replacement for a restart.
+		if rep, due := specs.ReplacementDue(run, len(ts.Steps), ts.LastReplacement); due {
+			return r.replaceServer(ctx, tx, t, ts, eng, rep)
+		}
+	}
 	switch ts.Phase {
 	case v1.TargetPreparing, v1.TargetWarmingUp, v1.TargetRunning:
 		// The data and the measurements belong to one server instance.
@@ -256,8 +263,11 @@ func afterPrepare(run *v1.BenchmarkRun) v1.TargetPhase {
 func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus, eng engine.Engine) (ctrl.Result, error) {
 	run := tx.run
 	since := ts.StartTime.Time
-	if ts.LastServerRestart != nil {
+	if ts.LastServerRestart != nil && ts.LastServerRestart.Time.After(since) {
 		since = ts.LastServerRestart.Time.Time
+	}
+	if ts.LastReplacement != nil && ts.LastReplacement.Time.After(since) {
+		since = ts.LastReplacement.Time.Time
 	}
 	waited := r.clock.Since(since)
 	peers, err := r.poolPeers(ctx, run, t)
@@ -338,12 +348,22 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 	return r.runPhase(ctx, tx, t, ts, eng, specs.ProbeStep(),
 		func(f *sysbench.Final) {
 			ts.ServerVersion = f.Server
+			if state.Instance != "" {
+				ts.Instances++
+			}
 			ts.ServerInstance = state.Instance
-			if ts.ServerRestarts == 0 {
+			restart := ts.LastServerRestart
+			replaced := ts.LastReplacement != nil && ts.LastReplacement.Replaced != ""
+			if replaced {
+				// A new instance the operator asked for: no restart of the past says anything
+				// about its data.
+				ts.LastReplacement.Replaced = ""
+				restart = nil
+			} else if ts.ServerRestarts == 0 {
 				r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetProvisioning))
 				return
 			}
-			next, failure := afterRestartProbe(run, ts.LastServerRestart, f.Tables)
+			next, failure := afterRestartProbe(run, restart, f.Tables)
 			if failure != "" {
 				_, _ = r.failTarget(ctx, tx, t, ts, failure)
 				return

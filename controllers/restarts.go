@@ -93,6 +93,33 @@ func (r *BenchmarkRunReconciler) serverRestarted(ctx context.Context, tx *transi
 	return ctrl.Result{}, nil
 }
 
+// replaceServer gives the target a new server instance for repetition rep: it deletes the
+// current instance's pod (the StatefulSet starts a new one) and provisions again, as after a
+// restart, but nothing is discarded and no restart is counted: the previous repetition ended
+// with its last step recorded.
+func (r *BenchmarkRunReconciler) replaceServer(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, rep int32) (ctrl.Result, error) {
+	rp, ok := eng.(engine.Replacer)
+	if !ok {
+		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("serverInstance %s needs a server the operator can replace; "+
+			"engine %s cannot: use serverInstance %s", v1.ServerInstancePerRepetition, t.Engine, v1.ServerInstanceShared))
+	}
+	if err := r.deleteUnfinishedJobs(ctx, tx.run, t.Name); err != nil {
+		return ctrl.Result{}, err
+	}
+	old := ts.ServerInstance
+	if err := rp.Replace(ctx, tx.run, t, old); err != nil {
+		return ctrl.Result{}, fmt.Errorf("replace target %s's server: %w", t.Name, err)
+	}
+	logf.FromContext(ctx).Info("server replaced", "target", t.Name, "repetition", rep, "replaced", old)
+	ts.LastReplacement = &v1.ServerReplacement{Time: tx.now(), Repetition: rep, Replaced: old}
+	ts.ServerInstance = ""
+	tx.event(normal, "ServerReplaced", "target %s: a new server instance for repetition %d of %d (serverInstance %s)",
+		t.Name, rep, tx.run.Spec.RepetitionsOrDefault(), v1.ServerInstancePerRepetition)
+	r.enter(tx, t, ts, v1.TargetProvisioning)
+	return ctrl.Result{}, nil
+}
+
 // deleteUnfinishedJobs deletes the target's sysbench Jobs that have not finished: their load
 // ran against the server that is gone, and their result must never be read.
 func (r *BenchmarkRunReconciler) deleteUnfinishedJobs(ctx context.Context, run *v1.BenchmarkRun, target string) error {

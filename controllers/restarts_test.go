@@ -349,3 +349,82 @@ func TestServerRestartMidRepetitionIsMeasuredAgain(t *testing.T) {
 		t.Errorf("step Jobs %s\nwant %s", got, want)
 	}
 }
+
+// serverInstance PerRepetition: each repetition after the first gets a new server pod, whose
+// data is prepared again (an emptyDir goes with its pod) and warmed up; the replacement is no
+// restart (nothing discarded, nothing counted), and each step records its instance.
+func TestServerInstancePerRepetition(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	ok := succeedAll(t)
+	var mu sync.Mutex
+	var created []string
+	startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		mu.Lock()
+		if len(created) == 0 || created[len(created)-1] != job.Name {
+			created = append(created, job.Name)
+		}
+		mu.Unlock()
+		return ok(job)
+	})
+	ctx := context.Background()
+	run := baseRun(ns, "fresh", 1, 2)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	run.Spec.Repetitions = ptr.To[int32](3)
+	run.Spec.ServerInstance = v1.ServerInstancePerRepetition
+	run.Spec.Ladder.Warmup = &metav1.Duration{Duration: 2 * time.Second}
+	if err := k8s.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	// The pods the server had, by UID, as the run goes.
+	uids := map[types.UID]bool{}
+	got := &v1.BenchmarkRun{}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		pod := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, "mariadb") + "-0"}, pod); err == nil {
+			uids[pod.UID] = true
+		}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			t.Fatal(err)
+		}
+		if finished(got) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not finish: %+v", got.Status)
+		}
+	}
+	ts := got.Status.Targets[0]
+	if got.Status.Phase != v1.RunSucceeded || len(ts.Steps) != 6 {
+		t.Fatalf("run %s with %d steps (%s), want Succeeded with 6", got.Status.Phase, len(ts.Steps), ts.Message)
+	}
+	for i, s := range ts.Steps {
+		if want := s.Repetition; s.Instance != want {
+			t.Errorf("step %d (repetition %d) measured instance %d, want %d", i+1, s.Repetition, s.Instance, want)
+		}
+	}
+	if ts.ServerRestarts != 0 || ts.Instances != 3 || ts.LastReplacement == nil || ts.LastReplacement.Repetition != 3 ||
+		ts.LastReplacement.Replaced != "" {
+		t.Errorf("serverRestarts %d, instances %d, lastReplacement %+v: want 0, 3, repetition 3 with its instance probed",
+			ts.ServerRestarts, ts.Instances, ts.LastReplacement)
+	}
+	if len(uids) != 3 {
+		t.Errorf("the server had %d pods, want 3 (one per repetition)", len(uids))
+	}
+	mu.Lock()
+	jobs := strings.Join(created, " ")
+	mu.Unlock()
+	for _, rep := range []string{"i2", "i3"} {
+		for _, step := range []string{"probe-" + rep, "prepare-" + rep, "warmup-" + rep} {
+			if !strings.Contains(jobs, step) {
+				t.Errorf("no %s Job for the new instance: %s", step, jobs)
+			}
+		}
+	}
+	// Each new instance is probed after the previous repetition's last step and before its own
+	// repetition's first (the ladder descends in repetition 2).
+	if i, j, k := indexOf(created, "-s02-"), indexOf(created, "probe-i2"), indexOf(created, "r2s02"); !(i < j && j < k) {
+		t.Errorf("repetition 2's instance not probed between repetition 1's last step and its own first: %s", jobs)
+	}
+	assertEvents(t, ns, "fresh", "ServerReplaced")
+}

@@ -72,7 +72,9 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	step := specs.LadderStepAt(run, i)
 	var next *specs.Step
 	// An interleaved run's next step is usually another target's: no early start.
-	if i+1 < run.Spec.StepCount() && !run.Spec.Interleaved() {
+	// Nor when the next step measures a new server instance, which does not exist yet.
+	_, nextDue := specs.ReplacementDue(run, i+1, &v1.ServerReplacement{Repetition: rep})
+	if i+1 < run.Spec.StepCount() && !run.Spec.Interleaved() && !nextDue {
 		s := specs.LadderStepAt(run, i+1)
 		next = &s
 	}
@@ -90,6 +92,9 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	result.Threads = threads
 	if run.Spec.RepetitionsOrDefault() > 1 {
 		result.Repetition = rep
+	}
+	if ts.ServerInstance != "" {
+		result.Instance = ts.Instances
 	}
 	result.Attempts = ts.FailedAttempts + 1
 	result.StartTime = out.job.Status.StartTime
@@ -145,7 +150,7 @@ func (r *BenchmarkRunReconciler) failedAttempt(ctx context.Context, tx *transiti
 func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
 	eng engine.Engine, step specs.Step, next *specs.Step) (jobOutcome, ctrl.Result, error) {
 	run := tx.run
-	attempt := specs.Attempt{Restarts: ts.ServerRestarts, Failed: ts.FailedAttempts}
+	attempt := specs.AttemptOf(ts, ts.FailedAttempts)
 	name := specs.JobName(run, t.Name, step.Name, attempt)
 	job := &batchv1.Job{}
 	// A Job under this name that the run does not control must not feed its result to the run.
@@ -179,7 +184,7 @@ func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t 
 			// The kubelet and the Job controller take about two seconds to report the Job
 			// complete after sysbench exited; the server is idle meanwhile. The step is
 			// recorded when the Job is complete; the next one starts now, once.
-			attempt := specs.Attempt{Restarts: ts.ServerRestarts}
+			attempt := specs.AttemptOf(ts, 0)
 			nextName := specs.JobName(run, t.Name, next.Name, attempt)
 			err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: nextName}, &batchv1.Job{})
 			if err == nil {

@@ -364,6 +364,10 @@ func (k *kubelet) runServer(ctx context.Context, sts *appsv1.StatefulSet) error 
 	pod := &corev1.Pod{}
 	key := client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name + "-0"}
 	if err := k.client().Get(ctx, key, pod); err == nil {
+		if !pod.DeletionTimestamp.IsZero() {
+			// A kubelet ends a deleted pod's containers, then removes it for good.
+			return client.IgnoreNotFound(k.client().Delete(ctx, pod, client.GracePeriodSeconds(0)))
+		}
 		return nil
 	} else if !apierrors.IsNotFound(err) {
 		return err

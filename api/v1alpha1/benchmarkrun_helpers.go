@@ -82,6 +82,12 @@ func (s BenchmarkRunSpec) RepetitionsOrDefault() int {
 // Interleaved says whether the run measures its targets in interleaved rounds (spec.order).
 func (s BenchmarkRunSpec) Interleaved() bool { return s.Order == OrderInterleaved }
 
+// InstancePerRepetition says whether each repetition of a target measures a new server instance.
+// Unset is Shared: a run alone gets no default, so a schedule can tell "unset" from a choice.
+func (s BenchmarkRunSpec) InstancePerRepetition() bool {
+	return s.ServerInstance == ServerInstancePerRepetition && s.RepetitionsOrDefault() > 1
+}
+
 // DefaultTopWaits is how many wait events a step keeps when spec.serverStats.topWaits is unset.
 const DefaultTopWaits = 10
 

@@ -435,6 +435,8 @@ type Storage struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).asApproximateFloat() >= 200.0 * double(has(self.workload.tables) ? self.workload.tables : 1) * double(has(self.workload.tableSize) ? self.workload.tableSize : 10000)",message="workload.tables × workload.tableSize rows need at least 200 bytes each, more than storage.size holds: raise storage.size or lower tables/tableSize",messageExpression="'workload.tables × workload.tableSize needs at least %d bytes (200 bytes per row) but storage.size is %s: raise storage.size (to at least %dGi) or lower tables/tableSize'.format([200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000), string(self.storage.size), (200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) + 1073741823) / 1073741824])"
 // +kubebuilder:validation:XValidation:rule="has(self.storage) || (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) <= 110953321",message="without spec.storage each server keeps its data in an emptyDir of at most 64Gi (600 bytes per row and 2Gi for the server's files), which workload.tables × workload.tableSize exceeds: set spec.storage (a PersistentVolumeClaim of the size the data needs) or lower tables/tableSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.order) || self.order != 'Interleaved' || self.targets.all(t, !has(t.engine) || t.engine == 'builtin')",message="order Interleaved keeps every target's server up together on one database node, which only the builtin engine's servers are: use order Sequential with engines percona-server, percona-xtradb-cluster or external"
+// +kubebuilder:validation:XValidation:rule="!has(self.serverInstance) || self.serverInstance != 'PerRepetition' || self.targets.all(t, !has(t.engine) || t.engine == 'builtin')",message="serverInstance PerRepetition replaces each target's server pod between repetitions, which only the builtin engine's servers are: use serverInstance Shared with engines percona-server, percona-xtradb-cluster or external"
+// +kubebuilder:validation:XValidation:rule="!has(self.serverInstance) || self.serverInstance != 'PerRepetition' || !has(self.order) || self.order != 'Interleaved'",message="serverInstance PerRepetition cannot be combined with order Interleaved: the interleaved rounds pair the targets on the server instances they share; use order Sequential for a new server per repetition"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
 	// one column of the results table. 1 to 16 targets with unique names.
@@ -523,6 +525,24 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:default=Sequential
 	// +optional
 	Order RunOrder `json:"order,omitempty"`
+
+	// ServerInstance is what the repetitions of a target measure on (engine builtin).
+	// Shared (what unset means): every repetition measures the same server instance, so the
+	// spread of a cell's repetitions is only the noise within one instance: one process, one
+	// buffer pool, one set of data files, one node. PerRepetition: before each repetition after
+	// the first, the operator deletes the target's server pod and its StatefulSet starts a new
+	// one (a new server process with a cold buffer pool, possibly on another node of the
+	// database pool); its data is prepared again (the default emptyDir goes with the pod, and
+	// the data files' layout is part of what differs between two nights) or kept where
+	// spec.storage puts it on a persistent volume, then warmed up before the repetition
+	// measures. A cell's spread then includes what differs between server instances, which is
+	// what a comparison of two runs on two nights must count on. Each step records the instance
+	// it measured (steps[].instance). This deliberate replacement is not a server restart: it
+	// discards nothing and counts against no limit. Not with order Interleaved, whose rounds
+	// pair the targets on the instances they share.
+	// +kubebuilder:validation:Enum=Shared;PerRepetition
+	// +optional
+	ServerInstance ServerInstanceMode `json:"serverInstance,omitempty"`
 
 	// ServerStats is what each ladder step records from the server besides what sysbench
 	// measures: a bounded set of its global status counters (and InnoDB metrics where the
@@ -639,6 +659,13 @@ type StepResult struct {
 	// baseline. Only sysbench steps have a duration to outlast (mysqlslap runs its queries).
 	// +optional
 	OverDuration bool `json:"overDuration,omitempty"`
+	// Instance numbers the server instance the step measured, from 1 (the target's first
+	// server): a new number after each restart or replacement of the server (with
+	// spec.serverInstance PerRepetition, one per repetition). Steps with one number shared a
+	// server process, its buffer pool and its data files. Unset where the operator cannot tell
+	// instances apart (engines other than builtin).
+	// +optional
+	Instance int32 `json:"instance,omitempty"`
 	// Attempts is how many times the step ran until it succeeded (1 when it never failed).
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
@@ -694,6 +721,20 @@ type ServerRestart struct {
 	Message string `json:"message,omitempty"`
 }
 
+// ServerReplacement is a deliberate replacement of a target's server by a new instance.
+type ServerReplacement struct {
+	// Time is when the operator deleted the previous instance's pod.
+	Time metav1.Time `json:"time"`
+	// Repetition is the repetition (from 1) the new instance measures.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	Repetition int32 `json:"repetition"`
+	// Replaced identifies the instance that was deleted, until the new one has been probed:
+	// a repeated reconcile then never deletes the new one.
+	// +optional
+	Replaced string `json:"replaced,omitempty"`
+}
+
 // TargetStatus is the observed state of one target.
 type TargetStatus struct {
 	// Name of the target, as in spec.targets.
@@ -726,6 +767,15 @@ type TargetStatus struct {
 	// restart count). A different instance means the server restarted.
 	// +optional
 	ServerInstance string `json:"serverInstance,omitempty"`
+	// Instances counts the server instances the target has been probed on: 1 for its first
+	// server, one more after each restart or replacement. Steps record the number of theirs.
+	// +optional
+	Instances int32 `json:"instances,omitempty"`
+	// LastReplacement is the operator's latest replacement of the server by a new instance
+	// (spec.serverInstance PerRepetition): when the next step belongs to a later repetition than
+	// its repetition, the server is replaced first.
+	// +optional
+	LastReplacement *ServerReplacement `json:"lastReplacement,omitempty"`
 	// ServerRestarts counts the server's restarts after it was first probed. Each one discards
 	// the step in progress: the operator waits for the server, checks that the sbtest tables
 	// survived (prepares them again if not), warms up and measures that step again.
@@ -867,6 +917,16 @@ type ConfigMapKeySelector struct {
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
 	Key string `json:"key"`
 }
+
+// ServerInstanceMode is what the repetitions of a target measure on.
+type ServerInstanceMode string
+
+const (
+	// ServerInstanceShared measures every repetition of a target on one server instance.
+	ServerInstanceShared ServerInstanceMode = "Shared"
+	// ServerInstancePerRepetition gives every repetition of a target a new server instance.
+	ServerInstancePerRepetition ServerInstanceMode = "PerRepetition"
+)
 
 // RunOrder is how a run's targets share the database node.
 type RunOrder string

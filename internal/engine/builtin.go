@@ -183,6 +183,10 @@ func Instance(pod *corev1.Pod) string {
 }
 
 func podState(pod *corev1.Pod) State {
+	if pod.DeletionTimestamp != nil {
+		// Its server is shutting down: a probe now would prove an instance about to be gone.
+		return State{Reason: v1.ReasonStarting, Message: "server pod " + pod.Name + " is being deleted; its StatefulSet starts a new one"}
+	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			return State{Reason: v1.ReasonUnschedulable, Message: "pod " + pod.Name + " cannot be scheduled: " + c.Message}
@@ -283,6 +287,33 @@ func exits(cs corev1.ContainerStatus) (first, last *ServerExit) {
 		}
 	}
 	return first, last
+}
+
+var _ Replacer = (*Builtin)(nil)
+
+// Replace deletes the server pod of the given instance; the run's StatefulSet creates a new
+// one. The UID precondition makes a late repeat a no-op: it never deletes the new pod.
+func (b *Builtin) Replace(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, instance string) error {
+	name := specs.ServerName(run, t.Name) + "-0"
+	// From the cache (pods are watched, not read one by one): a stale copy is harmless, the
+	// UID precondition below decides.
+	pod := &corev1.Pod{}
+	err := b.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, pod)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get server pod %s: %w", name, err)
+	}
+	if Instance(pod) != instance || pod.DeletionTimestamp != nil {
+		return nil
+	}
+	uid := pod.UID
+	err = b.Client.Delete(ctx, pod, client.Preconditions{UID: &uid})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete server pod %s: %w", name, err)
+	}
+	return nil
 }
 
 // ConnectionSecret is the Secret Provision generated.

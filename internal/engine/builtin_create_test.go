@@ -205,3 +205,44 @@ func TestBuiltinReadyPlantedPod(t *testing.T) {
 		t.Fatalf("Ready with the StatefulSet's pod = %+v, %v; want Ready", st, err)
 	}
 }
+
+// Replace deletes the server pod only while it is still the instance named: a repeat after the
+// replacement began (the old pod terminating, or a new one running) deletes nothing.
+func TestBuiltinReplace(t *testing.T) {
+	s := scheme(t)
+	run := builtinRun("run-uid")
+	target := run.Spec.Targets[0]
+	name := specs.ServerName(run, target.Name) + "-0"
+	pod := func(uid types.UID, restarts int32) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, UID: uid},
+			Status:     corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "mysql", RestartCount: restarts}}},
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		pod      *corev1.Pod // nil: no pod
+		instance string
+		deleted  bool
+	}{
+		{"the instance measured: deleted", pod("uid-1", 0), "uid-1/0", true},
+		{"a new pod already: kept", pod("uid-2", 0), "uid-1/0", false},
+		{"the same pod restarted since: kept", pod("uid-1", 1), "uid-1/0", false},
+		{"no pod: nothing to do", nil, "uid-1/0", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := fake.NewClientBuilder().WithScheme(s)
+			if c.pod != nil {
+				b = b.WithObjects(c.pod)
+			}
+			cl := b.Build()
+			if err := (&Builtin{Client: cl, Scheme: s}).Replace(context.Background(), run, target, c.instance); err != nil {
+				t.Fatal(err)
+			}
+			err := cl.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: name}, &corev1.Pod{})
+			if gone := apierrors.IsNotFound(err); c.pod != nil && gone != c.deleted {
+				t.Errorf("pod deleted %v, want %v (get: %v)", gone, c.deleted, err)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,15 @@ func TestPodState(t *testing.T) {
 			}),
 			want:        State{Reason: v1.ReasonUnschedulable},
 			wantMessage: []string{"pk-lookup-mysql57-0", "cannot be scheduled", "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."},
+		},
+		{
+			name: "ready but being deleted: not ready, a new pod comes",
+			pod: serverPod(func(p *corev1.Pod) {
+				p.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+			}),
+			want:        State{Reason: v1.ReasonStarting},
+			wantMessage: []string{"pk-lookup-mysql57-0", "being deleted"},
 		},
 		{
 			name: "not yet scheduled, no reason: starting",

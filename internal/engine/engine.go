@@ -61,6 +61,16 @@ func (e ServerExit) String() string {
 	return fmt.Sprintf("exit %d (code %d): %s", e.Ordinal, e.ExitCode, e.Output)
 }
 
+// Replacer is an engine that can replace a target's running server with a new instance of the
+// same spec: a new process on fresh memory, its data prepared again or kept as its storage says.
+type Replacer interface {
+	// Replace deletes the server instance identified by instance (State.Instance), for its
+	// owner to start a new one that the controller then provisions like the first. An instance
+	// that is gone already, or not that one (a repeat after the replacement began), is left
+	// alone, so a repeated call never replaces the new one.
+	Replace(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, instance string) error
+}
+
 // Engine runs the servers of one kind of target.
 type Engine interface {
 	// Provision creates what the target's server needs. It is called on every reconcile while

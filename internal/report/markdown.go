@@ -247,6 +247,11 @@ func writeCellStats(b *strings.Builder, doc *results.Doc) {
 	fmt.Fprintf(b, "\nWith %d repetitions the tables above show each cell's median;%s marks a noisy cell, whose QPS or "+
 		"p95 latency varies between repetitions by more than %s (coefficient of variation).\n",
 		doc.Ladder.Repetitions, noisyMark, percent(cells.MaxCV))
+	if doc.Ladder.ServerInstance == string(v1alpha1.ServerInstancePerRepetition) {
+		b.WriteString("\nEach repetition measured a new server instance (serverInstance PerRepetition): a new server " +
+			"process with a cold buffer pool, its data prepared again and warmed up, so the spread below includes " +
+			"what differs between instances, not only the noise within one.\n")
+	}
 	b.WriteString("\n## Statistics per cell\n\n")
 	b.WriteString("Over the repetitions of each cell: n, the median and its 95 % confidence interval [low, high], " +
 		"the coefficient of variation (cv) and the range (min-max). With fewer than 6 repetitions no interval " +

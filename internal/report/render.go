@@ -144,6 +144,9 @@ func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 			Repetitions:         spec.RepetitionsOrDefault(),
 		},
 	}
+	if spec.InstancePerRepetition() {
+		doc.Ladder.ServerInstance = string(v1alpha1.ServerInstancePerRepetition)
+	}
 	if cs := spec.Workload.CustomScript; cs != nil {
 		doc.Workload.CustomScript = &results.CustomScript{ConfigMap: cs.Name, Key: cs.Key}
 	}

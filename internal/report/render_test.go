@@ -726,3 +726,28 @@ func overDurationRun(run *v1alpha1.BenchmarkRun, rep int32) *v1alpha1.BenchmarkR
 	}
 	return run
 }
+
+// The report says what the spread of a cell includes: with a new server per repetition, what
+// differs between instances; results.json records the choice.
+func TestRenderSaysWhatRepetitionsShared(t *testing.T) {
+	for _, c := range []struct {
+		mode v1alpha1.ServerInstanceMode
+		want bool
+	}{{"", false}, {v1alpha1.ServerInstanceShared, false}, {v1alpha1.ServerInstancePerRepetition, true}} {
+		run := repeatedRun()
+		run.Spec.ServerInstance = c.mode
+		data, err := Render(run, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		says := strings.Contains(data[KeyReportMD], "Each repetition measured a new server instance")
+		var doc results.Doc
+		if err := json.Unmarshal([]byte(data[KeyResultsJSON]), &doc); err != nil {
+			t.Fatal(err)
+		}
+		recorded := doc.Ladder.ServerInstance == "PerRepetition"
+		if says != c.want || recorded != c.want {
+			t.Errorf("serverInstance %q: report says a new instance %v, results.json records it %v; want %v", c.mode, says, recorded, c.want)
+		}
+	}
+}

@@ -79,6 +79,9 @@ type Ladder struct {
 	WarmupThreads int32 `json:"warmupThreads,omitempty"`
 	// Repetitions is how many times each target measured the ladder (spec.repetitions).
 	Repetitions int `json:"repetitions"`
+	// ServerInstance is "PerRepetition" when each repetition measured a new server instance
+	// (spec.serverInstance), absent when the repetitions shared one.
+	ServerInstance string `json:"serverInstance,omitempty"`
 }
 
 type Target struct {

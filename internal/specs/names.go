@@ -85,15 +85,33 @@ func ResultsConfigMapName(run *v1.BenchmarkRun) string {
 type Attempt struct {
 	// Restarts is the target's count of server restarts when the Job was created.
 	Restarts int32
+	// Replaced is the repetition the server instance was made for when the operator replaced
+	// it (spec.serverInstance PerRepetition), 0 before any replacement: each instance probes,
+	// prepares and warms up with Jobs of its own.
+	Replaced int32
 	// Failed is the count of failed attempts of the step before this one.
 	Failed int32
 }
 
-func (a Attempt) String() string {
-	if a.Restarts == 0 {
-		return fmt.Sprintf("a%d", a.Failed)
+// AttemptOf is the attempt of a target's step after failed failed attempts, as the target's
+// status stands.
+func AttemptOf(ts *v1.TargetStatus, failed int32) Attempt {
+	a := Attempt{Restarts: ts.ServerRestarts, Failed: failed}
+	if ts.LastReplacement != nil {
+		a.Replaced = ts.LastReplacement.Repetition
 	}
-	return fmt.Sprintf("r%da%d", a.Restarts, a.Failed)
+	return a
+}
+
+func (a Attempt) String() string {
+	s := ""
+	if a.Restarts > 0 {
+		s = fmt.Sprintf("r%d", a.Restarts)
+	}
+	if a.Replaced > 0 {
+		s += fmt.Sprintf("i%d", a.Replaced)
+	}
+	return s + fmt.Sprintf("a%d", a.Failed)
 }
 
 // JobName names the Job of one attempt of a target's step. step is "probe", "prepare",

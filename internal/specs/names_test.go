@@ -132,7 +132,7 @@ func TestNamesAtTheLimits(t *testing.T) {
 				check("ConfigMap", ReporterConfigMapName(run), validation.IsDNS1123Subdomain)
 				check("ConfigMap", ResultsConfigMapName(run), validation.IsDNS1123Subdomain)
 				for _, step := range steps {
-					for _, attempt := range []Attempt{{Failed: 0}, {Failed: 1}, {Failed: 10}, {Restarts: 3, Failed: 2}} {
+					for _, attempt := range []Attempt{{Failed: 0}, {Failed: 1}, {Failed: 10}, {Restarts: 3, Failed: 2}, {Restarts: 3, Replaced: 10, Failed: 10}} {
 						check("Job", JobName(run, target, step, attempt), validation.IsDNS1123Label)
 					}
 					for k, v := range ClientPodLabels(run, target, step) {
@@ -152,7 +152,8 @@ func TestJobNamesDistinct(t *testing.T) {
 	target := strings.Repeat("t", 40)
 	seen := map[string]string{}
 	for _, step := range []string{"probe", "prepare", "warmup", "cleanup", LadderStep(0, 1), LadderStep(1, 1), LadderStep(63, 1)} {
-		for _, attempt := range []Attempt{{Failed: 0}, {Failed: 1}, {Failed: 2}, {Restarts: 1}, {Restarts: 1, Failed: 1}, {Restarts: 11}} {
+		for _, attempt := range []Attempt{{Failed: 0}, {Failed: 1}, {Failed: 2}, {Restarts: 1}, {Restarts: 1, Failed: 1}, {Restarts: 11},
+			{Replaced: 2}, {Replaced: 2, Failed: 1}, {Restarts: 1, Replaced: 2}, {Replaced: 11}, {Restarts: 1, Replaced: 1}} {
 			name := JobName(run, target, step, attempt)
 			key := fmt.Sprintf("%s/%s", step, attempt)
 			if prev, ok := seen[name]; ok {
@@ -205,5 +206,26 @@ func TestLabels(t *testing.T) {
 	a["extra"] = "x"
 	if _, ok := TargetLabels(run, "mysql57")["extra"]; ok {
 		t.Error("TargetLabels returns a shared map")
+	}
+}
+
+func TestAttemptString(t *testing.T) {
+	for _, c := range []struct {
+		a    Attempt
+		want string
+	}{
+		{Attempt{}, "a0"},
+		{Attempt{Failed: 2}, "a2"},
+		{Attempt{Restarts: 1}, "r1a0"},
+		{Attempt{Replaced: 3}, "i3a0"},
+		{Attempt{Restarts: 2, Replaced: 3, Failed: 1}, "r2i3a1"},
+	} {
+		if got := c.a.String(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.a, got, c.want)
+		}
+	}
+	ts := &v1.TargetStatus{ServerRestarts: 1, LastReplacement: &v1.ServerReplacement{Repetition: 4}}
+	if got := AttemptOf(ts, 2); got != (Attempt{Restarts: 1, Replaced: 4, Failed: 2}) {
+		t.Errorf("AttemptOf: %+v", got)
 	}
 }

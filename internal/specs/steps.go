@@ -193,3 +193,19 @@ func MysqlslapImage(spec v1.BenchmarkRunSpec, t v1.Target) (string, error) {
 	return "", fmt.Errorf("target %s uses engine %s, whose image the operator does not choose: "+
 		"set workload.mysqlslap.image to an image with mysqlslap or mariadb-slap, e.g. mysql:8.4", t.Name, t.EngineOrDefault())
 }
+
+// ReplacementDue says whether step i of a target (in measuring order, see LadderPosition) must
+// wait for a new server instance, and which repetition that instance is for: with
+// spec.serverInstance PerRepetition, the first step of each repetition after the first, unless
+// the instance for it was made already (last, the target's latest replacement; nil before any).
+func ReplacementDue(run *v1.BenchmarkRun, i int, last *v1.ServerReplacement) (int32, bool) {
+	if !run.Spec.InstancePerRepetition() || run.Spec.Interleaved() || i <= 0 || i >= run.Spec.StepCount() {
+		return 0, false
+	}
+	_, rep := run.Spec.LadderPosition(i)
+	current := int32(1)
+	if last != nil {
+		current = last.Repetition
+	}
+	return rep, rep > current
+}

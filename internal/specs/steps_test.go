@@ -278,3 +278,42 @@ func TestPerconaObjects(t *testing.T) {
 		t.Error("builtin: no error")
 	}
 }
+
+func TestReplacementDue(t *testing.T) {
+	run := func(mode v1.ServerInstanceMode, reps int32, order v1.RunOrder) *v1.BenchmarkRun {
+		r := &v1.BenchmarkRun{}
+		r.Spec.Targets = []v1.Target{{Name: "a"}}
+		r.Spec.Ladder.Threads = []int32{1, 2, 4}
+		r.Spec.Repetitions = &reps
+		r.Spec.ServerInstance = mode
+		r.Spec.Order = order
+		return r
+	}
+	per := run(v1.ServerInstancePerRepetition, 3, "")
+	rep := func(n int32) *v1.ServerReplacement { return &v1.ServerReplacement{Repetition: n} }
+	for _, c := range []struct {
+		name    string
+		run     *v1.BenchmarkRun
+		i       int
+		last    *v1.ServerReplacement
+		wantRep int32
+		want    bool
+	}{
+		{"first step: the first instance", per, 0, nil, 0, false},
+		{"inside repetition 1", per, 2, nil, 0, false},
+		{"first step of repetition 2", per, 3, nil, 2, true},
+		{"repetition 2 made already", per, 3, rep(2), 2, false},
+		{"later in repetition 2", per, 5, rep(2), 2, false},
+		{"first step of repetition 3", per, 6, rep(2), 3, true},
+		{"past the last step", per, 9, rep(3), 0, false},
+		{"shared instance", run(v1.ServerInstanceShared, 3, ""), 3, nil, 0, false},
+		{"unset is shared", run("", 3, ""), 3, nil, 0, false},
+		{"one repetition", run(v1.ServerInstancePerRepetition, 1, ""), 3, nil, 0, false},
+		{"interleaved never", run(v1.ServerInstancePerRepetition, 3, v1.OrderInterleaved), 3, nil, 0, false},
+	} {
+		gotRep, got := ReplacementDue(c.run, c.i, c.last)
+		if got != c.want || (got && gotRep != c.wantRep) {
+			t.Errorf("%s: (%d, %v), want (%d, %v)", c.name, gotRep, got, c.wantRep, c.want)
+		}
+	}
+}
