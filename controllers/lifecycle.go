@@ -351,7 +351,18 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			if state.Instance != "" {
 				ts.Instances++
 			}
+			if d := ts.ServerImageDigest; d != "" && state.ImageDigest != "" && state.ImageDigest != d {
+				// A moving tag pulled again for a new pod: the steps would mix two servers.
+				_, _ = r.failTarget(ctx, tx, t, ts, fmt.Sprintf("the server's image %s changed during the run: the first "+
+					"instance ran %s, instance %d runs %s (the tag moved and a new pod pulled it again); its steps would "+
+					"measure two different servers: pin the image by digest (%s@%s) and start a new run",
+					t.Image, d, ts.Instances+1, state.ImageDigest, t.Image, d))
+				return
+			}
 			ts.ServerInstance = state.Instance
+			if state.ImageDigest != "" {
+				ts.ServerImageDigest = state.ImageDigest
+			}
 			restart := ts.LastServerRestart
 			replaced := ts.LastReplacement != nil && ts.LastReplacement.Replaced != ""
 			if replaced {

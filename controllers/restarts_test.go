@@ -411,6 +411,9 @@ func TestServerInstancePerRepetition(t *testing.T) {
 	if len(uids) != 3 {
 		t.Errorf("the server had %d pods, want 3 (one per repetition)", len(uids))
 	}
+	if want := engine.ImageDigest(imageIDOf("mariadb:10.11")); ts.ServerImageDigest != want || want == "" {
+		t.Errorf("serverImageDigest %q, want %q (the kubelet's imageID)", ts.ServerImageDigest, want)
+	}
 	mu.Lock()
 	jobs := strings.Join(created, " ")
 	mu.Unlock()
@@ -427,4 +430,35 @@ func TestServerInstancePerRepetition(t *testing.T) {
 		t.Errorf("repetition 2's instance not probed between repetition 1's last step and its own first: %s", jobs)
 	}
 	assertEvents(t, ns, "fresh", "ServerReplaced")
+}
+
+// A tag that moves between two instances of a target's server (a new pod pulled it again) would
+// mix two servers in one target's steps: the target fails, saying how to pin the image.
+func TestServerImageMovedBetweenInstancesFails(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	var mu sync.Mutex
+	pods := 0
+	startKubeletWith(t, ns, succeedAll(t), func(pod *corev1.Pod) {
+		mu.Lock()
+		defer mu.Unlock()
+		pods++
+		if pods > 1 {
+			pod.Status.ContainerStatuses[0].ImageID = imageIDOf("mariadb:10.11-moved")
+		}
+	})
+	run := baseRun(ns, "moved", 1)
+	run.Spec.Targets = run.Spec.Targets[:1]
+	run.Spec.Repetitions = ptr.To[int32](2)
+	run.Spec.ServerInstance = v1.ServerInstancePerRepetition
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, ns, "moved", 30*time.Second, "the run to finish", finished)
+	ts := got.Status.Targets[0]
+	if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, "image mariadb:10.11 changed during the run") ||
+		!strings.Contains(ts.Message, "pin the image by digest (mariadb:10.11@sha256:") || len(ts.Steps) != 1 {
+		t.Errorf("target %s with %d steps: %q; want Failed after 1 step, saying the image changed and how to pin it",
+			ts.Phase, len(ts.Steps), ts.Message)
+	}
 }

@@ -17,6 +17,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 )
 
 // A Regressed comparison is re-measured before it alarms, the way perf sheriffs re-trigger an
@@ -81,8 +82,8 @@ func flaggedCells(res compare.Result) map[string]map[int32]bool {
 
 // confirmationRun builds the confirmation run of run, compared Regressed against baseline (res):
 // for each regressed target T, in the run's order, T-base with the baseline's target spec (its
-// image reference and my.cnf as written: the image's digest is not recorded, so a moving tag is
-// pulled again) and T with the run's; the run's workload, placement and other settings; the
+// my.cnf as written, its image pinned to the digest the baseline's server ran where the status
+// recorded one) and T with the run's (pinned likewise); the run's workload, placement and other settings; the
 // flagged thread counts; policy's repetitions (fewer if the run would exceed 512 steps); order
 // Interleaved when every target is engine builtin, else Sequential. It returns the run without
 // owner and the cells it re-measures, or an error saying why no confirmation run fits.
@@ -121,7 +122,12 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 		}
 		base.Name = baseTargetName(t.Name, i, taken)
 		taken[base.Name] = true
-		targets = append(targets, *base, *t.DeepCopy())
+		// Each side's image as it ran, by digest where the kubelet reported one: a tag that
+		// moved since must not swap either server.
+		base.Image = engine.PinnedImage(base.Image, imageDigest(baseline, t.Name))
+		cand := t.DeepCopy()
+		cand.Image = engine.PinnedImage(cand.Image, imageDigest(run, t.Name))
+		targets = append(targets, *base, *cand)
 		if base.EngineOrDefault() != v1.EngineBuiltin || t.EngineOrDefault() != v1.EngineBuiltin {
 			interleaved = false
 		}
@@ -157,6 +163,8 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 	spec.Order = v1.OrderSequential
 	if interleaved {
 		spec.Order = v1.OrderInterleaved
+		// The interleaved rounds pair the two sides on the instances they share.
+		spec.ServerInstance = ""
 	}
 	conf := &v1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{
@@ -583,4 +591,14 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// imageDigest is the digest of the image target's server ran in run, "" when not recorded.
+func imageDigest(run *v1.BenchmarkRun, target string) string {
+	for _, ts := range run.Status.Targets {
+		if ts.Name == target {
+			return ts.ServerImageDigest
+		}
+	}
+	return ""
 }

@@ -133,6 +133,32 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		}
 	})
 
+	t.Run("each side's image pinned to the digest its server ran; interleaved shares instances", func(t *testing.T) {
+		old, cur := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64)
+		baseline := confirmTestRun("old", targetsNamed("a", "b"), threads, flat(1000))
+		baseline.Status.Targets[0].ServerImageDigest = old
+		run := confirmTestRun("new", targetsNamed("a", "b"), threads, slower("a@8", "b@8"))
+		run.Status.Targets[0].ServerImageDigest = cur
+		run.Spec.ServerInstance = v1.ServerInstancePerRepetition
+		res := flaggedResult(run.Spec.Targets, threads, []string{"a@8", "b@8"})
+		conf, _, err := confirmationRun(sched, run, baseline, res, decided)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var images []string
+		for _, tg := range conf.Spec.Targets {
+			images = append(images, tg.Name+"="+tg.Image)
+		}
+		// b's digests were not recorded (a run from before they were): its tag as written.
+		want := []string{"a-base=mysql:8.4@" + old, "a=mysql:8.4@" + cur, "b-base=mysql:8.4", "b=mysql:8.4"}
+		if !reflect.DeepEqual(images, want) {
+			t.Errorf("images %v, want %v", images, want)
+		}
+		if conf.Spec.Order != v1.OrderInterleaved || conf.Spec.ServerInstance != "" {
+			t.Errorf("order %s, serverInstance %q: want Interleaved on shared instances", conf.Spec.Order, conf.Spec.ServerInstance)
+		}
+	})
+
 	t.Run("a target's geometric mean re-measures all its thread counts", func(t *testing.T) {
 		baseline := confirmTestRun("old", targetsNamed("a", "b"), threads, flat(1000))
 		run := confirmTestRun("new", targetsNamed("a", "b"), threads, flat(900))

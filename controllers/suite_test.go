@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -448,8 +449,16 @@ func readyServerStatus(pod *corev1.Pod) corev1.PodStatus {
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
 		},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "mysql", Ready: true, Image: pod.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
+			ImageID: imageIDOf(pod.Spec.Containers[0].Image),
+			State:   corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
 	}
+}
+
+// imageIDOf is what a kubelet reports for an image pulled by tag: the repository and the digest
+// its registry served (here a digest of the reference, stable per image).
+func imageIDOf(image string) string {
+	repo := strings.SplitN(strings.SplitN(image, "@", 2)[0], ":", 2)[0]
+	return fmt.Sprintf("docker.io/library/%s@sha256:%x", repo, sha256.Sum256([]byte(strings.SplitN(image, "@", 2)[0])))
 }
 
 // jobPodOf is the pod the Job controller creates, bound to the client node.

@@ -767,6 +767,12 @@ type TargetStatus struct {
 	// restart count). A different instance means the server restarted.
 	// +optional
 	ServerInstance string `json:"serverInstance,omitempty"`
+	// ServerImageDigest is the digest of the image the server ran ("sha256:..."), as the kubelet
+	// reported it when the server was probed; unset where the operator does not run the server.
+	// A confirmation run pins the image to it, so a moving tag cannot swap the server.
+	// +kubebuilder:validation:Pattern=`^sha256:[a-f0-9]{64}$`
+	// +optional
+	ServerImageDigest string `json:"serverImageDigest,omitempty"`
 	// Instances counts the server instances the target has been probed on: 1 for its first
 	// server, one more after each restart or replacement. Steps record the number of theirs.
 	// +optional

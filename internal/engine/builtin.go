@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"regexp"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -169,7 +170,38 @@ func (b *Builtin) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 func PodState(pod *corev1.Pod) State {
 	s := podState(pod)
 	s.Instance = Instance(pod)
+	if len(pod.Status.ContainerStatuses) > 0 {
+		s.ImageDigest = ImageDigest(pod.Status.ContainerStatuses[0].ImageID)
+	}
 	return s
+}
+
+// ImageDigest is the digest of a kubelet's imageID ("docker.io/library/mariadb@sha256:...",
+// "docker-pullable://...@sha256:..." or a bare "sha256:..."); "" when it names none. A bare
+// sha256 is the image's config digest under some runtimes, not a manifest digest a registry
+// serves, so it is not taken.
+func ImageDigest(imageID string) string {
+	i := strings.LastIndex(imageID, "@")
+	if i < 0 {
+		return ""
+	}
+	d := imageID[i+1:]
+	if !digestPattern.MatchString(d) {
+		return ""
+	}
+	return d
+}
+
+var digestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+
+// PinnedImage is image pinned to digest: the tag kept for the reader, the digest deciding what
+// is pulled ("mariadb:10.11@sha256:..."). An image already pinned, or an unknown digest, is
+// returned as it is.
+func PinnedImage(image, digest string) string {
+	if digest == "" || strings.Contains(image, "@") {
+		return image
+	}
+	return image + "@" + digest
 }
 
 // Instance identifies one run of a pod's server: the pod's UID (a deleted pod's replacement has

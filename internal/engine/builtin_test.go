@@ -388,3 +388,29 @@ func TestServerOutputPrefersErrorLines(t *testing.T) {
 		})
 	}
 }
+
+func TestImageDigestAndPinnedImage(t *testing.T) {
+	d := "sha256:" + strings.Repeat("0f", 32)
+	for _, c := range []struct{ imageID, want string }{
+		{"docker.io/library/mariadb@" + d, d},
+		{"docker-pullable://mariadb@" + d, d},
+		{"registry.example.com:5000/db/mysql@" + d, d},
+		{d, ""}, // a runtime's config digest, not one a registry serves
+		{"", ""},
+		{"mariadb@sha256:short", ""},
+	} {
+		if got := ImageDigest(c.imageID); got != c.want {
+			t.Errorf("ImageDigest(%q) = %q, want %q", c.imageID, got, c.want)
+		}
+	}
+	for _, c := range []struct{ image, digest, want string }{
+		{"mariadb:10.11", d, "mariadb:10.11@" + d},
+		{"mariadb", d, "mariadb@" + d},
+		{"mariadb:10.11@" + d, "sha256:" + strings.Repeat("1", 64), "mariadb:10.11@" + d},
+		{"mariadb:10.11", "", "mariadb:10.11"},
+	} {
+		if got := PinnedImage(c.image, c.digest); got != c.want {
+			t.Errorf("PinnedImage(%q, %q) = %q, want %q", c.image, c.digest, got, c.want)
+		}
+	}
+}

@@ -44,6 +44,9 @@ type State struct {
 	// instances apart (a server it does not run). When it changes between two reads, the
 	// server restarted (or was replaced) in between.
 	Instance string
+	// ImageDigest is the digest of the image the server container runs ("sha256:..."), as the
+	// kubelet reports it; "" when unknown (a server the engine does not run, a pod not started).
+	ImageDigest string
 }
 
 // ServerExit is one exit of a server container.
