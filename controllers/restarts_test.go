@@ -426,7 +426,7 @@ func TestServerInstancePerRepetition(t *testing.T) {
 	}
 	// Each new instance is probed after the previous repetition's last step and before its own
 	// repetition's first (the ladder descends in repetition 2).
-	if i, j, k := indexOf(created, "-s02-"), indexOf(created, "probe-i2"), indexOf(created, "r2s02"); !(i < j && j < k) {
+	if i, j, k := indexOf(created, "-s02-"), indexOf(created, "probe-i2"), indexOf(created, "r2s02"); i >= j || j >= k {
 		t.Errorf("repetition 2's instance not probed between repetition 1's last step and its own first: %s", jobs)
 	}
 	assertEvents(t, ns, "fresh", "ServerReplaced")
