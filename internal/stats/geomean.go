@@ -207,3 +207,11 @@ func AdjustBH(ps []float64) []float64 {
 	}
 	return q
 }
+
+// TQuantile is the p quantile of Student's t distribution with df degrees of freedom.
+func TQuantile(df, p float64) float64 {
+	if p < 0.5 {
+		return -tQuantile(moremath.TDist{V: df}, 1-p)
+	}
+	return tQuantile(moremath.TDist{V: df}, p)
+}

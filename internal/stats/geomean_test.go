@@ -123,3 +123,15 @@ func TestPooledPhi(t *testing.T) {
 		t.Errorf("PooledPhi of a series too short to split: %v, want 0", got)
 	}
 }
+
+func TestTQuantile(t *testing.T) {
+	// Student's t table values.
+	for _, c := range []struct{ df, p, want float64 }{
+		{1, 0.975, 12.706}, {4, 0.975, 2.776}, {9, 0.975, 2.262}, {29, 0.975, 2.045}, {1000, 0.975, 1.962},
+		{9, 0.025, -2.262}, {5, 0.5, 0},
+	} {
+		if got := TQuantile(c.df, c.p); math.Abs(got-c.want) > 0.001 {
+			t.Errorf("TQuantile(%v, %v) = %.4f, want %.3f", c.df, c.p, got, c.want)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 )
 
 // plainQPS reads the "queries: N (X per sec.)" line of plain sysbench's text summary.
@@ -33,9 +34,13 @@ var plainQPS = regexp.MustCompile(`(?m)^\s+queries:\s+\d+\s+\((\d+(?:\.\d+)?) pe
 // the benchmark starts on the database node and reaches as an external target, so both sides see
 // the same data and buffer pool). The sides are interleaved A B B A ... so drift hits both.
 //
-//	make bench-fidelity   # E2E_FIDELITY_ROUNDS (6), E2E_FIDELITY_THREADS (8), E2E_STEP (10s)
+//	make bench-fidelity   # E2E_FIDELITY_ROUNDS (6), E2E_FIDELITY_MAX_ROUNDS (40),
+//	                      # E2E_FIDELITY_PRECISION (0.02), E2E_FIDELITY_THREADS (8), E2E_STEP (10s)
 //
-// It reports ratio = mean operator QPS / mean hand QPS, and the per-round ratios' spread.
+// It reports the ratio operator QPS / hand QPS as the geometric mean of the per-round ratios
+// (each round measures the two sides back to back) with its 95 % t interval, and adds rounds after
+// the first E2E_FIDELITY_ROUNDS until that interval is within ±E2E_FIDELITY_PRECISION of the
+// ratio or E2E_FIDELITY_MAX_ROUNDS ran.
 func BenchmarkFidelity(b *testing.B) {
 	ctx := context.Background()
 	c := newClient(b)
@@ -48,6 +53,14 @@ func BenchmarkFidelity(b *testing.B) {
 	rounds, err := strconv.Atoi(env("E2E_FIDELITY_ROUNDS", "6"))
 	if err != nil || rounds < 1 {
 		b.Fatalf("E2E_FIDELITY_ROUNDS=%q: want a positive integer", env("E2E_FIDELITY_ROUNDS", ""))
+	}
+	maxRounds, err := strconv.Atoi(env("E2E_FIDELITY_MAX_ROUNDS", "40"))
+	if err != nil || maxRounds < rounds {
+		b.Fatalf("E2E_FIDELITY_MAX_ROUNDS=%q: want an integer of at least E2E_FIDELITY_ROUNDS (%d)", env("E2E_FIDELITY_MAX_ROUNDS", ""), rounds)
+	}
+	precision, err := strconv.ParseFloat(env("E2E_FIDELITY_PRECISION", "0.02"), 64)
+	if err != nil || precision <= 0 {
+		b.Fatalf("E2E_FIDELITY_PRECISION=%q: want a positive fraction such as 0.02", env("E2E_FIDELITY_PRECISION", ""))
 	}
 	threads, err := strconv.Atoi(env("E2E_FIDELITY_THREADS", "8"))
 	if err != nil || threads < 1 {
@@ -94,7 +107,8 @@ func BenchmarkFidelity(b *testing.B) {
 	handRun(b, c, cs, ns, "fidelity-warmup", sysbenchImage, secret.Name, sysbenchArgs("run", threads, int(step.Seconds())))
 
 	var operatorQPS, handQPS, ratios []float64
-	for i := range rounds {
+	var ratio, low, high float64
+	for i := 0; i < maxRounds; i++ {
 		var op, hand float64
 		measureOperator := func() { op = operatorRun(b, c, ns, i, secret.Name, workload, int32(threads), step, sysbenchImage) }
 		measureHand := func() {
@@ -114,14 +128,27 @@ func BenchmarkFidelity(b *testing.B) {
 			measureOperator()
 		}
 		operatorQPS, handQPS, ratios = append(operatorQPS, op), append(handQPS, hand), append(ratios, op/hand)
-		b.Logf("round %d: operator %.0f QPS, by hand %.0f QPS, ratio %.3f", i+1, op, hand, op/hand)
+		ratio, low, high = ratioInterval(ratios)
+		b.Logf("round %d: operator %.0f QPS, by hand %.0f QPS, ratio %.3f; so far %.4f [%.4f, %.4f]",
+			i+1, op, hand, op/hand, ratio, low, high)
+		// Stopping on the interval's width, never on the ratio itself, keeps the interval honest.
+		if i+1 >= rounds && high-ratio <= precision*ratio && ratio-low <= precision*ratio {
+			break
+		}
 	}
 	mo, mh := mean(operatorQPS), mean(handQPS)
-	rm, rsd := mean(ratios), stddev(ratios)
-	b.Logf("%d rounds, %d threads, %s steps, %s: operator %.0f QPS, by hand %.0f QPS; ratio of means %.3f; "+
-		"per-round ratio %.3f ± %.3f (min %.3f, max %.3f)", rounds, threads, step, workload.Script,
-		mo, mh, mo/mh, rm, rsd, minOf(ratios), maxOf(ratios))
-	b.ReportMetric(mo/mh, "ratio")
+	rsd := stddev(ratios)
+	b.Logf("%d rounds, %d threads, %s steps, %s: operator %.0f QPS, by hand %.0f QPS; ratio %.4f, 95 %% interval "+
+		"[%.4f, %.4f] (±%.2f %%); per-round ratio sd %.3f (min %.3f, max %.3f)", len(ratios), threads, step, workload.Script,
+		mo, mh, ratio, low, high, 100*max(high-ratio, ratio-low)/ratio, rsd, minOf(ratios), maxOf(ratios))
+	if high-ratio > precision*ratio || ratio-low > precision*ratio {
+		b.Logf("the interval is wider than ±%.1f %% after %d rounds (E2E_FIDELITY_MAX_ROUNDS): the cluster is too noisy for that precision",
+			100*precision, len(ratios))
+	}
+	b.ReportMetric(ratio, "ratio")
+	b.ReportMetric(low, "ratio-low95")
+	b.ReportMetric(high, "ratio-high95")
+	b.ReportMetric(float64(len(ratios)), "rounds")
 	b.ReportMetric(rsd, "ratio-sd")
 	b.ReportMetric(mo, "operator-qps")
 	b.ReportMetric(mh, "hand-qps")
@@ -309,4 +336,19 @@ func maxOf(xs []float64) float64 {
 		m = math.Max(m, x)
 	}
 	return m
+}
+
+// ratioInterval is the geometric mean of per-round ratios and its 95 % t interval (on the logs:
+// a ratio's noise is multiplicative).
+func ratioInterval(ratios []float64) (ratio, low, high float64) {
+	logs := make([]float64, len(ratios))
+	for i, r := range ratios {
+		logs[i] = math.Log(r)
+	}
+	m := mean(logs)
+	if len(logs) < 2 {
+		return math.Exp(m), 0, math.Inf(1)
+	}
+	h := stats.TQuantile(float64(len(logs)-1), 0.975) * stddev(logs) / math.Sqrt(float64(len(logs)))
+	return math.Exp(m), math.Exp(m - h), math.Exp(m + h)
 }

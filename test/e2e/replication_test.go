@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +41,9 @@ func TestReplicationOnARealCluster(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
 	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	full := os.Getenv("E2E_REPLICATION_FULL") == "1"
 	images := replicationImages()
 	reps, threads := 2, "1"
