@@ -527,6 +527,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, u *schedule
 		raised = fmt.Sprintf(" with %d repetitions (the template has %d; %s was compared %s)",
 			reps, tmpl.Spec.RepetitionsOrDefault(), last.Name, compare.Short(*sched.Status.LastComparison))
 	}
+	run.Spec.ServerInstance = ScheduledServerInstance(run.Spec)
 	run.Labels[v1.LabelSchedule] = sched.Name
 	run.Annotations[v1.AnnotationScheduledTime] = due.UTC().Format(time.RFC3339)
 	if err := controllerutil.SetControllerReference(sched, run, r.scheme); err != nil {
@@ -595,4 +596,21 @@ func (r *BenchmarkScheduleReconciler) writeStatus(ctx context.Context, before, s
 		return fmt.Errorf("write schedule status: %w", err)
 	}
 	return nil
+}
+
+// ScheduledServerInstance is the serverInstance of a scheduled run: the template's when it says,
+// else PerRepetition where that can work (repetitions, builtin targets, order Sequential). A
+// scheduled run is compared with other nights' runs, each on its own server instance, so its
+// repetitions must see the noise between instances too: measured on the local cluster, a
+// one-thread cell's QPS varies about twice as much between instances as within one.
+func ScheduledServerInstance(spec v1.BenchmarkRunSpec) v1.ServerInstanceMode {
+	if spec.ServerInstance != "" || spec.RepetitionsOrDefault() < 2 || spec.Interleaved() {
+		return spec.ServerInstance
+	}
+	for _, t := range spec.Targets {
+		if t.EngineOrDefault() != v1.EngineBuiltin {
+			return spec.ServerInstance
+		}
+	}
+	return v1.ServerInstancePerRepetition
 }

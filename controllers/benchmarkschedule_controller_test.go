@@ -247,6 +247,7 @@ func TestScheduleCreatesTheRunOnTimeInItsTimeZone(t *testing.T) {
 	s := startScheduler(t, ns, time.Now())
 	sched := nightly(ns, "nightly", "30 2 * * *")
 	sched.Spec.TimeZone = ptr.To("Asia/Kolkata") // UTC+5:30: 02:30 there is 21:00 UTC the day before
+	sched.Spec.Template.Spec.Repetitions = ptr.To[int32](2)
 	createSchedule(t, sched)
 	kolkata, err := time.LoadLocation("Asia/Kolkata")
 	if err != nil {
@@ -281,6 +282,10 @@ func TestScheduleCreatesTheRunOnTimeInItsTimeZone(t *testing.T) {
 	}
 	if len(run.Spec.Targets) != 2 || run.Spec.Ladder.Threads[1] != 2 {
 		t.Errorf("spec not copied from the template: %+v", run.Spec)
+	}
+	if run.Spec.ServerInstance != v1.ServerInstancePerRepetition || sched.Spec.Template.Spec.ServerInstance != "" {
+		t.Errorf("serverInstance %q (template %q), want PerRepetition: a scheduled run's repetitions each on a new server",
+			run.Spec.ServerInstance, sched.Spec.Template.Spec.ServerInstance)
 	}
 	got = waitSchedule(t, ns, "nightly", "lastScheduleTime and active", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.LastScheduleTime != nil && len(s.Status.Active) == 1
@@ -1162,5 +1167,32 @@ func TestScheduleActionEventsSurviveAConflictingStatusWrite(t *testing.T) {
 				t.Errorf("runs %v, want %v", names, tc.runs)
 			}
 		})
+	}
+}
+
+// A scheduled run gets a new server per repetition unless its template says otherwise or the
+// combination cannot work.
+func TestScheduledServerInstance(t *testing.T) {
+	spec := func(reps int32, mode v1.ServerInstanceMode, order v1.RunOrder, engines ...v1.Engine) v1.BenchmarkRunSpec {
+		s := v1.BenchmarkRunSpec{Repetitions: ptr.To(reps), ServerInstance: mode, Order: order}
+		for i, e := range engines {
+			s.Targets = append(s.Targets, v1.Target{Name: fmt.Sprint("t", i), Engine: e})
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name string
+		spec v1.BenchmarkRunSpec
+		want v1.ServerInstanceMode
+	}{
+		{"repetitions on builtin servers", spec(5, "", "", v1.EngineBuiltin, ""), v1.ServerInstancePerRepetition},
+		{"the template says Shared", spec(5, v1.ServerInstanceShared, "", v1.EngineBuiltin), v1.ServerInstanceShared},
+		{"one repetition: nothing to replace", spec(1, "", "", v1.EngineBuiltin), ""},
+		{"interleaved pairs on shared instances", spec(5, "", v1.OrderInterleaved, v1.EngineBuiltin), ""},
+		{"an external server cannot be replaced", spec(5, "", "", v1.EngineBuiltin, v1.EngineExternal), ""},
+	} {
+		if got := controllers.ScheduledServerInstance(c.spec); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }

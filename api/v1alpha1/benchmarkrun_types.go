@@ -527,7 +527,9 @@ type BenchmarkRunSpec struct {
 	Order RunOrder `json:"order,omitempty"`
 
 	// ServerInstance is what the repetitions of a target measure on (engine builtin).
-	// Shared (what unset means): every repetition measures the same server instance, so the
+	// Unset means Shared for a run created on its own, and PerRepetition for a BenchmarkSchedule's
+	// runs with repetitions, builtin targets and order Sequential (they are compared with other
+	// nights' runs, each on its own instance). Shared: every repetition measures the same server instance, so the
 	// spread of a cell's repetitions is only the noise within one instance: one process, one
 	// buffer pool, one set of data files, one node. PerRepetition: before each repetition after
 	// the first, the operator deletes the target's server pod and its StatefulSet starts a new
