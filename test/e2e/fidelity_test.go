@@ -34,7 +34,7 @@ var plainQPS = regexp.MustCompile(`(?m)^\s+queries:\s+\d+\s+\((\d+(?:\.\d+)?) pe
 // the benchmark starts on the database node and reaches as an external target, so both sides see
 // the same data and buffer pool). The sides are interleaved A B B A ... so drift hits both.
 //
-//	make bench-fidelity   # E2E_FIDELITY_ROUNDS (6), E2E_FIDELITY_MAX_ROUNDS (40),
+//	make bench-fidelity   # E2E_FIDELITY_ROUNDS (6), E2E_FIDELITY_MAX_ROUNDS (60),
 //	                      # E2E_FIDELITY_PRECISION (0.02), E2E_FIDELITY_THREADS (8), E2E_STEP (10s)
 //
 // It reports the ratio operator QPS / hand QPS as the geometric mean of the per-round ratios
@@ -54,7 +54,7 @@ func BenchmarkFidelity(b *testing.B) {
 	if err != nil || rounds < 1 {
 		b.Fatalf("E2E_FIDELITY_ROUNDS=%q: want a positive integer", env("E2E_FIDELITY_ROUNDS", ""))
 	}
-	maxRounds, err := strconv.Atoi(env("E2E_FIDELITY_MAX_ROUNDS", "40"))
+	maxRounds, err := strconv.Atoi(env("E2E_FIDELITY_MAX_ROUNDS", "60"))
 	if err != nil || maxRounds < rounds {
 		b.Fatalf("E2E_FIDELITY_MAX_ROUNDS=%q: want an integer of at least E2E_FIDELITY_ROUNDS (%d)", env("E2E_FIDELITY_MAX_ROUNDS", ""), rounds)
 	}
