@@ -25,6 +25,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 	"github.com/mysqlbench/mysqlbench-operator/internal/conditions"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 )
 
@@ -608,7 +609,7 @@ func ScheduledServerInstance(spec v1.BenchmarkRunSpec) v1.ServerInstanceMode {
 		return spec.ServerInstance
 	}
 	for _, t := range spec.Targets {
-		if t.EngineOrDefault() != v1.EngineBuiltin {
+		if !engine.FactsOf(t.Engine).OwnPod {
 			return spec.ServerInstance
 		}
 	}

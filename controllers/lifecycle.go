@@ -322,7 +322,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 			return r.failTarget(ctx, tx, t, ts, state.Message)
 		}
 		why := ""
-		if state.Reason == v1.ReasonStarting && waited >= r.schedulingGrace && t.Engine == v1.EngineBuiltin {
+		if state.Reason == v1.ReasonStarting && waited >= r.schedulingGrace && engine.FactsOf(t.Engine).OwnPod {
 			if why, err = r.serverWarning(ctx, run, t); err != nil {
 				return ctrl.Result{}, err
 			}

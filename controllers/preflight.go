@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 )
 
 // referenceRecheck is how often a missing reference is looked up again within the grace: the
@@ -97,7 +98,7 @@ func (r *BenchmarkRunReconciler) checkConnectionSecret(ctx context.Context, tx *
 		}
 		return true, ctrl.Result{}, nil
 	}
-	if t.Engine != v1.EngineExternal {
+	if engine.FactsOf(t.Engine).CreatesServer {
 		res, err := r.failTarget(ctx, tx, t, ts, fmt.Sprintf("Secret %s/%s with the credentials the operator generated for "+
 			"target %s was deleted during the run: its server was set up with those passwords, which are gone, so the "+
 			"target cannot go on; start a new run, and find out who deleted it", run.Namespace, name, t.Name))

@@ -91,7 +91,7 @@ type poolUser struct {
 // nothing changes (noPoolNodes).
 func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition, t v1.Target) (bool, ctrl.Result, error) {
 	run := tx.run
-	if t.Engine == v1.EngineExternal {
+	if !engine.FactsOf(t.Engine).HoldsNode {
 		return true, ctrl.Result{}, nil
 	}
 	selector := specs.DatabasePlacement(run).NodeSelector
@@ -281,7 +281,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 		}
 		key := other.Namespace + "/" + other.Name
 		t, ts := currentTarget(other)
-		if t == nil || t.Engine == v1.EngineExternal {
+		if t == nil || !engine.FactsOf(t.Engine).HoldsNode {
 			continue
 		}
 		user := poolUser{key: key, target: t.Name, started: other.Status.StartTime.Time, exclusive: true}
@@ -312,7 +312,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 // other namespace's pods (specs.DatabasePlacement says why). Targets the operator runs no server
 // for (external) have none.
 func (r *BenchmarkRunReconciler) poolPeers(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) ([]specs.Peer, error) {
-	if t.Engine == v1.EngineExternal {
+	if !engine.FactsOf(t.Engine).HoldsNode {
 		return nil, nil
 	}
 	holders, _, err := r.poolUsers(ctx, poolName(specs.DatabasePlacement(run).NodeSelector), run)

@@ -128,7 +128,7 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 		cand := t.DeepCopy()
 		cand.Image = engine.PinnedImage(cand.Image, imageDigest(run, t.Name))
 		targets = append(targets, *base, *cand)
-		if base.EngineOrDefault() != v1.EngineBuiltin || t.EngineOrDefault() != v1.EngineBuiltin {
+		if !engine.FactsOf(base.Engine).OwnPod || !engine.FactsOf(t.Engine).OwnPod {
 			interleaved = false
 		}
 		var ths []int32

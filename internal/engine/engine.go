@@ -89,6 +89,12 @@ type Engine interface {
 	ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string
 	// Teardown deletes the target's server and its data. Idempotent.
 	Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error
+	// Facts are what the operator knows of the engine's servers without asking the cluster.
+	Facts() Facts
+	// PlannedObjects are the objects Provision creates for target t, with password in place of
+	// every password it would generate (the plan of kubectl mysqlbench create --dry-run); none
+	// for a server the operator does not create.
+	PlannedObjects(run *v1.BenchmarkRun, t v1.Target, password string) ([]client.Object, error)
 }
 
 // ForeignKind is implemented by engines whose servers are objects of another operator's kind

@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
@@ -328,7 +329,7 @@ func (s *Sampler) serverPods(ctx context.Context) ([]serverPod, error) {
 			continue
 		}
 		for _, t := range run.Spec.Targets {
-			if e := t.EngineOrDefault(); e != v1.EnginePerconaServer && e != v1.EnginePerconaXtraDBCluster {
+			if !engine.FactsOf(t.Engine).ForeignPods {
 				continue
 			}
 			if !targetActive(run, t.Name) {
@@ -360,17 +361,11 @@ func targetActive(run *v1.BenchmarkRun, target string) bool {
 	return false
 }
 
-// ServerContainer is the name of the server container of a target's engine: the builtin
-// StatefulSet's (specs), Percona Server for MySQL's "mysql" and Percona XtraDB Cluster's "pxc"
-// (their operators' database containers); "" for an external server, which has no pod here.
+// ServerContainer is the name of the server container of a target's engine (engine.Facts): the
+// builtin StatefulSet's (specs), Percona Server for MySQL's "mysql" and Percona XtraDB Cluster's
+// "pxc" (their operators' database containers); "" for an external server, which has no pod here.
 func ServerContainer(e v1.Engine) string {
-	switch e {
-	case v1.EngineBuiltin, v1.EnginePerconaServer:
-		return "mysql"
-	case v1.EnginePerconaXtraDBCluster:
-		return "pxc"
-	}
-	return ""
+	return engine.FactsOf(e).ServerContainer
 }
 
 // StepCPU is the target's server container CPU between from and to (the step's snapshot
@@ -378,13 +373,13 @@ func ServerContainer(e v1.Engine) string {
 // says why there is none, in a sentence for the user. It fills Container, Seconds, From, To,
 // Samples and PerSecond; the caller fills PerQuery.
 func (s *Sampler) StepCPU(_ context.Context, run *v1.BenchmarkRun, target string, from, to time.Time) (*serverstats.CPU, string) {
-	engine := v1.EngineBuiltin
+	e := v1.EngineBuiltin
 	for _, t := range run.Spec.Targets {
 		if t.Name == target {
-			engine = t.EngineOrDefault()
+			e = t.EngineOrDefault()
 		}
 	}
-	container := ServerContainer(engine)
+	container := ServerContainer(e)
 	if container == "" {
 		return nil, "no CPU per query for an external server: the operator has no kubelet that runs it"
 	}

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -108,32 +109,17 @@ func targetObjects(run *v1.BenchmarkRun, t v1.Target, image string) ([]client.Ob
 	e := t.EngineOrDefault()
 	eng, ok := engines[e]
 	if !ok {
-		return nil, fmt.Errorf("target %s: engine %q is not one the operator has: set engine to %s, %s, %s or %s",
-			t.Name, e, v1.EngineBuiltin, v1.EngineExternal, v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster)
+		return nil, fmt.Errorf("target %s: engine %q is not one the operator has: set engine to %s",
+			t.Name, e, engineNames())
 	}
 	// What the controller checks before provisioning (a missing custom script ConfigMap and the
 	// node pool's queue need the cluster).
 	if err := specs.CheckTargetData(run.Spec, t); err != nil {
 		return nil, targetError(t, err)
 	}
-	var objs []client.Object
-	switch e {
-	case v1.EngineBuiltin:
-		server, err := specs.BuiltinServerObjects(run, t, PasswordPlaceholder, PasswordPlaceholder)
-		if err != nil {
-			return nil, targetError(t, err)
-		}
-		objs = append(objs, server...)
-	case v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster:
-		pw := map[string]string{}
-		for _, u := range specs.PerconaSystemUsers[e] {
-			pw[u] = PasswordPlaceholder
-		}
-		server, err := specs.PerconaObjects(e, run, t, pw, PasswordPlaceholder)
-		if err != nil {
-			return nil, targetError(t, err)
-		}
-		objs = append(objs, server.List()...)
+	objs, err := eng.PlannedObjects(run, t, PasswordPlaceholder)
+	if err != nil {
+		return nil, targetError(t, err)
 	}
 	secret := eng.ConnectionSecret(run, t)
 	for _, s := range specs.TargetSteps(run, t) {
@@ -176,4 +162,14 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// engineNames lists the operator's engines for a message: "builtin, external, ... or percona-server".
+func engineNames() string {
+	names := make([]string, 0, len(engines))
+	for e := range engines {
+		names = append(names, string(e))
+	}
+	slices.Sort(names)
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -28,6 +28,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/plan"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
@@ -332,7 +333,7 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 		if t.Image != "" {
 			what += ", image " + t.Image
 		}
-		if t.EngineOrDefault() == v1.EngineExternal && t.SecretRef != nil {
+		if !engine.FactsOf(t.Engine).CreatesServer && t.SecretRef != nil {
 			what += ", connection from Secret " + t.SecretRef.Name
 		}
 		if len(made) == 0 {
@@ -415,8 +416,7 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 		}
 	}
 	if slices.ContainsFunc(s.Targets, func(t v1.Target) bool {
-		e := t.EngineOrDefault()
-		return e == v1.EnginePerconaServer || e == v1.EnginePerconaXtraDBCluster
+		return engine.FactsOf(t.Engine).ForeignPods
 	}) {
 		_, _ = fmt.Fprintln(w, "  Percona targets: their pods are placed by the Percona operator from the resource's spec.")
 	}

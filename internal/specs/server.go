@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -32,7 +33,8 @@ const (
 	// SecretKeyRootPassword holds the generated root password next to the sysbench keys.
 	SecretKeyRootPassword = "root-password"
 
-	serverContainer = "mysql"
+	// ServerContainer is the name of the builtin server's container.
+	ServerContainer = "mysql"
 	dataVolume      = "data"
 	configVolume    = "config"
 	socketVolume    = "run"
@@ -207,7 +209,7 @@ func ServerStatefulSet(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) *appsv1
 	}
 
 	container := corev1.Container{
-		Name:  serverContainer,
+		Name:  ServerContainer,
 		Image: t.Image,
 		Env:   env,
 		Ports: []corev1.ContainerPort{{Name: "mysql", ContainerPort: MySQLPort, Protocol: corev1.ProtocolTCP}},
@@ -429,7 +431,7 @@ func CheckTargetData(spec v1.BenchmarkRunSpec, t v1.Target) error {
 			return err
 		}
 	}
-	if t.Engine == v1.EngineExternal || !spec.Workload.Prepares() {
+	if !facts.Of(t.Engine).CreatesServer || !spec.Workload.Prepares() {
 		return nil
 	}
 	return CheckDataFits(spec)

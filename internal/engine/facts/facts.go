@@ -1,0 +1,54 @@
+// Package facts holds what the operator knows of each engine's servers without asking the
+// cluster. It is a leaf, apart from package engine (whose implementations build on specs), so
+// that the builders in specs and the clients can read an engine's facts too.
+package facts
+
+import (
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// Facts are what the operator knows of an engine's servers without asking the cluster. The
+// queue, the placement, the CPU sampler, the plan and the plugin read them instead of naming
+// engines, so that a new engine states its facts here once.
+type Facts struct {
+	// CreatesServer: the operator creates the server, with passwords it generated (a Secret of
+	// them lost during the run ends the target: the server was set up with them). False: the
+	// server is the user's, reached through the user's Secret, and outlives the run, so what a
+	// client prepared there is dropped after the ladder.
+	CreatesServer bool
+	// HoldsNode: the server's pod holds a node of the run's database pool, so the target
+	// queues for one and later servers keep away from it.
+	HoldsNode bool
+	// ServerContainer is the name of the server's container in its pod, "" when its pod is not
+	// in the cluster.
+	ServerContainer string
+	// ForeignPods: the server's pods are another operator's, placed by it from its resource's
+	// spec; they carry the run and target labels (specs.serverPod) but not the operator's
+	// managed-by label, so the manager's cache does not hold them.
+	ForeignPods bool
+	// ImageIsServer: target.image is the server's own image, whose client tools (mysqlslap,
+	// mariadb-slap) match the server.
+	ImageIsServer bool
+	// OwnPod: the server is the operator's own StatefulSet pod, whose events the operator reads
+	// when it does not start, which can share a node with another target's step by step (an
+	// interleaved run), and which the operator can replace by a new instance per repetition.
+	OwnPod bool
+}
+
+// byEngine are the engines' facts by name.
+var byEngine = map[v1.Engine]Facts{
+	v1.EngineBuiltin: {CreatesServer: true, HoldsNode: true, ServerContainer: "mysql",
+		ImageIsServer: true, OwnPod: true},
+	v1.EngineExternal:             {},
+	v1.EnginePerconaServer:        {CreatesServer: true, HoldsNode: true, ServerContainer: "mysql", ForeignPods: true},
+	v1.EnginePerconaXtraDBCluster: {CreatesServer: true, HoldsNode: true, ServerContainer: "pxc", ForeignPods: true},
+}
+
+// Of are the facts of engine e (the API default, builtin, when e is ""); an engine the
+// operator does not have has none.
+func Of(e v1.Engine) Facts {
+	if e == "" {
+		e = v1.EngineBuiltin
+	}
+	return byEngine[e]
+}
