@@ -177,8 +177,8 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 		return r.runLadderStep(ctx, tx, t, ts, eng, i)
 
 	case v1.TargetCleaningUp:
-		if specs.DropsTables(run, t) {
-			return r.runPhase(ctx, tx, t, ts, eng, specs.CleanupStep(),
+		if step, ok := specs.AfterLadderStep(run, t); ok {
+			return r.runPhase(ctx, tx, t, ts, eng, step,
 				func(*sysbench.Final) {
 					if ts.Message != "" {
 						// It failed earlier; its tables are gone now.

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
@@ -21,22 +22,10 @@ import (
 // restarting (out of memory, a failing node) cannot be measured.
 const maxServerRestarts = 3
 
-// restartSettle is how long a step that lost its connection (errors 2002, 2003, 2006, 2013) waits
-// before it counts as a failed attempt: the server's pod status may not show the restart yet, and
+// restartSettle is how long a step that lost its connection (client.ConnectionLost: errors 2002,
+// 2003, 2006, 2013) waits before it counts as a failed attempt: the server's pod status may not show the restart yet, and
 // a restart is not the step's fault.
 const restartSettle = 10 * time.Second
-
-// connectionLost are the client errors a server restart causes.
-var connectionLost = map[int]bool{2002: true, 2003: true, 2006: true, 2013: true}
-
-// settling is how much longer a failed step should wait for the server's status to catch up
-// before its failure counts; 0 when it counts now.
-func (r *BenchmarkRunReconciler) settling(out jobOutcome) time.Duration {
-	if !connectionLost[out.code] || out.job == nil {
-		return 0
-	}
-	return max(restartSettle-r.clock.Since(jobFinishedAt(out.job)), 0)
-}
 
 // watchServer checks, while the target's data and measurements depend on it, that the server is
 // still the instance they were made on. After a restart (or a replaced pod) the step in progress
@@ -142,15 +131,15 @@ func (r *BenchmarkRunReconciler) deleteUnfinishedJobs(ctx context.Context, run *
 // afterRestartProbe is where a target goes after the probe of a restarted server: its sbtest
 // tables survived (a container restart, or a persistent volume), so a warm-up brings the caches
 // back, or they are gone (a new pod on an emptyDir) and must be prepared again. Tables that a
-// prepare cut short by the restart was filling are never trusted. A mysqlslap workload has no
-// tables to keep.
+// prepare cut short by the restart was filling are never trusted. A client that prepares no
+// data (mysqlslap) has no tables to keep.
 func afterRestartProbe(run *v1.BenchmarkRun, restart *v1.ServerRestart, tablesFound int32) (v1.TargetPhase, string) {
 	w := run.Spec.Workload
 	tables := max(w.Tables, 1)
 	duringPrepare := restart != nil && restart.During == "prepare"
 	switch {
-	case w.ClientOrDefault() == v1.ClientMysqlslap:
-		// mysqlslap re-creates its own schema at every step: nothing to prepare again.
+	case !loadclient.For(w).Capabilities().PreparesData:
+		// The client makes its own tables at every step: nothing to prepare again.
 		return afterPrepare(run), ""
 	case tablesFound >= tables && !duringPrepare:
 		return afterPrepare(run), ""

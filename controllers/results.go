@@ -27,12 +27,14 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/steplog"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // PodLogReader reads a container's log (the kubelet serves it through the API server's pods/log).
@@ -296,14 +298,14 @@ func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition
 	}
 	defer func() { _ = rc.Close() }()
 	run := tx.run
+	c, step := loadclient.For(run.Spec.Workload), labelledStep(job).Sysbench
 	opts := steplog.Options{
-		Mysqlslap:   specs.UsesMysqlslap(run, labelledStep(job)),
-		Budget:      budget,
-		ServerStats: run.Spec.ServerStatsEnabled(),
-		TopWaits:    run.Spec.TopWaitsOrDefault(),
-	}
-	if run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap {
-		opts.Iterations = int(run.Spec.Workload.MysqlslapOrDefault().Iterations)
+		Parse:        func(r io.Reader) (sysbench.Output, error) { return c.Parse(step, r) },
+		SeriesAbsent: !c.Capabilities().Series,
+		Budget:       budget,
+		ServerStats:  run.Spec.ServerStatsEnabled(),
+		Iterations:   c.SnapshotRepeats(run.Spec.Workload),
+		TopWaits:     run.Spec.TopWaitsOrDefault(),
 	}
 	st, err := steplog.Read(rc, opts)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 )
 
@@ -186,7 +187,7 @@ func (r *BenchmarkRunReconciler) baseline(ctx context.Context, sched *v1.Benchma
 		if other.Name == run.Name || other.Status.Phase != v1.RunSucceeded || !metav1.IsControlledBy(other, sched) {
 			continue
 		}
-		if other.Spec.Workload.ClientOrDefault() != run.Spec.Workload.ClientOrDefault() {
+		if loadclient.For(other.Spec.Workload).Name() != loadclient.For(run.Spec.Workload).Name() {
 			// sysbench's QPS and mysqlslap's are defined differently: a schedule switched from
 			// one to the other starts a new baseline, not a false regression (review finding).
 			continue

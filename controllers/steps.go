@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -18,57 +17,32 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
-	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
-// jobOutcome is what a step's Job came to.
-type jobOutcome struct {
-	job *batchv1.Job
-	// done: the Job finished; then exactly one of final and failure is set.
-	done    bool
-	final   *sysbench.Final
-	failure string
-	// code is the MySQL error code of a failure, 0 when there is none.
-	code int
-	// deterministic: another attempt would fail the same way (sysbench.Failure.Deterministic).
-	deterministic bool
-	// pod is the Job's pod, when it still exists (for its log).
-	pod *corev1.Pod
-}
-
-// runPhase runs a one-Job phase (probe, prepare, warm-up, cleanup) of a target: create the Job
-// of the current attempt, and when it finishes call onSuccess or count a failed attempt.
+// runPhase runs a one-Job phase (probe, prepare, warm-up, after-ladder) of a target: create the
+// Job of the current attempt, and when it finishes call onSuccess or count a failed attempt.
 func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
 	eng engine.Engine, step specs.Step, onSuccess func(*sysbench.Final)) (ctrl.Result, error) {
-	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, nil)
-	if err != nil || !out.done {
-		return res, err
-	}
-	if out.failure != "" {
-		if wait := r.settling(out); wait > 0 {
-			return ctrl.Result{RequeueAfter: wait}, nil
-		}
-		return r.failedAttempt(ctx, tx, t, ts, step.Name, out)
-	}
-	onSuccess(out.final)
-	return ctrl.Result{}, nil
+	return r.runStep(ctx, tx, t, ts, eng, step, nil, step.Name, func(_ observed, a action) {
+		onSuccess(a.output.Final)
+	})
 }
 
 // runLadderStep runs step i of the target (in measuring order: a rung of one repetition, see
 // LadderPosition). The step is recorded in the status when its Job has completed (the Job's
 // Complete condition, the result from its pod's termination message); the next step's Job is
-// created as soon as this step's sysbench has exited with a result, without waiting the two
+// created as soon as this step's client has exited with a result, without waiting the two
 // seconds the kubelet and the Job controller take to report the Job complete (see nextJob).
 // The step's per-second series stays in its pod's log until releaseJobs stores a batch of them.
 func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
 	eng engine.Engine, i int) (ctrl.Result, error) {
 	run := tx.run
-	rung, rep := run.Spec.LadderPosition(i)
-	threads := run.Spec.Ladder.Threads[rung]
+	_, rep := run.Spec.LadderPosition(i)
 	step := specs.LadderStepAt(run, i)
 	var next *specs.Step
 	// An interleaved run's next step is usually another target's: no early start.
@@ -78,17 +52,19 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 		s := specs.LadderStepAt(run, i+1)
 		next = &s
 	}
-	out, res, err := r.stepJob(ctx, tx, t, ts, eng, step, next)
-	if err != nil || !out.done {
-		return res, err
-	}
-	if out.failure != "" {
-		if wait := r.settling(out); wait > 0 {
-			return ctrl.Result{RequeueAfter: wait}, nil
-		}
-		return r.failedAttempt(ctx, tx, t, ts, describeStep(run, i), out)
-	}
-	result := out.final.StepResult()
+	return r.runStep(ctx, tx, t, ts, eng, step, next, describeStep(run, i), func(o observed, a action) {
+		r.recordStep(ctx, tx, t, ts, step, i, o, a)
+	})
+}
+
+// recordStep records ladder step i's result (action record of its Job).
+func (r *BenchmarkRunReconciler) recordStep(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	step specs.Step, i int, o observed, a action) {
+	run := tx.run
+	rung, rep := run.Spec.LadderPosition(i)
+	threads := run.Spec.Ladder.Threads[rung]
+	c := loadclient.For(run.Spec.Workload)
+	result := c.Result(step.Sysbench, a.output)
 	result.Threads = threads
 	if run.Spec.RepetitionsOrDefault() > 1 {
 		result.Repetition = rep
@@ -97,15 +73,15 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 		result.Instance = ts.Instances
 	}
 	result.Attempts = ts.FailedAttempts + 1
-	result.StartTime = out.job.Status.StartTime
-	result.FinishTime = out.job.Status.CompletionTime
-	if !specs.UsesMysqlslap(run, step) && sysbench.OverDuration(*out.final, step.Sysbench.Duration) {
+	result.StartTime = o.job.Status.StartTime
+	result.FinishTime = o.job.Status.CompletionTime
+	if c.Capabilities().FixedDuration && sysbench.OverDuration(*a.output.Final, step.Sysbench.Duration) {
 		// Kept, for reading, but not a number to compare: cells and comparisons leave it out.
 		// The one Event per flagged step is worth its write: nothing else tells while the run goes.
 		result.OverDuration = true
 		tx.event(warning, "StepOverDuration", "target %s: step %s measured %.3f s, past its %s by more than the "+
 			"tolerance of %s: an event outlasted the step; its numbers are kept, marked, and left out of the statistics "+
-			"and the comparison", t.Name, describeStep(run, i), out.final.DurationSeconds, step.Sysbench.Duration,
+			"and the comparison", t.Name, describeStep(run, i), a.output.Final.DurationSeconds, step.Sysbench.Duration,
 			sysbench.OverrunTolerance(step.Sysbench.Duration))
 	}
 	ts.Steps = append(ts.Steps, result)
@@ -119,119 +95,226 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	// and the metrics carry the step's numbers.
 	tx.progressing(v1.ReasonRunning, fmt.Sprintf("target %s: %s", t.Name, run.Status.CurrentStep))
 	logf.FromContext(ctx).V(1).Info("step measured", "step", step.Name, "threads", threads, "qps", result.QPS.Total, "p95Ms", result.Latency.P95Ms)
-	return ctrl.Result{}, nil
 }
 
-// failedAttempt counts a failed attempt of a step, and fails the target once the retries are
-// spent, or at once when another attempt would fail the same way (a step that measured nothing:
-// the script decides that, not the server). The next attempt gets its own Job (the attempt is
-// part of the name).
-func (r *BenchmarkRunReconciler) failedAttempt(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	step string, out jobOutcome) (ctrl.Result, error) {
-	reason := out.failure
-	if out.deterministic {
-		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("step %s failed, not retried (another attempt would run the "+
-			"same way): %s", step, reason))
-	}
-	limit := tx.run.Spec.RetryLimit()
-	if ts.FailedAttempts >= limit {
-		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("step %s failed after %d attempts: %s", step, ts.FailedAttempts+1, reason))
-	}
-	ts.FailedAttempts++
-	tx.event(warning, "StepFailed", "target %s: step %s failed (attempt %d of %d), retrying: %s",
-		t.Name, step, ts.FailedAttempts, limit+1, reason)
-	return ctrl.Result{}, nil
-}
-
-// stepJob creates the Job of the target's current attempt at step, or reads how it ended. With
-// next (the ladder step after the current one), the next ladder step's Job is created as soon as
-// this step's sysbench has exited with a result, while the Job still waits to be reported
-// complete.
-func (r *BenchmarkRunReconciler) stepJob(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, step specs.Step, next *specs.Step) (jobOutcome, ctrl.Result, error) {
+// runStep drives the current attempt of a target's step in three parts: observe (read the
+// attempt's Job, its pod and the client's result), decide (a pure function of what was observed,
+// the attempts and the spec: decide) and act (create, delete, record, count the attempt, fail
+// the target). label names the step in messages; record stores a successful step.
+func (r *BenchmarkRunReconciler) runStep(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, step specs.Step, next *specs.Step, label string, record func(observed, action)) (ctrl.Result, error) {
 	run := tx.run
 	attempt := specs.AttemptOf(ts, ts.FailedAttempts)
 	name := specs.JobName(run, t.Name, step.Name, attempt)
+	o, err := r.observeStep(ctx, run, name)
+	if err != nil {
+		if o.unreadable {
+			return r.blocked(ctx, tx, t, ts, err)
+		}
+		return ctrl.Result{}, err
+	}
+	a := decide(o, loadclient.For(run.Spec.Workload), step.Sysbench, next != nil, ts.FailedAttempts, run.Spec.RetryLimit())
+	switch a.kind {
+	case actCreate:
+		return r.createStepJob(ctx, tx, t, ts, eng, step, attempt, "")
+	case actAbandon:
+		// Another attempt would fail the same way: end the Job and the target now.
+		if err := r.Delete(ctx, o.job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, fmt.Errorf("delete job %s: %w", name, err)
+		}
+		_, ferr := r.failTarget(ctx, tx, t, ts, a.failure)
+		return ctrl.Result{}, ferr
+	case actStartNext:
+		return r.startNext(ctx, tx, t, ts, eng, *next, name)
+	case actWatch:
+		return r.watchPending(ctx, tx, t, o.job, o.pod)
+	case actWait:
+		return ctrl.Result{RequeueAfter: a.after}, nil
+	case actRecord:
+		record(o, a)
+		return ctrl.Result{}, nil
+	case actFail:
+		reason := r.redactFailure(ctx, run, t, eng, a.failure)
+		if a.deterministic {
+			return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("step %s failed, not retried (another attempt would run the "+
+				"same way): %s", label, reason))
+		}
+		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("step %s failed after %d attempts: %s", label, ts.FailedAttempts+1, reason))
+	case actRetry:
+		reason := r.redactFailure(ctx, run, t, eng, a.failure)
+		ts.FailedAttempts++
+		tx.event(warning, "StepFailed", "target %s: step %s failed (attempt %d of %d), retrying: %s",
+			t.Name, label, ts.FailedAttempts, run.Spec.RetryLimit()+1, reason)
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, fmt.Errorf("step %s: unknown action %d", name, a.kind)
+}
+
+// startNext creates the Job of the next ladder step while the current one's Job (ended) waits
+// to be reported complete: the kubelet and the Job controller take about two seconds after the
+// client exited, and the server is idle meanwhile. The step is recorded when its Job is
+// complete; the next one starts now, once.
+func (r *BenchmarkRunReconciler) startNext(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
+	eng engine.Engine, next specs.Step, ended string) (ctrl.Result, error) {
+	run := tx.run
+	attempt := specs.AttemptOf(ts, 0)
+	nextName := specs.JobName(run, t.Name, next.Name, attempt)
+	err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: nextName}, &batchv1.Job{})
+	if err == nil {
+		return ctrl.Result{}, nil // started already; Job i's events come
+	}
+	if !apierrors.IsNotFound(err) {
+		return r.blocked(ctx, tx, t, ts, err)
+	}
+	return r.createStepJob(ctx, tx, t, ts, eng, next, attempt, ended)
+}
+
+// observed is what the operator read of the current attempt of a step: its Job, the Job's pod,
+// and the client container's result.
+type observed struct {
+	// exists: the run has a Job under the attempt's name. Without one, nothing else is set.
+	exists bool
+	// unreadable: the Job could not be read (the error says why).
+	unreadable bool
+	job        *batchv1.Job
+	// pod is the Job's pod, nil when it has none (yet, or any more); podState is what it shows.
+	pod      *corev1.Pod
+	podState engine.State
+	// finished, failed and why are the Job's conditions (jobFinished).
+	finished, failed bool
+	why              string
+	// sinceFinished is how long ago the Job finished, when it has.
+	sinceFinished time.Duration
+	// terminated, exitCode and message are the client container's end (containerResult).
+	terminated bool
+	exitCode   int32
+	message    string
+}
+
+// observeStep reads the Job name of a step's current attempt, its pod, and how they ended.
+func (r *BenchmarkRunReconciler) observeStep(ctx context.Context, run *v1.BenchmarkRun, name string) (observed, error) {
 	job := &batchv1.Job{}
 	// A Job under this name that the run does not control must not feed its result to the run.
 	err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
 	if apierrors.IsNotFound(err) {
-		res, err := r.createStepJob(ctx, tx, t, ts, eng, step, attempt, "")
-		return jobOutcome{}, res, err
+		return observed{}, nil
 	}
 	if err != nil {
-		res, err := r.blocked(ctx, tx, t, ts, err)
-		return jobOutcome{}, res, err
+		return observed{unreadable: true}, err
 	}
-
 	pod, err := r.jobPod(ctx, job)
 	if err != nil {
-		return jobOutcome{}, ctrl.Result{}, err
+		return observed{}, err
 	}
-	finished, failed, why := jobFinished(job)
-	if !finished {
-		if pod != nil {
-			if state := engine.PodState(pod); state.Failed && state.Reason == v1.ReasonImagePull {
-				// Another attempt would pull the same image: end the Job and the target now.
-				if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-					return jobOutcome{}, ctrl.Result{}, fmt.Errorf("delete job %s: %w", name, err)
-				}
-				_, ferr := r.failTarget(ctx, tx, t, ts, "sysbench "+state.Message)
-				return jobOutcome{}, ctrl.Result{}, ferr
-			}
-		}
-		if next != nil && loadEnded(run, step, pod) {
-			// The kubelet and the Job controller take about two seconds to report the Job
-			// complete after sysbench exited; the server is idle meanwhile. The step is
-			// recorded when the Job is complete; the next one starts now, once.
-			attempt := specs.AttemptOf(ts, 0)
-			nextName := specs.JobName(run, t.Name, next.Name, attempt)
-			err := owned.Get(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: nextName}, &batchv1.Job{})
-			if err == nil {
-				return jobOutcome{}, ctrl.Result{}, nil // started already; Job i's events come
-			}
-			if !apierrors.IsNotFound(err) {
-				res, err := r.blocked(ctx, tx, t, ts, err)
-				return jobOutcome{}, res, err
-			}
-			res, err := r.createStepJob(ctx, tx, t, ts, eng, *next, attempt, name)
-			return jobOutcome{}, res, err
-		}
-		res, err := r.watchPending(ctx, tx, t, job, pod)
-		return jobOutcome{}, res, err
+	o := observed{exists: true, job: job, pod: pod}
+	if pod != nil {
+		o.podState = engine.PodState(pod)
 	}
-	out := jobOutcome{job: job, done: true, pod: pod}
-	exitCode, message, terminated := containerResult(pod)
-	if !terminated {
+	o.finished, o.failed, o.why = jobFinished(job)
+	if o.finished {
+		o.sinceFinished = r.clock.Since(jobFinishedAt(job))
+	}
+	o.exitCode, o.message, o.terminated = containerResult(pod)
+	return o, nil
+}
+
+// actionKind is what runStep does about a step's current attempt.
+type actionKind int
+
+const (
+	// actCreate creates the attempt's Job.
+	actCreate actionKind = iota
+	// actAbandon deletes the unfinished Job and fails the target with failure: another attempt
+	// would fail the same way (an image that cannot be pulled).
+	actAbandon
+	// actStartNext starts the next ladder step's Job: this one's load has ended.
+	actStartNext
+	// actWatch watches an unfinished Job's pod for a start that does not come.
+	actWatch
+	// actWait looks again after after: the pod's result may still reach the cache, or the
+	// server's status may not show the restart that lost the connection yet.
+	actWait
+	// actRecord records output, the step's successful result.
+	actRecord
+	// actRetry counts a failed attempt (failure) and retries the step.
+	actRetry
+	// actFail fails the target (failure): deterministic, or the retries are spent.
+	actFail
+)
+
+// action is decide's answer.
+type action struct {
+	kind  actionKind
+	after time.Duration
+	// output is what the client printed (actRecord).
+	output loadclient.Output
+	// failure is why the step failed, not yet redacted (actAbandon, actRetry, actFail);
+	// deterministic says that another attempt would fail the same way.
+	failure       string
+	deterministic bool
+}
+
+// decide is what to do about a step's current attempt, from what was observed of it (o), the
+// workload's client c, whether a next ladder step may start early (hasNext), and the attempts
+// failed so far against the run's retry limit. It does no I/O.
+func decide(o observed, c loadclient.Client, step loadclient.Step, hasNext bool, failedAttempts, retryLimit int32) action {
+	if !o.exists {
+		return action{kind: actCreate}
+	}
+	if !o.finished {
+		if o.pod != nil && o.podState.Failed && o.podState.Reason == v1.ReasonImagePull {
+			return action{kind: actAbandon, failure: "sysbench " + o.podState.Message}
+		}
+		if hasNext && loadEnded(c, step, o.terminated, o.exitCode, o.message) {
+			return action{kind: actStartNext}
+		}
+		return action{kind: actWatch}
+	}
+	if !o.terminated && o.sinceFinished < podResultGrace {
 		// The Job and pod informers are independent: the Job's final condition can reach the
 		// cache before the pod update that carries the result. The pod's event brings the next
 		// reconcile; past the grace the result is taken as lost (a deleted pod, for example one
 		// the deadline killed, never reports).
-		if since := r.clock.Since(jobFinishedAt(job)); since < podResultGrace {
-			return jobOutcome{}, ctrl.Result{RequeueAfter: podResultGrace - since}, nil
-		}
+		return action{kind: actWait, after: podResultGrace - o.sinceFinished}
 	}
+	var failure *loadclient.Failure
+	var out loadclient.Output
 	switch {
-	case terminated:
-		parsed, perr := parseOutput(run, step, strings.NewReader(message))
-		if perr != nil {
-			out.failure = fmt.Sprintf("unreadable result: %v", perr)
+	case o.terminated:
+		parsed, err := c.Parse(step, strings.NewReader(o.message))
+		if err != nil {
+			failure = &loadclient.Failure{Reason: fmt.Sprintf("unreadable result: %v", err)}
 			break
 		}
-		if f := classify(run, step, exitCode, parsed); f != nil {
-			out.failure, out.code, out.deterministic = f.Reason, f.Code, f.Deterministic
-		} else if failed {
-			out.failure = "Job failed: " + why
-		} else {
-			out.final = parsed.Final
+		failure = c.Classify(step, o.exitCode, parsed)
+		switch {
+		case failure != nil:
+		case o.failed:
+			failure = &loadclient.Failure{Reason: "Job failed: " + o.why}
+		default:
+			out = parsed
 		}
-	case failed:
-		out.failure = "Job failed: " + why
+	case o.failed:
+		failure = &loadclient.Failure{Reason: "Job failed: " + o.why}
 	default:
-		out.failure = "Job " + name + " completed but its pod and result are gone"
+		failure = &loadclient.Failure{Reason: "Job " + o.job.Name + " completed but its pod and result are gone"}
 	}
-	out.failure = r.redactFailure(ctx, run, t, eng, out.failure)
-	return out, ctrl.Result{}, nil
+	if failure == nil {
+		return action{kind: actRecord, output: out}
+	}
+	if loadclient.ConnectionLost(failure) && o.sinceFinished < restartSettle {
+		// The server's pod status may not show the restart yet, and a restart is not the
+		// step's fault.
+		return action{kind: actWait, after: restartSettle - o.sinceFinished}
+	}
+	a := action{failure: failure.Reason, deterministic: failure.Deterministic}
+	switch {
+	case failure.Deterministic, failedAttempts >= retryLimit:
+		a.kind = actFail
+	default:
+		a.kind = actRetry
+	}
+	return a
 }
 
 // createStepJob creates the Job of step at attempt, unless something must happen first: a
@@ -287,54 +370,33 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 	return ctrl.Result{}, nil
 }
 
-// loadEnded says whether a step's sysbench has exited with a result: its container terminated
-// with exit code 0 and a final result that is not a failure. Its Job is not necessarily
-// reported complete yet; the load on the server is over.
-func loadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
-	exitCode, message, terminated := containerResult(pod)
+// loadEnded says whether a step's client has exited with a result: its container terminated
+// with exit code 0 and a final result that is not a failure. Its Job is not necessarily reported
+// complete yet; the load on the server is over.
+func loadEnded(c loadclient.Client, step loadclient.Step, terminated bool, exitCode int32, message string) bool {
 	if !terminated || exitCode != 0 {
 		return false
 	}
-	parsed, err := parseOutput(run, step, strings.NewReader(message))
-	return err == nil && parsed.Final != nil && classify(run, step, exitCode, parsed) == nil
+	parsed, err := c.Parse(step, strings.NewReader(message))
+	return err == nil && parsed.Final != nil && c.Classify(step, exitCode, parsed) == nil
 }
 
-// labelledStep is the step a client Job's step label names, as far as which client it runs goes:
-// one of the one-Job phases, else a ladder step.
+// podLoadEnded is loadEnded for the client container of pod.
+func podLoadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
+	exitCode, message, terminated := containerResult(pod)
+	return loadEnded(loadclient.For(run.Spec.Workload), step.Sysbench, terminated, exitCode, message)
+}
+
+// labelledStep is the step a client Job's step label names, as far as which client program it
+// runs goes: one of the one-Job phases (whose step names are their phases' names), else a
+// ladder step.
 func labelledStep(job *batchv1.Job) specs.Step {
 	label := job.Labels[specs.LabelStep]
-	switch label {
-	case specs.StepProbe:
-		return specs.ProbeStep()
-	case specs.StepPrepare:
-		return specs.PrepareStep()
-	case specs.StepCleanup:
-		return specs.CleanupStep()
-	case specs.StepWarmup:
-		return specs.Step{Name: label, Sysbench: sysbench.Step{Phase: sysbench.PhaseWarmup}}
+	switch phase := loadclient.Phase(label); phase {
+	case loadclient.PhaseProbe, loadclient.PhasePrepare, loadclient.PhaseCleanup, loadclient.PhaseWarmup, loadclient.PhaseCheck:
+		return specs.Step{Name: label, Sysbench: sysbench.Step{Phase: phase}}
 	}
 	return specs.Step{Name: label, Sysbench: sysbench.Step{Phase: sysbench.PhaseRun}}
-}
-
-// parseOutput reads what step's client printed (its log, or its termination message): sysbench's
-// reporter lines, or mysqlslap's output in the same form (specs.UsesMysqlslap).
-func parseOutput(run *v1.BenchmarkRun, step specs.Step, r io.Reader) (sysbench.Output, error) {
-	if specs.UsesMysqlslap(run, step) {
-		return mysqlslap.ParseOutput(r)
-	}
-	return sysbench.ParseOutput(r)
-}
-
-// classify is why step failed, judged by its client's error formats; nil when it succeeded. A
-// sysbench ladder step must also have measured queries (mysqlslap.Classify checks its own).
-func classify(run *v1.BenchmarkRun, step specs.Step, exitCode int32, out sysbench.Output) *sysbench.Failure {
-	if specs.UsesMysqlslap(run, step) {
-		return mysqlslap.Classify(exitCode, out)
-	}
-	if f := sysbench.Classify(exitCode, out); f != nil || step.Sysbench.Phase != sysbench.PhaseRun {
-		return f
-	}
-	return sysbench.MeasuredNothing(*out.Final, step.Sysbench.Duration)
 }
 
 // otherLoad names what still puts, or may put, load on the target's server besides the Job name
@@ -362,7 +424,7 @@ func (r *BenchmarkRunReconciler) otherLoad(ctx context.Context, tx *transition, 
 			!metav1.IsControlledBy(job, run) || !job.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if pod, err := r.jobPod(ctx, job); err != nil || (pod != nil && loadEnded(run, labelledStep(job), pod)) {
+		if pod, err := r.jobPod(ctx, job); err != nil || (pod != nil && podLoadEnded(run, labelledStep(job), pod)) {
 			if err != nil {
 				return "", err
 			}

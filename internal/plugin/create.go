@@ -28,6 +28,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/plan"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -378,14 +379,7 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 			}
 		}
 	}
-	if s.Workload.ClientOrDefault() == v1.ClientMysqlslap {
-		_, _ = fmt.Fprintln(w, "  ($(MYSQLBENCH_*) come from the target's connection Secret; the container's launcher runs "+
-			"mariadb-slap or mysqlslap, whichever the image has, with --defaults-extra-file holding the password, "+
-			"from a file, and the server snapshots around it.)")
-	} else {
-		_, _ = fmt.Fprintln(w, "  ($(MYSQLBENCH_*) come from the target's connection Secret; the container's launcher adds "+
-			"--config-file with the password, from a file, and --mysql-db.)")
-	}
+	_, _ = fmt.Fprintln(w, "  "+loadclient.For(s.Workload).Capabilities().CommandNote)
 
 	_, _ = fmt.Fprintln(w, "Placement:")
 	servers, clients := map[string]bool{}, map[string]bool{}

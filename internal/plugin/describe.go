@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 )
 
@@ -134,10 +135,9 @@ func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time, conf *v1.Confirm
 	writeConfirmation(w, run, conf)
 
 	notes := &tableNotes{}
-	metrics := []metric{qpsMetric, p95Metric}
-	if run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap {
-		// mysqlslap times whole iterations: no per-query latency to show.
-		metrics = metrics[:1]
+	metrics := []metric{qpsMetric}
+	if loadclient.For(run.Spec.Workload).Capabilities().Reports(95) {
+		metrics = append(metrics, p95Metric)
 	}
 	for _, m := range metrics {
 		_, _ = fmt.Fprintf(w, "\n%s by threads:\n", m.title)
@@ -154,26 +154,11 @@ func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time, conf *v1.Confirm
 // threads 1 2 4 8, 30s per step, 10s warm-up; 3 repetitions".
 func workloadLine(run *v1.BenchmarkRun) string {
 	s := run.Spec
-	script := string(s.Workload.Script)
-	if cs := s.Workload.CustomScript; cs != nil {
-		script = fmt.Sprintf("custom script (ConfigMap %s, key %s)", cs.Name, cs.Key)
-	}
 	threads := make([]string, 0, len(s.Ladder.Threads))
 	for _, t := range s.Ladder.Threads {
 		threads = append(threads, fmt.Sprint(t))
 	}
-	line := fmt.Sprintf("%s, %d tables x %d rows; threads %s, %s per step", script, s.Workload.Tables, s.Workload.TableSize,
-		strings.Join(threads, " "), s.Ladder.StepDurationOrDefault())
-	if s.Workload.ClientOrDefault() == v1.ClientMysqlslap {
-		m := s.Workload.MysqlslapOrDefault()
-		what := "mysqlslap, its own SQL"
-		if lt := m.LoadTypeOrDefault(); lt != "" {
-			what = fmt.Sprintf("mysqlslap, %s load", lt)
-		}
-		line = fmt.Sprintf("%s, %d queries x %d iteration(s) per step (QPS: all clients' queries over the average "+
-			"iteration time; no latency); clients %s, at most %s per step", what, m.Queries, m.Iterations,
-			strings.Join(threads, " "), s.Ladder.StepDurationOrDefault())
-	}
+	line := loadclient.For(s.Workload).Describe(s, strings.Join(threads, " "))
 	if d := s.Ladder.WarmupDuration(); d > 0 {
 		line += fmt.Sprintf(", %s warm-up at %s", d, threadCount(s.Ladder.WarmupThreadsOrDefault()))
 	}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -391,11 +392,11 @@ func ran(run *v1.BenchmarkRun, ts *v1.TargetStatus, ref stepRef) bool {
 	case sysbench.PhaseProbe:
 		return ts.ServerVersion != ""
 	case sysbench.PhasePrepare:
-		return run.Spec.Workload.Prepares() && (measuring || ts.Phase == v1.TargetWarmingUp)
+		return loadclient.Prepares(run.Spec.Workload) && (measuring || ts.Phase == v1.TargetWarmingUp)
 	case sysbench.PhaseWarmup:
 		return run.Spec.Ladder.WarmupDuration() > 0 && measuring
 	case sysbench.PhaseCleanup:
-		return run.Spec.Workload.Prepares() && ts.Phase == v1.TargetSucceeded
+		return loadclient.Prepares(run.Spec.Workload) && ts.Phase == v1.TargetSucceeded
 	}
 	return false
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
-	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/charts"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
@@ -79,9 +79,8 @@ func newPlotCommand(e *env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if m := charts.Metric(o.metric); (m == charts.TPS || m == charts.P95) && doc.Workload.Client == string(v1.ClientMysqlslap) {
-					return fmt.Errorf("run %s measured with mysqlslap, which reports no transactions or per-query latency: "+
-						"plot --metric qps, or a server metric (cpu-per-query, counter:NAME)", name)
+				if err := plottable(name, doc, charts.Metric(o.metric)); err != nil {
+					return err
 				}
 				docs = append(docs, doc)
 			}
@@ -129,4 +128,23 @@ func parseLength(flag, s string) (vg.Length, error) {
 		return 0, fmt.Errorf("%s %q: give a positive length such as 20cm, 8in or 600pt", flag, s)
 	}
 	return l, nil
+}
+
+// plottable says why run name's results cannot be drawn as metric m, nil when they can: a client
+// that reports no transactions has no TPS, one without the 95th percentile no p95.
+func plottable(name string, doc *results.Doc, m charts.Metric) error {
+	c, _ := loadclient.Named(doc.Workload.Client)
+	caps := c.Capabilities()
+	if (m == charts.TPS && !caps.Transactions) || (m == charts.P95 && !caps.Reports(95)) {
+		var missing []string
+		if !caps.Transactions {
+			missing = append(missing, "transactions")
+		}
+		if !caps.Reports(95) {
+			missing = append(missing, "per-query latency")
+		}
+		return fmt.Errorf("run %s measured with %s, which reports no %s: plot --metric qps, or a server metric "+
+			"(cpu-per-query, counter:NAME)", name, c.Name(), strings.Join(missing, " or "))
+	}
+	return nil
 }

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/charts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
 // decodePNG reads a chart the plugin wrote and checks it is a picture, not a blank canvas.
@@ -77,4 +80,32 @@ func TestPlotWritesCharts(t *testing.T) {
 	checkError(t, "-o qps.jpg", err, ".png or .svg")
 	_, _, err = kubectlMysqlbench(t, "plot", "pk", "--metric", "qpm", "-o", filepath.Join(dir, "x.png"))
 	checkError(t, "--metric qpm", err, "qpm", "qps, tps, p95")
+}
+
+// plottable refuses a metric the run's client does not report, by what the client declares.
+func TestPlottable(t *testing.T) {
+	sysbenchDoc := &results.Doc{}
+	slapDoc := &results.Doc{Workload: results.Workload{Client: "mysqlslap"}}
+	cases := []struct {
+		doc    *results.Doc
+		metric charts.Metric
+		refuse bool
+	}{
+		{sysbenchDoc, charts.QPS, false},
+		{sysbenchDoc, charts.TPS, false},
+		{sysbenchDoc, charts.P95, false},
+		{slapDoc, charts.QPS, false},
+		{slapDoc, charts.TPS, true},
+		{slapDoc, charts.P95, true},
+		{slapDoc, charts.Metric("cpu-per-query"), false},
+	}
+	for _, tc := range cases {
+		err := plottable("r", tc.doc, tc.metric)
+		if (err != nil) != tc.refuse {
+			t.Errorf("client %q, metric %s: error %v, want refused %v", tc.doc.Workload.Client, tc.metric, err, tc.refuse)
+		}
+		if err != nil && !strings.Contains(err.Error(), "run r measured with mysqlslap, which reports no transactions or per-query latency") {
+			t.Errorf("error %q does not say what mysqlslap lacks", err)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -25,17 +26,17 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 	fmt.Fprintf(&b, "Workload: %s.\n", workloadLine(doc))
 
 	threads := tableThreads(doc)
-	b.WriteString("\n## QPS by threads\n\n")
+	c, _ := client.Named(doc.Workload.Client)
+	caps := c.Capabilities()
+	fmt.Fprintf(&b, "\n## %s by threads\n\n", caps.Metric.Name)
 	writeTable(&b, doc, threads, 2, qpsOf)
 	if chart {
 		fmt.Fprintf(&b, "\nAs a chart (log2 thread axis): key %s of this ConfigMap.\n", KeyQPSChart)
 	}
-	if doc.Workload.Client == string(v1alpha1.ClientMysqlslap) {
-		// mysqlslap times whole iterations: there is no per-query latency to show.
-		b.WriteString("\nQPS is mysqlslap's: the queries of one iteration (clients × average queries per client) " +
-			"over the average time mysqlslap took to run them, over its iterations. mysqlslap measures no per-query " +
-			"latency, so there is no latency table.\n")
-	} else {
+	if caps.ReportNote != "" {
+		b.WriteString("\n" + caps.ReportNote + "\n")
+	}
+	if caps.Reports(sysbench.Percentile) {
 		b.WriteString("\n## p95 latency (ms) by threads\n\n")
 		// Three decimals, as the reporter measures: primary-key lookups take about 0.1 ms, and
 		// two decimals would hide the differences the table is for.

@@ -11,6 +11,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/charts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
@@ -150,12 +151,7 @@ func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 	if cs := spec.Workload.CustomScript; cs != nil {
 		doc.Workload.CustomScript = &results.CustomScript{ConfigMap: cs.Name, Key: cs.Key}
 	}
-	if spec.Workload.ClientOrDefault() == v1alpha1.ClientMysqlslap {
-		m := spec.Workload.MysqlslapOrDefault()
-		doc.Workload.Client = string(v1alpha1.ClientMysqlslap)
-		doc.Workload.Mysqlslap = &results.MysqlslapWorkload{LoadType: string(m.LoadTypeOrDefault()), Queries: m.Queries,
-			Iterations: m.Iterations, Image: m.Image, Args: m.Args}
-	}
+	client.For(spec.Workload).Record(spec.Workload, &doc.Workload)
 	if spec.Ladder.WarmupDuration() > 0 {
 		doc.Ladder.WarmupThreads = spec.Ladder.WarmupThreadsOrDefault()
 	}

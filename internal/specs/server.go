@@ -16,8 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
-	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -415,23 +415,16 @@ func CheckDataFits(spec v1.BenchmarkRunSpec) error {
 }
 
 // CheckTargetData is what the controller checks of a target's data and client before it provisions anything
-// for it: the sbtest data must fit the data volume of a server the operator runs (CheckDataFits);
-// an external server's disk is the user's business, and without a prepare step (skipPrepare,
-// mysqlslap) there is no sbtest data to fit.
-//
-// With workload.client mysqlslap it also checks what the mysqlslap steps need: an image
-// (MysqlslapImage) and args the operator accepts (mysqlslap.ValidateArgs), so a run that cannot
-// measure fails before its servers start.
+// for it: what the workload's client needs (client.Validate: an image, options it accepts), so a
+// run that cannot measure fails before its servers start, and that the sbtest data fits the data
+// volume of a server the operator runs (CheckDataFits); an external server's disk is the user's
+// business, and without a prepare step (skipPrepare, a client that makes its own tables) there
+// is no sbtest data to fit.
 func CheckTargetData(spec v1.BenchmarkRunSpec, t v1.Target) error {
-	if spec.Workload.ClientOrDefault() == v1.ClientMysqlslap {
-		if _, err := MysqlslapImage(spec, t); err != nil {
-			return err
-		}
-		if err := mysqlslap.ValidateArgs(spec.Workload.MysqlslapOrDefault().Args); err != nil {
-			return err
-		}
+	if err := client.For(spec.Workload).Validate(spec, t); err != nil {
+		return err
 	}
-	if !facts.Of(t.Engine).CreatesServer || !spec.Workload.Prepares() {
+	if !facts.Of(t.Engine).CreatesServer || !client.Prepares(spec.Workload) {
 		return nil
 	}
 	return CheckDataFits(spec)

@@ -6,7 +6,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -68,7 +69,7 @@ func NextPhase(run *v1.BenchmarkRun, phase v1.TargetPhase) v1.TargetPhase {
 	case v1.TargetPending, "":
 		return v1.TargetProvisioning
 	case v1.TargetProvisioning:
-		if !run.Spec.Workload.Prepares() {
+		if !client.Prepares(run.Spec.Workload) {
 			return NextPhase(run, v1.TargetPreparing)
 		}
 		return v1.TargetPreparing
@@ -87,12 +88,23 @@ func NextPhase(run *v1.BenchmarkRun, phase v1.TargetPhase) v1.TargetPhase {
 	return phase
 }
 
-// DropsTables says whether the sbtest tables are dropped after the ladder (CleanupStep): only on
-// a server the user keeps (external), and only when the operator created them. Servers the
-// operator runs are deleted with their data, or kept as they are for inspection; mysqlslap drops
-// its own schema at the end of every step.
+// DropsTables says whether the client's tables are dropped after the ladder (CleanupStep): only
+// on a server the user keeps (external), and only when the client asks for it (sysbench, when
+// the operator created them). Servers the operator runs are deleted with their data, or kept as
+// they are for inspection; mysqlslap drops its own schema at the end of every step.
 func DropsTables(run *v1.BenchmarkRun, t v1.Target) bool {
-	return t.EngineOrDefault() == v1.EngineExternal && run.Spec.Workload.Prepares()
+	s, ok := AfterLadderStep(run, t)
+	return ok && s.Sysbench.Phase == client.PhaseCleanup
+}
+
+// AfterLadderStep is the one Job target t runs after its ladder (in CleaningUp), if its client
+// asks for one (client.AfterLadder): the cleanup of a server the user keeps, a check.
+func AfterLadderStep(run *v1.BenchmarkRun, t v1.Target) (Step, bool) {
+	phase, ok := client.For(run.Spec.Workload).AfterLadder(run.Spec.Workload, !facts.Of(t.Engine).CreatesServer)
+	if !ok {
+		return Step{}, false
+	}
+	return Step{Name: string(phase), Sysbench: sysbench.Step{Phase: phase}}, true
 }
 
 // PhaseSteps are the sysbench Jobs phase runs for target t, in order.
@@ -111,8 +123,8 @@ func PhaseSteps(run *v1.BenchmarkRun, t v1.Target, phase v1.TargetPhase) []Step 
 		}
 		return steps
 	case v1.TargetCleaningUp:
-		if DropsTables(run, t) {
-			return []Step{CleanupStep()}
+		if s, ok := AfterLadderStep(run, t); ok {
+			return []Step{s}
 		}
 	}
 	return nil
@@ -137,61 +149,19 @@ func SysbenchImage(run *v1.BenchmarkRun, operatorDefault string) string {
 	return operatorDefault
 }
 
-// StepJob is the Job of one attempt of a target's step: sysbench's command line for the step,
-// connecting through the Secret secret, in image. It fails when the workload cannot be turned
-// into a command line, with a message for the user.
-//
-// With workload.client mysqlslap, the warm-up and the ladder steps run mysqlslap (concurrency =
-// the step's threads) in MysqlslapImage instead; the probe stays sysbench's. A mysqlslap step
-// runs until its queries are done, and its Job's deadline is the step duration plus
-// DeadlineMargin, as for sysbench.
-func StepJob(run *v1.BenchmarkRun, t v1.Target, s Step, attempt Attempt, secret, image string) (*batchv1.Job, error) {
+// StepJob is the Job of one attempt of a target's step: the command line of the workload's
+// client (client.For) for the step, connecting through the Secret secret, in the image the client
+// chooses (sysbenchImage for sysbench's steps). It fails when the workload cannot be turned into
+// a command line, with a message for the user. Its deadline is the step duration plus
+// DeadlineMargin for the warm-up and the ladder steps, whatever the client.
+func StepJob(run *v1.BenchmarkRun, t v1.Target, s Step, attempt Attempt, secret, sysbenchImage string) (*batchv1.Job, error) {
 	deadline := StepDeadline(s.Sysbench.Phase, s.Sysbench.Duration)
-	if UsesMysqlslap(run, s) {
-		img, err := MysqlslapImage(run.Spec, t)
-		if err != nil {
-			return nil, err
-		}
-		inv, err := mysqlslap.Build(run.Spec.Workload, secret, mysqlslap.Step{
-			Phase: s.Sysbench.Phase, Concurrency: s.Sysbench.Threads, ServerStats: s.Sysbench.ServerStats})
-		if err != nil {
-			return nil, fmt.Errorf("cannot build the mysqlslap command for %s: %w", s.Name, err)
-		}
-		return SysbenchJob(run, t.Name, s.Name, attempt, inv, img, deadline), nil
-	}
-	w := run.Spec.Workload
-	if w.ClientOrDefault() == v1.ClientMysqlslap {
-		// The probe of a mysqlslap run: sysbench's reporter loads a script before any command,
-		// for its options; the probe runs none of it (it logs in and reads VERSION()).
-		w = v1.Workload{Script: "oltp_point_select", Tables: 1, TableSize: 1}
-	}
-	inv, err := sysbench.Build(w, secret, s.Sysbench)
+	c := client.For(run.Spec.Workload)
+	inv, image, err := c.Container(run.Spec, t, s.Sysbench, secret, sysbenchImage)
 	if err != nil {
-		return nil, fmt.Errorf("cannot build the sysbench command for %s: %w", s.Name, err)
+		return nil, fmt.Errorf("cannot build the %s command for %s: %w", c.Program(s.Sysbench), s.Name, err)
 	}
 	return SysbenchJob(run, t.Name, s.Name, attempt, inv, image, deadline), nil
-}
-
-// UsesMysqlslap says whether step s of run runs mysqlslap: the warm-up and the ladder steps of a
-// workload whose client is mysqlslap. The probe is always sysbench's.
-func UsesMysqlslap(run *v1.BenchmarkRun, s Step) bool {
-	return run.Spec.Workload.ClientOrDefault() == v1.ClientMysqlslap &&
-		(s.Sysbench.Phase == sysbench.PhaseRun || s.Sysbench.Phase == sysbench.PhaseWarmup)
-}
-
-// MysqlslapImage is the image of target t's mysqlslap steps: workload.mysqlslap.image, else a
-// builtin target's own server image, whose client (mysqlslap or mariadb-slap) matches the
-// server. Other engines' images are chosen elsewhere (the Percona Operator) or unknown
-// (external): they need workload.mysqlslap.image.
-func MysqlslapImage(spec v1.BenchmarkRunSpec, t v1.Target) (string, error) {
-	if m := spec.Workload.Mysqlslap; m != nil && m.Image != "" {
-		return m.Image, nil
-	}
-	if t.EngineOrDefault() == v1.EngineBuiltin && t.Image != "" {
-		return t.Image, nil
-	}
-	return "", fmt.Errorf("target %s uses engine %s, whose image the operator does not choose: "+
-		"set workload.mysqlslap.image to an image with mysqlslap or mariadb-slap, e.g. mysql:8.4", t.Name, t.EngineOrDefault())
 }
 
 // ReplacementDue says whether step i of a target (in measuring order, see LadderPosition) must

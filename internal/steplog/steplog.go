@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
-	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -26,15 +25,18 @@ const MaxBytes = 64 << 20
 
 // Options say how to read a step's log.
 type Options struct {
-	// Mysqlslap says that the log is the mysqlslap launcher's (mysqlslap.ParseOutput), which
-	// has no per-second series; else it is the sysbench reporter's.
-	Mysqlslap bool
+	// Parse reads the log: the step's client's parser (client.Client.Parse); nil reads the
+	// sysbench reporter's lines.
+	Parse func(io.Reader) (sysbench.Output, error)
+	// SeriesAbsent says that the client prints no per-second series: a log without one is no
+	// reason to say so.
+	SeriesAbsent bool
 	// Budget is the encoded series' byte budget (report.SeriesBudget).
 	Budget int
 	// ServerStats says that the step took server snapshots (spec.serverStats).
 	ServerStats bool
-	// Iterations is how many times mysqlslap ran the step's queries: its Benchmark report
-	// counts one iteration's, its snapshots span them all. 0 counts as 1.
+	// Iterations is how many times the step's final report's queries ran between its server
+	// snapshots (client.Client.SnapshotRepeats: mysqlslap's iterations). 0 counts as 1.
 	Iterations int
 	// TopWaits is how many wait events a step keeps (spec.serverStats.topWaits).
 	TopWaits int
@@ -58,9 +60,9 @@ type Step struct {
 // MaxBytes, the stream broke, or it is not what the client prints (a malformed reporter line,
 // two mysqlslap reports); the error says which, for the user.
 func Read(log io.Reader, o Options) (Step, error) {
-	parse := sysbench.ParseOutput
-	if o.Mysqlslap {
-		parse = mysqlslap.ParseOutput
+	parse := o.Parse
+	if parse == nil {
+		parse = sysbench.ParseOutput
 	}
 	out, err := parse(bounded.Reader(log, MaxBytes))
 	if err != nil {
@@ -76,7 +78,7 @@ func Read(log io.Reader, o Options) (Step, error) {
 		if st.Series, err = report.EncodeOutput(out, o.Budget); err != nil {
 			st.NoSeries = err.Error()
 		}
-	case !o.Mysqlslap:
+	case !o.SeriesAbsent:
 		st.NoSeries = "the log has no interval reports"
 	}
 	if o.ServerStats {

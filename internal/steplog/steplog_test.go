@@ -14,9 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/logtest"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // worstBytes is a worst log's size: just under MaxBytes, so that all of it is read.
@@ -255,11 +257,16 @@ func worstRun(mysqlslap bool) *v1.BenchmarkRun {
 
 func worstOptions(mysqlslap bool) Options {
 	run := worstRun(mysqlslap)
-	o := Options{Mysqlslap: mysqlslap, Budget: report.SeriesBudget(run.Spec), ServerStats: true, TopWaits: run.Spec.TopWaitsOrDefault()}
-	if mysqlslap {
-		o.Iterations = int(run.Spec.Workload.Mysqlslap.Iterations)
+	c := client.For(run.Spec.Workload)
+	step := client.Step{Phase: client.PhaseRun, Threads: 4, Duration: 24 * time.Hour, ServerStats: true}
+	return Options{
+		Parse:        func(r io.Reader) (sysbench.Output, error) { return c.Parse(step, r) },
+		SeriesAbsent: !c.Capabilities().Series,
+		Budget:       report.SeriesBudget(run.Spec),
+		ServerStats:  true,
+		Iterations:   c.SnapshotRepeats(run.Spec.Workload),
+		TopWaits:     run.Spec.TopWaitsOrDefault(),
 	}
-	return o
 }
 
 // maxLive is the most heap reading any log may keep live: the series of sysbench.MaxIntervals

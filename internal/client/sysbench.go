@@ -1,0 +1,84 @@
+package client
+
+import (
+	"fmt"
+	"io"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+)
+
+// Sysbench is sysbench 1.0 with the operator's Lua reporter (internal/sysbench): a stock or
+// custom script on sbtest tables that a prepare step loads.
+type Sysbench struct{}
+
+// Name is sysbench.
+func (Sysbench) Name() v1.WorkloadClient { return v1.ClientSysbench }
+
+// Program is sysbench.
+func (Sysbench) Program(Step) string { return "sysbench" }
+
+// Capabilities: QPS, TPS and p95 latency, a per-second series, server snapshots, prepared
+// tables, steps of a fixed duration.
+func (Sysbench) Capabilities() Capabilities {
+	return Capabilities{
+		PreparesData:    true,
+		Metric:          Metric{Name: "QPS", Unit: "queries/s"},
+		Transactions:    true,
+		Percentiles:     []int{sysbench.Percentile},
+		Series:          true,
+		ServerSnapshots: true,
+		FixedDuration:   true,
+		CommandNote: "($(MYSQLBENCH_*) come from the target's connection Secret; the container's launcher adds " +
+			"--config-file with the password, from a file, and --mysql-db.)",
+	}
+}
+
+// Validate has nothing to check before provisioning: Container checks the workload, and the
+// API's rules the rest.
+func (Sysbench) Validate(v1.BenchmarkRunSpec, v1.Target) error { return nil }
+
+// Container is sysbench's command line for step, in the run's sysbench image.
+func (Sysbench) Container(spec v1.BenchmarkRunSpec, _ v1.Target, step Step, secret, sysbenchImage string) (Invocation, string, error) {
+	inv, err := sysbench.Build(spec.Workload, secret, step)
+	return inv, sysbenchImage, err
+}
+
+// Parse reads the reporter's lines.
+func (Sysbench) Parse(_ Step, r io.Reader) (Output, error) { return sysbench.ParseOutput(r) }
+
+// Classify is sysbench's failure, and for a ladder step one that measured no query.
+func (Sysbench) Classify(step Step, exitCode int32, out Output) *Failure {
+	if f := sysbench.Classify(exitCode, out); f != nil || step.Phase != PhaseRun {
+		return f
+	}
+	return sysbench.MeasuredNothing(*out.Final, step.Duration)
+}
+
+// Result is the final report's step result.
+func (Sysbench) Result(_ Step, out Output) v1.StepResult { return out.Final.StepResult() }
+
+// AfterLadder drops the sbtest tables on a server the user keeps, when the operator created
+// them. Servers the operator runs are deleted with their data, or kept as they are for
+// inspection.
+func (Sysbench) AfterLadder(w v1.Workload, keepsData bool) (Phase, bool) {
+	return PhaseCleanup, keepsData && !w.SkipPrepare
+}
+
+// SnapshotRepeats is 1: the final report counts every query of the step.
+func (Sysbench) SnapshotRepeats(v1.Workload) int { return 1 }
+
+// Describe: "oltp_point_select, 4 tables x 10000 rows; threads 1 2 4 8, 30s per step".
+func (Sysbench) Describe(s v1.BenchmarkRunSpec, threads string) string {
+	script := string(s.Workload.Script)
+	if cs := s.Workload.CustomScript; cs != nil {
+		script = fmt.Sprintf("custom script (ConfigMap %s, key %s)", cs.Name, cs.Key)
+	}
+	return fmt.Sprintf("%s, %d tables x %d rows; threads %s, %s per step", script, s.Workload.Tables, s.Workload.TableSize,
+		threads, s.Ladder.StepDurationOrDefault())
+}
+
+// Record leaves the client out of results.json: a document without one is sysbench's, as
+// documents written before the field existed are.
+func (Sysbench) Record(v1.Workload, *results.Workload) {}
