@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,9 +27,6 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 )
-
-// runNameTimeLayout is the scheduled time in a run's name: <schedule>-<yyyymmddhhmm>, in UTC.
-const runNameTimeLayout = "200601021504"
 
 // BenchmarkScheduleReconciler creates BenchmarkRuns from a schedule's template at the times of
 // its cron expression, follows their comparisons with their baselines, and prunes old runs.
@@ -196,35 +192,6 @@ func (r *BenchmarkScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// RunName is the name of the run a schedule creates for a scheduled time: deterministic, so a
-// manager restarted at that instant finds the run it created instead of creating another.
-func RunName(schedule string, at time.Time) string {
-	return schedule + "-" + at.UTC().Format(runNameTimeLayout)
-}
-
-// ParseSchedule reads spec.schedule in spec.timeZone (UTC when unset). The error says what to
-// fix; reason is the condition reason for it.
-func ParseSchedule(spec v1.BenchmarkScheduleSpec) (sched cron.Schedule, reason string, err error) {
-	loc := time.UTC
-	if spec.TimeZone != nil {
-		loc, err = time.LoadLocation(*spec.TimeZone)
-		if err != nil || *spec.TimeZone == "" || *spec.TimeZone == "Local" {
-			return nil, v1.ReasonInvalidTimeZone, fmt.Errorf(
-				"spec.timeZone %q is not a time zone: use an IANA name such as UTC, Europe/Berlin or America/New_York", *spec.TimeZone)
-		}
-	}
-	s, err := cron.ParseStandard(spec.Schedule)
-	if err != nil {
-		return nil, v1.ReasonInvalidSchedule, fmt.Errorf(
-			"spec.schedule %q: %w: write five fields (minute hour day-of-month month day-of-week), e.g. \"0 2 * * *\", or a macro such as @daily",
-			spec.Schedule, err)
-	}
-	if ss, ok := s.(*cron.SpecSchedule); ok {
-		ss.Location = loc // ParseStandard reads the expression in the manager's local time
-	}
-	return s, "", nil
-}
-
 // children are the runs this schedule created, oldest scheduled time first.
 func (r *BenchmarkScheduleReconciler) children(ctx context.Context, sched *v1.BenchmarkSchedule) ([]*v1.BenchmarkRun, error) {
 	list := &v1.BenchmarkRunList{}
@@ -377,7 +344,7 @@ func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, u *scheduleUpda
 func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, u *scheduleUpdate,
 	children []*v1.BenchmarkRun, now time.Time) (ctrl.Result, error) {
 	sched := u.sched
-	cronSched, reason, err := ParseSchedule(sched.Spec)
+	cronSched, reason, err := v1.ParseSchedule(sched.Spec)
 	if err != nil {
 		sched.Status.NextScheduleTime = nil
 		r.stall(u, reason, err.Error())
@@ -509,7 +476,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, u *schedule
 	tmpl := sched.Spec.Template
 	run := &v1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        RunName(sched.Name, due),
+			Name:        v1.RunName(sched.Name, due),
 			Namespace:   sched.Namespace,
 			Labels:      map[string]string{},
 			Annotations: map[string]string{},

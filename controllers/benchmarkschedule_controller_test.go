@@ -1071,7 +1071,7 @@ func TestScheduleActionEventsSurviveAConflictingStatusWrite(t *testing.T) {
 	// child is a run of the schedule, scheduled at hour h after 10:00, in phase.
 	child := func(sched *v1.BenchmarkSchedule, h int, phase v1.RunPhase) *v1.BenchmarkRun {
 		at := time.Date(2026, 11, 23, 10+h, 0, 0, 0, time.UTC)
-		run := baseRun(sched.Namespace, controllers.RunName(sched.Name, at), 1)
+		run := baseRun(sched.Namespace, v1.RunName(sched.Name, at), 1)
 		run.Labels = map[string]string{v1.LabelSchedule: sched.Name}
 		run.Annotations = map[string]string{v1.AnnotationScheduledTime: at.Format(time.RFC3339)}
 		run.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sched, v1.GroupVersion.WithKind("BenchmarkSchedule"))}

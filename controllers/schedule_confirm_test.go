@@ -347,7 +347,7 @@ func TestConfirmationTurnedOffAlarmsADeferredRegression(t *testing.T) {
 	sched.CreationTimestamp = metav1.NewTime(now.Add(-3 * time.Hour))
 	child := func(h int, comparison *v1.Comparison) *v1.BenchmarkRun {
 		at := time.Date(2026, 11, 23, 10+h, 0, 0, 0, time.UTC)
-		run := baseRun("ns", controllers.RunName("off", at), 1)
+		run := baseRun("ns", v1.RunName("off", at), 1)
 		run.Labels = map[string]string{v1.LabelSchedule: "off"}
 		run.Annotations = map[string]string{v1.AnnotationScheduledTime: at.Format(time.RFC3339)}
 		run.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sched, v1.GroupVersion.WithKind("BenchmarkSchedule"))}
@@ -361,7 +361,7 @@ func TestConfirmationTurnedOffAlarmsADeferredRegression(t *testing.T) {
 		return run
 	}
 	old := child(-2, nil)
-	regressed := child(-1, &v1.Comparison{Run: controllers.RunName("off", time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)),
+	regressed := child(-1, &v1.Comparison{Run: v1.RunName("off", time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)),
 		Baseline: old.Name, Verdict: v1.VerdictRegressed, ComparedCells: 2, RegressedCells: 1, Message: "1 of 2 cells regressed"})
 	c := fake.NewClientBuilder().WithScheme(testenv.Scheme).WithObjects(sched, old, regressed).WithStatusSubresource(sched).Build()
 	rec := record.NewFakeRecorder(10)

@@ -45,7 +45,7 @@ func mustSchedule(t testing.TB, expr, zone string) cron.Schedule {
 	if zone != "" {
 		spec.TimeZone = ptr.To(zone)
 	}
-	s, _, err := ParseSchedule(spec)
+	s, _, err := v1.ParseSchedule(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

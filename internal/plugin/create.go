@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/plan"
@@ -247,14 +246,14 @@ func runToPlan(obj runtime.Object, now time.Time) (*v1.BenchmarkRun, string) {
 	case *v1.BenchmarkSchedule:
 		at := now
 		note := fmt.Sprintf("BenchmarkSchedule %s: planned the run its template makes, named as a run due now", o.Name)
-		if sched, _, err := controllers.ParseSchedule(o.Spec); err == nil {
+		if sched, _, err := v1.ParseSchedule(o.Spec); err == nil {
 			if next := sched.Next(now); !next.IsZero() {
 				at = next
 				note = fmt.Sprintf("BenchmarkSchedule %s: planned its next run, due %s", o.Name, at.UTC().Format(time.RFC3339))
 			}
 		}
 		run := &v1.BenchmarkRun{Spec: *o.Spec.Template.Spec.DeepCopy()}
-		run.Name, run.Namespace = controllers.RunName(o.Name, at), o.Namespace
+		run.Name, run.Namespace = v1.RunName(o.Name, at), o.Namespace
 		run.Labels = o.Spec.Template.Metadata.Labels
 		return run, note
 	}

@@ -1,0 +1,35 @@
+package plugin
+
+import (
+	"errors"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The plugin runs on a user's machine: it must not link the controllers (and with them the
+// manager's caches, clients and every reconciler) for the few helpers it shares with the operator;
+// those live in the API package. go list sees what the linker would.
+func TestCommandsDoNotDependOnControllers(t *testing.T) {
+	const module = "github.com/mysqlbench/mysqlbench-operator"
+	for _, cmd := range []string{"cmd/kubectl-mysqlbench", "cmd/mysqlbench-compare"} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"/"+cmd).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				t.Fatalf("go list -deps %s: %v\n%s", cmd, err, ee.Stderr)
+			}
+			t.Fatalf("go list -deps %s: %v", cmd, err)
+		}
+		deps := strings.Fields(string(out))
+		if !slices.Contains(deps, module+"/api/v1alpha1") {
+			t.Fatalf("go list -deps %s does not list the API package: the dependency list was not read (%d lines)", cmd, len(deps))
+		}
+		for _, d := range deps {
+			if d == module+"/controllers" || strings.HasPrefix(d, module+"/controllers/") || d == module+"/internal/operator" {
+				t.Errorf("%s depends on %s: move what it needs into the API package or a small internal package", cmd, d)
+			}
+		}
+	}
+}
