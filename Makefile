@@ -19,6 +19,7 @@ KUBECONFORM_VERSION ?= v0.8.0
 CRANE_VERSION ?= v0.22.1
 KIND_VERSION ?= v0.33.0
 GOVULNCHECK_VERSION ?= v1.9.0
+GOTPC_VERSION ?= v1.0.7
 # The Go vulnerability database as a Go module (vuln.go.dev's data): vulncheck builds it offline
 # where vuln.go.dev does not answer. Bump it to check against newer reports.
 VULNDB_VERSION ?= v0.0.0-20261105234957-e22db6528018
@@ -26,6 +27,7 @@ VULNDB_VERSION ?= v0.0.0-20261105234957-e22db6528018
 LOCALBIN ?= $(shell pwd)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+GOTPC ?= $(LOCALBIN)/go-tpc-$(GOTPC_VERSION)
 SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest-$(SETUP_ENVTEST_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
@@ -95,9 +97,9 @@ test-assets: $(SETUP_ENVTEST) ## Get the envtest API server and etcd (setup-envt
 	@SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh >/dev/null
 
 .PHONY: test
-test: host-deps-test manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) ## Run all tests (envtest against a real API server, real sysbench against MariaDB).
+test: host-deps-test manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) $(GOTPC) ## Run all tests (envtest against a real API server, real sysbench against MariaDB).
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
-		go test $(GO_TEST_FLAGS) ./...
+		GOTPC=$(abspath $(GOTPC)) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-e2e test-e2e-local test-chaos bench-fidelity measure-replication
 test-e2e: ## Run test/e2e against the cluster of your kubeconfig (operator installed; E2E_IMAGES, E2E_SYSBENCH_IMAGE).
@@ -137,6 +139,10 @@ setup-envtest: $(SETUP_ENVTEST) ## Install setup-envtest into bin/.
 
 $(CONTROLLER_GEN): | $(LOCALBIN)
 	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+# go-tpc runs TPC-C in internal/gotpc's real tests (and in the go-tpc client image).
+$(GOTPC): | $(LOCALBIN)
+	$(call go-install-tool,$(GOTPC),github.com/pingcap/go-tpc/cmd/go-tpc,$(GOTPC_VERSION))
 
 $(GOLANGCI_LINT): | $(LOCALBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
