@@ -187,7 +187,7 @@ func TestParseCheckFixture(t *testing.T) {
 	if len(r.Conditions) < 2 || r.Conditions[0] != "warehouse 1 3.3.2.1" && !strings.HasPrefix(r.Conditions[0], "warehouse 1 ") {
 		t.Errorf("conditions %v", r.Conditions)
 	}
-	if !strings.Contains(r.Failure, "condition 3.3.2.10 failed") {
+	if !strings.Contains(r.Failure, "condition 3.3.2.10 failed") || !strings.HasSuffix(r.Failure, "WHERE c1<>sm-smh failed context canceled") {
 		t.Errorf("failure %q, want condition 3.3.2.10's", r.Failure)
 	}
 	if _, err := ParseCheck("Finished\n"); err == nil {

@@ -175,15 +175,19 @@ var (
 // checked nothing; a failed condition is in CheckResult.Failure, not an error.
 func ParseCheck(output string) (CheckResult, error) {
 	var r CheckResult
-	finished := false
+	finished, inFailure := false, false
 	for _, line := range strings.Split(output, "\n") {
 		line = strings.TrimRight(line, "\r")
 		if m := checkBegin.FindStringSubmatch(line); m != nil {
 			r.Conditions = append(r.Conditions, "warehouse "+m[1]+" "+m[2])
+			inFailure = false
 		} else if m := checkFail.FindStringSubmatch(line); m != nil && r.Failure == "" {
-			r.Failure = m[1]
+			r.Failure, inFailure = m[1], true
 		} else if line == "Finished" {
-			finished = true
+			finished, inFailure = true, false
+		} else if inFailure && strings.TrimSpace(line) != "" {
+			// The failed condition's query follows on its own lines, the driver's error last.
+			r.Failure += " " + strings.Join(strings.Fields(line), " ")
 		}
 	}
 	if len(r.Conditions) == 0 {

@@ -1,0 +1,249 @@
+package gotpc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+)
+
+// TestReal runs Args' command lines with the real go-tpc against a private MariaDB, with the
+// connection in the environment and $(VAR) expanded as the kubelet does: prepare 1 warehouse,
+// run it for 5 s, check it, and a run before prepare.
+func TestReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real go-tpc runs skipped in -short mode")
+	}
+	gotpc := os.Getenv("GOTPC")
+	if gotpc == "" {
+		gotpc = filepath.Join("..", "..", "bin", "go-tpc-"+Version)
+	}
+	tools := map[string]string{"go-tpc": gotpc}
+	for role, names := range map[string][]string{"server": {"mariadbd", "mysqld"}, "install": {"mariadb-install-db", "mysql_install_db"}, "client": {"mariadb", "mysql"}} {
+		for _, n := range names {
+			if p, err := exec.LookPath(n); err == nil {
+				tools[role] = p
+				break
+			}
+			if p := filepath.Join("/usr/sbin", n); fileExists(p) {
+				tools[role] = p
+				break
+			}
+		}
+	}
+	for role, p := range tools {
+		if p == "" || !fileExists(p) {
+			msg := fmt.Sprintf("real go-tpc tests need %s (%q): make bin/go-tpc-%s, apt-get install mariadb-server-core mariadb-client", role, p, Version)
+			if os.Getenv("MYSQLBENCH_REQUIRE_REAL") == "1" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	if len(tools) < 4 {
+		msg := fmt.Sprintf("real go-tpc tests need mariadbd, mariadb-install-db and mariadb (found %v)", tools)
+		if os.Getenv("MYSQLBENCH_REQUIRE_REAL") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	db := startMariaDB(t, tools)
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	password := "p#" + hex.EncodeToString(b)
+	db.mustSQL(t, "CREATE DATABASE tpcc; CREATE USER tpcc@'%' IDENTIFIED BY '"+password+"'; GRANT ALL ON tpcc.* TO tpcc@'%';")
+	env := map[string]string{sysbench.EnvHost: "127.0.0.1", sysbench.EnvPort: strconv.Itoa(db.port),
+		sysbench.EnvUser: "tpcc", EnvPassword: password, sysbench.EnvDatabase: "tpcc"}
+
+	t.Run("run before prepare", func(t *testing.T) {
+		out, code := runStep(t, tools["go-tpc"], env, Step{Phase: PhaseRun, Warehouses: 1, Threads: 1, Duration: 2 * time.Second}, time.Minute)
+		f, failed := Classify(PhaseRun, out, code)
+		if !failed || f.Reason != ReasonTablesMissing || f.Retryable {
+			t.Errorf("classified as %+v (failed %v), want %s, not retryable\n%s", f, failed, ReasonTablesMissing, out)
+		}
+	})
+
+	start := time.Now()
+	out, code := runStep(t, tools["go-tpc"], env, Step{Phase: PhasePrepare, Warehouses: 1, Threads: 1}, 5*time.Minute)
+	if f, failed := Classify(PhasePrepare, out, code); failed {
+		t.Fatalf("prepare failed: %+v\n%s", f, out)
+	}
+	t.Logf("prepare of 1 warehouse took %s", time.Since(start).Round(100*time.Millisecond))
+	if n := db.mustSQL(t, "SELECT COUNT(*) FROM tpcc.warehouse"); n != "1" {
+		t.Fatalf("%s warehouses after prepare, want 1", n)
+	}
+
+	out, code = runStep(t, tools["go-tpc"], env, Step{Phase: PhaseRun, Warehouses: 1, Threads: 2, Duration: 5 * time.Second, Interval: 2 * time.Second, IgnoreError: true}, time.Minute)
+	if f, failed := Classify(PhaseRun, out, code); failed {
+		t.Fatalf("run failed: %+v\n%s", f, out)
+	}
+	r, err := Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := strconv.ParseInt(db.mustSQL(t, "SELECT COUNT(*) - 30000 FROM tpcc.orders"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each committed new-order transaction inserts one order over the 3000 × 10 of prepare;
+	// go-tpc also counts the 1 % that TPC-C rolls back on purpose (an unused item number).
+	if no := r.Summary[NewOrder]; no.Count < 1 || orders > no.Count || float64(orders) < 0.97*float64(no.Count) {
+		t.Errorf("NEW_ORDER count %d, but the server has %d new orders (want 97 to 100 %%)", no.Count, orders)
+	}
+	if r.TpmC <= 0 || r.TpmTotal <= r.TpmC || len(r.Intervals) < 1 {
+		t.Errorf("result %+v", r)
+	}
+	for _, name := range []string{NewOrder, Payment, OrderStatus, Delivery, StockLevel} {
+		if s := r.Summary[name]; s.Count < 1 || s.P50Ms > s.P99Ms || s.P99Ms > s.MaxMs || s.Takes < 4.5 {
+			t.Errorf("%s summary %+v", name, s)
+		}
+	}
+
+	// Condition 3.3.2.10 can take minutes on MariaDB, so the check gets 20 s: it either finishes
+	// with all conditions holding or is stopped with none failed on its own.
+	out, code = runStep(t, tools["go-tpc"], env, Step{Phase: PhaseCheck, Warehouses: 1}, 20*time.Second)
+	c, err := ParseCheck(out)
+	f, failed := Classify(PhaseCheck, out, code)
+	switch {
+	case len(c.Conditions) == 0:
+		t.Errorf("check printed no condition: %v\n%s", err, out)
+	case !failed && err == nil && c.Failure == "":
+	case failed && f.Reason == ReasonKilled && (c.Failure == "" || strings.HasSuffix(c.Failure, "context canceled")):
+		t.Logf("check stopped after %d conditions", len(c.Conditions))
+	default:
+		t.Errorf("check: %+v, classified %+v (failed %v), parse error %v\n%s", c, f, failed, err, out)
+	}
+}
+
+var envRef = regexp.MustCompile(`\$\(([A-Z_]+)\)`)
+
+// runStep runs go-tpc with Args(s), $(VAR) expanded from env, stopping it with SIGTERM (as the
+// kubelet does) after timeout.
+func runStep(t *testing.T, gotpc string, env map[string]string, s Step, timeout time.Duration) (string, int) {
+	t.Helper()
+	args, err := Args(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		args[i] = envRef.ReplaceAllStringFunc(a, func(ref string) string { return env[ref[2:len(ref)-1]] })
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gotpc, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	case cmd.ProcessState != nil: // stopped at the deadline: Wait reports the context's error
+		return string(out), cmd.ProcessState.ExitCode()
+	default:
+		t.Fatalf("%s %v: %v", gotpc, args[:2], err)
+		return "", 0
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+type mariaDB struct {
+	client, socket string
+	port           int
+}
+
+func startMariaDB(t *testing.T, tools map[string]string) *mariaDB {
+	t.Helper()
+	dir := t.TempDir()
+	datadir := filepath.Join(dir, "data")
+	if out, err := exec.Command(tools["install"], "--no-defaults", "--user=root", "--datadir="+datadir,
+		"--auth-root-authentication-method=socket", "--skip-test-db").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", tools["install"], err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	db := &mariaDB{client: tools["client"], socket: filepath.Join(dir, "mysqld.sock"), port: port}
+	errLog := filepath.Join(dir, "error.log")
+	server := exec.Command(tools["server"], "--no-defaults", "--user=root", "--datadir="+datadir,
+		"--bind-address=127.0.0.1", "--port="+strconv.Itoa(port), "--socket="+db.socket,
+		"--pid-file="+filepath.Join(dir, "mysqld.pid"), "--log-error="+errLog, "--skip-log-bin",
+		"--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=0", "--skip-name-resolve")
+	if err := server.Start(); err != nil {
+		t.Fatalf("start %s: %v", tools["server"], err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- server.Wait() }()
+	t.Cleanup(func() {
+		_ = server.Process.Signal(syscall.SIGTERM)
+		// The server's exit status after SIGTERM or SIGKILL says nothing about the test.
+		select {
+		case err := <-exited:
+			_ = err
+		case <-time.After(30 * time.Second):
+			_ = server.Process.Kill()
+			err := <-exited
+			_ = err
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := db.sql("SELECT 1"); err == nil {
+			return db
+		}
+		select {
+		case err := <-exited:
+			log, _ := os.ReadFile(errLog)
+			t.Fatalf("mariadbd exited during start-up: %v\n%s", err, log)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(errLog)
+			t.Fatalf("mariadbd did not accept connections within 60s\n%s", log)
+		}
+	}
+}
+
+func (db *mariaDB) sql(stmts string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, db.client, "--no-defaults", "--socket="+db.socket, "--user=root",
+		"--batch", "--skip-column-names", "-e", stmts).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w: %s", stmts, err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (db *mariaDB) mustSQL(t *testing.T, stmts string) string {
+	t.Helper()
+	out, err := db.sql(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
