@@ -190,6 +190,13 @@ func TestParseCheckFixture(t *testing.T) {
 	if !strings.Contains(r.Failure, "condition 3.3.2.10 failed") || !strings.HasSuffix(r.Failure, "WHERE c1<>sm-smh failed context canceled") {
 		t.Errorf("failure %q, want condition 3.3.2.10's", r.Failure)
 	}
+	out, code := fixture(t, "check-full")
+	if f, failed := Classify(PhaseCheck, out, code); failed {
+		t.Errorf("a passed check classified as %+v", f)
+	}
+	if r, err := ParseCheck(out); err != nil || r.Failure != "" || len(r.Conditions) != 11 {
+		t.Errorf("full check: %+v, %v; want 11 conditions and no failure", r, err)
+	}
 	if _, err := ParseCheck("Finished\n"); err == nil {
 		t.Error("ParseCheck of an output without conditions succeeded")
 	}
