@@ -97,7 +97,7 @@ test-assets: $(SETUP_ENVTEST) ## Get the envtest API server and etcd (setup-envt
 	@SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh >/dev/null
 
 .PHONY: test
-test: host-deps-test manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) $(GOTPC) ## Run all tests (envtest against a real API server, real sysbench against MariaDB).
+test: host-deps-test manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE) $(GOTPC) ## Run all tests (envtest against a real API server, real sysbench and go-tpc against MariaDB).
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
 		GOTPC=$(abspath $(GOTPC)) go test $(GO_TEST_FLAGS) ./...
 
