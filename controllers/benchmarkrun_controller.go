@@ -1,7 +1,8 @@
 // Package controllers holds the BenchmarkRun and BenchmarkSchedule reconcilers. The run's is
 // split by concern: this file builds and wires the controller and runs one reconcile;
 // lifecycle.go moves a target through its phases and ends the run; steps.go creates and reads
-// sysbench Jobs; status.go is the one path status is written through; results.go keeps the
+// sysbench Jobs; status.go is the one path status is written through (statustx.go, the status
+// transaction both reconcilers share); results.go keeps the
 // results ConfigMap and releases finished Jobs; run_compare.go compares a scheduled run with its
 // baseline; restarts.go, queue.go, preflight.go, warnings.go and external_cleanup.go handle server
 // restarts, the node pool queue, missing references, Events as reasons and external tables. The
@@ -39,7 +40,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -193,7 +193,6 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 // status is written before anything else happens, and the write's own watch event brings the
 // next reconcile, so the operator can stop at any moment and resume where the status says.
 func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
 	run := &v1.BenchmarkRun{}
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -235,18 +234,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 	tx := newTransition(r, run)
 	result, err := r.advance(ctx, tx)
-	if werr := tx.commit(ctx); werr != nil {
-		if apierrors.IsConflict(werr) {
-			// Someone else wrote first; the new version brings a new reconcile.
-			log.V(1).Info("status write conflicted, retrying with the newer object")
-			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // plain retry on conflict
-		}
-		return ctrl.Result{}, werr
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	return result, nil
+	return reconciled(ctx, result, err, tx.commit(ctx))
 }
 
 // SetupWithManager registers the controller: it owns every object it creates, and watches the

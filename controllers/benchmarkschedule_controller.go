@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +22,6 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
-	"github.com/mysqlbench/mysqlbench-operator/internal/conditions"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 )
@@ -31,7 +29,8 @@ import (
 // BenchmarkScheduleReconciler creates BenchmarkRuns from a schedule's template at the times of
 // its cron expression, follows their comparisons with their baselines, and prunes old runs.
 //
-// The schedule's status is written in one place (writeStatus). Its runs, their status and their
+// The schedule's status is written in one place (Reconcile's commit of its scheduleUpdate, the
+// statusTx the run's reconciler writes through too). Its runs, their status and their
 // results belong to the BenchmarkRun controller, which also compares a scheduled run with its
 // baseline (controllers/run_compare.go); this controller only reads them.
 //
@@ -95,7 +94,6 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if !sched.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // its runs are owned by it: the garbage collector removes them
 	}
-	before := sched.DeepCopy()
 	children, err := r.children(ctx, sched)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -105,7 +103,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, err
 	}
 	now := r.clock.Now()
-	u := &scheduleUpdate{sched: sched, before: before}
+	u := r.newScheduleUpdate(sched)
 	r.summarize(u, children)
 	r.analyseHistory(u, children)
 	var result ctrl.Result
@@ -123,64 +121,40 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		result.RequeueAfter = confirmWait
 	}
 	// What was done so far is written even when a step failed; the Events follow the write.
-	werr := r.writeStatus(ctx, before, sched)
-	u.record(r.recorder, werr == nil)
-	if werr != nil {
-		if apierrors.IsConflict(werr) {
-			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // plain retry on conflict
+	_, werr := u.commit(ctx, r.Status(), r.recorder, nil)
+	if werr == nil {
+		for _, o := range u.outcomes {
+			metrics.RecordConfirmation(sched.Namespace, sched.Name, o)
 		}
-		return ctrl.Result{}, werr
 	}
-	return result, err
+	return reconciled(ctx, result, err, werr)
 }
 
 // scheduleUpdate is what one reconcile changes on a schedule: its status (sched; before is the
-// status it started from) and the Events that explain the change. Reconcile records the Events
-// after writeStatus, like the BenchmarkRun controller's transition.
+// status it started from) and the Events that explain the change, on the statusTx both
+// reconcilers share. Reconcile commits it once, at the end.
 type scheduleUpdate struct {
+	statusTx[*v1.BenchmarkSchedule]
 	sched, before *v1.BenchmarkSchedule
-	events        []scheduleEvent
 	// outcomes are the confirmations this reconcile ended, counted once the status holds them.
 	outcomes []v1.ConfirmationState
 }
 
-// scheduleEvent is an Event to record. done marks one that reports an action already taken on
-// the API server (a run created or deleted): it stands whatever becomes of the status write. The
-// others report a decision that only the written status makes true.
-type scheduleEvent struct {
-	kind, reason, message string
-	done                  bool
+func (r *BenchmarkScheduleReconciler) newScheduleUpdate(sched *v1.BenchmarkSchedule) *scheduleUpdate {
+	u := &scheduleUpdate{statusTx: newStatusTx(scheduleStatus, r.clock, sched), sched: sched}
+	u.before = u.statusTx.before
+	return u
 }
 
 // event queues an Event about a decision: recorded only once the status that holds it is written.
-// A write that fails drops it, and the retry decides again.
 func (u *scheduleUpdate) event(kind, reason, message string) {
-	u.events = append(u.events, scheduleEvent{kind: kind, reason: reason, message: message})
+	u.queue(kind, reason, message)
 }
 
-// did queues an Event about a write to the API server that has happened. It is recorded even when
-// the status write after it fails (a conflict with a newer copy of the schedule is common under
-// load): the retry finds the run already created or deleted and takes no action to report, so
-// dropping the Event would lose it for good.
+// did queues an Event about a write to the API server that has happened (a run created or
+// deleted): recorded even when the status write after it fails.
 func (u *scheduleUpdate) did(kind, reason, message string) { //nolint:unparam // event's shape: a Warning action is recorded alike
-	u.events = append(u.events, scheduleEvent{kind: kind, reason: reason, message: message, done: true})
-}
-
-// record records the queued Events: all of them when the status was written, else those of the
-// actions taken.
-func (u *scheduleUpdate) record(rec record.EventRecorder, written bool) {
-	for _, e := range u.events {
-		if written || e.done {
-			rec.Event(u.sched, e.kind, e.reason, e.message)
-		}
-	}
-	u.events = nil
-	if written {
-		for _, o := range u.outcomes {
-			metrics.RecordConfirmation(u.sched.Namespace, u.sched.Name, o)
-		}
-	}
-	u.outcomes = nil
+	u.queueDone(kind, reason, message)
 }
 
 // SetupWithManager registers the controller; it owns the runs it creates.
@@ -270,7 +244,7 @@ func (r *BenchmarkScheduleReconciler) summarize(u *scheduleUpdate, children []*v
 		st.LastComparison = c.DeepCopy()
 		st.Verdict = compare.Short(*c)
 		status, reason := regressedCondition(*c)
-		r.setCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+c.Message)
+		u.setCondition(v1.ConditionRegressed, status, reason, c.Run+": "+c.Message)
 		metrics.RecordComparison(sched.Namespace, sched.Name, *c)
 		break
 	}
@@ -365,11 +339,11 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, u *scheduleU
 	}
 	ready := func(reason, message string) {
 		if !stuck {
-			r.setCondition(sched, v1.ConditionReady, metav1.ConditionTrue, reason, message)
+			u.setCondition(v1.ConditionReady, metav1.ConditionTrue, reason, message)
 		}
 	}
 	if !stuck {
-		r.setCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
+		u.setCondition(v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
 	}
 
 	if sched.Spec.IsSuspended() {
@@ -530,8 +504,8 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, u *schedule
 		sched.Status.Active = append(sched.Status.Active, run.Name)
 	}
 	sched.Status.LastScheduleTime = &dueTime
-	r.setCondition(sched, v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
-	r.setCondition(sched, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled,
+	u.setCondition(v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
+	u.setCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled,
 		fmt.Sprintf("created %s; next run at %s", run.Name, sched.Status.NextScheduleTime.UTC().Format(time.RFC3339)))
 	return nil
 }
@@ -539,31 +513,12 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, u *schedule
 // stall marks the schedule as unable to go on until its spec changes, with an Event the first
 // time: when the status this reconcile started from was not stalled with this message.
 func (r *BenchmarkScheduleReconciler) stall(u *scheduleUpdate, reason, message string) {
-	sched := u.sched
 	old := meta.FindStatusCondition(u.before.Status.Conditions, v1.ConditionStalled)
 	if old == nil || old.Status != metav1.ConditionTrue || old.Message != bounded.Head(message, bounded.Condition) {
 		u.event(corev1.EventTypeWarning, reason, message)
 	}
-	r.setCondition(sched, v1.ConditionStalled, metav1.ConditionTrue, reason, message)
-	r.setCondition(sched, v1.ConditionReady, metav1.ConditionFalse, reason, message)
-}
-
-func (r *BenchmarkScheduleReconciler) setCondition(sched *v1.BenchmarkSchedule, typ string, status metav1.ConditionStatus, reason, message string) {
-	conditions.Set(&sched.Status.Conditions, sched.Generation, r.clock.Now(), typ, status, reason, message)
-}
-
-// writeStatus is the only place a schedule's status is written: a merge patch with optimistic
-// locking, skipped when nothing changed.
-func (r *BenchmarkScheduleReconciler) writeStatus(ctx context.Context, before, sched *v1.BenchmarkSchedule) error {
-	sched.Status.ObservedGeneration = sched.Generation
-	if equality.Semantic.DeepEqual(before.Status, sched.Status) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := r.Status().Patch(ctx, sched, patch); err != nil {
-		return fmt.Errorf("write schedule status: %w", err)
-	}
-	return nil
+	u.setCondition(v1.ConditionStalled, metav1.ConditionTrue, reason, message)
+	u.setCondition(v1.ConditionReady, metav1.ConditionFalse, reason, message)
 }
 
 // ScheduledServerInstance is the serverInstance of a scheduled run: the template's when it says,

@@ -348,7 +348,7 @@ func (r *BenchmarkScheduleReconciler) confirm(ctx context.Context, u *scheduleUp
 	if regressed && rec.Run == c.Run {
 		status, reason, suffix := confirmationCondition(rec.State)
 		st.Verdict = compare.Short(*c) + ", " + suffix
-		r.setCondition(sched, v1.ConditionRegressed, status, reason, c.Run+": "+rec.Message)
+		u.setCondition(v1.ConditionRegressed, status, reason, c.Run+": "+rec.Message)
 	}
 	return wait, err
 }

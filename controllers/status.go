@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,24 +13,23 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
-	"github.com/mysqlbench/mysqlbench-operator/internal/conditions"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 )
 
 // transition is one reconcile's change to a run: the status edits and the Events that explain
-// them. commit writes both, status first, only when the status changed. It is the only place
-// status is written.
+// them, on the statusTx both reconcilers share. commit writes both, status first, only when the
+// status changed. It is the only place status is written.
 type transition struct {
-	r      *BenchmarkRunReconciler
-	run    *v1.BenchmarkRun
-	before *v1.BenchmarkRun
-	events []event
+	statusTx[*v1.BenchmarkRun]
+	r *BenchmarkRunReconciler
+	// run is the run being changed (statusTx's obj); before is how it was read.
+	run, before *v1.BenchmarkRun
 }
 
-type event struct{ kind, reason, message string }
-
 func newTransition(r *BenchmarkRunReconciler, run *v1.BenchmarkRun) *transition {
-	return &transition{r: r, run: run, before: run.DeepCopy()}
+	tx := &transition{statusTx: newStatusTx(runStatus, r.clock, run), r: r, run: run}
+	tx.before = tx.statusTx.before
+	return tx
 }
 
 // now is the reconciler's clock as an API time, to the second like every API timestamp.
@@ -51,12 +49,9 @@ func (tx *transition) target(name string) *v1.TargetStatus {
 	return &st.Targets[len(st.Targets)-1]
 }
 
+// event queues an Event, recorded once the status is written.
 func (tx *transition) event(kind, reason, format string, args ...any) {
-	tx.events = append(tx.events, event{kind: kind, reason: reason, message: bounded.Head(fmt.Sprintf(format, args...), bounded.Event)})
-}
-
-func (tx *transition) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
-	conditions.Set(&tx.run.Status.Conditions, tx.run.Generation, tx.r.clock.Now(), typ, status, reason, message)
+	tx.queue(kind, reason, bounded.Head(fmt.Sprintf(format, args...), bounded.Event))
 }
 
 // progressing marks the run as moving, with what it is doing now.
@@ -70,29 +65,21 @@ func (tx *transition) stalled(reason, message string) {
 	tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, reason, message)
 }
 
-// commit writes the status (a merge patch with optimistic locking, so a stale reconcile can never
-// overwrite a newer step result) when it changed, then records the Events.
+// commit writes the status through statusTx, then records the Events.
 //
-// It also derives the kstatus conditions from the phase (Reconciling while the run is not
-// finished, Stalled once it failed) and, once the write succeeded, exports the new step results
-// and the outcome as metrics.
+// Before the write it derives the kstatus conditions from the phase (Reconciling while the run
+// is not finished, Stalled once it failed); once the write succeeded it remembers the written
+// resourceVersion (Reconcile reads past a cache that has not caught up) and exports the new step
+// results and the outcome as metrics.
 func (tx *transition) commit(ctx context.Context) error {
-	if !equality.Semantic.DeepEqual(tx.before.Status, tx.run.Status) {
-		tx.kstatusConditions()
-		tx.run.Status.ObservedGeneration = tx.run.Generation
-		patch := client.MergeFromWithOptions(tx.before, client.MergeFromWithOptimisticLock{})
-		if err := tx.r.Status().Patch(ctx, tx.run, patch); err != nil {
-			return fmt.Errorf("write status: %w", err)
-		}
-		tx.r.written.Store(client.ObjectKeyFromObject(tx.run), tx.run.ResourceVersion)
-		logf.FromContext(ctx).V(1).Info("status written", "phase", tx.run.Status.Phase,
-			"target", tx.run.Status.CurrentTarget, "step", tx.run.Status.CurrentStep)
-		tx.exportMetrics()
+	wrote, err := tx.statusTx.commit(ctx, tx.r.Status(), tx.r.recorder, tx.kstatusConditions)
+	if !wrote {
+		return err
 	}
-	for _, e := range tx.events {
-		tx.r.recorder.Event(tx.run, e.kind, e.reason, e.message)
-	}
-	tx.events = nil
+	tx.r.written.Store(client.ObjectKeyFromObject(tx.run), tx.run.ResourceVersion)
+	logf.FromContext(ctx).V(1).Info("status written", "phase", tx.run.Status.Phase,
+		"target", tx.run.Status.CurrentTarget, "step", tx.run.Status.CurrentStep)
+	tx.exportMetrics()
 	return nil
 }
 

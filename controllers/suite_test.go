@@ -49,6 +49,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	controllers.UseEnvConfig(cfg)
 	k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
