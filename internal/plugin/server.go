@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
@@ -219,42 +219,11 @@ type serverView struct {
 	Targets     []serverTargetView `json:"targets"`
 }
 
+// serverTargetView is a target's table, the one report.md renders too, with what it lacks.
 type serverTargetView struct {
-	Name          string `json:"name"`
-	ServerVersion string `json:"serverVersion,omitempty"`
-	// Threads are the thread counts measured, the columns of Values.
-	Threads []int32 `json:"threads"`
-	// Rows are the counters, the gauges and the server container's CPU.
-	Rows []serverRow `json:"rows"`
-	// PerformanceSchema: whether it was ON at any step; without it there are no waits.
-	PerformanceSchema bool `json:"performanceSchema"`
-	// Waits are the top wait events of each thread count, in seconds of wait per second.
-	Waits []serverRow `json:"waits,omitempty"`
+	report.ServerTable
 	// Missing says what the rows lack and why, one sentence each.
 	Missing []string `json:"missing,omitempty"`
-}
-
-// Kinds and units of a serverRow.
-const (
-	rowCounter = "counter"
-	rowGauge   = "gauge"
-	rowCPU     = "cpu"
-	rowWait    = "wait"
-)
-
-type serverRow struct {
-	// Kind is counter, gauge, cpu or wait.
-	Kind string `json:"kind"`
-	// Source is status, innodbMetrics, kubelet (the CPU) or performanceSchema (waits).
-	Source string `json:"source"`
-	Name   string `json:"name"`
-	// Unit says what Values are: "per query", "per second", "at end", "CPU seconds per query",
-	// "CPU seconds per second", "seconds of wait per second".
-	Unit string `json:"unit"`
-	// Values, one per thread count: the median of its steps' values; null where none has one.
-	Values []*float64 `json:"values"`
-	// N is how many steps each value is the median of.
-	N []int `json:"n"`
 }
 
 // serverStep is a step's server counters, nil when results.json has none, with the step.
@@ -282,222 +251,37 @@ func serverViewOf(doc *results.Doc, q serverQuery) (serverView, error) {
 		for j, st := range t.Steps {
 			steps[j] = serverStep{threads: st.Threads, rep: max(st.Repetition, 1), s: servers[j]}
 		}
-		v.Targets = append(v.Targets, targetView(doc, t, steps, q))
+		v.Targets = append(v.Targets, targetView(doc, t, steps, servers, q))
 	}
 	return v, nil
 }
 
-func targetView(doc *results.Doc, t *results.Target, steps []serverStep, q serverQuery) serverTargetView {
-	tv := serverTargetView{Name: t.Name, ServerVersion: t.ServerVersion, Threads: []int32{}, Rows: []serverRow{}}
-	for _, s := range steps {
-		tv.Threads = append(tv.Threads, s.threads)
+func targetView(doc *results.Doc, t *results.Target, steps []serverStep, servers []*serverstats.Step, q serverQuery) serverTargetView {
+	if q.off {
+		// The run did not record them: the table has the thread counts and no rows.
+		servers = nil
 	}
-	slices.Sort(tv.Threads)
-	tv.Threads = slices.Compact(tv.Threads)
+	tv := serverTargetView{ServerTable: report.NewServerTable(t, servers, report.ServerQuery{Counters: q.counters, PerSecond: q.perSecond})}
 	if len(steps) == 0 {
 		tv.Missing = append(tv.Missing, "no measured step")
 		return tv
-	}
-	var with []serverStep
-	for _, s := range steps {
-		if s.s != nil {
-			with = append(with, s)
-		}
 	}
 	if q.off {
 		tv.Missing = append(tv.Missing, "no server counters: the run did not record them (spec.serverStats.enabled: false)")
 		return tv
 	}
 	tv.Missing = append(tv.Missing, notStoredLines(doc, t.Name, steps, q.notStored)...)
+	var with []serverStep
+	for _, s := range steps {
+		if s.s != nil {
+			with = append(with, s)
+		}
+	}
 	if len(with) == 0 {
 		return tv
 	}
-
-	unit := "per query"
-	if q.perSecond {
-		unit = "per second"
-	}
-	// The counter rows: those asked for, else every counter and gauge a step has, in the
-	// bounded set's order.
-	type named struct{ source, name string }
-	var counters, gauges []named
-	if len(q.counters) > 0 {
-		for _, n := range q.counters {
-			if serverstats.IsGauge(n) {
-				gauges = append(gauges, named{sourceOf(n, with), n})
-			} else {
-				counters = append(counters, named{sourceOf(n, with), n})
-			}
-		}
-	} else {
-		for _, s := range with {
-			for _, c := range s.s.Counters {
-				if !slices.Contains(counters, named{c.Source, c.Name}) {
-					counters = append(counters, named{c.Source, c.Name})
-				}
-			}
-			for _, g := range s.s.Gauges {
-				if !slices.Contains(gauges, named{g.Source, g.Name}) {
-					gauges = append(gauges, named{g.Source, g.Name})
-				}
-			}
-		}
-		order := func(a, b named) int { return cmp.Compare(boundedIndex(a.name), boundedIndex(b.name)) }
-		slices.SortStableFunc(counters, order)
-		slices.SortStableFunc(gauges, order)
-	}
-	for _, c := range counters {
-		val := results.ServerValue{Counter: c.name, PerSecond: q.perSecond}
-		tv.Rows = append(tv.Rows, medianRow(tv.Threads, with, serverRow{Kind: rowCounter, Source: c.source, Name: c.name, Unit: unit},
-			func(s *serverstats.Step) (float64, bool) { x, ok, _ := val.Of(*s); return x, ok }))
-	}
-	for _, g := range gauges {
-		tv.Rows = append(tv.Rows, medianRow(tv.Threads, with, serverRow{Kind: rowGauge, Source: g.source, Name: g.name, Unit: "at end"},
-			func(s *serverstats.Step) (float64, bool) {
-				i := slices.IndexFunc(s.Gauges, func(x serverstats.Gauge) bool { return x.Name == g.name })
-				if i < 0 {
-					return 0, false
-				}
-				return float64(s.Gauges[i].Value), true
-			}))
-	}
-	cpu := results.ServerValue{PerSecond: q.perSecond}
-	if slices.ContainsFunc(with, func(s serverStep) bool { return s.s.CPU != nil }) {
-		tv.Rows = append(tv.Rows, medianRow(tv.Threads, with, serverRow{Kind: rowCPU, Source: "kubelet",
-			Name: "CPU seconds (" + cpuContainer(with) + " container)", Unit: "CPU seconds " + unit},
-			func(s *serverstats.Step) (float64, bool) { x, ok, _ := cpu.Of(*s); return x, ok }))
-	}
-	tv.PerformanceSchema = slices.ContainsFunc(with, func(s serverStep) bool { return s.s.PerformanceSchema })
-	if tv.PerformanceSchema {
-		tv.Waits = waitRows(tv.Threads, with)
-	}
-	tv.Missing = append(tv.Missing, gapLines(t.Name, tv, with, q, cpu)...)
+	tv.Missing = append(tv.Missing, gapLines(t.Name, tv, with, q, results.ServerValue{PerSecond: q.perSecond})...)
 	return tv
-}
-
-// boundedIndex orders counter names as the bounded set lists them; others go last.
-func boundedIndex(name string) int {
-	if i := slices.Index(serverstats.StatusNames, name); i >= 0 {
-		return i
-	}
-	if i := slices.Index(serverstats.InnoDBMetricNames, name); i >= 0 {
-		return len(serverstats.StatusNames) + i
-	}
-	return len(serverstats.StatusNames) + len(serverstats.InnoDBMetricNames)
-}
-
-// sourceOf is where a counter or gauge comes from: as the steps say, else as the bounded set does.
-func sourceOf(name string, steps []serverStep) string {
-	for _, s := range steps {
-		for _, c := range s.s.Counters {
-			if c.Name == name {
-				return c.Source
-			}
-		}
-		for _, g := range s.s.Gauges {
-			if g.Name == name {
-				return g.Source
-			}
-		}
-	}
-	if slices.Contains(serverstats.InnoDBMetricNames, name) {
-		return serverstats.SourceInnoDBMetrics
-	}
-	return serverstats.SourceStatus
-}
-
-func cpuContainer(steps []serverStep) string {
-	for _, s := range steps {
-		if s.s.CPU != nil && s.s.CPU.Container != "" {
-			return s.s.CPU.Container
-		}
-	}
-	return "server container"
-}
-
-// medianRow fills row's values: at each thread count the median of the steps' values.
-func medianRow(threads []int32, steps []serverStep, row serverRow, value func(*serverstats.Step) (float64, bool)) serverRow {
-	row.Values = make([]*float64, len(threads))
-	row.N = make([]int, len(threads))
-	for i, th := range threads {
-		var xs []float64
-		for _, s := range steps {
-			if x, ok := value(s.s); ok && s.threads == th {
-				xs = append(xs, x)
-			}
-		}
-		if len(xs) > 0 {
-			m := median(xs)
-			row.Values[i], row.N[i] = &m, len(xs)
-		}
-	}
-	return row
-}
-
-// topWaitsShown is how many wait events of each thread count the table shows, as report.md.
-const topWaitsShown = 5
-
-// waitRows are the wait events among the topWaitsShown of any thread count, by their largest
-// value: at each thread count the median over its steps with performance_schema ON (an event a
-// step did not list counting as 0, as report.md does), empty where no step listed it.
-func waitRows(threads []int32, steps []serverStep) []serverRow {
-	type ranked struct {
-		event string
-		top   float64
-	}
-	var events []ranked
-	perThreads := make([]map[string]float64, len(threads))
-	listed := make([]map[string]int, len(threads))
-	for i, th := range threads {
-		var on []*serverstats.Step
-		for _, s := range steps {
-			if s.threads == th && s.s.PerformanceSchema {
-				on = append(on, s.s)
-			}
-		}
-		byEvent := map[string][]float64{}
-		for _, s := range on {
-			for _, w := range s.Waits {
-				byEvent[w.Event] = append(byEvent[w.Event], w.SecondsPerSecond)
-			}
-		}
-		perThreads[i], listed[i] = map[string]float64{}, map[string]int{}
-		var here []ranked
-		for ev, xs := range byEvent {
-			listed[i][ev] = len(xs)
-			for len(xs) < len(on) {
-				xs = append(xs, 0)
-			}
-			m := median(xs)
-			perThreads[i][ev] = m
-			if m > 0 {
-				here = append(here, ranked{ev, m})
-			}
-		}
-		slices.SortFunc(here, func(a, b ranked) int { return cmp.Or(cmp.Compare(b.top, a.top), strings.Compare(a.event, b.event)) })
-		for _, r := range here[:min(len(here), topWaitsShown)] {
-			j := slices.IndexFunc(events, func(x ranked) bool { return x.event == r.event })
-			if j < 0 {
-				events = append(events, r)
-			} else {
-				events[j].top = max(events[j].top, r.top)
-			}
-		}
-	}
-	slices.SortFunc(events, func(a, b ranked) int { return cmp.Or(cmp.Compare(b.top, a.top), strings.Compare(a.event, b.event)) })
-	rows := make([]serverRow, 0, len(events))
-	for _, ev := range events {
-		row := serverRow{Kind: rowWait, Source: "performanceSchema", Name: ev.event, Unit: "seconds of wait per second",
-			Values: make([]*float64, len(threads)), N: make([]int, len(threads))}
-		for i := range threads {
-			if n := listed[i][ev.event]; n > 0 {
-				m := perThreads[i][ev.event]
-				row.Values[i], row.N[i] = &m, n
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows
 }
 
 // notStoredLines say which steps have no server counters and why, when it is known.
@@ -577,7 +361,7 @@ func gapLines(target string, tv serverTargetView, steps []serverStep, q serverQu
 		out = append(out, fmt.Sprintf("counters %s lacks or has disabled: %s", target, strings.Join(lacks, "; ")))
 	}
 	for _, n := range q.counters {
-		row := slices.IndexFunc(tv.Rows, func(r serverRow) bool { return r.Name == n })
+		row := slices.IndexFunc(tv.Rows, func(r report.ServerRow) bool { return r.Name == n })
 		if row >= 0 && !slices.ContainsFunc(tv.Rows[row].Values, func(v *float64) bool { return v != nil }) &&
 			!slices.Contains(status, n) && !slices.Contains(metrics, n) {
 			out = append(out, fmt.Sprintf("%s: %s", n, whyNot(results.ServerValue{Counter: n, PerSecond: q.perSecond}, steps)))
@@ -605,7 +389,7 @@ func gapLines(target string, tv serverTargetView, steps []serverStep, q serverQu
 	if q.perSecond {
 		what = "CPU per second"
 	}
-	measured := slices.ContainsFunc(tv.Rows, func(r serverRow) bool { return r.Kind == rowCPU })
+	measured := slices.ContainsFunc(tv.Rows, func(r report.ServerRow) bool { return r.Kind == report.RowCPU })
 	for _, why := range cpuWhys {
 		why = strings.TrimPrefix(why, "CPU not measured: ")
 		if !measured {
@@ -651,29 +435,6 @@ func appendNew(list []string, values ...string) []string {
 		}
 	}
 	return list
-}
-
-// median of values, the mean of the two middle ones for an even count (as report.md).
-func median(values []float64) float64 {
-	xs := slices.Sorted(slices.Values(values))
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
-// sig3 writes v with three significant digits and no exponent, as report.md: server rates span
-// from millions of bytes to a buffer pool read per hundred thousand queries (0.00001).
-func sig3(v float64) string {
-	if v == 0 {
-		return "0"
-	}
-	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
-	if err != nil {
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // writeServerTables writes, per target, the counters table (one row per counter, gauge and the
@@ -726,7 +487,7 @@ func writeServerTables(w io.Writer, v serverView) error {
 	return nil
 }
 
-func writeRows(w io.Writer, first string, threads []int32, rows []serverRow, dash *bool) error {
+func writeRows(w io.Writer, first string, threads []int32, rows []report.ServerRow, dash *bool) error {
 	tw := printers.GetNewTabWriter(w)
 	header := []string{first}
 	for _, th := range threads {
@@ -736,10 +497,10 @@ func writeRows(w io.Writer, first string, threads []int32, rows []serverRow, das
 	for _, r := range rows {
 		name := r.Name
 		switch r.Kind {
-		case rowGauge:
+		case report.RowGauge:
 			name += " (at end)"
-		case rowWait:
-			name = shortEvent(name)
+		case report.RowWait:
+			name = report.ShortEvent(name)
 		}
 		cells := []string{name}
 		for _, x := range r.Values {
@@ -748,17 +509,11 @@ func writeRows(w io.Writer, first string, threads []int32, rows []serverRow, das
 				*dash = true
 				continue
 			}
-			cells = append(cells, sig3(*x))
+			cells = append(cells, report.Sig3(*x))
 		}
 		_, _ = fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
-}
-
-// shortEvent drops the prefixes every wait event (wait/) and most of the interesting ones
-// (synch/) share, as report.md does.
-func shortEvent(e string) string {
-	return strings.TrimPrefix(strings.TrimPrefix(e, "wait/"), "synch/")
 }
 
 // writeServerCSV writes one row per target, row and thread count with a value, then the missing
@@ -767,7 +522,7 @@ func writeServerCSV(w io.Writer, v serverView) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"run", "target", "threads", "kind", "source", "name", "unit", "value", "steps"})
 	for _, t := range v.Targets {
-		for _, rows := range [][]serverRow{t.Rows, t.Waits} {
+		for _, rows := range [][]report.ServerRow{t.Rows, t.Waits} {
 			for _, r := range rows {
 				for i, x := range r.Values {
 					if x == nil {

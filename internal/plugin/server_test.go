@@ -77,13 +77,13 @@ func TestServerShowsCountersCPUWaitsAndWhatIsMissing(t *testing.T) {
 	rowsRead := results.ServerValue{Counter: "Innodb_rows_read"}
 	want := []string{"Innodb_rows_read"}
 	for _, th := range []int32{1, 2, 4} {
-		want = append(want, sig3(storedValues(t, doc, "mariadb", th, rowsRead)[0]))
+		want = append(want, report.Sig3(storedValues(t, doc, "mariadb", th, rowsRead)[0]))
 	}
 	if got := row(rows, "Innodb_rows_read"); !slices.Equal(got, append(want, "-")) {
 		t.Errorf("Innodb_rows_read row %q, want %q and - at 8 threads (not stored)", got, want)
 	}
 	cpu := row(rows, "CPU seconds (mysql container)")
-	if len(cpu) != 8 || cpu[4] != sig3(storedValues(t, doc, "mariadb", 1, results.ServerValue{})[0]) || cpu[7] != "-" {
+	if len(cpu) != 8 || cpu[4] != report.Sig3(storedValues(t, doc, "mariadb", 1, results.ServerValue{})[0]) || cpu[7] != "-" {
 		t.Errorf("CPU row %q", cpu)
 	}
 	if f := row(rows, "Threads_running (at end)"); len(f) != 7 || f[3] != "2" {
@@ -114,7 +114,7 @@ func TestServerShowsCountersCPUWaitsAndWhatIsMissing(t *testing.T) {
 		}
 	}
 	if f := row(section2(t, psoff), "Innodb_rows_read"); len(f) != 5 ||
-		f[4] != sig3(storedValues(t, doc, "mariadb-psoff", 8, rowsRead)[0]) {
+		f[4] != report.Sig3(storedValues(t, doc, "mariadb-psoff", 8, rowsRead)[0]) {
 		t.Errorf("mariadb-psoff's Innodb_rows_read row %q", f)
 	}
 	if strings.Contains(psoff, "Top waits") || strings.Contains(psoff, "CPU seconds (") || strings.Contains(psoff, "not stored") {
@@ -156,7 +156,7 @@ func TestServerRepetitionsJSONAndFlags(t *testing.T) {
 	doc := storedResults(t, "base")
 	for i, th := range tv.Threads {
 		xs := storedValues(t, doc, "mariadb", th, results.ServerValue{Counter: "Innodb_rows_read", PerSecond: true})
-		if len(xs) != 4 || tv.Rows[0].N[i] != 4 || *tv.Rows[0].Values[i] != median(xs) {
+		if len(xs) != 4 || tv.Rows[0].N[i] != 4 || *tv.Rows[0].Values[i] != report.Median(xs) {
 			t.Errorf("%d threads: %v (of %d), want the median of %v", th, *tv.Rows[0].Values[i], tv.Rows[0].N[i], xs)
 		}
 		if tv.Rows[1].Values[i] != nil || *tv.Rows[2].Values[i] != 0.9 {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
@@ -42,10 +41,6 @@ var serverColumns = []serverColumn{
 	{names: []string{"Created_tmp_disk_tables"}},
 	{names: []string{"Threads_running"}, unit: "at end", gauge: true},
 }
-
-// topWaitsShown is how many wait events report.md shows per thread count, as the seed study's
-// "Top 5 performance_schema synch waits".
-const topWaitsShown = 5
 
 // serverStep is a step's server counters with the step they belong to.
 type serverStep struct {
@@ -106,6 +101,7 @@ func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serve
 				steps = append(steps, serverStep{st.Threads, s})
 			}
 		}
+		table := NewServerTable(&doc.Targets[ti], servers[ti], ServerQuery{})
 		if len(steps) == 0 {
 			if slices.ContainsFunc(doc.Dropped, func(d results.Dropped) bool {
 				return d.Kind == results.DroppedServer && d.Target == tr.Name
@@ -116,26 +112,37 @@ func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serve
 			}
 			continue
 		}
-		writeCountersTable(b, steps)
-		writeWaitsTable(b, tr.Name, steps)
+		writeCountersTable(b, table)
+		writeWaitsTable(b, tr.Name, table)
 		writeServerGaps(b, steps)
 	}
 }
 
-// writeCountersTable writes the "Server counters per query" table of a target.
-func writeCountersTable(b *strings.Builder, steps []serverStep) {
+// writeCountersTable writes the "Server counters per query" table of a target: one row per
+// thread count with server counters, one column per serverColumns entry.
+func writeCountersTable(b *strings.Builder, table ServerTable) {
 	b.WriteString("Server counters per query:\n\n| Threads |")
 	columns := serverColumns
-	if !slices.ContainsFunc(steps, func(s serverStep) bool { return s.s.CPU != nil }) {
+	cpu, measured := table.CPU()
+	if !measured {
 		// No step's CPU was measured (the default): no column of dashes; the gaps say why.
 		columns = slices.DeleteFunc(slices.Clone(columns), func(c serverColumn) bool { return c.names[0] == cpuPerQuery })
 	}
+	rows := make([]ServerRow, len(columns))
 	chosen := make([]string, len(columns))
 	for i, c := range columns {
 		chosen[i] = c.names[0]
 		for _, n := range c.names {
-			if slices.ContainsFunc(steps, func(s serverStep) bool { _, ok := serverValue(s.s, n, c.gauge); return ok }) {
-				chosen[i] = n
+			row, ok := cpu, n == cpuPerQuery && measured
+			if n != cpuPerQuery {
+				kind := RowCounter
+				if c.gauge {
+					kind = RowGauge
+				}
+				row, ok = table.Row(kind, n)
+			}
+			if ok && row.HasValue() {
+				chosen[i], rows[i] = n, row
 				break
 			}
 		}
@@ -150,18 +157,19 @@ func writeCountersTable(b *strings.Builder, steps []serverStep) {
 		b.WriteString(" |")
 	}
 	b.WriteString("\n|---:|" + strings.Repeat("---:|", len(columns)) + "\n")
-	for _, th := range stepThreads(steps) {
+	for ti, th := range table.Threads {
+		if table.recorded[ti] == 0 {
+			continue
+		}
 		fmt.Fprintf(b, "| %d |", th)
-		for i, c := range columns {
-			var vs []float64
-			for _, s := range steps {
-				if v, ok := serverValue(s.s, chosen[i], c.gauge); ok && s.threads == th {
-					vs = append(vs, v)
-				}
-			}
+		for i := range columns {
 			cell := missingCell
-			if len(vs) > 0 {
-				cell = sig3(median(vs))
+			if ti < len(rows[i].Values) && rows[i].Values[ti] != nil {
+				v := *rows[i].Values[ti]
+				if rows[i].Kind == RowCPU {
+					v *= 1e6 // CPU seconds per query, shown in microseconds
+				}
+				cell = Sig3(v)
 			}
 			b.WriteString(" " + cell + " |")
 		}
@@ -170,8 +178,8 @@ func writeCountersTable(b *strings.Builder, steps []serverStep) {
 }
 
 // writeWaitsTable writes the "Top waits" table of a target, or says performance_schema was off.
-func writeWaitsTable(b *strings.Builder, target string, steps []serverStep) {
-	if !slices.ContainsFunc(steps, func(s serverStep) bool { return s.s.PerformanceSchema }) {
+func writeWaitsTable(b *strings.Builder, target string, table ServerTable) {
+	if !table.PerformanceSchema {
 		fmt.Fprintf(b, "\nperformance_schema is OFF on %s: no waits recorded (set performance_schema = ON in myCnf, "+
 			"or targets[].synchWaits).\n", mdText(target))
 		return
@@ -182,22 +190,19 @@ func writeWaitsTable(b *strings.Builder, target string, steps []serverStep) {
 		fmt.Fprintf(b, " %d |", i+1)
 	}
 	b.WriteString("\n|---:|" + strings.Repeat("---|", topWaitsShown) + "\n")
-	for _, th := range stepThreads(steps) {
-		var on []*serverstats.Step
-		for _, s := range steps {
-			if s.threads == th && s.s.PerformanceSchema {
-				on = append(on, s.s)
-			}
+	for ti, th := range table.Threads {
+		if table.recorded[ti] == 0 {
+			continue
 		}
 		cells := make([]string, topWaitsShown)
-		switch top := topWaits(on); {
-		case len(on) == 0:
+		switch top := table.TopWaits(ti); {
+		case table.psOn[ti] == 0:
 			cells[0] = "performance_schema OFF"
 		case len(top) == 0:
 			cells[0] = "no waits recorded"
 		default:
 			for i, w := range top {
-				cells[i] = mdCode(shortEvent(w.event)) + " " + sig3(w.perSecond)
+				cells[i] = mdCode(ShortEvent(w.Name)) + " " + Sig3(*w.Values[ti])
 			}
 		}
 		fmt.Fprintf(b, "| %d |", th)
@@ -206,35 +211,6 @@ func writeWaitsTable(b *strings.Builder, target string, steps []serverStep) {
 		}
 		b.WriteString("\n")
 	}
-}
-
-type rankedWait struct {
-	event     string
-	perSecond float64
-}
-
-// topWaits ranks the wait events of a thread count's steps by their median seconds of wait per
-// second, an event a step did not list counting as 0 for it; the first topWaitsShown with any wait.
-func topWaits(steps []*serverstats.Step) []rankedWait {
-	byEvent := map[string][]float64{}
-	for _, s := range steps {
-		for _, w := range s.Waits {
-			byEvent[w.Event] = append(byEvent[w.Event], w.SecondsPerSecond)
-		}
-	}
-	var out []rankedWait
-	for e, vs := range byEvent {
-		for len(vs) < len(steps) {
-			vs = append(vs, 0)
-		}
-		if m := median(vs); m > 0 {
-			out = append(out, rankedWait{e, m})
-		}
-	}
-	slices.SortFunc(out, func(a, b rankedWait) int {
-		return cmp.Or(cmp.Compare(b.perSecond, a.perSecond), strings.Compare(a.event, b.event))
-	})
-	return out[:min(len(out), topWaitsShown)]
 }
 
 // writeServerGaps says, once per target, which counters its server lacks, the snapshots' errors
@@ -294,45 +270,6 @@ func writeServerGaps(b *strings.Builder, steps []serverStep) {
 	}
 }
 
-// serverValue is a counter's per-query rate, or a gauge's value, by name.
-func serverValue(s *serverstats.Step, name string, gauge bool) (float64, bool) {
-	if name == cpuPerQuery {
-		if s.CPU == nil || s.Queries <= 0 {
-			return 0, false
-		}
-		return s.CPU.PerQuery * 1e6, true
-	}
-	if gauge {
-		i := slices.IndexFunc(s.Gauges, func(g serverstats.Gauge) bool { return g.Name == name })
-		if i < 0 {
-			return 0, false
-		}
-		return float64(s.Gauges[i].Value), true
-	}
-	i := slices.IndexFunc(s.Counters, func(c serverstats.Counter) bool { return c.Name == name })
-	if i < 0 {
-		return 0, false
-	}
-	return s.Counters[i].PerQuery, true
-}
-
-// stepThreads is the thread counts of steps, ascending, each once.
-func stepThreads(steps []serverStep) []int32 {
-	var out []int32
-	for _, s := range steps {
-		out = append(out, s.threads)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// shortEvent drops the prefixes every wait event (wait/) and most of the interesting ones
-// (synch/) share: wait/synch/mutex/innodb/buf_pool_mutex reads mutex/innodb/buf_pool_mutex.
-func shortEvent(e string) string {
-	e = strings.TrimPrefix(e, "wait/")
-	return strings.TrimPrefix(e, "synch/")
-}
-
 // mdCode writes a name as code, or as escaped text when it holds what would end the code span or
 // the table cell.
 func mdCode(s string) string {
@@ -369,20 +306,4 @@ func inOrder(names, set []string) {
 		return len(set)
 	}
 	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(pos(a), pos(b)), strings.Compare(a, b)) })
-}
-
-// median of values, the mean of the two middle ones for an even count; values is not modified.
-func median(values []float64) float64 {
-	xs := slices.Sorted(slices.Values(values))
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
-// sig3 writes v with three significant digits and no exponent: server rates span from millions
-// of bytes to a buffer pool read per hundred thousand queries (0.00001).
-func sig3(v float64) string {
-	return strconv.FormatFloat(roundSig(v, 3, 15), 'f', -1, 64)
 }

@@ -719,7 +719,7 @@ func TestServerCPU(t *testing.T) {
 	// The 2nd step's CPU in µs: 1.5 cores over the step's queries per second.
 	st := run.Status.Targets[0].Steps[1]
 	s := serverFixture(t, flavourMySQL80, st, true)
-	want := fmt.Sprintf("| %d | %s |", st.Threads, sig3(1.5/(s.Queries/s.Seconds)*1e6))
+	want := fmt.Sprintf("| %d | %s |", st.Threads, Sig3(1.5/(s.Queries/s.Seconds)*1e6))
 	if !strings.Contains(sections[0], want) {
 		t.Errorf("target %s lacks the row %q:\n%s", first, want, sections[0])
 	}
