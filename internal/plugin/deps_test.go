@@ -33,3 +33,37 @@ func TestCommandsDoNotDependOnControllers(t *testing.T) {
 		}
 	}
 }
+
+// Only the manager links the controllers: the controllers themselves, internal/operator (the
+// manager's wiring) and cmd (its main). Any other package that imported them would drag the
+// reconcilers into whatever links it; tests may import them to run the real reconcilers.
+func TestOnlyTheManagerImportsControllers(t *testing.T) {
+	const module = "github.com/mysqlbench/mysqlbench-operator"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list %s/...: %v\n%s", module, err, ee.Stderr)
+		}
+		t.Fatalf("go list %s/...: %v", module, err)
+	}
+	allowed := map[string][]string{
+		module + "/controllers":       {module + "/internal/operator"},
+		module + "/internal/operator": {module + "/cmd"},
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		seen++
+		for dep, importers := range allowed {
+			if slices.Contains(imports, dep) && !slices.Contains(importers, pkg) && !strings.HasPrefix(pkg, module+"/controllers") {
+				t.Errorf("%s imports %s: only %s may; move what it needs into the API package or a small internal package",
+					pkg, dep, strings.Join(importers, ", "))
+			}
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("go list listed %d packages: the module was not read", seen)
+	}
+}
