@@ -218,10 +218,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	if run.Status.Phase.Finished() {
 		if err := r.settleConfirmation(ctx, run); err != nil {
-			if apierrors.IsConflict(err) {
-				return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // plain retry on conflict
-			}
-			return ctrl.Result{}, err
+			return reconciled(ctx, ctrl.Result{}, nil, err)
 		}
 		return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)
 	}
