@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Defaults the CRD schema applies; the helpers below fall back to them for objects that did not
@@ -245,11 +247,61 @@ func (w Workload) MysqlslapOrDefault() MysqlslapWorkload {
 	return m
 }
 
-// Prepares says whether the operator creates the sbtest tables before the ladder (a prepare
-// step): with sysbench unless workload.skipPrepare; never with mysqlslap, which creates and drops
-// its own schema at every step.
+// Prepares says whether the operator loads data before the ladder (a prepare step): the sbtest
+// tables with sysbench, TPC-C's warehouses with go-tpc, unless workload.skipPrepare; never with
+// mysqlslap, which creates and drops its own schema at every step.
 func (w Workload) Prepares() bool {
-	return w.ClientOrDefault() == ClientSysbench && !w.SkipPrepare
+	c := w.ClientOrDefault()
+	return (c == ClientSysbench || c == ClientGoTPC) && !w.SkipPrepare
+}
+
+// TPCCOrDefault is workload.tpcc with the defaults filled in: load threads the warehouses (at
+// most 16), check and ignoreErrors true, the check's timeout 10 minutes plus 5 per warehouse,
+// the image DefaultGoTPCImage.
+func (w Workload) TPCCOrDefault() TPCCWorkload {
+	var t TPCCWorkload
+	if w.TPCC != nil {
+		t = *w.TPCC.DeepCopy()
+	}
+	if t.Warehouses < 1 {
+		t.Warehouses = 1
+	}
+	if t.LoadThreads == 0 {
+		t.LoadThreads = min(t.Warehouses, 16)
+	}
+	if t.Check == nil {
+		t.Check = ptrTo(true)
+	}
+	if t.IgnoreErrors == nil {
+		t.IgnoreErrors = ptrTo(true)
+	}
+	if t.CheckTimeout == nil {
+		t.CheckTimeout = &metav1.Duration{Duration: 10*time.Minute + time.Duration(t.Warehouses)*5*time.Minute}
+	}
+	if t.Image == "" {
+		t.Image = DefaultGoTPCImage
+	}
+	return t
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// Throughput is a step's primary throughput figure, the one cells, comparisons and charts use:
+// tpmC for a go-tpc step, total QPS otherwise.
+func (s StepResult) Throughput() float64 {
+	if s.TPCC != nil {
+		return s.TPCC.TpmC
+	}
+	return s.QPS.Total
+}
+
+// Throughput is the statistics of a cell's primary throughput figure (StepResult.Throughput):
+// TpmC when the cell's steps were go-tpc's, QPS otherwise.
+func (c CellStats) Throughput() MetricStats {
+	if c.TpmC != nil {
+		return *c.TpmC
+	}
+	return c.QPS
 }
 
 // DefaultMysqlslapLoadType is the SQL mysqlslap generates when loadType is unset and args give no

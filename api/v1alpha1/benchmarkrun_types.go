@@ -184,7 +184,7 @@ type PerconaOptions struct {
 }
 
 // WorkloadClient is the load generator of a run's steps.
-// +kubebuilder:validation:Enum=sysbench;mysqlslap
+// +kubebuilder:validation:Enum=sysbench;mysqlslap;go-tpc
 type WorkloadClient string
 
 const (
@@ -194,13 +194,18 @@ const (
 	// ClientMysqlslap runs mysqlslap (workload.mysqlslap): a number of queries per client,
 	// timed as a whole; QPS is all clients' queries over the average time to run them.
 	ClientMysqlslap WorkloadClient = "mysqlslap"
+	// ClientGoTPC runs TPC-C with go-tpc (workload.tpcc): tpmC per step, with the count, errors
+	// and latency percentiles of each transaction type.
+	ClientGoTPC WorkloadClient = "go-tpc"
 )
 
 // Workload is what the client (sysbench, or mysqlslap) runs at every step of the ladder.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.client) && self.client == 'mysqlslap') || has(self.script) != has(self.customScript)",message="set exactly one of workload.script (a stock sysbench OLTP script such as oltp_point_select) and workload.customScript (a ConfigMap key holding a Lua script)"
+// +kubebuilder:validation:XValidation:rule="(has(self.client) && self.client in ['mysqlslap', 'go-tpc']) || has(self.script) != has(self.customScript)",message="set exactly one of workload.script (a stock sysbench OLTP script such as oltp_point_select) and workload.customScript (a ConfigMap key holding a Lua script)"
 // +kubebuilder:validation:XValidation:rule="!(has(self.client) && self.client == 'mysqlslap') || (!has(self.script) && !has(self.customScript) && !has(self.extraArgs))",message="workload.client mysqlslap runs mysqlslap, not a sysbench script: remove script, customScript and extraArgs and configure workload.mysqlslap"
 // +kubebuilder:validation:XValidation:rule="!has(self.mysqlslap) || (has(self.client) && self.client == 'mysqlslap')",message="workload.mysqlslap is only read with workload.client: mysqlslap: set the client, or remove mysqlslap"
+// +kubebuilder:validation:XValidation:rule="!(has(self.client) && self.client == 'go-tpc') || (has(self.tpcc) && !has(self.script) && !has(self.customScript) && !has(self.extraArgs))",message="workload.client go-tpc runs TPC-C: set workload.tpcc (at least its warehouses) and remove script, customScript and extraArgs"
+// +kubebuilder:validation:XValidation:rule="!has(self.tpcc) || (has(self.client) && self.client == 'go-tpc')",message="workload.tpcc is only read with workload.client: go-tpc: set the client, or remove tpcc"
 type Workload struct {
 	// Client is the load generator of every step: sysbench (the default; script or
 	// customScript, with per-second series and latency percentiles) or mysqlslap
@@ -214,6 +219,12 @@ type Workload struct {
 	// then the step's time limit.
 	// +optional
 	Mysqlslap *MysqlslapWorkload `json:"mysqlslap,omitempty"`
+
+	// TPCC configures go-tpc's TPC-C when client is go-tpc. Each ladder step runs the five
+	// TPC-C transactions with the step's thread count as clients for ladder.stepDuration,
+	// without keying and thinking time; the warm-up is a shorter run whose result is discarded.
+	// +optional
+	TPCC *TPCCWorkload `json:"tpcc,omitempty"`
 
 	// Script is the stock sysbench OLTP script to run, e.g. oltp_point_select (primary-key
 	// lookups) or oltp_read_write.
@@ -256,6 +267,55 @@ type Workload struct {
 	// +listType=atomic
 	// +optional
 	ExtraArgs []string `json:"extraArgs,omitempty"`
+}
+
+// DefaultGoTPCImage is the go-tpc image of workload.tpcc.image when unset: go-tpc with the
+// operator's launcher (images/go-tpc).
+const DefaultGoTPCImage = "ghcr.io/mysqlbench/go-tpc:v1.0.7"
+
+// TPCCWorkload is go-tpc's TPC-C: the data of Warehouses warehouses is loaded once per target
+// (go-tpc tpcc prepare) into the connection's database, every ladder step runs go-tpc tpcc run,
+// and after the ladder go-tpc tpcc check verifies TPC-C's consistency conditions (Check).
+type TPCCWorkload struct {
+	// Warehouses is TPC-C's scale: each warehouse is about 110 MB of data (the operator
+	// reserves 128 MiB each plus 64 MiB, and refuses a builtin target whose storage is smaller).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	Warehouses int32 `json:"warehouses"`
+
+	// LoadThreads is how many threads load the data (go-tpc tpcc prepare --threads); default
+	// the warehouses, at most 16.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=256
+	// +optional
+	LoadThreads int32 `json:"loadThreads,omitempty"`
+
+	// Check runs go-tpc tpcc check after the ladder: a target whose data breaks a consistency
+	// condition fails, saying which. It reads every warehouse with correlated subqueries, which
+	// takes minutes per warehouse on some servers (checkTimeout). Default true.
+	// +kubebuilder:default=true
+	// +optional
+	Check *bool `json:"check,omitempty"`
+
+	// CheckTimeout bounds the check (its Job's active deadline); default 10 minutes plus 5
+	// per warehouse.
+	// +optional
+	CheckTimeout *metav1.Duration `json:"checkTimeout,omitempty"`
+
+	// IgnoreErrors keeps a step's clients going after a failed transaction (deadlocks and lock
+	// wait timeouts happen under contention); the failures are counted per transaction type.
+	// Default true; false ends a step at its first failed transaction.
+	// +kubebuilder:default=true
+	// +optional
+	IgnoreErrors *bool `json:"ignoreErrors,omitempty"`
+
+	// Image is the go-tpc image (go-tpc v1.0.7 and the operator's launcher, see images/go-tpc);
+	// default ghcr.io/mysqlbench/go-tpc:v1.0.7.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:[.][a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$')",message="tpcc.image must be an image reference such as ghcr.io/mysqlbench/go-tpc:v1.0.7 or registry.example.com:5000/go-tpc@sha256:<64 hex digits>"
+	// +optional
+	Image string `json:"image,omitempty"`
 }
 
 // MysqlslapLoadType is the SQL mysqlslap generates (--auto-generate-sql-load-type).
@@ -668,6 +728,11 @@ type StepResult struct {
 	// instances apart (engines other than builtin).
 	// +optional
 	Instance int32 `json:"instance,omitempty"`
+	// TPCC is a go-tpc step's TPC-C result (workload.client go-tpc). Such a step's TPS is all
+	// successful transactions per second, its latency the new-order transaction's, its errors
+	// the failed transactions of all types; it has no QPS (go-tpc counts no queries).
+	// +optional
+	TPCC *TPCCResult `json:"tpcc,omitempty"`
 	// Attempts is how many times the step ran until it succeeded (1 when it never failed).
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
@@ -677,6 +742,38 @@ type StepResult struct {
 	// FinishTime is when the step's Job finished.
 	// +optional
 	FinishTime *metav1.Time `json:"finishTime,omitempty"`
+}
+
+// TPCCResult is what one go-tpc tpcc run measured.
+type TPCCResult struct {
+	// TpmC is new-order transactions per minute over the step: TPC-C's throughput metric.
+	TpmC float64 `json:"tpmC"`
+	// TpmTotal is successful transactions of all five types per minute.
+	TpmTotal float64 `json:"tpmTotal"`
+	// Efficiency is go-tpc's tpmC / (12.86 x warehouses) in percent: far above 100 here, as
+	// the steps run without keying and thinking time.
+	Efficiency float64 `json:"efficiency"`
+	// Transactions are the five transaction types, new-order first.
+	// +listType=atomic
+	// +optional
+	Transactions []TPCCTransaction `json:"transactions,omitempty"`
+}
+
+// TPCCTransaction is one TPC-C transaction type's count and latency over a step.
+type TPCCTransaction struct {
+	// Name is go-tpc's name: NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY or STOCK_LEVEL.
+	Name string `json:"name"`
+	// Count is how many succeeded.
+	Count int64 `json:"count"`
+	// Errors is how many failed (go-tpc's <name>_ERR).
+	// +optional
+	Errors int64 `json:"errors,omitempty"`
+	// Latency of the successful ones in milliseconds.
+	AvgMs float64 `json:"avgMs"`
+	P50Ms float64 `json:"p50Ms"`
+	P95Ms float64 `json:"p95Ms"`
+	P99Ms float64 `json:"p99Ms"`
+	MaxMs float64 `json:"maxMs"`
 }
 
 // MetricStats summarizes one metric of a cell over its repetitions.
@@ -703,8 +800,11 @@ type CellStats struct {
 	Threads int32 `json:"threads"`
 	// N is the number of repetitions measured.
 	N int32 `json:"n"`
-	// QPS is total queries per second.
+	// QPS is total queries per second (zero for go-tpc, which counts no queries).
 	QPS MetricStats `json:"qps"`
+	// TpmC is new-order transactions per minute, for go-tpc steps.
+	// +optional
+	TpmC *MetricStats `json:"tpmC,omitempty"`
 	// TPS is transactions per second.
 	TPS MetricStats `json:"tps"`
 	// P95Ms is the p95 latency in milliseconds.

@@ -229,6 +229,26 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			r.Spec.Workload.Mysqlslap = &v1.MysqlslapWorkload{Queries: 100}
 		}, "workload.mysqlslap is only read with workload.client: mysqlslap"},
 		{"unknown client", func(r *v1.BenchmarkRun) { r.Spec.Workload.Client = "hammerdb" }, `Unsupported value: "hammerdb"`},
+		// go-tpc: its own block with the warehouses, no sysbench script.
+		{"go-tpc without tpcc", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientGoTPC}
+		}, "workload.client go-tpc runs TPC-C: set workload.tpcc"},
+		{"go-tpc with a sysbench script", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.Client = v1.ClientGoTPC
+			r.Spec.Workload.TPCC = &v1.TPCCWorkload{Warehouses: 1}
+		}, "remove script, customScript and extraArgs"},
+		{"tpcc block with sysbench", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload.TPCC = &v1.TPCCWorkload{Warehouses: 1}
+		}, "workload.tpcc is only read with workload.client: go-tpc"},
+		{"tpcc without warehouses", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientGoTPC, TPCC: &v1.TPCCWorkload{}}
+		}, "spec.workload.tpcc.warehouses"},
+		{"tpcc too many warehouses", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientGoTPC, TPCC: &v1.TPCCWorkload{Warehouses: 20000}}
+		}, "spec.workload.tpcc.warehouses: Invalid value: 20000"},
+		{"tpcc image not a reference", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientGoTPC, TPCC: &v1.TPCCWorkload{Warehouses: 1, Image: "Go TPC"}}
+		}, "tpcc.image must be an image reference"},
 		{"mysqlslap arg sets the concurrency", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Args: []string{"--engine=innodb", "--concurrency=64"}}}
 		}, "workload.mysqlslap.args may only set mysqlslap options"},
@@ -536,6 +556,23 @@ func TestValidationAppliesDefaults(t *testing.T) {
 	if m := got.Spec.Workload.Mysqlslap; m == nil || m.Queries != 10000 || m.Iterations != 1 || m.LoadType != "" ||
 		got.Spec.Workload.MysqlslapOrDefault().Queries != m.Queries || m.LoadTypeOrDefault() != v1.DefaultMysqlslapLoadType {
 		t.Errorf("workload.mysqlslap defaults: got %+v, want queries 10000, iterations 1, loadType unset (mixed)", m)
+	}
+
+	tpcc := validRun("defaults-go-tpc")
+	tpcc.Spec.Workload = v1.Workload{Client: v1.ClientGoTPC, TPCC: &v1.TPCCWorkload{Warehouses: 4}}
+	if err := k8s.Create(ctx, tpcc); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tpcc), got); err != nil {
+		t.Fatal(err)
+	}
+	if c := got.Spec.Workload.TPCC; c == nil || c.Warehouses != 4 || c.Check == nil || !*c.Check ||
+		c.IgnoreErrors == nil || !*c.IgnoreErrors || c.LoadThreads != 0 {
+		t.Errorf("workload.tpcc defaults: got %+v, want warehouses 4, check and ignoreErrors true", c)
+	}
+	if d := got.Spec.Workload.TPCCOrDefault(); d.LoadThreads != 4 || d.Image != v1.DefaultGoTPCImage ||
+		d.CheckTimeout.Duration != 30*time.Minute {
+		t.Errorf("TPCCOrDefault: got %+v, want 4 load threads, %s, check timeout 30m", d, v1.DefaultGoTPCImage)
 	}
 }
 
