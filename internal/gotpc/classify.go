@@ -8,10 +8,10 @@ import (
 
 // Failure is why a go-tpc step failed, said so the user knows what to fix.
 type Failure struct {
-	Reason  string
-	Message string
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 	// Retryable failures may pass on a new attempt (the server was not up yet, or died).
-	Retryable bool
+	Retryable bool `json:"retryable,omitempty"`
 }
 
 // Reasons of Classify.
