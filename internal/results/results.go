@@ -43,9 +43,10 @@ type Run struct {
 
 type Workload struct {
 	// Client is the load generator: "sysbench" (also when empty: results written before the
-	// field existed) or "mysqlslap".
+	// field existed), "mysqlslap" or "go-tpc".
 	Client        string             `json:"client,omitempty"`
 	Mysqlslap     *MysqlslapWorkload `json:"mysqlslap,omitempty"`
+	TPCC          *TPCCWorkload      `json:"tpcc,omitempty"`
 	Script        string             `json:"script,omitempty"`
 	CustomScript  *CustomScript      `json:"customScript,omitempty"`
 	Tables        int32              `json:"tables"`
@@ -63,6 +64,17 @@ type MysqlslapWorkload struct {
 	Iterations int32    `json:"iterations"`
 	Image      string   `json:"image,omitempty"`
 	Args       []string `json:"args,omitempty"`
+}
+
+// TPCCWorkload is what go-tpc ran (workload.tpcc, defaults resolved).
+type TPCCWorkload struct {
+	Warehouses   int32  `json:"warehouses"`
+	LoadThreads  int32  `json:"loadThreads"`
+	Check        bool   `json:"check"`
+	IgnoreErrors bool   `json:"ignoreErrors"`
+	Image        string `json:"image"`
+	// GoTPC is the go-tpc release the image runs.
+	GoTPC string `json:"goTPC"`
 }
 
 type CustomScript struct {
