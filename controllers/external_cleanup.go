@@ -17,7 +17,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 )
 
 // ExternalCleanupFinalizer holds a run that created sbtest tables on a server the operator does
@@ -177,12 +177,12 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	if err := r.reporterCheck(ctx, run); err != nil {
 		return nil, err
 	}
-	step := sysbench.Step{Phase: sysbench.PhaseCleanup}
-	inv, err := sysbench.Build(run.Spec.Workload, eng.ConnectionSecret(run, t), step)
+	step := loadclient.Step{Phase: loadclient.PhaseCleanup}
+	inv, image, err := loadclient.For(run.Spec.Workload).Container(run.Spec, t, step, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
 	if err != nil {
 		return nil, fmt.Errorf("build the cleanup of target %s: %w", t.Name, err)
 	}
-	job = specs.SysbenchJob(run, t.Name, dropStep, specs.Attempt{}, inv, r.sysbenchImage(run), specs.StepDeadline(step.Phase, 0))
+	job = specs.SysbenchJob(run, t.Name, dropStep, specs.Attempt{}, inv, image, specs.StepDeadline(step.Phase, 0))
 	existing, _, err := owned.Ensure(ctx, r.objects(), run, job)
 	if err != nil && engine.IsPermanentAPIError(err) {
 		err = engine.Rejected(job, err)

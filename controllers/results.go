@@ -303,7 +303,7 @@ func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition
 		Parse:        func(r io.Reader) (sysbench.Output, error) { return c.Parse(step, r) },
 		SeriesAbsent: !c.Capabilities().Series,
 		Budget:       budget,
-		ServerStats:  run.Spec.ServerStatsEnabled(),
+		ServerStats:  run.Spec.ServerStatsEnabled() && c.Capabilities().ServerSnapshots,
 		Iterations:   c.SnapshotRepeats(run.Spec.Workload),
 		TopWaits:     run.Spec.TopWaitsOrDefault(),
 	}

@@ -14,6 +14,7 @@ package client
 import (
 	"io"
 	"slices"
+	"time"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
@@ -131,12 +132,19 @@ type Client interface {
 	Describe(spec v1.BenchmarkRunSpec, threads string) string
 	// Record writes what results.json says about the client's workload.
 	Record(w v1.Workload, into *results.Workload)
+	// StepDeadline is the active deadline of step's Job when the client sets it (a check that
+	// reads every warehouse); false: the operator's default for the phase.
+	StepDeadline(w v1.Workload, step Step) (time.Duration, bool)
+	// DataBytes is what the client's prepare loads onto the server's data volume, when the
+	// client knows it; false: the workload's sbtest rows (the server builders' estimate).
+	DataBytes(w v1.Workload) (int64, bool)
 }
 
 // clients are the operator's clients by name. A new client adds itself here.
 var clients = map[v1.WorkloadClient]Client{
 	v1.ClientSysbench:  Sysbench{},
 	v1.ClientMysqlslap: Mysqlslap{},
+	v1.ClientGoTPC:     GoTPC{},
 }
 
 // For is the client of workload w (sysbench when workload.client is unset). The API admits only

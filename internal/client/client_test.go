@@ -13,7 +13,7 @@ import (
 
 // Every client the API admits is registered under its own name, and an unset client is sysbench.
 func TestRegistry(t *testing.T) {
-	for _, name := range []v1.WorkloadClient{v1.ClientSysbench, v1.ClientMysqlslap} {
+	for _, name := range []v1.WorkloadClient{v1.ClientSysbench, v1.ClientMysqlslap, v1.ClientGoTPC} {
 		c, ok := clients[name]
 		if !ok {
 			t.Fatalf("client %s is not registered", name)
@@ -37,8 +37,8 @@ func TestRegistry(t *testing.T) {
 	if got, ok := Named(""); !ok || got.Name() != v1.ClientSysbench {
 		t.Errorf(`Named("") = %s, %v: results without a client are sysbench's`, got.Name(), ok)
 	}
-	if got, ok := Named("go-tpc"); ok || got.Name() != v1.ClientSysbench {
-		t.Errorf(`Named("go-tpc") = %s, %v: an unknown client reads as sysbench, not known`, got.Name(), ok)
+	if got, ok := Named("hammerdb"); ok || got.Name() != v1.ClientSysbench {
+		t.Errorf(`Named("hammerdb") = %s, %v: an unknown client reads as sysbench, not known`, got.Name(), ok)
 	}
 }
 

@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"io"
+	"time"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
@@ -138,3 +139,9 @@ func MysqlslapImage(spec v1.BenchmarkRunSpec, t v1.Target) (string, error) {
 	return "", fmt.Errorf("target %s uses engine %s, whose image the operator does not choose: "+
 		"set workload.mysqlslap.image to an image with mysqlslap or mariadb-slap, e.g. mysql:8.4", t.Name, t.EngineOrDefault())
 }
+
+// StepDeadline leaves every step's deadline to the operator.
+func (Mysqlslap) StepDeadline(v1.Workload, Step) (time.Duration, bool) { return 0, false }
+
+// DataBytes leaves the data's size to the server builders' estimate.
+func (Mysqlslap) DataBytes(v1.Workload) (int64, bool) { return 0, false }

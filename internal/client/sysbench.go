@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"io"
+	"time"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
@@ -82,3 +83,9 @@ func (Sysbench) Describe(s v1.BenchmarkRunSpec, threads string) string {
 // Record leaves the client out of results.json: a document without one is sysbench's, as
 // documents written before the field existed are.
 func (Sysbench) Record(v1.Workload, *results.Workload) {}
+
+// StepDeadline leaves every step's deadline to the operator.
+func (Sysbench) StepDeadline(v1.Workload, Step) (time.Duration, bool) { return 0, false }
+
+// DataBytes leaves the data's size to the server builders' estimate.
+func (Sysbench) DataBytes(v1.Workload) (int64, bool) { return 0, false }

@@ -355,10 +355,11 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 		count, s.RetryLimit())
 
 	// The ladder's commands; targets differ only in the server they reach (from their Secret).
+	program := loadclient.For(s.Workload).Program(loadclient.Step{Phase: loadclient.PhaseRun})
 	var first []string
 	same := true
 	for i, t := range s.Targets {
-		lines := ladderCommands(jobs[t.Name])
+		lines := ladderCommands(jobs[t.Name], program)
 		if i == 0 {
 			first = lines
 		} else if !slices.Equal(lines, first) {
@@ -373,7 +374,7 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 	} else {
 		for _, t := range s.Targets {
 			_, _ = fmt.Fprintf(w, "Ladder steps of %s, in measuring order:\n", t.Name)
-			for _, l := range ladderCommands(jobs[t.Name]) {
+			for _, l := range ladderCommands(jobs[t.Name], program) {
 				_, _ = fmt.Fprintf(w, "  %s\n", l)
 			}
 		}
@@ -415,11 +416,12 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 	}
 }
 
-// ladderCommands describes the sysbench command of each ladder step among jobs, in order: when
-// the steps differ only in --threads (as the operator builds them), the command once with
-// --threads=N and then each step's N; else each distinct command with the steps that run it.
-func ladderCommands(jobs []*batchv1.Job) []string {
-	type step struct{ name, threads, command string }
+// ladderCommands are the ladder steps' command lines of program (the client's, for reading):
+// when the steps differ only in their thread count (--threads=, or mysqlslap's --concurrency=),
+// one line with N for it and then each step's N; else each distinct command with the steps that
+// run it.
+func ladderCommands(jobs []*batchv1.Job, program string) []string {
+	type step struct{ name, threads, flag, command string }
 	var steps []step
 	for _, j := range jobs {
 		name := j.Labels[specs.LabelStep]
@@ -428,19 +430,14 @@ func ladderCommands(jobs []*batchv1.Job) []string {
 		}
 		args := quoteArgs(j.Spec.Template.Spec.Containers[0].Args)
 		st := step{name: name}
-		client := "sysbench "
 		for i, a := range args {
-			if v, ok := strings.CutPrefix(a, "--threads="); ok {
-				st.threads, args[i] = v, "--threads=N"
-			}
-			if v, ok := strings.CutPrefix(a, "--concurrency="); ok {
-				st.threads, args[i], client = v, "--threads=N", "mysqlslap "
+			for _, flag := range []string{"--threads=", "--concurrency="} {
+				if v, ok := strings.CutPrefix(a, flag); ok {
+					st.threads, st.flag, args[i] = v, flag, flag+"N"
+				}
 			}
 		}
-		st.command = client + strings.Join(args, " ")
-		if client == "mysqlslap " {
-			st.command = strings.Replace(st.command, "--threads=N", "--concurrency=N", 1)
-		}
+		st.command = program + " " + strings.Join(args, " ")
 		steps = append(steps, st)
 	}
 	if len(steps) == 0 {
@@ -455,8 +452,11 @@ func ladderCommands(jobs []*batchv1.Job) []string {
 	}
 	var out []string
 	for _, x := range steps {
-		c := strings.Replace(x.command, "--threads=N", "--threads="+x.threads, 1)
-		out = append(out, fmt.Sprintf("%s: %s", x.name, strings.Replace(c, "--concurrency=N", "--concurrency="+x.threads, 1)))
+		c := x.command
+		if x.flag != "" {
+			c = strings.Replace(c, x.flag+"N", x.flag+x.threads, 1)
+		}
+		out = append(out, fmt.Sprintf("%s: %s", x.name, c))
 	}
 	return out
 }

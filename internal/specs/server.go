@@ -335,7 +335,8 @@ var readOnlyScripts = map[v1.OLTPScript]bool{
 // DataEmptyDirLimit is the sizeLimit of a builtin server's data emptyDir when spec.storage is
 // unset: the kubelet evicts the pod when the volume grows beyond it, so a runaway server cannot
 // fill its node's disk, while a benchmark never comes near it. It is the sum of
-//   - 600 bytes per sbtest row (dataBytesPerRow: the tables and prepare's binary log);
+//   - 600 bytes per sbtest row (dataBytesPerRow: the tables and prepare's binary log), or what
+//     the client says its prepare loads (client.DataBytes: go-tpc's warehouses);
 //   - 2GiB for the server's own files (serverFilesBytes);
 //   - the redo log the target's myCnf asks for (innodb_redo_log_capacity, or
 //     innodb_log_file_size × innodb_log_files_in_group, default 2 files), which the servers
@@ -351,7 +352,11 @@ func DataEmptyDirLimit(spec v1.BenchmarkRunSpec, t v1.Target) resource.Quantity 
 	if tableSize <= 0 {
 		tableSize = 10000
 	}
-	limit := tables*tableSize*dataBytesPerRow + serverFilesBytes + configuredRedoBytes(t.MyCnf)
+	data := tables * tableSize * dataBytesPerRow
+	if b, ok := client.For(spec.Workload).DataBytes(spec.Workload); ok {
+		data = b
+	}
+	limit := data + serverFilesBytes + configuredRedoBytes(t.MyCnf)
 	if spec.Workload.CustomScript != nil || !readOnlyScripts[spec.Workload.Script] {
 		// Every repetition of the ladder writes its binlog too.
 		ladder := spec.Ladder.WarmupDuration() + time.Duration(spec.StepCount())*spec.Ladder.StepDurationOrDefault()

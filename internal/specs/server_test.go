@@ -519,6 +519,11 @@ func TestDataEmptyDirLimit(t *testing.T) {
 		ladder:   ladder(64, 24*time.Hour, 24*time.Hour),
 		want:     110953321*600 + 2*gi,
 	}, {
+		name:     "go-tpc: its warehouses, and the binary log of the ladder (TPC-C writes)",
+		workload: v1.Workload{Client: v1.ClientGoTPC, TPCC: &v1.TPCCWorkload{Warehouses: 20}},
+		ladder:   ladder(4, time.Minute, 30*time.Second),
+		want:     20*128<<20 + 64<<20 + 2*gi + 270*32<<20,
+	}, {
 		name:     "a day-long writing ladder stops at the ceiling",
 		workload: v1.Workload{Script: "oltp_insert", Tables: 100, TableSize: 1000000},
 		ladder:   ladder(64, 24*time.Hour, 24*time.Hour),

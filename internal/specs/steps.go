@@ -88,13 +88,13 @@ func NextPhase(run *v1.BenchmarkRun, phase v1.TargetPhase) v1.TargetPhase {
 	return phase
 }
 
-// DropsTables says whether the client's tables are dropped after the ladder (CleanupStep): only
-// on a server the user keeps (external), and only when the client asks for it (sysbench, when
-// the operator created them). Servers the operator runs are deleted with their data, or kept as
-// they are for inspection; mysqlslap drops its own schema at the end of every step.
+// DropsTables says whether the client's tables are dropped after the ladder (by the Job of
+// AfterLadderStep: sysbench's cleanup, go-tpc's check or cleanup): only on a server the user
+// keeps (external), and only when the operator loaded them (a prepare step). Servers the
+// operator runs are deleted with their data, or kept as they are for inspection; mysqlslap
+// drops its own schema at the end of every step.
 func DropsTables(run *v1.BenchmarkRun, t v1.Target) bool {
-	s, ok := AfterLadderStep(run, t)
-	return ok && s.Sysbench.Phase == client.PhaseCleanup
+	return !facts.Of(t.Engine).CreatesServer && client.Prepares(run.Spec.Workload)
 }
 
 // AfterLadderStep is the one Job target t runs after its ladder (in CleaningUp), if its client
@@ -152,11 +152,15 @@ func SysbenchImage(run *v1.BenchmarkRun, operatorDefault string) string {
 // StepJob is the Job of one attempt of a target's step: the command line of the workload's
 // client (client.For) for the step, connecting through the Secret secret, in the image the client
 // chooses (sysbenchImage for sysbench's steps). It fails when the workload cannot be turned into
-// a command line, with a message for the user. Its deadline is the step duration plus
-// DeadlineMargin for the warm-up and the ladder steps, whatever the client.
+// a command line, with a message for the user. Its deadline is the client's when it sets one
+// (client.StepDeadline), else the step duration plus DeadlineMargin for the warm-up and the
+// ladder steps and StepDeadline's for the others.
 func StepJob(run *v1.BenchmarkRun, t v1.Target, s Step, attempt Attempt, secret, sysbenchImage string) (*batchv1.Job, error) {
 	deadline := StepDeadline(s.Sysbench.Phase, s.Sysbench.Duration)
 	c := client.For(run.Spec.Workload)
+	if d, ok := c.StepDeadline(run.Spec.Workload, s.Sysbench); ok {
+		deadline = d
+	}
 	inv, image, err := c.Container(run.Spec, t, s.Sysbench, secret, sysbenchImage)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build the %s command for %s: %w", c.Program(s.Sysbench), s.Name, err)

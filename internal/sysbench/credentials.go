@@ -10,3 +10,14 @@ func CredentialVolumes(secretName string) []corev1.Volume { return credentialVol
 
 // CredentialMounts mounts CredentialVolumes at PasswordMountPath and OptionsMountPath.
 func CredentialMounts() []corev1.VolumeMount { return credentialMounts() }
+
+// ConnectionEnv are a client container's connection variables (EnvHost, EnvPort, EnvUser and
+// EnvDatabase) from the connection Secret secretName; the database key is optional.
+func ConnectionEnv(secretName string) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		secretEnv(EnvHost, secretName, SecretKeyHost, false),
+		secretEnv(EnvPort, secretName, SecretKeyPort, false),
+		secretEnv(EnvUser, secretName, SecretKeyUser, false),
+		secretEnv(EnvDatabase, secretName, SecretKeyDatabase, true),
+	}
+}

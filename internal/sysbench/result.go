@@ -142,6 +142,10 @@ type Output struct {
 	// extra information: a bad one neither fails ParseOutput nor the step.
 	ServerErrors []string
 
+	// Detail is what a client other than sysbench read beyond Final (its own result type), for
+	// its own step result; nil for sysbench.
+	Detail any
+
 	// fatalBytes is what Fatal's lines cost (AddFatal); serverLeftOut counts the snapshots past
 	// MaxServerSnapshots.
 	fatalBytes, serverLeftOut int
