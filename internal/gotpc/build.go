@@ -68,6 +68,9 @@ type Step struct {
 	IgnoreError bool
 	// StorageBytes, when set, is the volume of the server: a prepare that would not fit is refused.
 	StorageBytes int64
+	// CleanupAfterCheck makes the launcher drop the TPC-C tables (go-tpc tpcc cleanup) once a
+	// check held: the data of a server the user keeps.
+	CleanupAfterCheck bool
 }
 
 // Validate says what is wrong with s, or nil.

@@ -204,3 +204,22 @@ func TestParseCheckFixture(t *testing.T) {
 		t.Error("ParseCheck of an unfinished check succeeded")
 	}
 }
+
+// A run that ended at its deadline with its summary is a success even when the driver logged a
+// lost connection for a transaction the deadline cancelled (real go-tpc on MariaDB 10.11 does in
+// about 1 run of 5).
+func TestClassifyCancelledAtTheDeadline(t *testing.T) {
+	out, code := fixture(t, "run")
+	i := strings.Index(out, "Finished")
+	if i < 0 {
+		t.Fatal("the run fixture has no Finished line")
+	}
+	out = out[:i] + "[mysql] 2026/11/25 04:09:30 statement.go:96: invalid connection\n" + out[i:]
+	if f, failed := Classify(PhaseRun, out, code); failed {
+		t.Errorf("classified as %+v, want success", f)
+	}
+	// The same line with no summary after it is a lost connection.
+	if f, failed := Classify(PhaseRun, out[:i+80], code); !failed || f.Reason != ReasonConnectionLost {
+		t.Errorf("without a summary: %+v (failed %v), want %s", f, failed, ReasonConnectionLost)
+	}
+}

@@ -128,6 +128,89 @@ func TestReal(t *testing.T) {
 	default:
 		t.Errorf("check: %+v, classified %+v (failed %v), parse error %v\n%s", c, f, failed, err, out)
 	}
+
+	// The image's launcher, built from cmd/gotpc-launcher, over the same server: the connection
+	// from its environment, the password from a file, the record in the result file.
+	launcher := filepath.Join(t.TempDir(), "gotpc-launcher")
+	if out, err := exec.Command("go", "build", "-o", launcher, "../../cmd/gotpc-launcher").CombinedOutput(); err != nil {
+		t.Fatalf("build the launcher: %v\n%s", err, out)
+	}
+	secret := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(secret, []byte(password), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	launch := func(t *testing.T, passwordFile string, s Step) (Record, string, int) {
+		t.Helper()
+		args, err := LauncherArgs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		result := filepath.Join(t.TempDir(), "termination-log")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, launcher, args...)
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.Env = []string{sysbench.EnvHost + "=127.0.0.1", sysbench.EnvPort + "=" + strconv.Itoa(db.port),
+			sysbench.EnvUser + "=tpcc", sysbench.EnvDatabase + "=tpcc", sysbench.EnvResultFile + "=" + result,
+			"MYSQLBENCH_PASSWORD_FILE=" + passwordFile, "MYSQLBENCH_GOTPC=" + tools["go-tpc"]}
+		out, _ := cmd.CombinedOutput()
+		msg, err := os.ReadFile(result)
+		if err != nil {
+			t.Fatalf("no result file: %v\n%s", err, out)
+		}
+		rec, ok, err := FindRecord(string(msg))
+		if !ok || err != nil {
+			t.Fatalf("result file %q: %v", msg, err)
+		}
+		if strings.Contains(string(msg), password) {
+			t.Error("the record holds the password")
+		}
+		return rec, string(out), cmd.ProcessState.ExitCode()
+	}
+	t.Run("launcher run", func(t *testing.T) {
+		rec, out, code := launch(t, secret, Step{Phase: PhaseRun, Warehouses: 1, Threads: 2, Duration: 3 * time.Second, IgnoreError: true})
+		if code != 0 || rec.Failure != nil || rec.Result == nil || rec.Result.TpmC <= 0 || rec.Threads != 2 || rec.Seconds < 3 ||
+			len(rec.Result.Intervals) != 0 || rec.Result.Summary[NewOrder].Takes < 2.5 {
+			t.Fatalf("exit %d, record %+v\n%s", code, rec, out)
+		}
+		// go-tpc's own output is in the log, for people and the series.
+		if !strings.Contains(out, "[Summary] NEW_ORDER") {
+			t.Errorf("the log lacks go-tpc's summary:\n%s", out)
+		}
+	})
+	t.Run("launcher with a wrong password", func(t *testing.T) {
+		wrong := filepath.Join(t.TempDir(), "password")
+		if err := os.WriteFile(wrong, []byte("not-"+password), 0o400); err != nil {
+			t.Fatal(err)
+		}
+		rec, out, code := launch(t, wrong, Step{Phase: PhaseRun, Warehouses: 1, Threads: 1, Duration: 2 * time.Second})
+		if code == 0 || rec.Failure == nil || rec.Failure.Reason != ReasonConnect || rec.Tail == "" {
+			t.Fatalf("exit %d, record %+v\n%s", code, rec, out)
+		}
+	})
+	t.Run("launcher with a password file ending in a newline", func(t *testing.T) {
+		nl := filepath.Join(t.TempDir(), "password")
+		if err := os.WriteFile(nl, []byte(password+"\n"), 0o400); err != nil {
+			t.Fatal(err)
+		}
+		rec, _, code := launch(t, nl, Step{Phase: PhaseRun, Warehouses: 1, Threads: 1, Duration: 2 * time.Second})
+		if code != 2 || rec.Failure == nil || !strings.Contains(rec.Failure.Message, "line break") {
+			t.Fatalf("exit %d, record %+v", code, rec)
+		}
+	})
+	t.Run("launcher cleanup drops the tables", func(t *testing.T) {
+		// The check stopped above left its query running in the server (a client that goes away
+		// does not end it), and its locks would hold the DROP TABLEs.
+		db.mustSQL(t, "SELECT GROUP_CONCAT(CONCAT('KILL ', id) SEPARATOR '; ') INTO @k FROM information_schema.processlist "+
+			"WHERE user = 'tpcc'; SET @k = COALESCE(@k, 'DO 0'); PREPARE s FROM @k; EXECUTE s")
+		rec, out, code := launch(t, secret, Step{Phase: PhaseCleanup, Warehouses: 1})
+		if code != 0 || rec.Failure != nil {
+			t.Fatalf("exit %d, record %+v\n%s", code, rec, out)
+		}
+		if n := db.mustSQL(t, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'tpcc'"); n != "0" {
+			t.Errorf("%s TPC-C tables left after cleanup", n)
+		}
+	})
 }
 
 var envRef = regexp.MustCompile(`\$\(([A-Z_]+)\)`)
