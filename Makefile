@@ -264,6 +264,10 @@ docker-build-sysbench: ## Build the sysbench image SYSBENCH_IMG.
 docker-push: ## Push the manager image IMG.
 	$(CONTAINER_TOOL) push $(IMG)
 
+.PHONY: gotpc-image
+gotpc-image: $(CRANE) ## Build the go-tpc client image (go-tpc and the launcher, static) without Docker into bin/images/go-tpc.tar.
+	CRANE=$(CRANE) GOTPC_VERSION=$(GOTPC_VERSION) OUT=$(LOCALBIN)/images/go-tpc.tar hack/build-gotpc-image.sh
+
 .PHONY: image-offline
 image-offline: $(CRANE) ## Build the manager image without Docker into IMAGE_TAR (docker load / kind load image-archive).
 	CRANE=$(CRANE) IMG=$(IMG) OUT=$(IMAGE_TAR) hack/build-image-offline.sh
@@ -327,7 +331,7 @@ cluster-binaries: ## Build the local cluster's binaries into ~/.cache/mysqlbench
 
 # Server images of the local cluster (hack/build-debian-images.sh knows these four).
 SERVER_IMAGES ?= mysql:9.7 mariadb:10.5 mariadb:10.11 mariadb:11.8
-cluster-images: $(CRANE) image-offline ## Build the manager, server (SERVER_IMAGES) and sysbench images offline into bin/images (debootstrap; first time ~8 min).
+cluster-images: $(CRANE) image-offline gotpc-image ## Build the manager, server (SERVER_IMAGES), sysbench and go-tpc images offline into bin/images (debootstrap; first time ~8 min).
 	CRANE=$(CRANE) SERVER_IMAGES="$(SERVER_IMAGES)" hack/build-debian-images.sh
 
 cluster-load: $(CRANE) ## Serve the images in bin/images/*.tar to the running local cluster (like kind load).
