@@ -19,16 +19,20 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
-// advance makes the one transition the run's status calls for. Targets run one at a time, in
-// spec order; a failed target does not stop the others.
+// advance makes the one transition the run's status calls for (one per active target with order
+// Parallel). Targets run one at a time, in spec order, unless the order is Parallel; a failed
+// target does not stop the others.
 func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (ctrl.Result, error) {
 	run := tx.run
 	if run.Status.Phase == "" {
 		r.start(tx)
 		return ctrl.Result{}, nil
 	}
-	if run.Spec.Interleaved() {
+	switch {
+	case run.Spec.Interleaved():
 		return r.advanceInterleaved(ctx, tx)
+	case run.Spec.Parallel():
+		return r.advanceParallel(ctx, tx)
 	}
 	return r.advanceInOrder(ctx, tx)
 }

@@ -36,23 +36,20 @@ var nodeReleased = predicate.Funcs{
 	UpdateFunc: func(e crevent.UpdateEvent) bool {
 		old, okOld := e.ObjectOld.(*v1.BenchmarkRun)
 		cur, okNew := e.ObjectNew.(*v1.BenchmarkRun)
-		return okOld && okNew && holdsServer(old) && !holdsServer(cur)
+		return okOld && okNew && heldServers(cur) < heldServers(old)
 	},
 }
 
-// holdsServer says whether the run has a server up or coming up: its current target is past
-// Pending, or a target has ended and its server is not released yet.
-func holdsServer(run *v1.BenchmarkRun) bool {
+// heldServers counts the run's servers up or coming up: its targets past Pending that have not
+// ended, and those that ended whose server is not released yet.
+func heldServers(run *v1.BenchmarkRun) int {
+	n := 0
 	for _, ts := range run.Status.Targets {
-		if ts.Phase.Finished() && !ts.Released {
-			return true
+		if (ts.Phase.Finished() && !ts.Released) || (!ts.Phase.Finished() && ts.Phase != v1.TargetPending && ts.Phase != "") {
+			n++
 		}
 	}
-	_, ts := currentTarget(run)
-	if ts == nil {
-		return false
-	}
-	return ts.Phase != v1.TargetPending && ts.Phase != ""
+	return n
 }
 
 // queuedRuns are the runs waiting in a pool queue (a Queued condition), to be woken.
@@ -139,7 +136,7 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 	}
 	var ahead []poolUser
 	for _, w := range waiting {
-		if w.key == self {
+		if w.key == self && w.target == t.Name {
 			break
 		}
 		ahead = append(ahead, w)
@@ -215,12 +212,13 @@ func (r *BenchmarkRunReconciler) noPoolNodes(tx *transition, t v1.Target, select
 	return false, ctrl.Result{RequeueAfter: min(queueRecheck, limit-waited)}, nil
 }
 
-// pendingSince is when target t became the one the run works on: when the target before it
-// ended (targets run one at a time, in spec order), or when the run started.
+// pendingSince is when target t became one the run works on: when the target before it ended
+// (targets run one at a time, in spec order), or when the run started. With order Parallel, a
+// target waits from the start or from when any other target ended, whichever came last.
 func pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
 	since := run.Status.StartTime.Time
 	for _, st := range run.Spec.Targets {
-		if st.Name == t.Name {
+		if st.Name == t.Name && !run.Spec.Parallel() {
 			break
 		}
 		for _, ts := range run.Status.Targets {
@@ -280,18 +278,19 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 			continue
 		}
 		key := other.Namespace + "/" + other.Name
-		t, ts := currentTarget(other)
-		if t == nil || !engine.FactsOf(t.Engine).HoldsNode {
-			continue
-		}
-		user := poolUser{key: key, target: t.Name, started: other.Status.StartTime.Time, exclusive: true}
-		if ts == nil || ts.Phase == v1.TargetPending || ts.Phase == "" {
-			waiting = append(waiting, user)
-			continue
-		}
-		if _, ok := held[key+"#"+t.Name]; !ok {
-			user.why = fmt.Sprintf("%s (target %s, %s)", key, t.Name, strings.ToLower(string(ts.Phase)))
-			held[key+"#"+t.Name] = user
+		for _, q := range queueTargets(other) {
+			if !engine.FactsOf(q.target.Engine).HoldsNode {
+				continue
+			}
+			user := poolUser{key: key, target: q.target.Name, started: other.Status.StartTime.Time, exclusive: true}
+			if q.status == nil || q.status.Phase == v1.TargetPending || q.status.Phase == "" {
+				waiting = append(waiting, user)
+				continue
+			}
+			if _, ok := held[key+"#"+q.target.Name]; !ok {
+				user.why = fmt.Sprintf("%s (target %s, %s)", key, q.target.Name, strings.ToLower(string(q.status.Phase)))
+				held[key+"#"+q.target.Name] = user
+			}
 		}
 	}
 	for _, h := range held {
@@ -365,6 +364,51 @@ func runServer(sts *appsv1.StatefulSet, runs map[client.ObjectKey]*v1.BenchmarkR
 		}
 	}
 	return nil, ""
+}
+
+// queued is a target of a run in its pool's queue, with its status (nil before the run started
+// on it).
+type queued struct {
+	target *v1.Target
+	status *v1.TargetStatus
+}
+
+// queueTargets are a run's targets that hold a node of its pool or wait for one now, in spec
+// order: for order Parallel every target that has not finished and is past Pending, and of the
+// Pending ones as many as its parallelism leaves room for; for the other orders the first target
+// that has not finished (currentTarget).
+func queueTargets(run *v1.BenchmarkRun) []queued {
+	if !run.Spec.Parallel() {
+		t, ts := currentTarget(run)
+		if t == nil {
+			return nil
+		}
+		return []queued{{t, ts}}
+	}
+	var active, pending []queued
+	for i := range run.Spec.Targets {
+		t := &run.Spec.Targets[i]
+		ts := targetStatus(run, t.Name)
+		switch {
+		case ts != nil && ts.Phase.Finished():
+		case ts == nil || ts.Phase == v1.TargetPending || ts.Phase == "":
+			pending = append(pending, queued{t, ts})
+		default:
+			active = append(active, queued{t, ts})
+		}
+	}
+	room := max(0, run.Spec.ParallelismOrDefault()-len(active))
+	return append(active, pending[:min(room, len(pending))]...)
+}
+
+// targetStatus is the status of the run's target name, nil when it has none yet.
+func targetStatus(run *v1.BenchmarkRun, name string) *v1.TargetStatus {
+	for j := range run.Status.Targets {
+		if run.Status.Targets[j].Name == name {
+			return &run.Status.Targets[j]
+		}
+	}
+	return nil
 }
 
 // currentTarget is the first target of a run that has not finished, with its status (nil

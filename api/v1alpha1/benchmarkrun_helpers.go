@@ -84,6 +84,24 @@ func (s BenchmarkRunSpec) RepetitionsOrDefault() int {
 // Interleaved says whether the run measures its targets in interleaved rounds (spec.order).
 func (s BenchmarkRunSpec) Interleaved() bool { return s.Order == OrderInterleaved }
 
+// Parallel says whether the run measures several targets at once, each on its own database node
+// (spec.order Parallel).
+func (s BenchmarkRunSpec) Parallel() bool { return s.Order == OrderParallel }
+
+// ParallelismOrDefault is how many targets the run measures at once: spec.parallelism (every
+// target when unset) for order Parallel, at most the number of targets; 1 for the other orders
+// (Interleaved measures one step at a time too).
+func (s BenchmarkRunSpec) ParallelismOrDefault() int {
+	if !s.Parallel() {
+		return 1
+	}
+	n := len(s.Targets)
+	if s.Parallelism != nil {
+		n = min(n, int(*s.Parallelism))
+	}
+	return max(n, 1)
+}
+
 // InstancePerRepetition says whether each repetition of a target measures a new server instance.
 // Unset is Shared: a run alone gets no default, so a schedule can tell "unset" from a choice.
 func (s BenchmarkRunSpec) InstancePerRepetition() bool {

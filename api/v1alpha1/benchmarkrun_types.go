@@ -496,6 +496,7 @@ type Storage struct {
 // +kubebuilder:validation:XValidation:rule="has(self.storage) || (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) <= 110953321",message="without spec.storage each server keeps its data in an emptyDir of at most 64Gi (600 bytes per row and 2Gi for the server's files), which workload.tables × workload.tableSize exceeds: set spec.storage (a PersistentVolumeClaim of the size the data needs) or lower tables/tableSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.order) || self.order != 'Interleaved' || self.targets.all(t, !has(t.engine) || t.engine == 'builtin')",message="order Interleaved keeps every target's server up together on one database node, which only the builtin engine's servers are: use order Sequential with engines percona-server, percona-xtradb-cluster or external"
 // +kubebuilder:validation:XValidation:rule="!has(self.serverInstance) || self.serverInstance != 'PerRepetition' || self.targets.all(t, !has(t.engine) || t.engine == 'builtin')",message="serverInstance PerRepetition replaces each target's server pod between repetitions, which only the builtin engine's servers are: use serverInstance Shared with engines percona-server, percona-xtradb-cluster or external"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || (has(self.order) && self.order == 'Parallel')",message="spec.parallelism is only read with order: Parallel: set the order, or remove parallelism"
 // +kubebuilder:validation:XValidation:rule="!has(self.serverInstance) || self.serverInstance != 'PerRepetition' || !has(self.order) || self.order != 'Interleaved'",message="serverInstance PerRepetition cannot be combined with order Interleaved: the interleaved rounds pair the targets on the server instances they share; use order Sequential for a new server per repetition"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
@@ -580,11 +581,23 @@ type BenchmarkRunSpec struct {
 	// after another, in an order drawn at random per rung (seeded by the run's UID), so the
 	// targets' repetitions of a cell are paired by round and measured minutes apart under the
 	// same conditions (randomized multiple interleaved trials) instead of hours apart. Only for
-	// targets the operator runs (engine builtin).
-	// +kubebuilder:validation:Enum=Sequential;Interleaved
+	// targets the operator runs (engine builtin). Parallel runs up to spec.parallelism targets
+	// at once, each server alone on its own node of the database pool (a pool of identical
+	// nodes: N nodes do the study about N times faster): a target starts as soon as the pool
+	// has a node for it and no earlier run waits for one, so a run may start with fewer
+	// targets than it could run at once and takes more as nodes free up. Each target records
+	// the node it ran on; targets compared across nodes differ by their nodes too.
+	// +kubebuilder:validation:Enum=Sequential;Interleaved;Parallel
 	// +kubebuilder:default=Sequential
 	// +optional
 	Order RunOrder `json:"order,omitempty"`
+
+	// Parallelism is how many targets order Parallel runs at once at most, each holding a node
+	// of the database pool (default: every target). The pool's free nodes bound it too.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	Parallelism *int32 `json:"parallelism,omitempty"`
 
 	// ServerInstance is what the repetitions of a target measure on (engine builtin).
 	// Unset means Shared for a run created on its own, and PerRepetition for a BenchmarkSchedule's
@@ -1045,4 +1058,6 @@ const (
 	// OrderInterleaved keeps every target's server up together and measures their cells in
 	// randomized interleaved rounds.
 	OrderInterleaved RunOrder = "Interleaved"
+	// OrderParallel runs several targets' ladders at once, each on its own database node.
+	OrderParallel RunOrder = "Parallel"
 )

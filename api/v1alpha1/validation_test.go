@@ -229,6 +229,12 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 			r.Spec.Workload.Mysqlslap = &v1.MysqlslapWorkload{Queries: 100}
 		}, "workload.mysqlslap is only read with workload.client: mysqlslap"},
 		{"unknown client", func(r *v1.BenchmarkRun) { r.Spec.Workload.Client = "hammerdb" }, `Unsupported value: "hammerdb"`},
+		{"parallelism without order Parallel", func(r *v1.BenchmarkRun) { r.Spec.Parallelism = ptr.To[int32](2) },
+			"spec.parallelism is only read with order: Parallel"},
+		{"parallelism zero", func(r *v1.BenchmarkRun) {
+			r.Spec.Order = v1.OrderParallel
+			r.Spec.Parallelism = ptr.To[int32](0)
+		}, "spec.parallelism: Invalid value: 0"},
 		// go-tpc: its own block with the warehouses, no sysbench script.
 		{"go-tpc without tpcc", func(r *v1.BenchmarkRun) {
 			r.Spec.Workload = v1.Workload{Client: v1.ClientGoTPC}

@@ -123,6 +123,11 @@ func (in *BenchmarkRunSpec) DeepCopyInto(out *BenchmarkRunSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.Parallelism != nil {
+		in, out := &in.Parallelism, &out.Parallelism
+		*out = new(int32)
+		**out = **in
+	}
 	if in.ServerStats != nil {
 		in, out := &in.ServerStats, &out.ServerStats
 		*out = new(ServerStats)

@@ -111,7 +111,7 @@ func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 	}
-	ClientPlacement(run).Apply(&pod)
+	ClientPlacement(run, target).Apply(&pod)
 
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{

@@ -140,7 +140,7 @@ func TestSysbenchJob(t *testing.T) {
 			t.Errorf("resources %v, want %v", c.Resources, *run.Spec.ClientResources)
 		}
 		var want corev1.PodSpec
-		ClientPlacement(run).Apply(&want)
+		ClientPlacement(run, "mysql57").Apply(&want)
 		if !reflect.DeepEqual(pod.NodeSelector, want.NodeSelector) || !reflect.DeepEqual(pod.Tolerations, want.Tolerations) ||
 			!reflect.DeepEqual(pod.Affinity, want.Affinity) {
 			t.Errorf("placement %s, want %s", jsonOf(t, pod), jsonOf(t, want))

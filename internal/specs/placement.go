@@ -155,9 +155,12 @@ func interleavedPlacement(run *v1.BenchmarkRun, p Placement, peers []Peer) Place
 	return p
 }
 
-// ClientPlacement places a sysbench pod: on the client pool and, when the database pool is
-// exclusive, never on a node running one of the run's servers.
-func ClientPlacement(run *v1.BenchmarkRun) Placement {
+// ClientPlacement places a client pod of target: on the client pool and, when the database pool
+// is exclusive, never on a node running one of the run's servers. With order Parallel the
+// targets' clients run at the same time: they prefer client nodes that no other target of the
+// run uses, so that with as many client nodes as targets no client competes with another for a
+// node's CPU (with fewer, they share, as the pool allows).
+func ClientPlacement(run *v1.BenchmarkRun, target string) Placement {
 	p := poolDefaults(run.Spec.Placement.Client, PoolClient)
 	if run.Spec.Placement.Database.IsExclusive() {
 		p.Affinity = withAntiAffinity(p.Affinity, corev1.PodAffinityTerm{
@@ -168,6 +171,28 @@ func ClientPlacement(run *v1.BenchmarkRun) Placement {
 			}},
 			TopologyKey: hostnameTopology,
 		})
+	}
+	if run.Spec.Parallel() {
+		if p.Affinity == nil {
+			p.Affinity = &corev1.Affinity{}
+		}
+		if p.Affinity.PodAntiAffinity == nil {
+			p.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{}
+		}
+		p.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(
+			p.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution, corev1.WeightedPodAffinityTerm{
+				Weight: 100,
+				PodAffinityTerm: corev1.PodAffinityTerm{
+					LabelSelector: &metav1.LabelSelector{
+						MatchLabels: map[string]string{LabelManagedBy: ManagedBy, LabelRun: LabelValue(run.Name),
+							LabelComponent: ComponentClient},
+						MatchExpressions: []metav1.LabelSelectorRequirement{
+							{Key: LabelTarget, Operator: metav1.LabelSelectorOpNotIn, Values: []string{target}},
+						},
+					},
+					TopologyKey: hostnameTopology,
+				},
+			})
 	}
 	return p
 }

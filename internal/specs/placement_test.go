@@ -201,7 +201,7 @@ func TestClientPlacement(t *testing.T) {
 			run.Spec.Placement.Database.Exclusive = tc.exclusive
 			run.Spec.Placement.Client = tc.client
 			before := run.DeepCopy()
-			got := ClientPlacement(run)
+			got := ClientPlacement(run, "mysql57")
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ClientPlacement =\n%s\nwant\n%s", jsonOf(t, got), jsonOf(t, tc.want))
 			}
@@ -209,6 +209,44 @@ func TestClientPlacement(t *testing.T) {
 				t.Errorf("ClientPlacement changed the run:\n%s", jsonOf(t, run.Spec.Placement))
 			}
 		})
+	}
+}
+
+// With order Parallel a target's clients prefer nodes without the run's other targets' clients,
+// and mind neither their own target's clients nor another run's.
+func TestParallelClientsSpread(t *testing.T) {
+	run := newRun()
+	run.Spec.Order = v1.OrderParallel
+	other := newRun()
+	other.Name = "other-run"
+	p := ClientPlacement(run, "mysql57")
+	if n := len(p.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution); n != 1 {
+		t.Fatalf("%d required terms, want the one against the run's servers", n)
+	}
+	preferred := p.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	if len(preferred) != 1 || preferred[0].Weight != 100 || preferred[0].PodAffinityTerm.TopologyKey != "kubernetes.io/hostname" {
+		t.Fatalf("preferred terms %s", jsonOf(t, preferred))
+	}
+	sel, err := metav1.LabelSelectorAsSelector(preferred[0].PodAffinityTerm.LabelSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		avoids bool
+	}{
+		{"the run's other target's client", ClientPodLabels(run, "ps80", "s01"), true},
+		{"its own target's client", ClientPodLabels(run, "mysql57", "s02"), false},
+		{"the run's other target's server", ServerPodLabels(run, "ps80"), false},
+		{"another run's client", ClientPodLabels(other, "ps80", "s01"), false},
+	} {
+		if got := sel.Matches(k8slabels.Set(tc.labels)); got != tc.avoids {
+			t.Errorf("%s: avoided %v, want %v", tc.name, got, tc.avoids)
+		}
+	}
+	if p := ClientPlacement(newRun(), "mysql57"); len(p.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 0 {
+		t.Error("a Sequential run's clients have a preference")
 	}
 }
 
@@ -227,7 +265,7 @@ func TestAntiAffinitiesSelectTheRightPods(t *testing.T) {
 		return sel.Matches(k8slabels.Set(labels))
 	}
 	dbTerm := DatabasePlacement(run).Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
-	clTerm := ClientPlacement(run).Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
+	clTerm := ClientPlacement(run, "mysql57").Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
 	pods := []struct {
 		name         string
 		labels       map[string]string
