@@ -4,14 +4,23 @@ import (
 	"context"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/kubeletstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
 // mergeBatch keeps the results ConfigMap under its budget by leaving out server counters, never
@@ -150,5 +159,63 @@ func TestAfterRestartProbe(t *testing.T) {
 		if got, why := afterRestartProbe(tc.run, &v1.ServerRestart{During: "s02"}, tc.found); got != tc.want {
 			t.Errorf("%s: %s (%s), want %s", tc.name, got, why, tc.want)
 		}
+	}
+}
+
+func (c *cpuSource) ClientCPU(_ context.Context, _, _, _ string, from, to time.Time) (kubeletstats.Usage, string) {
+	c.from, c.to = from, to
+	if c.cpu == nil {
+		return kubeletstats.Usage{}, c.missing
+	}
+	return kubeletstats.Usage{Seconds: c.cpu.Seconds, PerSecond: c.cpu.PerSecond, Samples: c.cpu.Samples}, ""
+}
+
+// A step's client CPU against what the client could use: its CPU limit, else its node's
+// allocatable CPU; 90 % of it or more is saturation. Without samples the step has none.
+func TestClientCPU(t *testing.T) {
+	started := metav1.NewTime(time.Unix(1700000000, 0))
+	ended := metav1.NewTime(time.Unix(1700000030, 0))
+	pod := func(limit string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "r-db-s01-a0-x", Namespace: "ns"},
+			Spec: corev1.PodSpec{NodeName: "client-1", Containers: []corev1.Container{{Name: specs.SysbenchContainer}}},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: specs.SysbenchContainer,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: started, FinishedAt: ended}}}}}}
+		if limit != "" {
+			p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(limit)}
+		}
+		return p
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "client-1"},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3800m")}}}
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme).WithObjects(node).Build()
+	for _, tc := range []struct {
+		name  string
+		src   *cpuSource
+		pod   *corev1.Pod
+		want  *v1.ClientCPU
+		asked bool
+	}{
+		{"off", nil, pod(""), nil, false},
+		{"no samples", &cpuSource{missing: "1 kubelet sample fell inside"}, pod(""), nil, true},
+		{"its limit, saturated", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1.85}}, pod("2"), &v1.ClientCPU{Cores: 1.85, Available: 2, Saturated: true}, true},
+		{"its node's allocatable CPU", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1.85}}, pod(""), &v1.ClientCPU{Cores: 1.85, Available: 3.8}, true},
+		{"a pod still running", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1}}, &corev1.Pod{}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &BenchmarkRunReconciler{kubeClient: c}
+			if tc.src != nil {
+				r.CPU = tc.src
+			}
+			got := r.clientCPU(context.Background(), tc.pod)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("clientCPU = %+v, want %+v", got, tc.want)
+			}
+			if tc.src != nil && tc.asked != !tc.src.from.IsZero() {
+				t.Errorf("asked the sampler: %v, want %v", !tc.src.from.IsZero(), tc.asked)
+			}
+			if tc.asked && (!tc.src.from.Equal(started.Time) || !tc.src.to.Equal(ended.Time)) {
+				t.Errorf("asked for %s..%s, want the container's run", tc.src.from, tc.src.to)
+			}
+		})
 	}
 }

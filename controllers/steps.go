@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,13 @@ func (r *BenchmarkRunReconciler) recordStep(ctx context.Context, tx *transition,
 	result.Attempts = ts.FailedAttempts + 1
 	result.StartTime = o.job.Status.StartTime
 	result.FinishTime = o.job.Status.CompletionTime
+	result.ClientCPU = r.clientCPU(ctx, o.pod)
+	if cpu := result.ClientCPU; cpu != nil && cpu.Saturated && !slices.ContainsFunc(ts.Steps, clientSaturated) {
+		// Once per target: the steps' status says which ones.
+		tx.event(warning, "ClientSaturated", "target %s: step %s's client used %.2f of its %.2f CPUs: the client may "+
+			"have limited the step; give it more CPU (spec.clientResources, a larger client node) or fewer threads",
+			t.Name, describeStep(run, i), cpu.Cores, cpu.Available)
+	}
 	if c.Capabilities().FixedDuration && sysbench.OverDuration(*a.output.Final, step.Sysbench.Duration) {
 		// Kept, for reading, but not a number to compare: cells and comparisons leave it out.
 		// The one Event per flagged step is worth its write: nothing else tells while the run goes.
@@ -631,3 +639,6 @@ func (r *BenchmarkRunReconciler) watchPending(ctx context.Context, tx *transitio
 	tx.stalled(v1.ReasonNotStarting, fmt.Sprintf("target %s: %s; the Events say %s", t.Name, what, why))
 	return ctrl.Result{}, nil
 }
+
+// clientSaturated says whether a step's client used (nearly) all the CPU it had.
+func clientSaturated(s v1.StepResult) bool { return s.ClientCPU != nil && s.ClientCPU.Saturated }

@@ -746,6 +746,11 @@ type StepResult struct {
 	// the failed transactions of all types; it has no QPS (go-tpc counts no queries).
 	// +optional
 	TPCC *TPCCResult `json:"tpcc,omitempty"`
+	// ClientCPU is the client container's CPU over the step, from its kubelet (when the
+	// operator samples the kubelets' CPU stats): whether the client, rather than the server, may
+	// have been what limited the step.
+	// +optional
+	ClientCPU *ClientCPU `json:"clientCPU,omitempty"`
 	// Attempts is how many times the step ran until it succeeded (1 when it never failed).
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
@@ -788,6 +793,24 @@ type TPCCTransaction struct {
 	P99Ms float64 `json:"p99Ms"`
 	MaxMs float64 `json:"maxMs"`
 }
+
+// ClientCPU is how busy a step's client container was.
+type ClientCPU struct {
+	// Cores is the CPU the client container used, on average over its run.
+	Cores float64 `json:"cores"`
+	// Available is the CPU it could use: its CPU limit (spec.clientResources), else its node's
+	// allocatable CPU.
+	Available float64 `json:"available"`
+	// Saturated says that it used ClientSaturation (90 %) or more of Available: the step
+	// measured the client's limit as much as the server's. Give the client more CPU
+	// (spec.clientResources, a larger client node) or compare fewer threads.
+	// +optional
+	Saturated bool `json:"saturated,omitempty"`
+}
+
+// ClientSaturation is the share of its available CPU from which a step's client counts as
+// saturated (ClientCPU.Saturated).
+const ClientSaturation = 0.9
 
 // MetricStats summarizes one metric of a cell over its repetitions.
 type MetricStats struct {

@@ -154,14 +154,15 @@ func (s *Sampler) Start(ctx context.Context) error {
 	}
 }
 
-// serverPod is a pod whose containers the Sampler keeps.
-type serverPod struct {
+// sampledPod is a pod whose containers the Sampler keeps: a server's, or a running step's
+// client.
+type sampledPod struct {
 	namespace, name, node, run, target string
 }
 
 // Poll takes one round of samples: the kubelet of every node that hosts a server pod.
 func (s *Sampler) Poll(ctx context.Context) {
-	pods, err := s.serverPods(ctx)
+	pods, err := s.sampledPods(ctx)
 	if err != nil {
 		s.log.Error(err, "cannot list the server pods to sample")
 		return
@@ -176,10 +177,10 @@ func (s *Sampler) Poll(ctx context.Context) {
 	if skip {
 		return
 	}
-	byNode := map[string]map[client.ObjectKey]serverPod{}
+	byNode := map[string]map[client.ObjectKey]sampledPod{}
 	for _, p := range pods {
 		if byNode[p.node] == nil {
-			byNode[p.node] = map[client.ObjectKey]serverPod{}
+			byNode[p.node] = map[client.ObjectKey]sampledPod{}
 		}
 		byNode[p.node][client.ObjectKey{Namespace: p.namespace, Name: p.name}] = p
 	}
@@ -197,7 +198,7 @@ func (s *Sampler) Poll(ctx context.Context) {
 
 // pollNode reads one node's Summary and keeps its server pods' containers' samples. It returns
 // false when the API server refused the read.
-func (s *Sampler) pollNode(ctx context.Context, node string, pods map[client.ObjectKey]serverPod) bool {
+func (s *Sampler) pollNode(ctx context.Context, node string, pods map[client.ObjectKey]sampledPod) bool {
 	rctx, cancel := context.WithTimeout(ctx, max(s.interval, 10*time.Second))
 	defer cancel()
 	sent := s.clock.Now()
@@ -231,7 +232,7 @@ func (s *Sampler) pollNode(ctx context.Context, node string, pods map[client.Obj
 	return true
 }
 
-func (s *Sampler) record(node string, pods map[client.ObjectKey]serverPod, stats []ContainerCPU, sent, received time.Time) {
+func (s *Sampler) record(node string, pods map[client.ObjectKey]sampledPod, stats []ContainerCPU, sent, received time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.forbidden != "" {
@@ -300,24 +301,26 @@ func (s *Sampler) prune() {
 	}
 }
 
-// serverPods are the running server pods of the runs the operator manages, with their nodes.
-func (s *Sampler) serverPods(ctx context.Context) ([]serverPod, error) {
-	var out []serverPod
+// sampledPods are the running server pods of the runs the operator manages, with their nodes.
+func (s *Sampler) sampledPods(ctx context.Context) ([]sampledPod, error) {
+	var out []sampledPod
 	add := func(p *corev1.Pod) {
 		if p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning {
 			return
 		}
-		out = append(out, serverPod{namespace: p.Namespace, name: p.Name, node: p.Spec.NodeName,
+		out = append(out, sampledPod{namespace: p.Namespace, name: p.Name, node: p.Spec.NodeName,
 			run: p.Labels[specs.LabelRun], target: p.Labels[specs.LabelTarget]})
 	}
-	builtin := &corev1.PodList{}
-	if err := s.cache.List(ctx, builtin, client.MatchingLabels{
-		specs.LabelManagedBy: specs.ManagedBy, specs.LabelComponent: specs.ComponentServer,
-	}); err != nil {
-		return nil, fmt.Errorf("list builtin server pods: %w", err)
-	}
-	for i := range builtin.Items {
-		add(&builtin.Items[i])
+	for _, component := range []string{specs.ComponentServer, specs.ComponentClient} {
+		pods := &corev1.PodList{}
+		if err := s.cache.List(ctx, pods, client.MatchingLabels{
+			specs.LabelManagedBy: specs.ManagedBy, specs.LabelComponent: component,
+		}); err != nil {
+			return nil, fmt.Errorf("list the %s pods: %w", component, err)
+		}
+		for i := range pods.Items {
+			add(&pods.Items[i])
+		}
 	}
 	runs := &v1.BenchmarkRunList{}
 	if err := s.cache.List(ctx, runs); err != nil {
@@ -335,7 +338,7 @@ func (s *Sampler) serverPods(ctx context.Context) ([]serverPod, error) {
 			if !targetActive(run, t.Name) {
 				continue
 			}
-			// The Percona operators' pods carry the run and target labels (specs.serverPod) but
+			// The Percona operators' pods carry the run and target labels (specs.sampledPod) but
 			// not the operator's managed-by label, so the cache does not hold them.
 			pods := &corev1.PodList{}
 			if err := s.api.List(ctx, pods, client.InNamespace(run.Namespace), client.MatchingLabels{
@@ -349,6 +352,29 @@ func (s *Sampler) serverPods(ctx context.Context) ([]serverPod, error) {
 		}
 	}
 	return out, nil
+}
+
+// ClientCPU is a step's client container CPU between from and to (its container's start and
+// end): cores busy on average between the first and the last kubelet sample inside. missing
+// says why there is none, in a sentence for the user.
+func (s *Sampler) ClientCPU(_ context.Context, namespace, pod, container string, from, to time.Time) (Usage, string) {
+	if !to.After(from) {
+		return Usage{}, fmt.Sprintf("no client CPU: the step's times are not in order (%s, %s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sr := s.series[seriesKey{namespace, pod, container}]
+	if sr == nil {
+		if s.forbidden != "" {
+			return Usage{}, "no client CPU: the operator may not read the kubelets' stats; it needs " + PermissionHint
+		}
+		return Usage{}, "no client CPU: the client container was never sampled (the step was shorter than the sampling interval)"
+	}
+	u, missing := Window(sr.ring.samples(), from, to)
+	if missing != "" {
+		return Usage{}, "no client CPU: " + missing
+	}
+	return u, ""
 }
 
 // targetActive: the target's server may be up (it is past Pending and not finished).

@@ -336,3 +336,38 @@ func TestSamplerForbidden(t *testing.T) {
 		t.Errorf("after the permission was granted: %q", missing)
 	}
 }
+
+// A running step's client pod is sampled too: its CPU over the step says whether the client kept
+// up, and a client that was never sampled says why.
+func TestSamplerClientCPU(t *testing.T) {
+	w := newWorld(t)
+	t0 := w.clock.Now()
+	client := specs.ClientPodLabels(w.run, "maria", "s01")
+	w.pod(t, "cpu-maria-s01-a0-x", "client-1", client)
+	w.kubelet.mu.Lock()
+	w.kubelet.containers["client-1"] = []fakeContainer{{namespace: w.ns, pod: "cpu-maria-s01-a0-x", name: specs.SysbenchContainer,
+		start: t0, cores: 1.8}}
+	w.kubelet.mu.Unlock()
+	w.start(t, 3)
+	for range 8 {
+		before := len(w.kubelet.calls())
+		w.clock.Step(2 * time.Second)
+		waitFor(t, func() bool { return len(w.kubelet.calls()) >= before+3 })
+	}
+	ctx := context.Background()
+	u, missing := w.sampler.ClientCPU(ctx, w.ns, "cpu-maria-s01-a0-x", specs.SysbenchContainer, t0.Add(time.Second), t0.Add(13*time.Second))
+	if missing != "" || math.Abs(u.PerSecond-1.8) > 1e-6 || u.Samples != 6 {
+		t.Errorf("client CPU %+v, %q: want 1.8 cores over 6 samples", u, missing)
+	}
+	// The server's StepCPU is not confused by the client's container.
+	if cpu, missing := w.sampler.StepCPU(ctx, w.run, "maria", t0.Add(time.Second), t0.Add(13*time.Second)); missing != "" ||
+		math.Abs(cpu.PerSecond-1.5) > 1e-6 {
+		t.Errorf("server CPU %+v, %q: want 1.5 cores", cpu, missing)
+	}
+	if _, missing := w.sampler.ClientCPU(ctx, w.ns, "cpu-maria-s02-a0-y", specs.SysbenchContainer, t0, t0.Add(10*time.Second)); !strings.Contains(missing, "never sampled") {
+		t.Errorf("an unsampled client: %q", missing)
+	}
+	if _, missing := w.sampler.ClientCPU(ctx, w.ns, "cpu-maria-s01-a0-x", specs.SysbenchContainer, t0.Add(5*time.Second), t0.Add(6*time.Second)); !strings.Contains(missing, "fell inside") {
+		t.Errorf("a step shorter than two samples: %q", missing)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/kubeletstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -357,6 +358,12 @@ func (kubeletCPU) StepCPU(_ context.Context, _ *v1.BenchmarkRun, target string, 
 	sec := t.Sub(f).Seconds()
 	return &serverstats.CPU{Container: "mysql", Seconds: cores * sec, From: float64(f.UnixMicro()) / 1e6,
 		To: float64(t.UnixMicro()) / 1e6, Samples: 3, PerSecond: cores}, ""
+}
+
+// ClientCPU: the sampler never saw the clients (the plugin's fake kubelet ends their pods at
+// once).
+func (kubeletCPU) ClientCPU(context.Context, string, string, string, time.Time, time.Time) (kubeletstats.Usage, string) {
+	return kubeletstats.Usage{}, "no client CPU: the client container was never sampled"
 }
 
 func (k *fakeKubelet) runJob(ctx context.Context, job *batchv1.Job) error {
