@@ -237,12 +237,12 @@ func confirmedNames(res compare.Result) []string {
 	var names []string
 	for _, t := range res.Targets {
 		if t.Verdict == v1.CellRegressed {
-			names = append(names, compare.DescribeTarget(t))
+			names = append(names, compare.DescribeTarget(res.Summary.Metric, t))
 		}
 	}
 	for _, c := range res.Cells {
 		if c.Regressed {
-			names = append(names, compare.Describe(c.CellChange))
+			names = append(names, compare.Describe(res.Summary.Metric, c.CellChange))
 		}
 	}
 	return names

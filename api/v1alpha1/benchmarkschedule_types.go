@@ -459,6 +459,10 @@ type Comparison struct {
 	// Verdict: Regressed (a cell regressed), Inconclusive (none regressed, some inconclusive),
 	// NoRegression or NoBaseline.
 	Verdict Verdict `json:"verdict"`
+	// Metric names the throughput the QPS fields hold when it is not queries per second: tpmC
+	// for go-tpc runs. Empty: QPS.
+	// +optional
+	Metric string `json:"metric,omitempty"`
 	// ComparedCells counts the cells both runs measured.
 	ComparedCells int32 `json:"comparedCells"`
 	// RegressedCells, ImprovedCells, NoChangeCells and InconclusiveCells count the cells of

@@ -17,17 +17,19 @@ const MaxCV = stats.DefaultMaxCV
 // order measured.
 type Cell struct {
 	Threads int32
-	QPS     []float64
-	TPS     []float64
-	P95Ms   []float64
+	// QPS is the steps' throughput (v1.StepResult.Throughput): queries per second, or tpmC for
+	// go-tpc's steps. The comparison and the report name it by the client's metric.
+	QPS   []float64
+	TPS   []float64
+	P95Ms []float64
 }
 
-// Comparable says whether a step is a sample of its cell: it measured queries (a step recorded
-// with QPS 0 by an operator that did not yet fail such steps measured nothing) within its
+// Comparable says whether a step is a sample of its cell: it measured its throughput (a step
+// recorded with QPS 0 by an operator that did not yet fail such steps measured nothing) within its
 // duration (a step that ran past it, v1.StepResult.OverDuration, has its rates over a longer time
 // than the others'). The report and the plugin show the others, marked, and say why.
 func Comparable(s v1.StepResult) bool {
-	return s.QPS.Total > 0 && !s.OverDuration
+	return s.Throughput() > 0 && !s.OverDuration
 }
 
 // Of groups the Comparable steps by thread count, thread counts ascending: a thread count
@@ -46,7 +48,7 @@ func Of(steps []v1.StepResult) []Cell {
 			out = append(out, Cell{Threads: s.Threads})
 		}
 		c := &out[i]
-		c.QPS = append(c.QPS, s.QPS.Total)
+		c.QPS = append(c.QPS, s.Throughput())
 		c.TPS = append(c.TPS, s.TPS)
 		c.P95Ms = append(c.P95Ms, s.Latency.P95Ms)
 	}
@@ -82,15 +84,19 @@ func Summarize(steps []v1.StepResult) []Summary {
 	return out
 }
 
-// Status is the cells of steps as the target's status holds them.
+// Status is the cells of steps as the target's status holds them: go-tpc's throughput as TpmC
+// (their QPS left zero: go-tpc counts no queries), everyone else's as QPS.
 func Status(steps []v1.StepResult) []v1.CellStats {
 	sums := Summarize(steps)
+	tpcc := slices.ContainsFunc(steps, func(s v1.StepResult) bool { return s.TPCC != nil })
 	out := make([]v1.CellStats, 0, len(sums))
 	for _, s := range sums {
-		out = append(out, v1.CellStats{
-			Threads: s.Threads, N: int32(s.N),
-			QPS: metric(s.QPS), TPS: metric(s.TPS), P95Ms: metric(s.P95Ms),
-		})
+		c := v1.CellStats{Threads: s.Threads, N: int32(s.N), QPS: metric(s.QPS), TPS: metric(s.TPS), P95Ms: metric(s.P95Ms)}
+		if tpcc {
+			tpmC := c.QPS
+			c.TpmC, c.QPS = &tpmC, v1.MetricStats{}
+		}
+		out = append(out, c)
 	}
 	return out
 }

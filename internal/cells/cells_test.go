@@ -78,3 +78,24 @@ func equal(a, b []float64) bool {
 	}
 	return true
 }
+
+// go-tpc's steps: their throughput is tpmC, which the cells hold (as TpmC in the status) instead
+// of the QPS they do not have.
+func TestTPCCCells(t *testing.T) {
+	step := func(threads int32, tpmC float64) v1.StepResult {
+		return v1.StepResult{Threads: threads, TPS: tpmC / 60 * 2.2, Latency: v1.Latency{P95Ms: 6},
+			TPCC: &v1.TPCCResult{TpmC: tpmC, TpmTotal: tpmC * 2.2}}
+	}
+	steps := []v1.StepResult{step(1, 20000), step(1, 21000), step(1, 22000), step(4, 50000), step(4, 0)}
+	cs := Of(steps)
+	if len(cs) != 2 || len(cs[0].QPS) != 3 || cs[0].QPS[1] != 21000 || len(cs[1].QPS) != 1 {
+		t.Fatalf("cells %+v: want tpmC as the throughput, the step that measured nothing left out", cs)
+	}
+	st := Status(steps)
+	if st[0].TpmC == nil || st[0].TpmC.Median != 21000 || st[0].QPS != (v1.MetricStats{}) || st[0].Throughput().Median != 21000 {
+		t.Errorf("status %+v: want tpmC's median 21000 and no QPS", st[0])
+	}
+	if Status([]v1.StepResult{{Threads: 1, QPS: v1.QPS{Total: 100}}})[0].TpmC != nil {
+		t.Error("a sysbench cell has tpmC")
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 )
 
@@ -34,15 +35,15 @@ type cellKey struct {
 	threads int32
 }
 
-// samples are the repetitions of the cells of a run that measured a QPS, by cell, in report
-// order.
+// samples are the repetitions of the cells of a run that measured a throughput (QPS, or tpmC for
+// go-tpc), by cell, in report order.
 func samples(run *v1.BenchmarkRun) ([]cellKey, map[cellKey]cells.Cell) {
 	var order []cellKey
 	out := map[cellKey]cells.Cell{}
 	for _, t := range run.Status.Targets {
 		var measured []v1.StepResult
 		for _, s := range t.Steps {
-			if s.QPS.Total > 0 {
+			if s.Throughput() > 0 {
 				measured = append(measured, s)
 			}
 		}
@@ -82,6 +83,16 @@ func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result 
 		return res
 	}
 	res.Summary.Baseline = baseline.Name
+	if c := loadclient.For(run.Spec.Workload); c.Capabilities().Metric.Name != "QPS" {
+		res.Summary.Metric = c.Capabilities().Metric.Name
+	}
+	if rc, bc := run.Spec.Workload.ClientOrDefault(), baseline.Spec.Workload.ClientOrDefault(); rc != bc {
+		// QPS and tpmC, or two clients' QPS, measure different things: no verdict between them.
+		res.Summary.Verdict = v1.VerdictNoBaseline
+		res.Summary.Message = fmt.Sprintf("baseline %s ran client %s, this run %s: their numbers do not compare; "+
+			"compare runs of the same client", baseline.Name, bc, rc)
+		return res
+	}
 	at := finishedAt(run)
 	qpsOpts := stats.Options{Alpha: alpha, MinEffect: qpsThr / 100, HigherIsBetter: true}
 	p95Opts := stats.Options{Alpha: alpha, MinEffect: p95Thr / 100}
@@ -284,13 +295,14 @@ func summarize(res *Result, baseline string, qpsThr, p95Thr, alpha float64) {
 	for _, t := range res.Targets {
 		switch t.Verdict {
 		case v1.CellRegressed:
-			regressedTargets = append(regressedTargets, DescribeTarget(t))
+			regressedTargets = append(regressedTargets, DescribeTarget(s.Metric, t))
 		case v1.CellInconclusive:
-			openTargets = append(openTargets, DescribeTarget(t))
+			openTargets = append(openTargets, DescribeTarget(s.Metric, t))
 			s.NeededRepetitions = max(s.NeededRepetitions, neededForTarget(res.Cells, t, qpsThr, p95Thr))
 		}
 	}
-	rule := fmt.Sprintf("alpha %g over %d tests (Benjamini-Hochberg), minimum effect QPS -%s%%, p95 +%s%%", alpha, s.Tests, pct(qpsThr), pct(p95Thr))
+	rule := fmt.Sprintf("alpha %g over %d tests (Benjamini-Hochberg), minimum effect %s -%s%%, p95 +%s%%", alpha, s.Tests,
+		metricName(s.Metric), pct(qpsThr), pct(p95Thr))
 	counts := fmt.Sprintf("cells: %d regressed, %d improved, %d unchanged, %d inconclusive", s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells)
 	if s.AcknowledgedCells > 0 {
 		counts += fmt.Sprintf(", %d acknowledged", s.AcknowledgedCells)
@@ -308,7 +320,7 @@ func summarize(res *Result, baseline string, qpsThr, p95Thr, alpha float64) {
 		if len(regressed) > 0 {
 			worst := make([]string, 0, len(regressed))
 			for _, c := range regressed {
-				worst = append(worst, Describe(c))
+				worst = append(worst, Describe(s.Metric, c))
 			}
 			what = append(what, "worst cells: "+strings.Join(worst, "; "))
 		}
@@ -363,8 +375,8 @@ func neededForTarget(cs []Cell, t v1.TargetChange, qpsThr, p95Thr float64) int32
 
 // DescribeTarget names a target's geometric-mean changes with their intervals, e.g.
 // "mysql80: QPS x0.912 [0.890, 0.934], p95 x1.08 [1.02, 1.15]".
-func DescribeTarget(t v1.TargetChange) string {
-	s := fmt.Sprintf("%s: QPS %s", t.Target, ratioText(t.QPSRatio, t.QPSLow, t.QPSHigh))
+func DescribeTarget(metric string, t v1.TargetChange) string {
+	s := fmt.Sprintf("%s: %s %s", t.Target, metricName(metric), ratioText(t.QPSRatio, t.QPSLow, t.QPSHigh))
 	if t.P95Ratio > 0 {
 		s += ", p95 " + ratioText(t.P95Ratio, t.P95Low, t.P95High)
 	}
@@ -410,9 +422,18 @@ func Short(c v1.Comparison) string {
 	}
 }
 
-// Describe names a cell and its changes, e.g. "mysql80 at 64 threads: QPS -12.3%, p95 +15.0%".
-func Describe(c v1.CellChange) string {
-	s := fmt.Sprintf("%s at %d threads: QPS %s%%", c.Target, c.Threads, signed(c.QPSChangePercent))
+// metricName is a Comparison's Metric for people: QPS when empty.
+func metricName(metric string) string {
+	if metric == "" {
+		return "QPS"
+	}
+	return metric
+}
+
+// Describe names a cell and its changes under metric (a Comparison's Metric), e.g. "mysql80 at
+// 64 threads: QPS -12.3%, p95 +15.0%".
+func Describe(metric string, c v1.CellChange) string {
+	s := fmt.Sprintf("%s at %d threads: %s %s%%", c.Target, c.Threads, metricName(metric), signed(c.QPSChangePercent))
 	if c.BaselineP95Ms > 0 && c.P95Ms > 0 {
 		s += fmt.Sprintf(", p95 %s%%", signed(c.P95ChangePercent))
 	}

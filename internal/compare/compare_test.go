@@ -414,12 +414,12 @@ func TestCompareWorst(t *testing.T) {
 			}
 			wantPart := fmt.Sprintf("cells: %d regressed, 0 improved, %d unchanged, 0 inconclusive", n, 24-n)
 			if !strings.HasPrefix(s.Message, "regressed against base") || !strings.Contains(s.Message, wantPart) ||
-				!strings.Contains(s.Message, "worst cells: "+Describe(s.Worst[0])) {
+				!strings.Contains(s.Message, "worst cells: "+Describe("", s.Worst[0])) {
 				t.Errorf("Message = %q, want it to count %q and name the worst cell first", s.Message, wantPart)
 			}
 			for _, c := range s.Worst {
-				if !strings.Contains(s.Message, Describe(c)) {
-					t.Errorf("Message %q does not name worst cell %q", s.Message, Describe(c))
+				if !strings.Contains(s.Message, Describe("", c)) {
+					t.Errorf("Message %q does not name worst cell %q", s.Message, Describe("", c))
 				}
 			}
 			if got, want := Short(s), fmt.Sprintf("Regressed %d/24", n); got != want {
@@ -487,7 +487,7 @@ func TestDescribe(t *testing.T) {
 			"m at 8 threads: QPS -6.0%"},
 	}
 	for _, tt := range tests {
-		if got := Describe(tt.c); got != tt.want {
+		if got := Describe("", tt.c); got != tt.want {
 			t.Errorf("Describe(%+v) = %q, want %q", tt.c, got, tt.want)
 		}
 	}
@@ -719,5 +719,39 @@ func TestCompareAcknowledged(t *testing.T) {
 	s = Compare(run, base, policy).Summary
 	if s.Verdict != v1.VerdictNoRegression || s.RegressedCells != 0 || s.AcknowledgedCells != 3 {
 		t.Errorf("all acknowledged: %+v", s)
+	}
+}
+
+// asTPCC turns a run of mkRun into a go-tpc run: each step's throughput becomes its tpmC.
+func asTPCC(r *v1.BenchmarkRun) *v1.BenchmarkRun {
+	r.Spec.Workload = v1.Workload{Client: v1.ClientGoTPC, TPCC: &v1.TPCCWorkload{Warehouses: 10}}
+	for i := range r.Status.Targets {
+		for j := range r.Status.Targets[i].Steps {
+			s := &r.Status.Targets[i].Steps[j]
+			s.TPCC = &v1.TPCCResult{TpmC: s.QPS.Total * 30}
+			s.QPS = v1.QPS{}
+		}
+	}
+	return r
+}
+
+// go-tpc runs are compared by tpmC, and say so; a go-tpc run is never compared with a sysbench
+// baseline.
+func TestCompareTPCC(t *testing.T) {
+	cells := grid([]string{"mysql97", "mariadb118"}, []int32{1, 8}, 1000, 5)
+	same := Compare(asTPCC(mkRun("run-2", cells...)), asTPCC(mkRun("run-1", cells...)), v1.RegressionPolicy{})
+	if s := same.Summary; s.Verdict != v1.VerdictNoRegression || s.Metric != "tpmC" || s.ComparedCells != 4 ||
+		!strings.Contains(s.Message, "minimum effect tpmC -5%") {
+		t.Errorf("identical go-tpc runs: %+v", s)
+	}
+	worse := withCell(cells, meas{"mysql97", 8, 800, 5})
+	res := Compare(asTPCC(mkRunN("run-3", 10, worse...)), asTPCC(mkRunN("run-1", 10, cells...)), v1.RegressionPolicy{})
+	if s := res.Summary; s.Verdict != v1.VerdictRegressed || !strings.Contains(s.Message, "mysql97 at 8 threads: tpmC -20.0%") {
+		t.Errorf("a 20 %% tpmC drop: %+v", s)
+	}
+	mixed := Compare(asTPCC(mkRun("run-4", cells...)), mkRun("run-1", cells...), v1.RegressionPolicy{})
+	if s := mixed.Summary; s.Verdict != v1.VerdictNoBaseline || !strings.Contains(s.Message, "ran client sysbench, this run go-tpc") ||
+		len(mixed.Cells) != 0 {
+		t.Errorf("go-tpc against sysbench: %+v", s)
 	}
 }

@@ -26,7 +26,8 @@ func Markdown(r Result) string {
 	fmt.Fprintf(&b, "| regressed | improved | unchanged | inconclusive | acknowledged | compared |\n|--:|--:|--:|--:|--:|--:|\n| %d | %d | %d | %d | %d | %d |\n",
 		s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells, s.AcknowledgedCells, s.ComparedCells)
 	if len(r.Cells) > 0 {
-		b.WriteString("\n| target | threads | old QPS | new QPS | vs base | old p95 ms | new p95 ms | vs base | verdict |\n")
+		m := metricName(s.Metric)
+		fmt.Fprintf(&b, "\n| target | threads | old %s | new %s | vs base | old p95 ms | new p95 ms | vs base | verdict |\n", m, m)
 		b.WriteString("|---|--:|--:|--:|---|--:|--:|---|---|\n")
 		noisy := false
 		for _, t := range targetOrder(r) {
@@ -54,7 +55,7 @@ func Markdown(r Result) string {
 					GeomeanChange(tc.QPSRatio, tc.QPSLow, tc.QPSHigh, tc.QPSP, tc.QPSQ, s.Alpha), p95, targetWord(tc))
 			}
 		}
-		b.WriteString("\nQPS: median ± the half-width of its interval (in % of the median")
+		fmt.Fprintf(&b, "\n%s: median ± the half-width of its interval (in %% of the median", m)
 		if conf := minSpreadConfidence(r.Cells); conf < 0.95 {
 			fmt.Fprintf(&b, "; with fewer than 6 repetitions this is the range of the repetitions, which covers the median with %.1f %% only", 100*conf)
 		} else {
@@ -88,13 +89,14 @@ const noisyCV = 5.0
 
 // Method says in a paragraph what the verdict promises.
 func Method(s v1.Comparison) string {
-	return fmt.Sprintf("How the verdict is made: per target, the geometric mean over its thread counts of new/old median QPS "+
+	m := metricName(s.Metric)
+	return fmt.Sprintf("How the verdict is made: per target, the geometric mean over its thread counts of new/old median %s "+
 		"(and p95) with a %.0f %% interval; per cell, a two-sided Mann-Whitney U test over the repetitions. All %d p-values "+
 		"are adjusted together (Benjamini-Hochberg), so when nothing changed the chance of a false \"regressed\" is at most "+
-		"alpha %g for the whole run. A target or cell regressed when its adjusted q < %g and QPS fell by at least %s %% "+
+		"alpha %g for the whole run. A target or cell regressed when its adjusted q < %g and %s fell by at least %s %% "+
 		"(p95 rose by at least %s %%). \"No regression\" means every target's interval excludes such a drop; "+
 		"\"inconclusive\" means some interval is too wide to say.",
-		100*(1-2*s.Alpha), s.Tests, s.Alpha, s.Alpha, pct(s.QPSDropPercent), pct(s.P95RisePercent))
+		m, 100*(1-2*s.Alpha), s.Tests, s.Alpha, s.Alpha, m, pct(s.QPSDropPercent), pct(s.P95RisePercent))
 }
 
 // Change is a "vs base" column: "~ (p=0.310 n=5+5)" when not significant after adjustment,

@@ -207,12 +207,12 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 	var regressed []string
 	for _, t := range res.Targets {
 		if t.Verdict == v1.CellRegressed {
-			regressed = append(regressed, "  "+compare.DescribeTarget(t))
+			regressed = append(regressed, "  "+compare.DescribeTarget(res.Summary.Metric, t))
 		}
 	}
 	for _, c := range res.Cells {
 		if c.Verdict == v1.CellRegressed && !c.Acknowledged {
-			regressed = append(regressed, "  "+compare.Describe(c.CellChange))
+			regressed = append(regressed, "  "+compare.Describe(res.Summary.Metric, c.CellChange))
 		}
 	}
 	if len(regressed) > 0 {

@@ -37,7 +37,7 @@ func TestCompareShowsTheDeltasAndVerdicts(t *testing.T) {
 	if row := lineStarting(out, "mariadb-psoff", "2"); !strings.Contains(row, "~ (p=0.029 q=") || !strings.Contains(row, " n=4+4)") || strings.Contains(row, "Regressed") {
 		t.Errorf("the cell row %q: want ~ with p, q and n, not Regressed", row)
 	}
-	if !strings.Contains(out, "Regressed:\n  "+compare.DescribeTarget(res.Summary.Targets[1])) {
+	if !strings.Contains(out, "Regressed:\n  "+compare.DescribeTarget(res.Summary.Metric, res.Summary.Targets[1])) {
 		t.Errorf("the regressed target is not named as the operator names it")
 	}
 	if n := strings.Count(out, "\nmariadb"); n != len(res.Cells)+len(res.Targets) {

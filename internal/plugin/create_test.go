@@ -84,8 +84,11 @@ func TestCreateDryRunLocalPlansEverySample(t *testing.T) {
 		}
 		wants := []string{"--local: planned from the file alone", "Servers:", "Jobs: " + strconv.Itoa(jobs),
 			"sysbench /opt/mysqlbench/reporter.lua", "--threads=N", "Placement:"}
-		if strings.Contains(f, "mysqlslap") {
+		switch {
+		case strings.Contains(f, "mysqlslap"):
 			wants[3], wants[4] = "mysqlslap --host=$(MYSQLBENCH_HOST)", "--concurrency=N"
+		case strings.Contains(f, "tpcc"):
+			wants[3] = "go-tpc --phase=run --warehouses=10"
 		}
 		for _, want := range wants {
 			if !strings.Contains(errOut, want) {
