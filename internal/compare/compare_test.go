@@ -738,13 +738,13 @@ func asTPCC(r *v1.BenchmarkRun) *v1.BenchmarkRun {
 // go-tpc runs are compared by tpmC, and say so; a go-tpc run is never compared with a sysbench
 // baseline.
 func TestCompareTPCC(t *testing.T) {
-	cells := grid([]string{"mysql97", "mariadb118"}, []int32{1, 8}, 1000, 5)
+	cells := grid([]string{"mysql97", "mariadb118"}, []int32{1, 8}, 700, 5)
 	same := Compare(asTPCC(mkRun("run-2", cells...)), asTPCC(mkRun("run-1", cells...)), v1.RegressionPolicy{})
 	if s := same.Summary; s.Verdict != v1.VerdictNoRegression || s.Metric != "tpmC" || s.ComparedCells != 4 ||
 		!strings.Contains(s.Message, "minimum effect tpmC -5%") {
 		t.Errorf("identical go-tpc runs: %+v", s)
 	}
-	worse := withCell(cells, meas{"mysql97", 8, 800, 5})
+	worse := withCell(cells, meas{"mysql97", 8, 560, 5})
 	res := Compare(asTPCC(mkRunN("run-3", 10, worse...)), asTPCC(mkRunN("run-1", 10, cells...)), v1.RegressionPolicy{})
 	if s := res.Summary; s.Verdict != v1.VerdictRegressed || !strings.Contains(s.Message, "mysql97 at 8 threads: tpmC -20.0%") {
 		t.Errorf("a 20 %% tpmC drop: %+v", s)
