@@ -137,6 +137,13 @@ func TestGoTPCRunEndToEnd(t *testing.T) {
 	if w := doc.Workload; w.Client != "go-tpc" || w.TPCC == nil || w.TPCC.Warehouses != 4 || !w.TPCC.Check {
 		t.Errorf("results.json workload %+v, want go-tpc with 4 warehouses and the check", w)
 	}
+	md := cm.Data["report.md"]
+	for _, want := range []string{"## tpmC by threads", "| 1 | 22316.60 |", "## New-order p95 latency (ms) by threads",
+		"## TPC-C transactions per step", "| mariadb | 4 | 22316.6 | 173535.1 % | 2,227 | 6.3 | 9.4 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
 }
 
 func ptrValue(p *int64) int64 {

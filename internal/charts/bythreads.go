@@ -76,7 +76,7 @@ func cellMetric(c v1alpha1.CellStats, m Metric) v1alpha1.MetricStats {
 	case P95:
 		return c.P95Ms
 	}
-	return c.QPS
+	return c.Throughput()
 }
 
 func stepSamples(c cells.Cell, m Metric) []float64 {
@@ -92,6 +92,11 @@ func stepSamples(c cells.Cell, m Metric) []float64 {
 // drawByThreads draws the lines of threadLines and returns, besides the chart, the notes that
 // say what it leaves out.
 func drawByThreads(docs []*results.Doc, m measure, relativeTo, title string) (*plot.Plot, []string, error) {
+	tpmC, err := throughputIsTpmC(docs)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.tpmC = tpmC
 	lines, notes, leftOut, relativeTo, err := threadLines(docs, m, relativeTo)
 	if err != nil {
 		return nil, nil, err
@@ -393,4 +398,22 @@ func (t *threadTicker) Ticks(min, max float64) []plot.Tick {
 		last = i
 	}
 	return ticks
+}
+
+// throughputIsTpmC says whether the runs' throughput is go-tpc's tpmC; runs of go-tpc and of a
+// client that counts queries cannot share an axis.
+func throughputIsTpmC(docs []*results.Doc) (bool, error) {
+	var tpcc, other []string
+	for _, d := range docs {
+		if d.Workload.Client == string(v1alpha1.ClientGoTPC) {
+			tpcc = append(tpcc, d.Run.Name)
+		} else {
+			other = append(other, d.Run.Name)
+		}
+	}
+	if len(tpcc) > 0 && len(other) > 0 {
+		return false, fmt.Errorf("runs %s measured tpmC (go-tpc) and runs %s queries: draw them in separate charts",
+			strings.Join(tpcc, ", "), strings.Join(other, ", "))
+	}
+	return len(tpcc) > 0, nil
 }

@@ -121,6 +121,8 @@ func DrawWithNotes(docs []*results.Doc, spec Spec) (*plot.Plot, []string, error)
 type measure struct {
 	metric Metric
 	server *results.ServerValue
+	// tpmC: the runs are go-tpc's, whose throughput (Metric QPS) is tpmC.
+	tpmC bool
 }
 
 func (s Spec) metric() (measure, error) {

@@ -792,3 +792,51 @@ func BenchmarkQPSByThreadsSVG(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "bytes")
 }
+
+// tpccDoc is s's document as go-tpc would have measured it: the throughput as tpmC, no QPS.
+func tpccDoc(s synth) *results.Doc {
+	d := s.doc()
+	d.Workload = results.Workload{Client: string(v1alpha1.ClientGoTPC), TPCC: &results.TPCCWorkload{Warehouses: 10}}
+	for ti := range d.Targets {
+		tg := &d.Targets[ti]
+		var steps []v1alpha1.StepResult
+		for si := range tg.Steps {
+			st := &tg.Steps[si]
+			st.TPCC = &v1alpha1.TPCCResult{TpmC: st.QPS.Total / 10}
+			st.QPS = v1alpha1.QPS{}
+			steps = append(steps, st.StepResult)
+		}
+		if len(tg.Cells) > 0 {
+			tg.Cells = nil
+			for _, c := range cells.Status(steps) {
+				tg.Cells = append(tg.Cells, results.Cell{CellStats: c})
+			}
+		}
+	}
+	return d
+}
+
+// go-tpc runs are drawn as tpmC by threads, from their steps or their cells' medians; they never
+// share a chart with runs that counted queries.
+func TestDrawTPCC(t *testing.T) {
+	for _, reps := range []int{1, 3} {
+		s := synth{name: "tpcc", targets: []string{"mysql97", "mariadb118"}, threads: []int32{1, 4, 16}, reps: reps, qps: scaling}
+		p, err := Draw([]*results.Doc{tpccDoc(s)}, Spec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.Title.Text, "tpmC by threads") || p.Y.Label.Text != "new-order transactions per minute" {
+			t.Errorf("%d repetitions: title %q, y axis %q", reps, p.Title.Text, p.Y.Label.Text)
+		}
+		// The axis reaches the largest tpmC (target 0 at 16 threads), not 0 nor the QPS.
+		if want := scaling(0, 16, 1) / 10; p.Y.Max < want*0.98 || p.Y.Max > want*2 {
+			t.Errorf("%d repetitions: y axis up to %.0f, want about %.0f", reps, p.Y.Max, want)
+		}
+	}
+	s := synth{name: "sb", targets: []string{"mysql97"}, threads: []int32{1, 4}, reps: 1, qps: scaling}
+	tp := s
+	tp.name = "tpcc"
+	if _, err := Draw([]*results.Doc{s.doc(), tpccDoc(tp)}, Spec{}); err == nil || !strings.Contains(err.Error(), "separate charts") {
+		t.Errorf("go-tpc and sysbench on one chart: %v", err)
+	}
+}

@@ -42,6 +42,10 @@ var (
 		Name: "mysqlbench_step_tps",
 		Help: "Transactions (sysbench events) per second of the newest finished ladder step.",
 	}, resultLabels)
+	stepTpmC = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_step_tpmc",
+		Help: "TPC-C new-order transactions per minute of the newest finished go-tpc ladder step (workload.client go-tpc).",
+	}, resultLabels)
 	stepP95 = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mysqlbench_step_latency_p95_seconds",
 		Help: "95th percentile latency of the newest finished ladder step.",
@@ -79,7 +83,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells,
+	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepTpmC, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells,
 		confirmations)
 }
 
@@ -112,7 +116,7 @@ func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.Step
 			return
 		default:
 			// A newer run of the schedule: its series replace the previous run's.
-			for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95} {
+			for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepTpmC, stepP95} {
 				g.DeletePartialMatch(prometheus.Labels{LabelNamespace: run.Namespace, LabelSchedule: sched})
 			}
 			shown[key] = run.Name
@@ -127,7 +131,12 @@ func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.Step
 		LabelNamespace: run.Namespace, LabelSchedule: sched, LabelRun: run.Name, LabelTarget: target,
 		LabelServerVersion: serverVersion, LabelThreads: strconv.Itoa(int(step.Threads)),
 	}
-	stepQPS.With(l).Set(step.QPS.Total)
+	if step.TPCC != nil {
+		// go-tpc counts no queries: its throughput gauge is tpmC, and no QPS series of zeros.
+		stepTpmC.With(l).Set(step.TPCC.TpmC)
+	} else {
+		stepQPS.With(l).Set(step.QPS.Total)
+	}
 	stepTPS.With(l).Set(step.TPS)
 	if step.Latency.P95Ms > 0 {
 		stepP95.With(l).Set(step.Latency.P95Ms / 1000)

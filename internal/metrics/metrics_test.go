@@ -597,3 +597,21 @@ func TestForgetSchedule(t *testing.T) {
 		t.Errorf("runs_total for the re-created schedule = %v, want 1 (counted from zero)", got)
 	}
 }
+
+// A go-tpc step's throughput is its tpmC gauge; it exports no QPS of zero.
+func TestRecordStepTPCC(t *testing.T) {
+	ns := "rs-tpcc"
+	run := mkRun(ns, "tpcc-1", "")
+	s := step(4, 0, 800, 6)
+	s.TPCC = &v1.TPCCResult{TpmC: 22316.6}
+	RecordStep(run, "mariadb118", "11.8.3-MariaDB", s)
+	if ms := series(t, ns, "mysqlbench_step_tpmc"); len(ms) != 1 || ms[0].GetGauge().GetValue() != 22316.6 {
+		t.Fatalf("tpmC series = %v, want one with 22316.6", ms)
+	}
+	if ms := series(t, ns, "mysqlbench_step_qps"); len(ms) != 0 {
+		t.Errorf("qps series = %v, want none for go-tpc", ms)
+	}
+	if ms := series(t, ns, "mysqlbench_step_tps"); len(ms) != 1 || ms[0].GetGauge().GetValue() != 800 {
+		t.Errorf("tps series = %v, want 800", ms)
+	}
+}

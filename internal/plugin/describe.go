@@ -135,7 +135,7 @@ func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time, conf *v1.Confirm
 	writeConfirmation(w, run, conf)
 
 	notes := &tableNotes{}
-	metrics := []metric{qpsMetric}
+	metrics := []metric{throughputMetric(run)}
 	if loadclient.For(run.Spec.Workload).Capabilities().Reports(95) {
 		metrics = append(metrics, p95Metric)
 	}

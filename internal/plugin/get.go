@@ -276,9 +276,10 @@ func (e *env) printProgressAndResults(run *v1.BenchmarkRun) error {
 	if err := writeTargets(e.Out, run, false); err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(e.Out, "\nQPS by threads:\n")
+	m := throughputMetric(run)
+	_, _ = fmt.Fprintf(e.Out, "\n%s by threads:\n", m.title)
 	notes := &tableNotes{}
-	if err := writeResultsTable(e.Out, run, qpsMetric, notes); err != nil {
+	if err := writeResultsTable(e.Out, run, m, notes); err != nil {
 		return err
 	}
 	switch {

@@ -355,10 +355,11 @@ func whatRemains(run *v1.BenchmarkRun, target string, ref stepRef, s *v1.StepRes
 		when = "and "
 	}
 	return fmt.Sprintf("the operator deleted its Job and pod once it had stored the result (it keeps only failed Jobs). "+
-		"What remains: the step's numbers in the run's status (QPS %.2f, TPS %.2f, p95 %.3f ms, %d attempt(s); "+
+		"What remains: the step's numbers in the run's status (%s %.2f, TPS %.2f, p95 %.3f ms, %d attempt(s); "+
 		"`kubectl mysqlbench describe %s`) %sits per-second series in results.json "+
 		"(`kubectl mysqlbench export %s -o json`: targets[%s].steps at %s)",
-		s.QPS.Total, s.TPS, s.Latency.P95Ms, max(s.Attempts, 1), run.Name, when, run.Name, target, threadCount(ref.threads))
+		loadclient.For(run.Spec.Workload).Capabilities().Metric.Name, s.Throughput(), s.TPS, s.Latency.P95Ms, max(s.Attempts, 1),
+		run.Name, when, run.Name, target, threadCount(ref.threads))
 }
 
 // hasStep says whether the operator's step sequence for the target (specs.TargetSteps: probe,

@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -30,8 +31,8 @@ type metric struct {
 var (
 	qpsMetric = metric{
 		title:    "QPS",
-		step:     func(s v1.StepResult) float64 { return s.QPS.Total },
-		cell:     func(c v1.CellStats) v1.MetricStats { return c.QPS },
+		step:     func(s v1.StepResult) float64 { return s.Throughput() },
+		cell:     func(c v1.CellStats) v1.MetricStats { return c.Throughput() },
 		decimals: throughputDecimals,
 	}
 	p95Metric = metric{
@@ -41,6 +42,14 @@ var (
 		decimals: func(float64) int { return 3 },
 	}
 )
+
+// throughputMetric is the run's throughput as the tables show it: QPS, or the client's own
+// metric (go-tpc's tpmC).
+func throughputMetric(run *v1.BenchmarkRun) metric {
+	m := qpsMetric
+	m.title = loadclient.For(run.Spec.Workload).Capabilities().Metric.Name
+	return m
+}
 
 // throughputDecimals: whole queries per second once there are many of them (a fraction of 12345
 // QPS is noise), a decimal or two for slow workloads.
@@ -165,7 +174,7 @@ func cellText(ts *v1.TargetStatus, th int32, reps int, m metric, notes *tableNot
 // repetitions by more than cells.MaxCV.
 func noisy(c v1.CellStats) bool {
 	n := int(c.N)
-	return stats.Noisy(stats.Summary{N: n, CV: c.QPS.CV}, cells.MaxCV) || stats.Noisy(stats.Summary{N: n, CV: c.P95Ms.CV}, cells.MaxCV)
+	return stats.Noisy(stats.Summary{N: n, CV: c.Throughput().CV}, cells.MaxCV) || stats.Noisy(stats.Summary{N: n, CV: c.P95Ms.CV}, cells.MaxCV)
 }
 
 // writeLegend explains the intervals and marks of the tables above.

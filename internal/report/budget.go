@@ -147,9 +147,33 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 				Attempts:        11,
 				StartTime:       at,
 				FinishTime:      at,
+				Instance:        worstInstance,
+				ClientCPU:       &v1alpha1.ClientCPU{Cores: worstCores, Available: worstCores, Saturated: true},
+				TPCC:            worstTPCC(spec),
 			})
 		}
 		run.Status.Targets = append(run.Status.Targets, ts)
 	}
 	return run
+}
+
+// worstInstance and worstCores are the widest instance number (a restart and a replacement per
+// step of a 512-step ladder) and client CPU figure (cores to three decimals) a step records.
+const (
+	worstInstance = 1023
+	worstCores    = 999.999
+)
+
+// worstTPCC is a go-tpc step's result at its widest (every transaction type, go-tpc's one-decimal
+// figures), nil for the other clients.
+func worstTPCC(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.TPCCResult {
+	if spec.Workload.ClientOrDefault() != v1alpha1.ClientGoTPC {
+		return nil
+	}
+	r := &v1alpha1.TPCCResult{TpmC: worstRate, TpmTotal: worstRate, Efficiency: worstRate}
+	for _, t := range tpccTypes {
+		r.Transactions = append(r.Transactions, v1alpha1.TPCCTransaction{Name: t.name, Count: worstCount, Errors: worstCount,
+			AvgMs: worstLatency, P50Ms: worstLatency, P95Ms: worstLatency, P99Ms: worstLatency, MaxMs: worstLatency})
+	}
+	return r
 }

@@ -31,6 +31,12 @@ var csvHeader = []string{
 	"latency_p95_min_ms", "latency_p95_max_ms", "noisy",
 	// The step ran past its duration (StepResult.OverDuration): not a sample of its cell.
 	"over_duration",
+	// go-tpc's steps (StepResult.TPCC): tpmC, all successful transactions per minute, go-tpc's
+	// efficiency, and new-order's p99 (latency_p95_ms is new-order's p95); empty for the others.
+	"tpmc", "tpm_total", "tpcc_efficiency", "new_order_p99_ms",
+	// The client container's CPU over the step (StepResult.ClientCPU): cores used, cores it had,
+	// and whether it used 90 % or more of them; empty when not sampled.
+	"client_cpu_cores", "client_cpu_available", "client_saturated",
 }
 
 // renderCSV writes one row per target and finished step, targets in spec order, steps in the
@@ -69,6 +75,12 @@ func renderCSV(doc *results.Doc) (string, error) {
 			}
 			row = append(row, cellColumns(st.Repetition, cellOf[st.Threads], len(tr.Cells) > 0)...)
 			row = append(row, strconv.FormatBool(st.OverDuration))
+			row = append(row, tpccColumns(st.TPCC)...)
+			if c := st.ClientCPU; c != nil {
+				row = append(row, csvFloat(c.Cores), csvFloat(c.Available), strconv.FormatBool(c.Saturated))
+			} else {
+				row = append(row, "", "", "")
+			}
 			if err := w.Write(row); err != nil {
 				return "", fmt.Errorf("write results.csv: %w", err)
 			}
@@ -89,6 +101,20 @@ func csvTime(t *metav1.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// tpccColumns are a go-tpc step's columns; empty for the other clients.
+func tpccColumns(r *v1alpha1.TPCCResult) []string {
+	if r == nil {
+		return make([]string, 4)
+	}
+	p99 := ""
+	for _, tx := range r.Transactions {
+		if tx.Name == "NEW_ORDER" {
+			p99 = csvFloat(tx.P99Ms)
+		}
+	}
+	return []string{csvFloat(r.TpmC), csvFloat(r.TpmTotal), csvFloat(r.Efficiency), p99}
 }
 
 // cellColumns are the repetition and cell statistics columns of a row; empty without repetitions.

@@ -37,14 +37,19 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 		b.WriteString("\n" + caps.ReportNote + "\n")
 	}
 	if caps.Reports(sysbench.Percentile) {
-		b.WriteString("\n## p95 latency (ms) by threads\n\n")
+		if doc.Workload.TPCC != nil {
+			b.WriteString("\n## New-order p95 latency (ms) by threads\n\n")
+		} else {
+			b.WriteString("\n## p95 latency (ms) by threads\n\n")
+		}
 		// Three decimals, as the reporter measures: primary-key lookups take about 0.1 ms, and
 		// two decimals would hide the differences the table is for.
 		writeTable(&b, doc, threads, 3, p95Of)
 	}
-	writeOverDuration(&b, doc)
+	writeTPCC(&b, doc)
+	writeOverDuration(&b, doc, caps.Metric.Name)
 	if doc.Ladder.Repetitions > 1 {
-		writeCellStats(&b, doc)
+		writeCellStats(&b, doc, caps.Metric.Name)
 	}
 	writeServerSection(&b, doc, servers)
 
@@ -92,6 +97,19 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 func workloadLine(doc *results.Doc) string {
 	w, l := doc.Workload, doc.Ladder
 	var parts []string
+	if c := w.TPCC; c != nil {
+		parts = append(parts, fmt.Sprintf("go-tpc %s TPC-C, %s warehouse(s) loaded by %d thread(s)", c.GoTPC,
+			groupDigits(int64(c.Warehouses)), c.LoadThreads), "no keying or thinking time",
+			seconds(l.StepDurationSeconds)+" per step")
+		if l.WarmupSeconds > 0 {
+			parts = append(parts, fmt.Sprintf("warm-up %s at %d clients", seconds(l.WarmupSeconds), l.WarmupThreads))
+		}
+		if c.Check {
+			parts = append(parts, "consistency check after the ladder")
+		}
+		parts = append(parts, "client image `"+c.Image+"`")
+		return strings.Join(parts, ", ")
+	}
 	if m := w.Mysqlslap; m != nil {
 		what := "mysqlslap"
 		if m.LoadType != "" {
@@ -186,7 +204,8 @@ type metricOf struct {
 }
 
 var (
-	qpsOf = metricOf{func(s v1alpha1.StepResult) float64 { return s.QPS.Total }, func(c v1alpha1.CellStats) v1alpha1.MetricStats { return c.QPS }}
+	// qpsOf is the throughput: QPS, or tpmC for go-tpc (StepResult.Throughput).
+	qpsOf = metricOf{func(s v1alpha1.StepResult) float64 { return s.Throughput() }, func(c v1alpha1.CellStats) v1alpha1.MetricStats { return c.Throughput() }}
 	p95Of = metricOf{func(s v1alpha1.StepResult) float64 { return s.Latency.P95Ms }, func(c v1alpha1.CellStats) v1alpha1.MetricStats { return c.P95Ms }}
 )
 
@@ -209,7 +228,7 @@ func overDurationSteps(tr results.Target, threads int32) []results.Step {
 }
 
 // writeOverDuration explains overMark and lists the steps it marks, when there are any.
-func writeOverDuration(b *strings.Builder, doc *results.Doc) {
+func writeOverDuration(b *strings.Builder, doc *results.Doc, metric string) {
 	var lines []string
 	for _, tr := range doc.Targets {
 		for _, th := range tableThreads(doc) {
@@ -218,8 +237,8 @@ func writeOverDuration(b *strings.Builder, doc *results.Doc) {
 				if st.Repetition > 0 {
 					line += fmt.Sprintf(" (repetition %d)", st.Repetition)
 				}
-				lines = append(lines, line+fmt.Sprintf(": measured %.3f s, QPS %s, p95 %s ms",
-					st.DurationSeconds, num(st.QPS.Total, 2), num(st.Latency.P95Ms, 3)))
+				lines = append(lines, line+fmt.Sprintf(": measured %.3f s, %s %s, p95 %s ms",
+					st.DurationSeconds, metric, num(st.Throughput(), 2), num(st.Latency.P95Ms, 3)))
 			}
 		}
 	}
@@ -244,10 +263,10 @@ func writeOverDuration(b *strings.Builder, doc *results.Doc) {
 
 // writeCellStats writes the statistics of every cell over its repetitions, and the legend of the
 // tables above, whose cells are then medians.
-func writeCellStats(b *strings.Builder, doc *results.Doc) {
-	fmt.Fprintf(b, "\nWith %d repetitions the tables above show each cell's median;%s marks a noisy cell, whose QPS or "+
+func writeCellStats(b *strings.Builder, doc *results.Doc, metric string) {
+	fmt.Fprintf(b, "\nWith %d repetitions the tables above show each cell's median;%s marks a noisy cell, whose %s or "+
 		"p95 latency varies between repetitions by more than %s (coefficient of variation).\n",
-		doc.Ladder.Repetitions, noisyMark, percent(cells.MaxCV))
+		doc.Ladder.Repetitions, noisyMark, metric, percent(cells.MaxCV))
 	if doc.Ladder.ServerInstance == string(v1alpha1.ServerInstancePerRepetition) {
 		b.WriteString("\nEach repetition measured a new server instance (serverInstance PerRepetition): a new server " +
 			"process with a cold buffer pool, its data prepared again and warmed up, so the spread below includes " +
@@ -258,8 +277,8 @@ func writeCellStats(b *strings.Builder, doc *results.Doc) {
 		"the coefficient of variation (cv) and the range (min-max). With fewer than 6 repetitions no interval " +
 		"reaches 95 %: the range is shown instead and covers the median with less (75 % for 3, 87.5 % for 4, " +
 		"93.75 % for 5).\n\n")
-	b.WriteString("| Target | Threads | n | QPS median [95 % CI] | QPS cv | QPS min-max | TPS median [95 % CI] | TPS cv | TPS min-max " +
-		"| p95 ms median [95 % CI] | p95 cv | p95 min-max | |\n")
+	fmt.Fprintf(b, "| Target | Threads | n | %[1]s median [95 %% CI] | %[1]s cv | %[1]s min-max | TPS median [95 %% CI] | TPS cv | TPS min-max "+
+		"| p95 ms median [95 %% CI] | p95 cv | p95 min-max | |\n", metric)
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, tr := range doc.Targets {
 		for _, c := range tr.Cells {
@@ -267,7 +286,7 @@ func writeCellStats(b *strings.Builder, doc *results.Doc) {
 			for _, m := range []struct {
 				s        v1alpha1.MetricStats
 				decimals int
-			}{{c.QPS, 2}, {c.TPS, 2}, {c.P95Ms, 3}} {
+			}{{c.Throughput(), 2}, {c.TPS, 2}, {c.P95Ms, 3}} {
 				fmt.Fprintf(b, " %s [%s, %s] | %s | %s-%s |", num(m.s.Median, m.decimals), num(m.s.CILow, m.decimals),
 					num(m.s.CIHigh, m.decimals), percent(m.s.CV), num(m.s.Min, m.decimals), num(m.s.Max, m.decimals))
 			}

@@ -70,7 +70,7 @@ func TestInterleavedAAOnARealCluster(t *testing.T) {
 		}
 		res := compare.Compare(asRun(got.Name+"/b", "b"), asRun(got.Name+"/a", "a"), v1.RegressionPolicy{})
 		tc := res.Summary.Targets[0]
-		t.Logf("%s, target b against target a: %s; %s", got.Name, res.Summary.Verdict, compare.DescribeTarget(tc))
+		t.Logf("%s, target b against target a: %s; %s", got.Name, res.Summary.Verdict, compare.DescribeTarget(res.Summary.Metric, tc))
 		// Equal as far as the data can tell: no regression, and the interval of the ratio holds 1
 		// (its width is this cluster's noise, which the log shows).
 		if res.Summary.Verdict == v1.VerdictRegressed || tc.QPSHigh == 0 || tc.QPSLow > 1 || tc.QPSHigh < 1 {
@@ -80,7 +80,7 @@ func TestInterleavedAAOnARealCluster(t *testing.T) {
 	res := compare.Compare(runs[1], runs[0], v1.RegressionPolicy{})
 	var ratios []string
 	for _, tc := range res.Summary.Targets {
-		ratios = append(ratios, compare.DescribeTarget(tc))
+		ratios = append(ratios, compare.DescribeTarget(res.Summary.Metric, tc))
 	}
 	t.Logf("A/A pair of real runs, %s against %s: %s; %s", runs[1].Name, runs[0].Name, res.Summary.Verdict, strings.Join(ratios, "; "))
 	if res.Summary.Verdict == v1.VerdictRegressed {
