@@ -42,52 +42,10 @@ var plainQPS = regexp.MustCompile(`(?m)^\s+queries:\s+\d+\s+\((\d+(?:\.\d+)?) pe
 // the first E2E_FIDELITY_ROUNDS until that interval is within ±E2E_FIDELITY_PRECISION of the
 // ratio or E2E_FIDELITY_MAX_ROUNDS ran.
 func BenchmarkFidelity(b *testing.B) {
-	ctx := context.Background()
-	c := newClient(b)
-	cfg, err := config.GetConfig()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs := kubernetes.NewForConfigOrDie(cfg)
-	ns := env("E2E_NAMESPACE", "mysqlbench-e2e") + "-fidelity"
-	rounds, err := strconv.Atoi(env("E2E_FIDELITY_ROUNDS", "6"))
-	if err != nil || rounds < 1 {
-		b.Fatalf("E2E_FIDELITY_ROUNDS=%q: want a positive integer", env("E2E_FIDELITY_ROUNDS", ""))
-	}
-	maxRounds, err := strconv.Atoi(env("E2E_FIDELITY_MAX_ROUNDS", "60"))
-	if err != nil || maxRounds < rounds {
-		b.Fatalf("E2E_FIDELITY_MAX_ROUNDS=%q: want an integer of at least E2E_FIDELITY_ROUNDS (%d)", env("E2E_FIDELITY_MAX_ROUNDS", ""), rounds)
-	}
-	precision, err := strconv.ParseFloat(env("E2E_FIDELITY_PRECISION", "0.02"), 64)
-	if err != nil || precision <= 0 {
-		b.Fatalf("E2E_FIDELITY_PRECISION=%q: want a positive fraction such as 0.02", env("E2E_FIDELITY_PRECISION", ""))
-	}
-	threads, err := strconv.Atoi(env("E2E_FIDELITY_THREADS", "8"))
-	if err != nil || threads < 1 {
-		b.Fatalf("E2E_FIDELITY_THREADS=%q: want a positive integer", env("E2E_FIDELITY_THREADS", ""))
-	}
-	step, err := time.ParseDuration(env("E2E_STEP", "10s"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	serverImage := env("E2E_FIDELITY_IMAGE", "mariadb:10.11")
+	fs := fidelitySetup(b, "fidelity", env("E2E_FIDELITY_IMAGE", "mariadb:10.11"), "8")
+	c, cs, ns, secret := fs.c, fs.cs, fs.ns, fs.secret
+	rounds, maxRounds, precision, threads, step := fs.rounds, fs.maxRounds, fs.precision, fs.threads, fs.step
 	sysbenchImage := env("E2E_SYSBENCH_IMAGE", "ghcr.io/mysqlbench/sysbench:1.0.20")
-
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	})
-
-	const password = "fidelity-pass"
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "fidelity-server", Namespace: ns},
-		StringData: map[string]string{"host": "fidelity-server." + ns + ".svc", "port": "3306",
-			"user": "sbtest", "password": password, "database": "sbtest", "root-password": password},
-	}
-	create(b, c, secret)
-	startServer(b, c, ns, serverImage, secret.Name)
 
 	workload := v1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 100000}
 	sysbenchArgs := func(command string, threads int, seconds int) []string {
@@ -106,52 +64,135 @@ func BenchmarkFidelity(b *testing.B) {
 	handRun(b, c, cs, ns, "fidelity-prepare", sysbenchImage, secret.Name, sysbenchArgs("prepare", 0, 0))
 	handRun(b, c, cs, ns, "fidelity-warmup", sysbenchImage, secret.Name, sysbenchArgs("run", threads, int(step.Seconds())))
 
-	var operatorQPS, handQPS, ratios []float64
-	var ratio, low, high float64
-	for i := 0; i < maxRounds; i++ {
-		var op, hand float64
-		measureOperator := func() { op = operatorRun(b, c, ns, i, secret.Name, workload, int32(threads), step, sysbenchImage) }
-		measureHand := func() {
+	f := fidelityRounds(b, rounds, maxRounds, precision, "QPS",
+		func(i int) float64 {
+			return operatorRun(b, c, ns, i, secret.Name, workload, int32(threads), step, sysbenchImage).QPS.Total
+		},
+		func(i int) float64 {
 			out := handRun(b, c, cs, ns, fmt.Sprintf("fidelity-hand-%d", i), sysbenchImage, secret.Name,
 				sysbenchArgs("run", threads, int(step.Seconds())))
 			m := plainQPS.FindStringSubmatch(out)
 			if m == nil {
 				b.Fatalf("hand run %d printed no queries line:\n%s", i, out)
 			}
-			hand, _ = strconv.ParseFloat(m[1], 64)
-		}
+			hand, _ := strconv.ParseFloat(m[1], 64)
+			return hand
+		})
+	f.report(b, fmt.Sprintf("%d threads, %s steps, %s", threads, step, workload.Script), "QPS", "qps")
+}
+
+// fidelityBench is a fidelity benchmark's settings (E2E_FIDELITY_ROUNDS, _MAX_ROUNDS,
+// _PRECISION, _THREADS, E2E_STEP) and its server: one started on the database node in a
+// namespace of its own, behind the connection Secret secret.
+type fidelityBench struct {
+	c                 client.Client
+	cs                kubernetes.Interface
+	ns                string
+	secret            *corev1.Secret
+	rounds, maxRounds int
+	precision         float64
+	threads           int
+	step              time.Duration
+}
+
+func fidelitySetup(b *testing.B, name, serverImage, defaultThreads string) fidelityBench {
+	ctx := context.Background()
+	f := fidelityBench{c: newClient(b)}
+	cfg, err := config.GetConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.cs = kubernetes.NewForConfigOrDie(cfg)
+	f.ns = env("E2E_NAMESPACE", "mysqlbench-e2e") + "-" + name
+	f.rounds, err = strconv.Atoi(env("E2E_FIDELITY_ROUNDS", "6"))
+	if err != nil || f.rounds < 1 {
+		b.Fatalf("E2E_FIDELITY_ROUNDS=%q: want a positive integer", env("E2E_FIDELITY_ROUNDS", ""))
+	}
+	f.maxRounds, err = strconv.Atoi(env("E2E_FIDELITY_MAX_ROUNDS", "60"))
+	if err != nil || f.maxRounds < f.rounds {
+		b.Fatalf("E2E_FIDELITY_MAX_ROUNDS=%q: want an integer of at least E2E_FIDELITY_ROUNDS (%d)", env("E2E_FIDELITY_MAX_ROUNDS", ""), f.rounds)
+	}
+	f.precision, err = strconv.ParseFloat(env("E2E_FIDELITY_PRECISION", "0.02"), 64)
+	if err != nil || f.precision <= 0 {
+		b.Fatalf("E2E_FIDELITY_PRECISION=%q: want a positive fraction such as 0.02", env("E2E_FIDELITY_PRECISION", ""))
+	}
+	f.threads, err = strconv.Atoi(env("E2E_FIDELITY_THREADS", defaultThreads))
+	if err != nil || f.threads < 1 {
+		b.Fatalf("E2E_FIDELITY_THREADS=%q: want a positive integer", env("E2E_FIDELITY_THREADS", ""))
+	}
+	f.step, err = time.ParseDuration(env("E2E_STEP", "10s"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := f.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = f.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})
+	})
+	const password = "fidelity-pass"
+	f.secret = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "fidelity-server", Namespace: f.ns},
+		StringData: map[string]string{"host": "fidelity-server." + f.ns + ".svc", "port": "3306",
+			"user": "sbtest", "password": password, "database": "sbtest", "root-password": password},
+	}
+	create(b, f.c, f.secret)
+	startServer(b, f.c, f.ns, serverImage, f.secret.Name)
+	return f
+}
+
+// fidelity is what fidelityRounds measured.
+type fidelity struct {
+	operator, hand, ratios []float64
+	ratio, low, high       float64
+	precision              float64
+}
+
+// fidelityRounds measures the two sides in rounds, interleaved A B B A ... so drift hits both,
+// and adds rounds after the first rounds until the 95 % interval of the geometric-mean ratio
+// operator / hand is within ±precision or maxRounds ran. Stopping on the interval's width, never
+// on the ratio itself, keeps the interval honest.
+func fidelityRounds(b *testing.B, rounds, maxRounds int, precision float64, unit string,
+	operator, hand func(round int) float64) fidelity {
+	f := fidelity{precision: precision}
+	for i := 0; i < maxRounds; i++ {
+		var op, h float64
 		if i%2 == 0 {
-			measureOperator()
-			measureHand()
+			op = operator(i)
+			h = hand(i)
 		} else {
-			measureHand()
-			measureOperator()
+			h = hand(i)
+			op = operator(i)
 		}
-		operatorQPS, handQPS, ratios = append(operatorQPS, op), append(handQPS, hand), append(ratios, op/hand)
-		ratio, low, high = ratioInterval(ratios)
-		b.Logf("round %d: operator %.0f QPS, by hand %.0f QPS, ratio %.3f; so far %.4f [%.4f, %.4f]",
-			i+1, op, hand, op/hand, ratio, low, high)
-		// Stopping on the interval's width, never on the ratio itself, keeps the interval honest.
-		if i+1 >= rounds && high-ratio <= precision*ratio && ratio-low <= precision*ratio {
+		f.operator, f.hand, f.ratios = append(f.operator, op), append(f.hand, h), append(f.ratios, op/h)
+		f.ratio, f.low, f.high = ratioInterval(f.ratios)
+		b.Logf("round %d: operator %.0f %s, by hand %.0f %s, ratio %.3f; so far %.4f [%.4f, %.4f]",
+			i+1, op, unit, h, unit, op/h, f.ratio, f.low, f.high)
+		if i+1 >= rounds && f.high-f.ratio <= precision*f.ratio && f.ratio-f.low <= precision*f.ratio {
 			break
 		}
 	}
-	mo, mh := mean(operatorQPS), mean(handQPS)
-	rsd := stddev(ratios)
-	b.Logf("%d rounds, %d threads, %s steps, %s: operator %.0f QPS, by hand %.0f QPS; ratio %.4f, 95 %% interval "+
-		"[%.4f, %.4f] (±%.2f %%); per-round ratio sd %.3f (min %.3f, max %.3f)", len(ratios), threads, step, workload.Script,
-		mo, mh, ratio, low, high, 100*max(high-ratio, ratio-low)/ratio, rsd, minOf(ratios), maxOf(ratios))
-	if high-ratio > precision*ratio || ratio-low > precision*ratio {
-		b.Logf("the interval is wider than ±%.1f %% after %d rounds (E2E_FIDELITY_MAX_ROUNDS): the cluster is too noisy for that precision",
-			100*precision, len(ratios))
+	return f
+}
+
+// report logs and reports the ratio with its interval; what says what was measured.
+func (f fidelity) report(b *testing.B, what, unit, metric string) {
+	mo, mh := mean(f.operator), mean(f.hand)
+	rsd := stddev(f.ratios)
+	b.Logf("%d rounds, %s: operator %.0f %s, by hand %.0f %s; ratio %.4f, 95 %% interval "+
+		"[%.4f, %.4f] (±%.2f %%); per-round ratio sd %.3f (min %.3f, max %.3f)", len(f.ratios), what,
+		mo, unit, mh, unit, f.ratio, f.low, f.high, 100*max(f.high-f.ratio, f.ratio-f.low)/f.ratio, rsd, minOf(f.ratios), maxOf(f.ratios))
+	if f.high-f.ratio > f.precision*f.ratio || f.ratio-f.low > f.precision*f.ratio {
+		b.Logf("the interval is wider than ±%.1f %% after %d rounds (the maximum): the cluster is too noisy for that precision",
+			100*f.precision, len(f.ratios))
 	}
-	b.ReportMetric(ratio, "ratio")
-	b.ReportMetric(low, "ratio-low95")
-	b.ReportMetric(high, "ratio-high95")
-	b.ReportMetric(float64(len(ratios)), "rounds")
+	b.ReportMetric(f.ratio, "ratio")
+	b.ReportMetric(f.low, "ratio-low95")
+	b.ReportMetric(f.high, "ratio-high95")
+	b.ReportMetric(float64(len(f.ratios)), "rounds")
 	b.ReportMetric(rsd, "ratio-sd")
-	b.ReportMetric(mo, "operator-qps")
-	b.ReportMetric(mh, "hand-qps")
+	b.ReportMetric(mo, "operator-"+metric)
+	b.ReportMetric(mh, "hand-"+metric)
 }
 
 func create(t testing.TB, c client.Client, obj client.Object) {
@@ -266,9 +307,9 @@ func handRun(t testing.TB, c client.Client, cs kubernetes.Interface, ns, name, i
 }
 
 // operatorRun runs the same step as a one-rung BenchmarkRun against the server as an external
-// target and returns the QPS in its status.
+// target and returns the step's result in its status.
 func operatorRun(t testing.TB, c client.Client, ns string, round int, secret string, w v1.Workload,
-	threads int32, step time.Duration, sysbenchImage string) float64 {
+	threads int32, step time.Duration, sysbenchImage string) v1.StepResult {
 	t.Helper()
 	w.SkipPrepare = true
 	run := &v1.BenchmarkRun{
@@ -296,11 +337,11 @@ func operatorRun(t testing.TB, c client.Client, ns string, round int, secret str
 		}
 		time.Sleep(time.Second)
 	}
-	qps := run.Status.Targets[0].Steps[0].QPS.Total
+	result := run.Status.Targets[0].Steps[0]
 	if err := c.Delete(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
-	return qps
+	return result
 }
 
 func mean(xs []float64) float64 {
