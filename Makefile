@@ -101,7 +101,7 @@ test: host-deps-test manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE)
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
 		GOTPC=$(abspath $(GOTPC)) go test $(GO_TEST_FLAGS) ./...
 
-.PHONY: test-e2e test-e2e-local test-chaos bench-fidelity bench-fidelity-gotpc measure-replication
+.PHONY: test-e2e test-e2e-local test-chaos test-e2e-gotpc bench-fidelity bench-fidelity-gotpc measure-replication
 test-e2e: ## Run test/e2e against the cluster of your kubeconfig (operator installed; E2E_IMAGES, E2E_SYSBENCH_IMAGE).
 	go test -tags e2e -count=1 -v -run '^Test' -timeout 60m ./test/e2e/...
 
@@ -116,6 +116,9 @@ measure-replication: ## QPS noise within one server instance vs between instance
 
 bench-fidelity: ## QPS through the operator vs the same sysbench by hand on the client node, interleaved, until the ratio's 95 % interval is within ±2 % (cluster of your kubeconfig).
 	go test -tags e2e -count=1 -v -run '^$$' -bench '^BenchmarkFidelity$$' -benchtime=1x -timeout 120m ./test/e2e/...
+
+test-e2e-gotpc: ## go-tpc's TPC-C on MySQL 9.7 and MariaDB 11.8 with the consistency check on both (cluster of your kubeconfig; slow: minutes per check).
+	E2E_GOTPC_CHECK=$${E2E_GOTPC_CHECK:-all} go test -tags e2e -count=1 -v -run '^TestGoTPCOnARealCluster$$' -timeout 90m ./test/e2e/...
 
 bench-fidelity-gotpc: ## tpmC through the operator vs the same go-tpc by hand on the client node, interleaved, until the ratio's 95 % interval is within ±2 % (cluster of your kubeconfig).
 	go test -tags e2e -count=1 -v -run '^$$' -bench '^BenchmarkGoTPCFidelity$$' -benchtime=1x -timeout 120m ./test/e2e/...

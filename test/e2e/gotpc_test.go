@@ -20,9 +20,11 @@ import (
 )
 
 // TestGoTPCOnARealCluster runs TPC-C through go-tpc (workload.client go-tpc) against real servers:
-// one warehouse loaded per target, a short ladder, and go-tpc's consistency check after it on
-// the first target (the check of one warehouse took 192 s on MariaDB 10.11: E2E_GOTPC_CHECK=all
-// checks every target). E2E_GOTPC_IMAGES (default mysql:9.7,mariadb:11.8), E2E_GOTPC_IMAGE (the
+// one warehouse loaded per target and a short ladder. go-tpc's consistency check runs after the
+// ladder with E2E_GOTPC_CHECK=first (the first target) or all: its condition 3.3.2.10 (a
+// correlated subquery per customer) takes minutes on a one-CPU server even for one warehouse
+// (192 s on MariaDB 10.11, longer on MySQL 9.7), so the suite in CI leaves it to
+// make test-e2e-gotpc. E2E_GOTPC_IMAGES (default mysql:9.7,mariadb:11.8), E2E_GOTPC_IMAGE (the
 // client image, default the operator's), E2E_GOTPC_THREADS (1,4), E2E_STEP (10s).
 func TestGoTPCOnARealCluster(t *testing.T) {
 	if os.Getenv("E2E_SECURITY") == "1" || os.Getenv("E2E_GOTPC") == "0" {
@@ -48,12 +50,15 @@ func TestGoTPCOnARealCluster(t *testing.T) {
 		threads = append(threads, n)
 	}
 	images := strings.Split(env("E2E_GOTPC_IMAGES", "mysql:9.7,mariadb:11.8"), ",")
-	checkAll := os.Getenv("E2E_GOTPC_CHECK") == "all"
+	checks := env("E2E_GOTPC_CHECK", "none")
+	if checks != "none" && checks != "first" && checks != "all" {
+		t.Fatalf("E2E_GOTPC_CHECK=%q: want none, first or all", checks)
+	}
 
 	// One run per image, so that the check runs where asked (it is a run-wide setting).
 	var runs []*v1.BenchmarkRun
 	for i, img := range images {
-		check := i == 0 || checkAll
+		check := checks == "all" || (checks == "first" && i == 0)
 		run := &v1.BenchmarkRun{
 			ObjectMeta: metav1.ObjectMeta{Name: "tpcc-" + targetName(img), Namespace: ns},
 			Spec: v1.BenchmarkRunSpec{
