@@ -531,7 +531,8 @@ func TestSamples(t *testing.T) {
 				continue
 			}
 			// The reporter, then per target its server objects and probe, prepare (none with
-			// mysqlslap), warm-up and ladder Jobs (no sample drops tables: none is external).
+			// mysqlslap), warm-up and ladder Jobs, and the Job after the ladder where the client
+			// runs one (go-tpc's check; no sample drops tables: none is external).
 			want := 1
 			for _, tg := range run.Spec.Targets {
 				switch tg.EngineOrDefault() {
@@ -545,6 +546,9 @@ func TestSamples(t *testing.T) {
 					want++
 				}
 				if run.Spec.Ladder.WarmupDuration() > 0 {
+					want++
+				}
+				if _, ok := specs.AfterLadderStep(run, tg); ok {
 					want++
 				}
 			}
