@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,11 +44,11 @@ func TestGoTPCOnARealCluster(t *testing.T) {
 	step = step.Round(time.Second)
 	var threads []int32
 	for _, s := range strings.Split(env("E2E_GOTPC_THREADS", "1,4"), ",") {
-		var n int32
-		for _, ch := range strings.TrimSpace(s) {
-			n = n*10 + int32(ch-'0')
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			t.Fatalf("E2E_GOTPC_THREADS=%q: want thread counts such as 1,4", os.Getenv("E2E_GOTPC_THREADS"))
 		}
-		threads = append(threads, n)
+		threads = append(threads, int32(n))
 	}
 	images := strings.Split(env("E2E_GOTPC_IMAGES", "mysql:9.7,mariadb:11.8"), ",")
 	checks := env("E2E_GOTPC_CHECK", "none")
