@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -96,6 +97,9 @@ type Sampler struct {
 	forbiddenAt time.Time
 	// nodeErrs are the last error of each node whose last read failed.
 	nodeErrs map[string]string
+	// polls counts finished Polls: a test that steps a fake clock must wait for the poll in
+	// flight, whose sample times read the clock after the kubelet answered.
+	polls atomic.Int64
 }
 
 type seriesKey struct{ namespace, pod, container string }
@@ -162,6 +166,7 @@ type sampledPod struct {
 
 // Poll takes one round of samples: the kubelet of every node that hosts a server pod.
 func (s *Sampler) Poll(ctx context.Context) {
+	defer s.polls.Add(1)
 	pods, err := s.sampledPods(ctx)
 	if err != nil {
 		s.log.Error(err, "cannot list the server pods to sample")

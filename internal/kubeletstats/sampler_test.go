@@ -209,17 +209,19 @@ func (w *world) start(t *testing.T, calls int) {
 			t.Errorf("sampler stopped with %v", err)
 		}
 	})
-	waitFor(t, func() bool { return len(w.kubelet.calls()) >= calls && w.clock.HasWaiters() })
+	waitFor(t, func() bool {
+		return len(w.kubelet.calls()) >= calls && w.clock.HasWaiters() && kubeletstats.PollsDone(w.sampler) >= 1
+	})
 }
 
-// tick advances the fake clock by d n times, each time waiting for the poll of both server
-// nodes.
+// tick advances the fake clock by d n times, each time waiting for the poll it starts to finish:
+// stepping the clock while a poll is in flight would move that poll's sample times.
 func (w *world) tick(t *testing.T, n int, d time.Duration) {
 	t.Helper()
 	for range n {
-		before := len(w.kubelet.calls())
+		before := kubeletstats.PollsDone(w.sampler)
 		w.clock.Step(d)
-		waitFor(t, func() bool { return len(w.kubelet.calls()) >= before+2 })
+		waitFor(t, func() bool { return kubeletstats.PollsDone(w.sampler) > before })
 	}
 }
 
@@ -349,11 +351,7 @@ func TestSamplerClientCPU(t *testing.T) {
 		start: t0, cores: 1.8}}
 	w.kubelet.mu.Unlock()
 	w.start(t, 3)
-	for range 8 {
-		before := len(w.kubelet.calls())
-		w.clock.Step(2 * time.Second)
-		waitFor(t, func() bool { return len(w.kubelet.calls()) >= before+3 })
-	}
+	w.tick(t, 8, 2*time.Second)
 	ctx := context.Background()
 	u, missing := w.sampler.ClientCPU(ctx, w.ns, "cpu-maria-s01-a0-x", specs.SysbenchContainer, t0.Add(time.Second), t0.Add(13*time.Second))
 	if missing != "" || math.Abs(u.PerSecond-1.8) > 1e-6 || u.Samples != 6 {
