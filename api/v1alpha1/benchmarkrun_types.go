@@ -879,24 +879,29 @@ type ServerReplacement struct {
 type ServerNode struct {
 	// Name of the node.
 	Name string `json:"name"`
-	// CPUCapacity and CPUAllocatable are the node's CPUs, in all and left to pods.
+	// CPUCapacity is the node's CPUs (status.capacity).
 	// +optional
 	CPUCapacity *resource.Quantity `json:"cpuCapacity,omitempty"`
+	// CPUAllocatable is the CPUs the node leaves to pods (status.allocatable).
 	// +optional
 	CPUAllocatable *resource.Quantity `json:"cpuAllocatable,omitempty"`
-	// MemoryCapacity is the node's memory.
+	// MemoryCapacity is the node's memory (status.capacity).
 	// +optional
 	MemoryCapacity *resource.Quantity `json:"memoryCapacity,omitempty"`
-	// KernelVersion, OSImage, Architecture, ContainerRuntime and KubeletVersion are the node's
-	// status.nodeInfo, as its kubelet reported it.
+	// KernelVersion is the node's kernel (status.nodeInfo, as its kubelet reported it, as are
+	// the next four).
 	// +optional
 	KernelVersion string `json:"kernelVersion,omitempty"`
+	// OSImage is the node's operating system, e.g. "Debian GNU/Linux 12 (bookworm)".
 	// +optional
 	OSImage string `json:"osImage,omitempty"`
+	// Architecture is the node's CPU architecture, e.g. amd64 or arm64.
 	// +optional
 	Architecture string `json:"architecture,omitempty"`
+	// ContainerRuntime is the node's container runtime and its version, e.g. containerd://1.7.22.
 	// +optional
 	ContainerRuntime string `json:"containerRuntime,omitempty"`
+	// KubeletVersion is the node's kubelet version.
 	// +optional
 	KubeletVersion string `json:"kubeletVersion,omitempty"`
 	// InstanceType is the node's node.kubernetes.io/instance-type label (else the older
