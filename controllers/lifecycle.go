@@ -364,6 +364,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 				return
 			}
 			ts.ServerInstance = state.Instance
+			r.recordNode(ctx, ts, state.NodeName)
 			if state.ImageDigest != "" {
 				ts.ServerImageDigest = state.ImageDigest
 			}

@@ -269,12 +269,14 @@ type kubelet struct {
 	ns        string
 	decide    func(job *batchv1.Job) outcome
 	serverPod func(pod *corev1.Pod) // edits the server pod's status; nil: Ready
-	c         client.Client         // the API server it plays the node of; the suite's when nil
-	mu        sync.Mutex
-	jobs      []string // Job names in the order they were finished
-	paused    bool
-	stop      chan struct{}
-	stopped   chan struct{}
+	// bind names the node a new server pod is bound to, as the scheduler would; nil: db-node.
+	bind    func(pod *corev1.Pod) string
+	c       client.Client // the API server it plays the node of; the suite's when nil
+	mu      sync.Mutex
+	jobs    []string // Job names in the order they were finished
+	paused  bool
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
 func startKubelet(t *testing.T, ns string, decide func(*batchv1.Job) outcome) *kubelet {
@@ -283,6 +285,14 @@ func startKubelet(t *testing.T, ns string, decide func(*batchv1.Job) outcome) *k
 
 func startKubeletWith(t *testing.T, ns string, decide func(*batchv1.Job) outcome, serverPod func(*corev1.Pod)) *kubelet {
 	k := &kubelet{t: t, ns: ns, decide: decide, serverPod: serverPod, stop: make(chan struct{}), stopped: make(chan struct{})}
+	go k.loop()
+	t.Cleanup(func() { close(k.stop); <-k.stopped })
+	return k
+}
+
+// startKubeletBinding is startKubelet with each server pod bound to the node bind names.
+func startKubeletBinding(t *testing.T, ns string, decide func(*batchv1.Job) outcome, bind func(*corev1.Pod) string) *kubelet {
+	k := &kubelet{t: t, ns: ns, decide: decide, bind: bind, stop: make(chan struct{}), stopped: make(chan struct{})}
 	go k.loop()
 	t.Cleanup(func() { close(k.stop); <-k.stopped })
 	return k
@@ -375,6 +385,9 @@ func (k *kubelet) runServer(ctx context.Context, sts *appsv1.StatefulSet) error 
 		return err
 	}
 	pod = serverPodOf(sts)
+	if k.bind != nil {
+		pod.Spec.NodeName = k.bind(pod)
+	}
 	if err := k.client().Create(ctx, pod); err != nil {
 		return err
 	}

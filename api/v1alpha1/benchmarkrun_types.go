@@ -873,6 +873,52 @@ type ServerReplacement struct {
 	Replaced string `json:"replaced,omitempty"`
 }
 
+// ServerNode is the node a target's server ran on, as its Node object described it when the
+// operator probed the server. Free-text fields are cut to MaxNodeFactLen, so a node cannot swell
+// the status or the results.
+type ServerNode struct {
+	// Name of the node.
+	Name string `json:"name"`
+	// CPUCapacity is the node's CPUs (status.capacity).
+	// +optional
+	CPUCapacity *resource.Quantity `json:"cpuCapacity,omitempty"`
+	// CPUAllocatable is the CPUs the node leaves to pods (status.allocatable).
+	// +optional
+	CPUAllocatable *resource.Quantity `json:"cpuAllocatable,omitempty"`
+	// MemoryCapacity is the node's memory (status.capacity).
+	// +optional
+	MemoryCapacity *resource.Quantity `json:"memoryCapacity,omitempty"`
+	// KernelVersion is the node's kernel (status.nodeInfo, as its kubelet reported it, as are
+	// the next four).
+	// +optional
+	KernelVersion string `json:"kernelVersion,omitempty"`
+	// OSImage is the node's operating system, e.g. "Debian GNU/Linux 12 (bookworm)".
+	// +optional
+	OSImage string `json:"osImage,omitempty"`
+	// Architecture is the node's CPU architecture, e.g. amd64 or arm64.
+	// +optional
+	Architecture string `json:"architecture,omitempty"`
+	// ContainerRuntime is the node's container runtime and its version, e.g. containerd://1.7.22.
+	// +optional
+	ContainerRuntime string `json:"containerRuntime,omitempty"`
+	// KubeletVersion is the node's kubelet version.
+	// +optional
+	KubeletVersion string `json:"kubeletVersion,omitempty"`
+	// InstanceType is the node's node.kubernetes.io/instance-type label (else the older
+	// beta.kubernetes.io/instance-type), set by cloud providers.
+	// +optional
+	InstanceType string `json:"instanceType,omitempty"`
+	// Zone is the node's topology.kubernetes.io/zone label.
+	// +optional
+	Zone string `json:"zone,omitempty"`
+}
+
+// MaxNodeFactLen bounds each free-text field of a ServerNode (a node name may be 253 long).
+const MaxNodeFactLen = 253
+
+// MaxInstanceNodes bounds TargetStatus.InstanceNodes.
+const MaxInstanceNodes = 16
+
 // TargetStatus is the observed state of one target.
 type TargetStatus struct {
 	// Name of the target, as in spec.targets.
@@ -911,6 +957,21 @@ type TargetStatus struct {
 	// +kubebuilder:validation:Pattern=`^sha256:[a-f0-9]{64}$`
 	// +optional
 	ServerImageDigest string `json:"serverImageDigest,omitempty"`
+	// Node is the node the server's latest instance ran on, with its CPUs, memory, kernel and
+	// instance type, recorded when the instance was probed; unset where the operator does not run
+	// the server (external and Percona targets: their pods are another operator's) or could not
+	// tell. The latest, because the steps that follow measure it.
+	// +optional
+	Node *ServerNode `json:"node,omitempty"`
+	// InstanceNodes names, in order of first use, every node an instance of the server ran on,
+	// when that was more than one (spec.serverInstance PerRepetition replaces the server between
+	// repetitions, and a replaced or rescheduled pod may land on another node of the pool): the
+	// target's steps then include the differences between those nodes. Names only, at most
+	// MaxInstanceNodes: the facts of each would multiply the status, and Node has the latest.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	InstanceNodes []string `json:"instanceNodes,omitempty"`
 	// Instances counts the server instances the target has been probed on: 1 for its first
 	// server, one more after each restart or replacement. Steps record the number of theirs.
 	// +optional

@@ -170,6 +170,7 @@ func (b *Builtin) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 func PodState(pod *corev1.Pod) State {
 	s := podState(pod)
 	s.Instance = Instance(pod)
+	s.NodeName = pod.Spec.NodeName
 	if len(pod.Status.ContainerStatuses) > 0 {
 		s.ImageDigest = ImageDigest(pod.Status.ContainerStatuses[0].ImageID)
 	}

@@ -307,6 +307,25 @@ func TestPodState(t *testing.T) {
 	}
 }
 
+// The server's node comes from the pod's binding, whatever its state: the controller reads it
+// once the server is ready.
+func TestPodStateNode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want string
+	}{
+		{"bound", serverPod(func(p *corev1.Pod) { p.Spec.NodeName = "db-2" }), "db-2"},
+		{"not scheduled yet", serverPod(func(p *corev1.Pod) {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+		}), ""},
+	} {
+		if got := PodState(tc.pod).NodeName; got != tc.want {
+			t.Errorf("%s: NodeName %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestLastLines(t *testing.T) {
 	long := strings.Repeat("x", 1000)
 	tests := []struct {

@@ -47,6 +47,10 @@ type State struct {
 	// ImageDigest is the digest of the image the server container runs ("sha256:..."), as the
 	// kubelet reports it; "" when unknown (a server the engine does not run, a pod not started).
 	ImageDigest string
+	// NodeName is the node the server's pod is bound to; "" when the engine does not know the
+	// pod (an external server, or a Percona one whose pods its own operator runs) or it is not
+	// scheduled yet.
+	NodeName string
 }
 
 // ServerExit is one exit of a server container.

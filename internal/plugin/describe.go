@@ -129,6 +129,9 @@ func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time, conf *v1.Confirm
 	if err := writeTargets(indent(w), run, true); err != nil {
 		return err
 	}
+	if err := writeNodes(w, run); err != nil {
+		return err
+	}
 	if c := run.Status.Comparison; c != nil {
 		_, _ = fmt.Fprintf(w, "\nComparison: %s\n  %s\n", compare.Short(*c), c.Message)
 	}

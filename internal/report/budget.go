@@ -2,12 +2,15 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
@@ -119,7 +122,7 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 			CompletionTime: at,
 		},
 	}
-	for _, t := range spec.Targets {
+	for ti, t := range spec.Targets {
 		ts := v1alpha1.TargetStatus{
 			Name:           t.Name,
 			Phase:          v1alpha1.TargetSucceeded,
@@ -127,6 +130,13 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 			Message:        strings.Repeat("m", worstMessageLen),
 			StartTime:      at,
 			CompletionTime: at,
+		}
+		if facts.Of(t.Engine).OwnPod {
+			// Only the servers the operator runs have their node recorded.
+			ts.Node = worstNode(ti)
+			for i := range worstInstanceNodes {
+				ts.InstanceNodes = append(ts.InstanceNodes, worstNodeName(ti*worstInstanceNodes+i))
+			}
 		}
 		for i := range spec.StepCount() {
 			rung, rep := spec.LadderPosition(i)
@@ -156,6 +166,33 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 	}
 	return run
 }
+
+// worstNode is the node of target ti's server at its widest realistic: its own node (so report.md
+// names every target's), of its own shape, every fact as long as a realistic node reports it.
+func worstNode(ti int) *v1alpha1.ServerNode {
+	cpu, memory := resource.MustParse(fmt.Sprintf("%dm", 999500+ti)), resource.MustParse(fmt.Sprintf("%dKi", 1<<40+ti))
+	fact := strings.Repeat("f", worstNodeFactLen)
+	return &v1alpha1.ServerNode{Name: worstNodeName(ti), CPUCapacity: &cpu, CPUAllocatable: &cpu, MemoryCapacity: &memory,
+		KernelVersion: fact, OSImage: fact, Architecture: fact, ContainerRuntime: fact, KubeletVersion: fact,
+		InstanceType: fmt.Sprintf("%s%04d", fact[4:], ti), Zone: fact}
+}
+
+// worstNodeName is the i-th distinct node name of worstNodeNameLen characters.
+func worstNodeName(i int) string {
+	return fmt.Sprintf("%s%04d", strings.Repeat("n", worstNodeNameLen-4), i)
+}
+
+// A realistic node: a cloud provider's node name (ip-10-0-1-23.eu-west-1.compute.internal, a GKE
+// pool's gke-<cluster>-<pool>-<hash>-<id>) is under 64 characters, and so are the kernel, OS
+// image and runtime strings kubelets report; a server replaced between each of 10 repetitions
+// (the most spec.repetitions allows) may run on 10 nodes. The status bounds them harder
+// (v1alpha1.MaxNodeFactLen, MaxInstanceNodes); a run beyond these has series dropped by Render,
+// which says so.
+const (
+	worstNodeNameLen   = 63
+	worstNodeFactLen   = 64
+	worstInstanceNodes = 10
+)
 
 // worstInstance and worstCores are the widest instance number (a restart and a replacement per
 // step of a 512-step ladder) and client CPU figure (cores to three decimals) a step records.

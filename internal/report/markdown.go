@@ -36,6 +36,7 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 	if caps.ReportNote != "" {
 		b.WriteString("\n" + caps.ReportNote + "\n")
 	}
+	writeNodeSpread(&b, doc)
 	if caps.Reports(sysbench.Percentile) {
 		if doc.Workload.TPCC != nil {
 			b.WriteString("\n## New-order p95 latency (ms) by threads\n\n")
@@ -69,6 +70,7 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 		}
 		b.WriteString("\n")
 	}
+	writeNodes(&b, doc)
 
 	if len(doc.Dropped) > 0 || len(doc.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")

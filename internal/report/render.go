@@ -171,6 +171,7 @@ func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 			tr.Message = ts.Message
 			tr.StartTime = ts.StartTime
 			tr.CompletionTime = ts.CompletionTime
+			tr.Node, tr.InstanceNodes = ts.Node, ts.InstanceNodes
 			for _, st := range ts.Steps {
 				tr.Steps = append(tr.Steps, results.Step{StepResult: st})
 			}

@@ -106,6 +106,11 @@ type Target struct {
 	Message        string       `json:"message,omitempty"`
 	StartTime      *metav1.Time `json:"startTime,omitempty"`
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Node is the node the server's latest instance ran on, InstanceNodes every node its
+	// instances ran on when more than one (status targets[].node and instanceNodes); absent
+	// where the operator does not run the server.
+	Node          *v1alpha1.ServerNode `json:"node,omitempty"`
+	InstanceNodes []string             `json:"instanceNodes,omitempty"`
 	// Steps are in the order measured (see spec.repetitions).
 	Steps []Step `json:"steps"`
 	// Cells summarize the repetitions of each thread count; only when the run has more than one.

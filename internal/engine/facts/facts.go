@@ -31,7 +31,10 @@ type Facts struct {
 	ImageIsServer bool
 	// OwnPod: the server is the operator's own StatefulSet pod, whose events the operator reads
 	// when it does not start, which can share a node with another target's step by step (an
-	// interleaved run), and which the operator can replace by a new instance per repetition.
+	// interleaved run), which the operator can replace by a new instance per repetition, and
+	// whose node the status records (targets[].node, from the pod's binding). Other engines'
+	// nodes are not recorded: Percona's pods are its operator's to place, an external server's
+	// are not the operator's to read.
 	OwnPod bool
 }
 
