@@ -26,7 +26,7 @@ import (
 type Metric string
 
 const (
-	// QPS is queries per second (the step's qps.total).
+	// QPS is the throughput: queries per second (the step's qps.total), or tpmC for go-tpc runs.
 	QPS Metric = "qps"
 	// TPS is transactions (sysbench events) per second.
 	TPS Metric = "tps"

@@ -840,3 +840,49 @@ func TestDrawTPCC(t *testing.T) {
 		t.Errorf("go-tpc and sysbench on one chart: %v", err)
 	}
 }
+
+// A go-tpc run's timeline draws each step's tpmC over its duration (go-tpc stores no per-second
+// series), not a QPS of zero, and never shares a chart with runs that counted queries.
+func TestDrawTimelineTPCC(t *testing.T) {
+	s := synth{name: "tpcc", targets: []string{"mysql97", "mariadb118"}, threads: []int32{1, 4, 16}, reps: 2, seconds: 60, qps: scaling}
+	d := tpccDoc(s)
+	var maxTpmC float64
+	for ti := range d.Targets {
+		for si := range d.Targets[ti].Steps {
+			st := &d.Targets[ti].Steps[si]
+			st.Series = nil
+			maxTpmC = math.Max(maxTpmC, st.TPCC.TpmC)
+		}
+	}
+	if maxTpmC < 20000 {
+		t.Fatalf("largest tpmC %.0f: the test wants a plausible TPC-C ladder", maxTpmC)
+	}
+	p, err := Draw([]*results.Doc{d}, Spec{Timeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Title.Text, "tpmC over time") || p.Y.Label.Text != "new-order transactions per minute" {
+		t.Errorf("title %q, y axis %q; want tpmC over time, new-order transactions per minute", p.Title.Text, p.Y.Label.Text)
+	}
+	if p.Y.Min != 0 || math.Abs(p.Y.Max-maxTpmC) > 1e-6 {
+		t.Errorf("y axis %v..%v, want 0..%v (the largest step's tpmC)", p.Y.Min, p.Y.Max, maxTpmC)
+	}
+	texts := checkEncoded(t, p, 2, 4)
+	checkCaption(t, texts, []string{"go-tpc records no per-second series", "12 steps"})
+
+	traces, _, err := timeline(&d.Targets[0], QPS, d.Ladder.StepDurationSeconds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range traces {
+		want := d.Targets[0].Steps[i].TPCC.TpmC
+		if !tr.flat || len(tr.xys) != 2 || tr.xys[0].Y != want || tr.xys[1].Y != want {
+			t.Errorf("step %d: trace %+v, want flat at its tpmC %v", i, tr, want)
+		}
+	}
+
+	sb := synth{name: "sb", targets: []string{"mysql97"}, threads: []int32{1, 4}, reps: 1, qps: scaling}
+	if _, err := Draw([]*results.Doc{sb.doc(), d}, Spec{Timeline: true}); err == nil || !strings.Contains(err.Error(), "separate charts") {
+		t.Errorf("go-tpc and sysbench on one timeline: %v, want refused", err)
+	}
+}

@@ -95,6 +95,7 @@ func seriesColumn(s results.Series, m Metric) []float64 {
 	return s.QPS
 }
 
+// stepValue is a step's own value of m; its throughput is tpmC for a go-tpc step.
 func stepValue(s results.Step, m Metric) float64 {
 	switch m {
 	case TPS:
@@ -102,10 +103,15 @@ func stepValue(s results.Step, m Metric) float64 {
 	case P95:
 		return s.Latency.P95Ms
 	}
-	return s.QPS.Total
+	return s.Throughput()
 }
 
-func drawTimeline(docs []*results.Doc, m Metric, title string) (*plot.Plot, error) {
+func drawTimeline(docs []*results.Doc, metric Metric, title string) (*plot.Plot, error) {
+	tpmC, err := throughputIsTpmC(docs)
+	if err != nil {
+		return nil, err
+	}
+	m := measure{metric: metric, tpmC: tpmC}
 	srcs, unmeasured := sources(docs)
 	if len(srcs) == 0 {
 		return nil, nothingMeasured(docs)
@@ -116,7 +122,7 @@ func drawTimeline(docs []*results.Doc, m Metric, title string) (*plot.Plot, erro
 		endToEnd     []string
 	)
 	for i, s := range srcs {
-		traces, e2e, err := timeline(s.target, m, s.doc.Ladder.StepDurationSeconds)
+		traces, e2e, err := timeline(s.target, metric, s.doc.Ladder.StepDurationSeconds)
 		if err != nil {
 			return nil, fmt.Errorf("chart of run %s: %w", runName(s.doc), err)
 		}
@@ -134,9 +140,13 @@ func drawTimeline(docs []*results.Doc, m Metric, title string) (*plot.Plot, erro
 	marks := stepMarks(all)
 
 	var notes []string
-	if flat > 0 {
+	switch {
+	case flat > 0 && tpmC:
+		notes = append(notes, fmt.Sprintf("thick flat lines: each step's own %s (go-tpc records no per-second series): "+
+			"%d %s", m.name(), flat, plural(flat, "step")))
+	case flat > 0:
 		notes = append(notes, fmt.Sprintf("thick flat lines: a step's own %s where its per-second series is missing "+
-			"(dropped to fit the ConfigMap, or never stored): %d %s", metricName(m), flat, plural(flat, "step")))
+			"(dropped to fit the ConfigMap, or never stored): %d %s", m.name(), flat, plural(flat, "step")))
 	}
 	if bucket > 1 {
 		notes = append(notes, fmt.Sprintf("some series were downsampled: a point averages up to %d seconds", bucket))
@@ -151,10 +161,10 @@ func drawTimeline(docs []*results.Doc, m Metric, title string) (*plot.Plot, erro
 		notes = append(notes, "not drawn (no measured step): "+strings.Join(unmeasured, ", "))
 	}
 	if title == "" {
-		title = defaultTitle(docs, metricName(m)+" over time")
+		title = defaultTitle(docs, m.name()+" over time")
 	}
 	// Both throughput and latency end higher than they start, so the bottom right is free.
-	p := newPlot(title, "seconds since the target's first step started", notes, axisName(m), false, false)
+	p := newPlot(title, "seconds since the target's first step started", notes, m.axis(), false, false)
 
 	if len(marks) > 0 {
 		p.Add(&stepLabels{marks: marks}) // first, so that the lines are drawn over the marks

@@ -105,6 +105,13 @@ func exportedFamilies(t *testing.T) map[string]metricFamily {
 	s := step(8, 1000, 50, 2)
 	s.StartTime, s.FinishTime = &start, &finish
 	RecordStep(run, "mysql80", "8.0.36", s)
+	// A go-tpc run exports tpmC instead of QPS; a standalone run, so that the schedule's run
+	// above keeps its series.
+	tpcc := mkRun(ns, "tpcc-1", "")
+	ts := step(8, 0, 700, 9)
+	ts.TPCC = &v1.TPCCResult{TpmC: 31250}
+	RecordStep(tpcc, "mariadb118", "11.8.3-MariaDB", ts)
+	t.Cleanup(func() { ForgetRun(ns, tpcc.Name) })
 	RecordOutcome(run, v1.RunSucceeded)
 	RecordComparison(ns, sched, v1.Comparison{ComparedCells: 2, RegressedCells: 1, NoChangeCells: 1})
 	RecordHistory(ns, sched, v1.History{RegressedCells: 1})
@@ -287,6 +294,64 @@ func TestDashboardVariables(t *testing.T) {
 		if !used[name] {
 			t.Errorf("variable %s is used nowhere", name)
 		}
+	}
+}
+
+// A go-tpc run exports tpmC and no QPS: the run and target pickers must list it, and the
+// dashboard must draw its throughput.
+func TestDashboardShowsGoTPCRuns(t *testing.T) {
+	d, _ := loadDashboard(t)
+	families := exportedFamilies(t) // records the go-tpc run tpcc-1 among others
+	mfs, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	hasGoTPCRun := map[string]bool{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == LabelRun && l.GetValue() == "tpcc-1" {
+					hasGoTPCRun[mf.GetName()] = true
+				}
+			}
+		}
+	}
+	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		var q string
+		if json.Unmarshal(v.Query, &q) != nil {
+			var obj struct{ Query string }
+			_ = json.Unmarshal(v.Query, &obj) // TestDashboardQueriesUseExportedMetrics reports a bad one
+			q = obj.Query
+		}
+		m := labelValues.FindStringSubmatch(q)
+		if m == nil {
+			continue
+		}
+		pq, err := parsePromQL(m[1])
+		if err != nil {
+			continue
+		}
+		for _, s := range pq.selectors {
+			// Only series of runs matter (the schedule picker reads per-schedule series).
+			if l, err := seriesLabels(families, s.metric); err == nil && l[LabelRun] && !hasGoTPCRun[s.metric] {
+				t.Errorf("variable %s lists values of %s, which a go-tpc run does not export: its runs cannot be picked", v.Name, s.metric)
+			}
+		}
+	}
+	var tpmCPanels []string
+	for _, p := range flatten(d.Panels) {
+		for _, tg := range p.Targets {
+			if pq, err := parsePromQL(tg.Expr); err == nil &&
+				slices.ContainsFunc(pq.selectors, func(s promSelector) bool { return s.metric == "mysqlbench_step_tpmc" }) {
+				tpmCPanels = append(tpmCPanels, p.Title)
+			}
+		}
+	}
+	if len(tpmCPanels) < 2 {
+		t.Errorf("panels reading mysqlbench_step_tpmc: %q, want the throughput by threads and the ladder table", tpmCPanels)
 	}
 }
 

@@ -82,6 +82,10 @@ var (
 	}, []string{LabelNamespace, LabelSchedule, LabelOutcome})
 )
 
+// stepGauges are the result gauges of a step, all with resultLabels: what a newer run of a
+// schedule, a deleted run and a deleted schedule remove together.
+var stepGauges = []*prometheus.GaugeVec{stepQPS, stepTPS, stepTpmC, stepP95}
+
 func init() {
 	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepTpmC, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells,
 		confirmations)
@@ -116,7 +120,7 @@ func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.Step
 			return
 		default:
 			// A newer run of the schedule: its series replace the previous run's.
-			for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepTpmC, stepP95} {
+			for _, g := range stepGauges {
 				g.DeletePartialMatch(prometheus.Labels{LabelNamespace: run.Namespace, LabelSchedule: sched})
 			}
 			shown[key] = run.Name
@@ -193,7 +197,7 @@ func RecordHistory(namespace, schedule string, h v1.History) {
 
 // ForgetRun removes the result series of a deleted run.
 func ForgetRun(namespace, name string) {
-	for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95} {
+	for _, g := range stepGauges {
 		g.DeletePartialMatch(prometheus.Labels{LabelNamespace: namespace, LabelRun: name})
 	}
 }
@@ -201,7 +205,7 @@ func ForgetRun(namespace, name string) {
 // ForgetSchedule removes every series of a deleted schedule.
 func ForgetSchedule(namespace, name string) {
 	l := prometheus.Labels{LabelNamespace: namespace, LabelSchedule: name}
-	for _, g := range []*prometheus.GaugeVec{stepQPS, stepTPS, stepP95, regressedCells, comparedCells, verdictCells, shiftedCells} {
+	for _, g := range append([]*prometheus.GaugeVec{regressedCells, comparedCells, verdictCells, shiftedCells}, stepGauges...) {
 		g.DeletePartialMatch(l)
 	}
 	runsTotal.DeletePartialMatch(l)

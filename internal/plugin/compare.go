@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -163,13 +164,15 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 	if len(targets) > 0 {
 		_, _ = fmt.Fprintf(w, "  targets %s only", strings.Join(targets, ", "))
 	}
-	_, _ = fmt.Fprintf(w, "\nPolicy: %s: alpha %g over all %d tests (Benjamini-Hochberg), regressed at QPS -%g %% or p95 +%g %% (medians)\n",
-		policySource, s.Alpha, s.Tests, s.QPSDropPercent, s.P95RisePercent)
+	// The throughput is the clients' metric: QPS, or go-tpc's tpmC (Summary.Metric).
+	metric := cmp.Or(s.Metric, "QPS")
+	_, _ = fmt.Fprintf(w, "\nPolicy: %s: alpha %g over all %d tests (Benjamini-Hochberg), regressed at %s -%g %% or p95 +%g %% (medians)\n",
+		policySource, s.Alpha, s.Tests, metric, s.QPSDropPercent, s.P95RisePercent)
 	_, _ = fmt.Fprintf(w, "Verdict: %s: %s\n", compare.Short(s), s.Message)
 	if len(res.Cells) > 0 {
 		_, _ = fmt.Fprintln(w)
 		tw := printers.GetNewTabWriter(w)
-		_, _ = fmt.Fprintln(tw, "TARGET\tTHREADS\tOLD QPS\tNEW QPS\tVS BASE\tOLD P95 MS\tNEW P95 MS\tVS BASE\tVERDICT")
+		_, _ = fmt.Fprintf(tw, "TARGET\tTHREADS\tOLD %[1]s\tNEW %[1]s\tVS BASE\tOLD P95 MS\tNEW P95 MS\tVS BASE\tVERDICT\n", strings.ToUpper(metric))
 		row := func(c compare.Cell) {
 			p95o, p95n, p95c := "-", "-", "-"
 			if c.BaselineP95Ms > 0 && c.P95Ms > 0 {
@@ -228,7 +231,7 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 	return nil
 }
 
-// noisyQPS is a median QPS, with ! when its repetitions vary by more than 5 %.
+// noisyQPS is a median throughput (QPS or tpmC), with ! when its repetitions vary by more than 5 %.
 func noisyQPS(qps, cv float64) string {
 	out := num(qps, throughputDecimals)
 	if cv > 5 {

@@ -117,3 +117,56 @@ func TestComparePolicyIsTheSchedules(t *testing.T) {
 		}
 	}
 }
+
+// tpccCompareRun is a go-tpc run of one target at 4 and 16 clients, 7 repetitions each: tpmC
+// per cell times a small spread whose median is 1, new-order p95 held still.
+func tpccCompareRun(name string, tpmC map[int32]float64) *v1.BenchmarkRun {
+	spread := []float64{1, 0.99, 1.01, 0.985, 1.015, 0.98, 1.02}
+	r := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+	r.Spec.Workload = v1.Workload{Client: v1.ClientGoTPC, TPCC: &v1.TPCCWorkload{Warehouses: 20}}
+	ts := v1.TargetStatus{Name: "mysql84"}
+	for _, threads := range []int32{4, 16} {
+		for k, f := range spread {
+			tpm := tpmC[threads] * f
+			ts.Steps = append(ts.Steps, v1.StepResult{
+				Threads: threads, Repetition: int32(k + 1), TPS: tpm * 2.2 / 60,
+				Latency: v1.Latency{P95Ms: 14 + float64(threads)},
+				TPCC:    &v1.TPCCResult{TpmC: tpm, TpmTotal: tpm * 2.2},
+			})
+		}
+	}
+	r.Status.Targets = []v1.TargetStatus{ts}
+	return r
+}
+
+// The terminal comparison of go-tpc runs names tpmC, the metric compare judged, in its policy
+// line, its columns and the regressed cell.
+func TestWriteComparisonTPCC(t *testing.T) {
+	base := tpccCompareRun("tpcc-1", map[int32]float64{4: 21500, 16: 48200})
+	cand := tpccCompareRun("tpcc-2", map[int32]float64{4: 21400, 16: 38600}) // -20 % at 16 clients
+	res := compare.Compare(cand, base, v1.RegressionPolicy{})
+	if res.Summary.Metric != "tpmC" || res.Summary.Verdict != v1.VerdictRegressed {
+		t.Fatalf("the fixture's comparison: metric %q, verdict %s; want tpmC, Regressed", res.Summary.Metric, res.Summary.Verdict)
+	}
+	var b strings.Builder
+	if err := writeComparison(&b, res, "defaults", nil); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"regressed at tpmC -5 % or p95 +10 % (medians)",
+		"OLD TPMC",
+		"NEW TPMC",
+		"Regressed:\n  " + compare.DescribeTarget(res.Summary.Metric, res.Summary.Targets[0]),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "QPS") {
+		t.Errorf("a go-tpc comparison mentions QPS:\n%s", out)
+	}
+	if row := lineStarting(out, "mysql84", "16"); !strings.Contains(row, "48200") || !strings.Contains(row, "38600") || !strings.Contains(row, "-19.") {
+		t.Errorf("the 16-client row %q lacks the medians 48200 and 38600 and their change", row)
+	}
+}

@@ -106,7 +106,7 @@ func newPlotCommand(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.metric, "metric", string(charts.QPS), "What to plot: "+strings.Join(metrics, ", ")+
-		" (p95 latency in ms; NAME a server counter, e.g. counter:Innodb_rows_read).")
+		" (qps is the throughput: tpmC for go-tpc runs; p95 latency in ms; NAME a server counter, e.g. counter:Innodb_rows_read).")
 	cmd.Flags().StringVar(&o.per, "per", "query", "A server counter (--metric counter:NAME) per query or per second.")
 	cmd.Flags().StringVar(&o.relativeTo, "relative-to", "", "Divide every line by this target's value at the same thread count (\"run/target\" with several runs).")
 	cmd.Flags().BoolVar(&o.timeline, "timeline", false, "Draw the per-second series across the ladder instead of one point per thread count.")

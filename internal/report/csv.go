@@ -37,6 +37,10 @@ var csvHeader = []string{
 	// The client container's CPU over the step (StepResult.ClientCPU): cores used, cores it had,
 	// and whether it used 90 % or more of them; empty when not sampled.
 	"client_cpu_cores", "client_cpu_available", "client_saturated",
+	// A go-tpc cell's tpmC statistics over its repetitions (CellStats.TpmC), as the qps_ columns
+	// are a query-counting cell's (a go-tpc cell's QPS is 0); empty for the other clients and
+	// without repetitions.
+	"tpmc_median", "tpmc_ci_low", "tpmc_ci_high", "tpmc_cv", "tpmc_min", "tpmc_max",
 }
 
 // renderCSV writes one row per target and finished step, targets in spec order, steps in the
@@ -81,6 +85,7 @@ func renderCSV(doc *results.Doc) (string, error) {
 			} else {
 				row = append(row, "", "", "")
 			}
+			row = append(row, tpmCCellColumns(cellOf[st.Threads], len(tr.Cells) > 0)...)
 			if err := w.Write(row); err != nil {
 				return "", fmt.Errorf("write results.csv: %w", err)
 			}
@@ -117,6 +122,19 @@ func tpccColumns(r *v1alpha1.TPCCResult) []string {
 	return []string{csvFloat(r.TpmC), csvFloat(r.TpmTotal), csvFloat(r.Efficiency), p99}
 }
 
+// tpmCCellColumns are a go-tpc cell's tpmC statistics; empty without repetitions or tpmC.
+func tpmCCellColumns(c results.Cell, repeated bool) []string {
+	if !repeated || c.TpmC == nil {
+		return make([]string, 6)
+	}
+	return metricColumns(*c.TpmC)
+}
+
+// metricColumns are a cell statistic's median, interval, cv, min and max.
+func metricColumns(m v1alpha1.MetricStats) []string {
+	return []string{csvFloat(m.Median), csvFloat(m.CILow), csvFloat(m.CIHigh), csvFloat(m.CV), csvFloat(m.Min), csvFloat(m.Max)}
+}
+
 // cellColumns are the repetition and cell statistics columns of a row; empty without repetitions.
 func cellColumns(rep int32, c results.Cell, repeated bool) []string {
 	if !repeated {
@@ -124,8 +142,7 @@ func cellColumns(rep int32, c results.Cell, repeated bool) []string {
 	}
 	cols := []string{strconv.FormatInt(int64(max(rep, 1)), 10), strconv.FormatInt(int64(c.N), 10)}
 	for _, m := range []v1alpha1.MetricStats{c.QPS, c.TPS, c.P95Ms} {
-		cols = append(cols, csvFloat(m.Median), csvFloat(m.CILow), csvFloat(m.CIHigh), csvFloat(m.CV),
-			csvFloat(m.Min), csvFloat(m.Max))
+		cols = append(cols, metricColumns(m)...)
 	}
 	return append(cols, strconv.FormatBool(c.Noisy))
 }
