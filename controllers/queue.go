@@ -20,6 +20,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -91,6 +92,9 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 	if !engine.FactsOf(t.Engine).HoldsNode {
 		return true, ctrl.Result{}, nil
 	}
+	// Wall time, not r.clock: what the decision costs the manager, for
+	// mysqlbench_queue_decision_seconds.
+	start := time.Now()
 	selector := specs.DatabasePlacement(run).NodeSelector
 	pool := poolName(selector)
 	nodes := &corev1.NodeList{}
@@ -118,6 +122,7 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 		// An interleaved run's servers share the node its first server took.
 		for _, h := range holders {
 			if h.key == self {
+				metrics.ObserveQueueDecision(metrics.QueueAdmitted, time.Since(start))
 				return true, ctrl.Result{}, nil
 			}
 		}
@@ -142,9 +147,11 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 		ahead = append(ahead, w)
 	}
 	if len(holders)+len(ahead) < capacity {
+		metrics.ObserveQueueDecision(metrics.QueueAdmitted, time.Since(start))
 		return true, ctrl.Result{}, nil
 	}
 	tx.progressing(v1.ReasonQueued, queuedMessage(t, pool, capacity, holders, ahead))
+	metrics.ObserveQueueDecision(metrics.QueueQueued, time.Since(start))
 	return false, ctrl.Result{RequeueAfter: queueRecheck}, nil
 }
 
