@@ -24,9 +24,19 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// queueRecheck is how often a queued run looks at its pool again: a freed node shows as a deleted
-// StatefulSet or a finished run, neither of which is the queued run's own event.
+// queueRecheck is how often a queued run near the head of its pool's queue looks at the pool
+// again: a freed node wakes the runs next in line (queuedRuns), and the recheck catches what
+// wakes no one (a node added or made Ready, a wake-up lost to an error) and refreshes the
+// position a run's status shows. Runs further back recheck less often (recheckAfter).
 const queueRecheck = 10 * time.Second
+
+// recheckAfter is when a target queued behind ahead waiters recheck its pool of capacity nodes:
+// queueRecheck for one within a pool's worth of the head, one more queueRecheck for each further
+// pool's worth, at most 6: every queued run's recheck reads every run, and a run that many
+// nodes' turns away cannot start sooner anyway (its position is up to a minute old then).
+func recheckAfter(ahead, capacity int) time.Duration {
+	return queueRecheck * time.Duration(min(1+ahead/max(capacity, 1), 6))
+}
 
 // nodeReleased passes the run events that can free a node of a pool: a run deleted, or its
 // current target leaving the phases that hold a server.
@@ -188,7 +198,7 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 	}
 	tx.progressing(v1.ReasonQueued, queuedMessage(t, pool, capacity, holders, ahead))
 	metrics.ObserveQueueDecision(metrics.QueueQueued, time.Since(start))
-	return false, ctrl.Result{RequeueAfter: queueRecheck}, nil
+	return false, ctrl.Result{RequeueAfter: recheckAfter(len(ahead), capacity)}, nil
 }
 
 // queuedMessage says where a queued target stands and what is before it: the runs whose servers

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
@@ -71,5 +72,28 @@ func TestQueuedMessageNamesTheFirstFive(t *testing.T) {
 	if !strings.HasSuffix(got, "held by ns/r0 (target db, StatefulSet r0-db), ns/r1 (target db, StatefulSet r1-db), "+
 		"ns/r2 (target db, StatefulSet r2-db), ns/r3 (target db, StatefulSet r3-db), ns/r4 (target db, StatefulSet r4-db)") {
 		t.Errorf("five holders: %q, want all five named and no count", got)
+	}
+}
+
+// A queued target rechecks its pool every queueRecheck near the head of the queue, less often the
+// more pools' worth of waiters are before it, at most every six.
+func TestRecheckAfter(t *testing.T) {
+	for _, tc := range []struct {
+		ahead, capacity int
+		want            time.Duration
+	}{
+		{0, 1, 10 * time.Second},
+		{0, 100, 10 * time.Second},
+		{99, 100, 10 * time.Second},
+		{100, 100, 20 * time.Second},
+		{250, 100, 30 * time.Second},
+		{2, 1, 30 * time.Second},
+		{899, 100, time.Minute},
+		{5000, 1, time.Minute},
+		{3, 0, 40 * time.Second}, // no capacity is never queued; no division by zero either
+	} {
+		if got := recheckAfter(tc.ahead, tc.capacity); got != tc.want {
+			t.Errorf("recheckAfter(%d ahead, %d nodes) = %s, want %s", tc.ahead, tc.capacity, got, tc.want)
+		}
 	}
 }
