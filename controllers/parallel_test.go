@@ -20,7 +20,7 @@ import (
 
 // poolNodes creates n Ready nodes in a database pool of their own, deleted after the test, and
 // returns the pool's name.
-func poolNodes(t *testing.T, prefix string, n int) string {
+func poolNodes(t testing.TB, prefix string, n int) string {
 	t.Helper()
 	pool := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
 	for i := range n {

@@ -9,23 +9,34 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// queueRecheck is how often a queued run looks at its pool again: a freed node shows as a deleted
-// StatefulSet or a finished run, neither of which is the queued run's own event.
+// queueRecheck is how often a queued run near the head of its pool's queue looks at the pool
+// again: a freed node wakes the runs next in line (queuedRuns), and the recheck catches what
+// wakes no one (a node added or made Ready, a wake-up lost to an error) and refreshes the
+// position a run's status shows. Runs further back recheck less often (recheckAfter).
 const queueRecheck = 10 * time.Second
+
+// recheckAfter is when a target queued behind ahead waiters recheck its pool of capacity nodes:
+// queueRecheck for one within a pool's worth of the head, one more queueRecheck for each further
+// pool's worth, at most 6: every queued run's recheck reads every run, and a run that many
+// nodes' turns away cannot start sooner anyway (its position is up to a minute old then).
+func recheckAfter(ahead, capacity int) time.Duration {
+	return queueRecheck * time.Duration(min(1+ahead/max(capacity, 1), 6))
+}
 
 // nodeReleased passes the run events that can free a node of a pool: a run deleted, or its
 // current target leaving the phases that hold a server.
@@ -52,20 +63,62 @@ func heldServers(run *v1.BenchmarkRun) int {
 	return n
 }
 
-// queuedRuns are the runs waiting in a pool queue (a Queued condition), to be woken.
-func (r *BenchmarkRunReconciler) queuedRuns(ctx context.Context, _ client.Object) []reconcile.Request {
-	runs := &v1.BenchmarkRunList{}
-	if err := r.List(ctx, runs, client.UnsafeDisableDeepCopy); err != nil { // read only: no copy of every run
+// queuedRuns are the runs to wake when obj, a run, lets go of a node of its database pool: the
+// first ones in that pool's queue, as many waiting targets as the pool has free nodes now (a
+// waiter starts while the holders and the waiters before it are fewer than the nodes). Waking
+// every queued run instead made each release cost a decision per queued run, each reading every
+// run: quadratic in the runs. The runs further back could not start yet; their recheck
+// (queueRecheck) refreshes their position.
+func (r *BenchmarkRunReconciler) queuedRuns(ctx context.Context, obj client.Object) []reconcile.Request {
+	run, ok := obj.(*v1.BenchmarkRun)
+	if !ok {
 		return nil
 	}
+	selector := specs.DatabasePlacement(run).NodeSelector
+	pool := poolName(selector)
+	capacity, _, err := r.poolCapacity(ctx, selector)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "cannot wake the runs queued for a node pool; they recheck on their own", "pool", pool)
+		return nil
+	}
+	holders, waiting, err := r.poolUsers(ctx, pool, nil)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "cannot wake the runs queued for a node pool; they recheck on their own", "pool", pool)
+		return nil
+	}
+	return nextInLine(capacity-len(holders), waiting)
+}
+
+// nextInLine are the runs of the first free waiting targets (in queue order), each once: those
+// that may take a node when free nodes are.
+func nextInLine(free int, waiting []poolUser) []reconcile.Request {
+	free = min(max(free, 0), len(waiting))
 	var reqs []reconcile.Request
-	for i := range runs.Items {
-		run := &runs.Items[i]
-		if c := apimeta.FindStatusCondition(run.Status.Conditions, v1.ConditionProgressing); c != nil && c.Reason == v1.ReasonQueued {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(run)})
+	woken := map[string]bool{}
+	for _, w := range waiting[:free] {
+		if woken[w.key] {
+			continue
 		}
+		woken[w.key] = true
+		ns, name, _ := strings.Cut(w.key, "/")
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}})
 	}
 	return reqs
+}
+
+// poolCapacity counts the nodes with the pool's labels (matched) and those of them that can take
+// a server now (Ready and schedulable).
+func (r *BenchmarkRunReconciler) poolCapacity(ctx context.Context, selector map[string]string) (capacity, matched int, err error) {
+	nodes := &corev1.NodeList{}
+	if err := r.List(ctx, nodes, client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(selector)}, client.UnsafeDisableDeepCopy); err != nil {
+		return 0, 0, fmt.Errorf("list nodes of pool %s: %w", poolName(selector), err)
+	}
+	for i := range nodes.Items {
+		if nodeUsable(&nodes.Items[i]) {
+			capacity++
+		}
+	}
+	return capacity, len(nodes.Items), nil
 }
 
 // poolUser is a run that holds or waits for a node of a database pool.
@@ -91,20 +144,17 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 	if !engine.FactsOf(t.Engine).HoldsNode {
 		return true, ctrl.Result{}, nil
 	}
+	// Wall time, not r.clock: what the decision costs the manager, for
+	// mysqlbench_queue_decision_seconds.
+	start := time.Now()
 	selector := specs.DatabasePlacement(run).NodeSelector
 	pool := poolName(selector)
-	nodes := &corev1.NodeList{}
-	if err := r.List(ctx, nodes, client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(selector)}); err != nil {
-		return false, ctrl.Result{}, fmt.Errorf("list nodes of pool %s: %w", pool, err)
-	}
-	capacity := 0
-	for i := range nodes.Items {
-		if nodeUsable(&nodes.Items[i]) {
-			capacity++
-		}
+	capacity, matched, err := r.poolCapacity(ctx, selector)
+	if err != nil {
+		return false, ctrl.Result{}, err
 	}
 	if capacity == 0 {
-		return r.noPoolNodes(tx, t, selector, len(nodes.Items))
+		return r.noPoolNodes(tx, t, selector, matched)
 	}
 	if !run.Spec.Placement.Database.IsExclusive() {
 		return true, ctrl.Result{}, nil
@@ -118,6 +168,7 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 		// An interleaved run's servers share the node its first server took.
 		for _, h := range holders {
 			if h.key == self {
+				metrics.ObserveQueueDecision(metrics.QueueAdmitted, time.Since(start))
 				return true, ctrl.Result{}, nil
 			}
 		}
@@ -142,30 +193,37 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 		ahead = append(ahead, w)
 	}
 	if len(holders)+len(ahead) < capacity {
+		metrics.ObserveQueueDecision(metrics.QueueAdmitted, time.Since(start))
 		return true, ctrl.Result{}, nil
 	}
 	tx.progressing(v1.ReasonQueued, queuedMessage(t, pool, capacity, holders, ahead))
-	return false, ctrl.Result{RequeueAfter: queueRecheck}, nil
+	metrics.ObserveQueueDecision(metrics.QueueQueued, time.Since(start))
+	return false, ctrl.Result{RequeueAfter: recheckAfter(len(ahead), capacity)}, nil
 }
 
-// queuedMessage says where a queued target stands and names everything before it: the runs
-// whose servers hold the pool's nodes and the runs that started earlier and wait for one. With
-// no server up the pool is held by the earlier waiters alone (one that has not taken its turn
-// yet, or waits for something else first), and those are named instead.
+// queuedMessage says where a queued target stands and what is before it: the runs whose servers
+// hold the pool's nodes and the runs that started earlier and wait for one, the first few of each
+// named (a pool of a hundred nodes would otherwise put a hundred holders in every queued run's
+// status, rewritten as they change). With no server up the pool is held by the earlier waiters
+// alone (one that has not taken its turn yet, or waits for something else first), and those are
+// named instead.
 func queuedMessage(t v1.Target, pool string, capacity int, holders, ahead []poolUser) string {
+	const named = 5
 	msg := fmt.Sprintf("target %s is queued for the database node pool %s (%d Ready node(s)): position %d",
 		t.Name, pool, capacity, len(ahead)+1)
 	if len(holders) > 0 {
-		held := make([]string, 0, len(holders))
-		for _, h := range holders {
+		held := make([]string, 0, min(len(holders), named))
+		for _, h := range holders[:min(len(holders), named)] {
 			held = append(held, h.why)
 		}
 		msg += "; held by " + strings.Join(held, ", ")
+		if len(holders) > named {
+			msg += fmt.Sprintf(" and %d more", len(holders)-named)
+		}
 	} else {
 		msg += "; no server holds it yet"
 	}
 	if len(ahead) > 0 {
-		const named = 5
 		before := make([]string, 0, min(len(ahead), named))
 		for _, w := range ahead[:min(len(ahead), named)] {
 			before = append(before, fmt.Sprintf("%s (target %s)", w.key, w.target))
@@ -232,7 +290,8 @@ func pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
 
 // poolUsers returns the runs holding a node of pool (a server StatefulSet with the pool's node
 // selector, or a target past Pending whose StatefulSet the cache has not shown yet) and the runs
-// waiting for one, oldest first. self counts as waiting.
+// waiting for one, oldest first. self, the run being reconciled (nil for none), counts with its
+// newest status.
 //
 // Labels prove nothing: anyone who may create StatefulSets can give one the operator's labels
 // (and one with no replicas holds no node at all). A StatefulSet counts only when a run that
@@ -248,7 +307,9 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 	for i := range runs.Items {
 		byKey[client.ObjectKeyFromObject(&runs.Items[i])] = &runs.Items[i]
 	}
-	byKey[client.ObjectKeyFromObject(self)] = self // the newest status
+	if self != nil {
+		byKey[client.ObjectKeyFromObject(self)] = self // the newest status
+	}
 	held := map[string]poolUser{}
 	stss := &appsv1.StatefulSetList{}
 	if err := r.List(ctx, stss, client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy}); err != nil {
@@ -270,7 +331,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 	}
 	for i := range runs.Items {
 		other := &runs.Items[i]
-		if other.Namespace == self.Namespace && other.Name == self.Name {
+		if self != nil && other.Namespace == self.Namespace && other.Name == self.Name {
 			other = self // the newest status
 		}
 		if other.Status.Phase.Finished() || other.Status.StartTime == nil || !other.DeletionTimestamp.IsZero() ||

@@ -156,7 +156,7 @@ func readyPoolNode(t *testing.T, prefix string) string {
 }
 
 // readyNode creates a Ready node with labels, deleted after the test.
-func readyNode(t *testing.T, name string, labels map[string]string) {
+func readyNode(t testing.TB, name string, labels map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}

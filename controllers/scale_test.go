@@ -37,6 +37,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	opmetrics "github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
@@ -51,16 +52,34 @@ import (
 // A "step" is one sysbench Job: per target the probe, the prepare and each ladder rung.
 // MYSQLBENCH_SCALE_STRIP_MANAGED_FIELDS=1 measures the cache with managedFields stripped.
 //
+// Without MYSQLBENCH_SCALE_NODES the runs' servers share nodes (placement.database.exclusive:
+// false), so nothing queues: every run is under way at once. With MYSQLBENCH_SCALE_NODES=N the
+// benchmark creates N Ready nodes in a database pool of their own and the runs use it with
+// exclusive placement (the default): every odd-numbered run is order Parallel (its targets take
+// a node each at once, when the pool gives them), the others sequential, so at most N servers
+// are up at once and the rest of the runs queue. It then also reports the pool queue's
+// decisions (mysqlbench_queue_decision_seconds: how many per second of the scenario, their mean
+// and p99) and checks that the pool was never over-committed: the fake kubelet counts the
+// server StatefulSets that exist, in the order the API server recorded their creations and
+// deletions, and fails the benchmark if more than N ever existed at once (the runs' active
+// targets, sampled every second, are checked too).
+//
 //	KUBEBUILDER_ASSETS=... MYSQLBENCH_SCALE_RUNS=200 go test ./controllers -run '^$' -bench Scale -benchtime=1x -timeout 30m
+//	KUBEBUILDER_ASSETS=... MYSQLBENCH_SCALE_RUNS=1000 MYSQLBENCH_SCALE_NODES=100 go test ./controllers -run '^$' -bench '^BenchmarkScale$' -benchtime=1x -timeout 90m
 func BenchmarkScale(b *testing.B) {
 	o := scaleOptions{
 		runs:    envInt(b, "MYSQLBENCH_SCALE_RUNS", 200),
 		targets: envInt(b, "MYSQLBENCH_SCALE_TARGETS", 2),
+		nodes:   envInt(b, "MYSQLBENCH_SCALE_NODES", 0),
 		threads: []int32{1, 2, 4, 8},
-		timeout: time.Duration(envInt(b, "MYSQLBENCH_SCALE_TIMEOUT_MINUTES", 10)) * time.Minute,
 	}
-	if o.targets < 1 || o.targets > 2 || o.runs < 1 {
-		b.Fatalf("MYSQLBENCH_SCALE_RUNS must be >= 1 and MYSQLBENCH_SCALE_TARGETS 1 or 2")
+	timeout := 10
+	if o.nodes > 0 {
+		timeout = 60 // the runs take turns
+	}
+	o.timeout = time.Duration(envInt(b, "MYSQLBENCH_SCALE_TIMEOUT_MINUTES", timeout)) * time.Minute
+	if o.targets < 1 || o.targets > 2 || o.runs < 1 || o.nodes < 0 {
+		b.Fatalf("MYSQLBENCH_SCALE_RUNS must be >= 1, MYSQLBENCH_SCALE_TARGETS 1 or 2 and MYSQLBENCH_SCALE_NODES >= 0")
 	}
 	var res scaleResult
 	for i := 0; i < b.N; i++ {
@@ -71,6 +90,13 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(mib(res.peakHeapInuse), "peak-heap-MiB")
 	b.ReportMetric(mib(res.peakHeapInuse-res.baseHeapInuse)/float64(o.runs), "MiB/run")
 	b.ReportMetric(res.elapsed.Seconds(), "s/scenario")
+	if o.nodes > 0 {
+		all := res.decisions.all()
+		b.ReportMetric(float64(all.count)/res.elapsed.Seconds(), "decisions/s")
+		b.ReportMetric(1000*all.mean(), "decision-mean-ms")
+		b.ReportMetric(1000*all.quantile(0.99), "decision-p99-ms")
+		b.ReportMetric(float64(res.peakServers), "peak-servers")
+	}
 }
 
 // BenchmarkScaleLadderWrites measures the API writes one more ladder step costs: the same runs
@@ -103,8 +129,11 @@ func BenchmarkScaleLadderWrites(b *testing.B) {
 
 type scaleOptions struct {
 	runs, targets int
-	threads       []int32
-	timeout       time.Duration
+	// nodes is the size of the runs' own database pool; 0: no pool of their own, and the
+	// runs' servers share nodes.
+	nodes   int
+	threads []int32
+	timeout time.Duration
 }
 
 type scaleResult struct {
@@ -120,6 +149,16 @@ type scaleResult struct {
 	retriedSteps, failedTargets  int
 	steps, ladderSteps           int
 	cached                       []cachedKind
+	// The pool queue (with scaleOptions.nodes): its decisions by outcome, the reconciles' own
+	// time for comparison, the most server StatefulSets that existed at once (the fake
+	// kubelet's count), the most active targets and queued runs seen in the runs' statuses
+	// (sampled every second), and the runs that did not succeed.
+	decisions             histograms
+	reconcileSeconds      float64
+	peakServers           int
+	peakActive, peakQueue int
+	watchResets           int
+	failedRuns            int
 }
 
 func (r scaleResult) perStep(v float64) float64 { return v / float64(r.steps) }
@@ -149,6 +188,10 @@ func runScale(b *testing.B, o scaleOptions) scaleResult {
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		b.Fatal(err)
 	}
+	var pool string
+	if o.nodes > 0 {
+		pool = poolNodes(b, "scale", o.nodes)
+	}
 
 	// Baseline: the API server is up, the test's client exists, nothing of the operator yet.
 	runtime.GC()
@@ -160,6 +203,8 @@ func runScale(b *testing.B, o scaleOptions) scaleResult {
 
 	counter := &requestCounter{counts: map[requestKey]int{}}
 	before := reconcileTotals(b)
+	decisionsBefore := gatherHistograms(b, "mysqlbench_queue_decision_seconds", "", "")
+	reconcileTimeBefore := gatherHistograms(b, "controller_runtime_reconcile_time_seconds", "controller", "benchmarkrun")
 	mgrCancel, mgrDone, cached := startScaleOperator(b, ns, counter)
 	kl := startBulkKubelet(b, ns)
 
@@ -167,19 +212,31 @@ func runScale(b *testing.B, o scaleOptions) scaleResult {
 	for i := range o.runs {
 		run := baseRun(ns, fmt.Sprintf("r%03d", i), o.threads...)
 		run.Spec.Targets = run.Spec.Targets[:o.targets]
-		// Not queued for the envtest database pool's few nodes: the runs measure the operator's
-		// cost of many runs at once, not the queue's order.
-		run.Spec.Placement.Database.Exclusive = ptr.To(false)
+		if pool != "" {
+			// Exclusive (the default) on a pool of their own: the runs queue for its nodes.
+			run.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: pool}
+			if i%2 == 1 {
+				run.Spec.Order = v1.OrderParallel
+			}
+		} else {
+			// Not queued for the envtest database pool's few nodes: the runs measure the
+			// operator's cost of many runs at once, not the queue's order.
+			run.Spec.Placement.Database.Exclusive = ptr.To(false)
+		}
 		if err := k8s.Create(ctx, run); err != nil {
 			b.Fatal(err)
 		}
 	}
-	runs := waitAllFinished(b, ns, o, cached)
+	runs, seen := waitAllFinished(b, ns, o, cached)
 	res.elapsed = time.Since(start)
+	res.peakActive, res.peakQueue = seen.active, seen.queued
 	// Events are sent asynchronously by the recorder: wait until the manager's writes settle.
 	counter.settle(2*time.Second, 30*time.Second)
 
 	for _, run := range runs {
+		if run.Status.Phase != v1.RunSucceeded {
+			res.failedRuns++
+		}
 		for _, ts := range run.Status.Targets {
 			if ts.Phase != v1.TargetSucceeded {
 				res.failedTargets++
@@ -193,6 +250,9 @@ func runScale(b *testing.B, o scaleOptions) scaleResult {
 	}
 	res.requests = counter.snapshot()
 	after := reconcileTotals(b)
+	res.decisions = gatherHistograms(b, "mysqlbench_queue_decision_seconds", "", "").minus(decisionsBefore)
+	res.reconcileSeconds = gatherHistograms(b, "controller_runtime_reconcile_time_seconds", "controller", "benchmarkrun").
+		minus(reconcileTimeBefore).all().sum
 	res.reconcilesByResult = map[string]float64{}
 	for k, v := range after {
 		if d := v - before[k]; d > 0 {
@@ -210,6 +270,7 @@ func runScale(b *testing.B, o scaleOptions) scaleResult {
 	// Measured after the heap figures: reading every object back would count in the peak.
 	res.cached = cacheContents(b, ns)
 	kl.stop()
+	res.peakServers, res.watchResets = kl.peakServers()
 	mgrCancel()
 	if err := <-mgrDone; err != nil {
 		b.Errorf("manager: %v", err)
@@ -219,8 +280,12 @@ func runScale(b *testing.B, o scaleOptions) scaleResult {
 	}
 
 	res.print()
-	if res.failedTargets > 0 {
-		b.Errorf("%d targets did not succeed", res.failedTargets)
+	if res.failedTargets > 0 || res.failedRuns > 0 {
+		b.Errorf("%d runs and %d targets did not succeed", res.failedRuns, res.failedTargets)
+	}
+	if o.nodes > 0 && (res.peakServers > o.nodes || res.peakActive > o.nodes) {
+		b.Errorf("the pool of %d nodes was over-committed: %d servers existed at once, %d targets were active at once",
+			o.nodes, res.peakServers, res.peakActive)
 	}
 	return res
 }
@@ -268,28 +333,39 @@ func startScaleOperator(b *testing.B, ns string, counter *requestCounter) (conte
 	return cancel, done, mgr.GetCache()
 }
 
+// seenRuns is the most the runs' statuses showed at once: targets active (past Pending and not
+// ended: each holds a server), and runs queued for a node.
+type seenRuns struct{ active, queued int }
+
 // waitAllFinished polls the runs until every one finished, or fails after the timeout with how
 // far they got. It reads the manager's cache without copying (a List of the API server would
 // decode every run in this process, whose heap the benchmark reports, and load the API server
 // the manager shares).
-func waitAllFinished(b *testing.B, ns string, o scaleOptions, cached client.Reader) []v1.BenchmarkRun {
+func waitAllFinished(b *testing.B, ns string, o scaleOptions, cached client.Reader) ([]v1.BenchmarkRun, seenRuns) {
 	b.Helper()
 	deadline := time.Now().Add(o.timeout)
+	var seen seenRuns
 	for {
 		list := &v1.BenchmarkRunList{}
 		if err := cached.List(context.Background(), list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			b.Fatal(err)
 		}
 		phases := map[v1.RunPhase]int{}
-		done := 0
+		done, active, queued := 0, 0, 0
 		for i := range list.Items {
-			phases[list.Items[i].Status.Phase]++
-			if finished(&list.Items[i]) {
+			run := &list.Items[i]
+			phases[run.Status.Phase]++
+			if finished(run) {
 				done++
 			}
+			active += len(activeTargets(run))
+			if c := apimeta.FindStatusCondition(run.Status.Conditions, v1.ConditionProgressing); c != nil && c.Reason == v1.ReasonQueued {
+				queued++
+			}
 		}
+		seen.active, seen.queued = max(seen.active, active), max(seen.queued, queued)
 		if done == o.runs {
-			return list.Items // the cache's own objects: read them, never change them
+			return list.Items, seen // the cache's own objects: read them, never change them
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("only %d of %d runs finished within %s; phases %v", done, o.runs, o.timeout, phases)
@@ -372,6 +448,21 @@ func (r scaleResult) print() {
 		mib(r.liveHeapAlloc), (mib(r.liveHeapAlloc)-mib(r.baseHeapAlloc))/float64(o.runs))
 	w("    process VmHWM %.1f MiB, VmRSS %.1f MiB before the manager, %.1f MiB at the end",
 		mib(r.vmHWM), mib(r.vmRSSBase), mib(r.vmRSSEnd))
+	if o.nodes > 0 {
+		all := r.decisions.all()
+		w("")
+		w("  pool queue: %d Ready nodes; every odd-numbered run order Parallel, the others sequential", o.nodes)
+		w("    decisions %d in %s: %.1f/s (admitted %d, queued %d); mean %.3f ms, p50 %.3f ms, p99 %.3f ms (histogram buckets, interpolated)",
+			all.count, r.elapsed.Round(time.Second), float64(all.count)/r.elapsed.Seconds(),
+			r.decisions[opmetrics.QueueAdmitted].count, r.decisions[opmetrics.QueueQueued].count,
+			1000*all.mean(), 1000*all.quantile(0.5), 1000*all.quantile(0.99))
+		w("    the decisions took %.1f s of the reconciles' %.1f s (%.0f%%)", all.sum, r.reconcileSeconds,
+			100*all.sum/max(r.reconcileSeconds, 1e-9))
+		w("    at most %d server StatefulSets existed at once (fake kubelet, in the API server's order; %d watch restarts that reset the count);",
+			r.peakServers, r.watchResets)
+		w("    at most %d targets active and %d runs queued at once (run statuses sampled every second); runs not succeeded %d",
+			r.peakActive, r.peakQueue, r.failedRuns)
+	}
 	w("")
 	w("  what the manager's cache holds at the end (the same objects read back as JSON; decoded Go objects take roughly 2-3x)")
 	w("  %-14s %8s %12s %14s %10s", "kind", "objects", "JSON MiB", "managedFields", "KiB/run")
@@ -543,6 +634,113 @@ func reconcileTotals(b *testing.B) map[string]float64 {
 	return out
 }
 
+// histogram is a snapshot of one Prometheus histogram: its count, sum and cumulative buckets.
+type histogram struct {
+	count  uint64
+	sum    float64
+	bounds []float64 // upper bounds, ascending, without +Inf
+	cum    []uint64
+}
+
+// histograms are the series of one histogram family by the value of one label.
+type histograms map[string]histogram
+
+// gatherHistograms reads the series of the histogram family name from controller-runtime's
+// registry (what the manager's /metrics serves), keyed by their "outcome" label; with only set,
+// only the series whose label only has the value onlyValue.
+func gatherHistograms(b *testing.B, name, only, onlyValue string) histograms {
+	b.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := histograms{}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if only != "" && labels[only] != onlyValue {
+				continue
+			}
+			h := m.GetHistogram()
+			snap := histogram{count: h.GetSampleCount(), sum: h.GetSampleSum()}
+			for _, bk := range h.GetBucket() {
+				snap.bounds = append(snap.bounds, bk.GetUpperBound())
+				snap.cum = append(snap.cum, bk.GetCumulativeCount())
+			}
+			out[labels["outcome"]] = out[labels["outcome"]].plus(snap)
+		}
+	}
+	return out
+}
+
+// minus is what was observed since before.
+func (hs histograms) minus(before histograms) histograms {
+	out := histograms{}
+	for k, h := range hs {
+		b := before[k]
+		d := histogram{count: h.count - b.count, sum: h.sum - b.sum, bounds: h.bounds, cum: make([]uint64, len(h.cum))}
+		for i := range h.cum {
+			d.cum[i] = h.cum[i]
+			if i < len(b.cum) {
+				d.cum[i] -= b.cum[i]
+			}
+		}
+		out[k] = d
+	}
+	return out
+}
+
+// all merges the series (same buckets).
+func (hs histograms) all() histogram {
+	var out histogram
+	for _, h := range hs {
+		out = out.plus(h)
+	}
+	return out
+}
+
+func (h histogram) plus(o histogram) histogram {
+	if h.bounds == nil {
+		h.bounds, h.cum = o.bounds, make([]uint64, len(o.cum))
+	}
+	h.count += o.count
+	h.sum += o.sum
+	for i := range min(len(h.cum), len(o.cum)) {
+		h.cum[i] += o.cum[i]
+	}
+	return h
+}
+
+func (h histogram) mean() float64 {
+	if h.count == 0 {
+		return 0
+	}
+	return h.sum / float64(h.count)
+}
+
+// quantile estimates the q-quantile as Prometheus' histogram_quantile does: linear within the
+// bucket that holds it; past the last bound, the last bound.
+func (h histogram) quantile(q float64) float64 {
+	if h.count == 0 {
+		return 0
+	}
+	rank := q * float64(h.count)
+	lower, below := 0.0, uint64(0)
+	for i, upper := range h.bounds {
+		if float64(h.cum[i]) >= rank {
+			return lower + (upper-lower)*(rank-float64(below))/float64(max(h.cum[i]-below, 1))
+		}
+		lower, below = upper, h.cum[i]
+	}
+	return lower
+}
+
 // requestKey classifies one API request: verb (create, update, patch, delete, get, list, watch),
 // resource with subresource (e.g. "benchmarkruns/status"), and whether the server refused it.
 type requestKey struct {
@@ -670,6 +868,11 @@ type bulkKubelet struct {
 	errors   atomic.Int64
 	mu       sync.Mutex
 	done     map[string]bool // Jobs and StatefulSets handled
+	// servers are the server StatefulSets that exist, as the watch reports their creations
+	// and deletions (in the order the API server recorded them); peak the most at once.
+	servers map[string]bool
+	peak    int
+	resets  int // watches that had to start afresh, losing the order
 }
 
 func startBulkKubelet(b *testing.B, ns string) *bulkKubelet {
@@ -684,7 +887,7 @@ func startBulkKubelet(b *testing.B, ns string) *bulkKubelet {
 		"run":     captured(b, "run_point_select_t4.termination-log"),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &bulkKubelet{messages: messages, b: b, ns: ns, c: c, cancel: cancel, done: map[string]bool{}}
+	k := &bulkKubelet{messages: messages, b: b, ns: ns, c: c, cancel: cancel, done: map[string]bool{}, servers: map[string]bool{}}
 	work := make(chan client.Object, 1024)
 	k.watchers.Add(2)
 	go k.watch(ctx, &batchv1.JobList{}, work)
@@ -712,31 +915,95 @@ func (k *bulkKubelet) stop() {
 	k.workers.Wait()
 }
 
+// peakServers returns the most server StatefulSets that existed at once, and how many times the
+// count had to start afresh.
+func (k *bulkKubelet) peakServers() (peak, resets int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.peak, k.resets
+}
+
 // watch feeds every added or modified object to the workers, re-watching when the server ends
-// the watch (a watch without a resourceVersion starts with the current objects).
+// the watch. A watch without a resourceVersion starts with the current objects, which retries
+// what the workers gave up on; the StatefulSets' watch resumes from the last version it saw
+// instead, so that no creation or deletion is missed in the count of servers, and starts afresh
+// (resetting the count, which can then only be lower than the truth) when the API server no
+// longer has that version.
 func (k *bulkKubelet) watch(ctx context.Context, list client.ObjectList, work chan<- client.Object) {
 	defer k.watchers.Done()
+	_, servers := list.(*appsv1.StatefulSetList)
+	resume := ""
 	for ctx.Err() == nil {
-		w, err := k.c.Watch(ctx, list, client.InNamespace(k.ns))
+		opts := []client.ListOption{client.InNamespace(k.ns)}
+		if resume != "" {
+			opts = append(opts, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: resume}})
+		} else if servers {
+			k.mu.Lock()
+			k.servers = map[string]bool{}
+			k.mu.Unlock()
+		}
+		w, err := k.c.Watch(ctx, list, opts...)
 		if err != nil {
 			k.errors.Add(1)
+			if resume != "" {
+				k.mu.Lock()
+				k.resets++
+				k.mu.Unlock()
+			}
+			resume = ""
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		k.drain(ctx, w, work)
+		last, expired := k.drain(ctx, w, work)
 		w.Stop()
+		if servers {
+			switch {
+			case expired:
+				k.mu.Lock()
+				k.resets++
+				k.mu.Unlock()
+				resume = ""
+			case last != "":
+				resume = last
+			}
+		}
 	}
 }
 
-func (k *bulkKubelet) drain(ctx context.Context, w watch.Interface, work chan<- client.Object) {
+// count records a server StatefulSet's creation or deletion.
+func (k *bulkKubelet) count(ev watch.Event) {
+	sts, ok := ev.Object.(*appsv1.StatefulSet)
+	if !ok || sts.Spec.Template.Labels[specs.LabelComponent] != specs.ComponentServer {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if ev.Type == watch.Deleted {
+		delete(k.servers, sts.Name)
+		return
+	}
+	k.servers[sts.Name] = true
+	k.peak = max(k.peak, len(k.servers))
+}
+
+// drain handles the watch's events until it ends; it returns the resourceVersion of the last
+// object seen, and whether the watch ended with an error (the version to resume from expired).
+func (k *bulkKubelet) drain(ctx context.Context, w watch.Interface, work chan<- client.Object) (last string, expired bool) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return last, false
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return
+				return last, false
 			}
+			if ev.Type == watch.Error {
+				return last, true
+			}
+			if obj, ok := ev.Object.(client.Object); ok {
+				last = obj.GetResourceVersion()
+			}
+			k.count(ev)
 			if ev.Type == watch.Deleted {
 				// envtest runs no garbage collector: play it for the pods of a deleted Job or
 				// StatefulSet, as kube-controller-manager would, so the operator's cache
@@ -756,7 +1023,7 @@ func (k *bulkKubelet) drain(ctx context.Context, w watch.Interface, work chan<- 
 			select {
 			case work <- obj:
 			case <-ctx.Done():
-				return
+				return last, false
 			}
 		}
 	}

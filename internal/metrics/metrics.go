@@ -6,12 +6,13 @@
 // deleted, so at most (schedules + standalone runs present) x targets (<= 16) x thread counts
 // (<= 64) series per gauge; a server version changes only when the run does. The counters and
 // histograms are labelled by namespace and schedule only (schedule="" for standalone runs), and
-// a deleted schedule's series are removed.
+// a deleted schedule's series are removed; the queue's decision histogram by its outcome only.
 package metrics
 
 import (
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -80,6 +81,19 @@ var (
 		Name: "mysqlbench_schedule_confirmations_total",
 		Help: "Regressions a schedule set out to confirm, by outcome (Confirmed, NotConfirmed, Skipped, Failed).",
 	}, []string{LabelNamespace, LabelSchedule, LabelOutcome})
+	queueDecision = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "mysqlbench_queue_decision_seconds",
+		Help: "Time taken to decide whether a target whose server needs a node of its database pool to itself may start now " +
+			"(reading the pool's nodes, runs and servers from the cache), by outcome (admitted, queued).",
+		// 50 µs to ~1.6 s: a decision reads the cache only, and grows with the runs it holds.
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+	}, []string{LabelOutcome})
+)
+
+// Outcomes of a queue decision.
+const (
+	QueueAdmitted = "admitted"
+	QueueQueued   = "queued"
 )
 
 // stepGauges are the result gauges of a step, all with resultLabels: what a newer run of a
@@ -88,7 +102,7 @@ var stepGauges = []*prometheus.GaugeVec{stepQPS, stepTPS, stepTpmC, stepP95}
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepTpmC, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells,
-		confirmations)
+		confirmations, queueDecision)
 }
 
 var (
@@ -188,6 +202,12 @@ func RecordComparison(namespace, schedule string, c v1.Comparison) {
 // RecordConfirmation counts a confirmation that ended with outcome (its final state).
 func RecordConfirmation(namespace, schedule string, outcome v1.ConfirmationState) {
 	confirmations.WithLabelValues(namespace, schedule, string(outcome)).Inc()
+}
+
+// ObserveQueueDecision records how long one decision of a pool's queue took and its outcome
+// (QueueAdmitted, QueueQueued).
+func ObserveQueueDecision(outcome string, took time.Duration) {
+	queueDecision.WithLabelValues(outcome).Observe(took.Seconds())
 }
 
 // RecordHistory exports a schedule's change-point analysis.

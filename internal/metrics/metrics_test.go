@@ -658,3 +658,54 @@ func TestForgetTPCC(t *testing.T) {
 		t.Errorf("tpmC series left after ForgetSchedule: %v", ms)
 	}
 }
+
+// A queue decision is counted under its outcome, its time in seconds.
+func TestObserveQueueDecision(t *testing.T) {
+	hist := func(outcome string) *dto.Histogram {
+		mfs, err := ctrlmetrics.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "mysqlbench_queue_decision_seconds" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				if labels(m)[LabelOutcome] == outcome {
+					return m.GetHistogram()
+				}
+			}
+		}
+		return &dto.Histogram{}
+	}
+	admitted, queued := hist(QueueAdmitted), hist(QueueQueued)
+	ObserveQueueDecision(QueueQueued, 3*time.Millisecond)
+	ObserveQueueDecision(QueueQueued, time.Millisecond)
+	ObserveQueueDecision(QueueAdmitted, 300*time.Microsecond)
+	gotQ, gotA := hist(QueueQueued), hist(QueueAdmitted)
+	if n := gotQ.GetSampleCount() - queued.GetSampleCount(); n != 2 {
+		t.Errorf("%d queued decisions counted, want 2", n)
+	}
+	if d := gotQ.GetSampleSum() - queued.GetSampleSum(); math.Abs(d-0.004) > 1e-9 {
+		t.Errorf("queued decisions took %v s in all, want 0.004", d)
+	}
+	if n := gotA.GetSampleCount() - admitted.GetSampleCount(); n != 1 {
+		t.Errorf("%d admitted decisions counted, want 1", n)
+	}
+	// 300 µs counts in the buckets up to 400 µs and above, not in those up to 200 µs and below.
+	for _, b := range gotA.GetBucket() {
+		before := uint64(0)
+		for _, ob := range admitted.GetBucket() {
+			if ob.GetUpperBound() == b.GetUpperBound() {
+				before = ob.GetCumulativeCount()
+			}
+		}
+		want := uint64(0)
+		if b.GetUpperBound() >= 300e-6 {
+			want = 1
+		}
+		if got := b.GetCumulativeCount() - before; got != want {
+			t.Errorf("bucket le=%g counted %d more, want %d", b.GetUpperBound(), got, want)
+		}
+	}
+}
