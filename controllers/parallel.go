@@ -3,10 +3,15 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 )
 
 // advanceParallel advances every target of an order Parallel run that holds a node or may take
@@ -79,7 +84,51 @@ func (r *BenchmarkRunReconciler) advanceParallel(ctx context.Context, tx *transi
 		// Several targets are current: the status names the first in spec order.
 		run.Status.CurrentTarget = first
 	}
+	// Each target's transition sets Progressing for itself, so the condition alone would name
+	// only the last one: it leads with where every target stands.
+	if c := apimeta.FindStatusCondition(run.Status.Conditions, v1.ConditionProgressing); c != nil && c.Status == metav1.ConditionTrue {
+		tx.progressing(c.Reason, bounded.Head(withParallelSummary(parallelSummary(run), c.Message), bounded.Condition))
+	}
 	return soonest(results), errors.Join(errs...)
+}
+
+// parallelSummarySep ends the summary parallelSummary puts before the latest transition's
+// message.
+const parallelSummarySep = " | latest: "
+
+// parallelSummary says where each target of a parallel run stands, in spec order: its phase
+// and, once it measures, how many steps it has measured.
+func parallelSummary(run *v1.BenchmarkRun) string {
+	parts := make([]string, 0, len(run.Status.Targets))
+	for _, t := range run.Spec.Targets {
+		for _, ts := range run.Status.Targets {
+			if ts.Name != t.Name {
+				continue
+			}
+			part := fmt.Sprintf("%s %s", ts.Name, ts.Phase)
+			if len(ts.Steps) > 0 && !ts.Phase.Finished() {
+				part += fmt.Sprintf(" (%d steps measured)", len(ts.Steps))
+			}
+			parts = append(parts, part)
+		}
+	}
+	return "targets in parallel: " + strings.Join(parts, ", ")
+}
+
+// withParallelSummary puts summary before message, replacing the summary an earlier reconcile
+// put there when no transition has set a new message since.
+func withParallelSummary(summary, message string) string {
+	if strings.HasPrefix(message, "targets in parallel: ") {
+		if _, latest, ok := strings.Cut(message, parallelSummarySep); ok {
+			message = latest
+		} else {
+			message = ""
+		}
+	}
+	if message == "" {
+		return summary
+	}
+	return summary + parallelSummarySep + message
 }
 
 // targetActive says whether a target is past Pending and has not ended: it holds its server.

@@ -4,6 +4,9 @@
 # 10.5, 10.11 and 11.8, and the project's sysbench image; E2E_IMAGES picks which servers run).
 # make test-chaos (hack/e2e-local.sh chaos): test/chaos there instead, which kills the manager,
 # the server and sysbench pods and restarts the API server under real runs.
+# make test-multinode (hack/e2e-local.sh multinode): the cluster with two database nodes
+# (LOCALCLUSTER_DATABASE_NODES=2) and the multi-node cases of test/e2e and test/chaos
+# (MULTINODE_CASES=ci runs only the parallel-vs-sequential one).
 # A cluster this script started is stopped at the end, also on failure or Ctrl-C
 # (KEEP_CLUSTER=1 keeps it); a cluster that was already running is left running.
 set -euo pipefail
@@ -30,6 +33,14 @@ trap stop EXIT
 trap 'exit 130' INT TERM
 
 suite=${1:-e2e}
+if [ "$suite" = multinode ]; then
+	# Two database nodes: a cluster already up must have them (cluster.sh reads the counts at up).
+	export LOCALCLUSTER_DATABASE_NODES=${LOCALCLUSTER_DATABASE_NODES:-2}
+	if [ "$started" = 0 ]; then
+		n=$("$kubedir/kubectl" get nodes -l mysqlbench.io/pool=database -o name | wc -l)
+		[ "$n" -ge 2 ] || die "the running local cluster has $n database node(s); the multi-node cases need 2: make cluster-down, then run this again"
+	fi
+fi
 phases=5
 [ "$suite" = e2e ] && phases=6
 PHASES=$phases hack/local-operator.sh
@@ -60,5 +71,23 @@ chaos)
 	phase "5/5 test/chaos: the manager, the server, a sysbench pod and the API server broken under real runs"
 	CLUSTER_SH=$PWD/test/localcluster/cluster.sh go test -tags chaos -count=1 -v -timeout 60m -run "${CHAOS_RUN:-.}" ./test/chaos/...
 	;;
-*) echo "usage: $0 [e2e|chaos]" >&2; exit 2 ;;
+multinode)
+	# MULTINODE_CASES=ci: the one multi-node case CI runs (parallel targets vs sequential wall
+	# time); all (the default): also three runs from two namespaces sharing the pool, and a server
+	# killed on one node while the other measures.
+	cases=${MULTINODE_CASES:-all}
+	phase "5/5 multi-node cases ($cases) on $LOCALCLUSTER_DATABASE_NODES database nodes"
+	export E2E_MULTINODE=1
+	case $cases in
+	ci) go test -tags e2e -count=1 -v -timeout 30m -run '^TestMultiNodeParallelTargets$' ./test/e2e/... ;;
+	all)
+		rc=0
+		go test -tags e2e -count=1 -v -timeout 60m -run '^TestMultiNode' ./test/e2e/... || rc=$?
+		CLUSTER_SH=$PWD/test/localcluster/cluster.sh go test -tags chaos -count=1 -v -timeout 30m -run '^TestMultiNode' ./test/chaos/... || rc=$?
+		exit $rc
+		;;
+	*) die "MULTINODE_CASES=$cases: want ci or all" ;;
+	esac
+	;;
+*) echo "usage: $0 [e2e|chaos|multinode]" >&2; exit 2 ;;
 esac

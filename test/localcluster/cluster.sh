@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real two-node Kubernetes cluster on this machine, without Docker, kind or any registry outside
+# A real Kubernetes cluster of two or more nodes on this machine, without Docker, kind or any registry outside
 # the machine: on the machines it was written for (measured 2026-11) no container registry, GitHub
 # or dl.k8s.io is reachable, only the Go module proxy and Debian's apt, so everything is built
 # from those.
@@ -18,6 +18,8 @@
 #   cp  etcd, kube-apiserver, kube-controller-manager, kube-scheduler, an image registry (.2)
 #   n1  containerd + kubelet + kube-proxy, pool "database", pods 10.242.1.0/24 (.11)
 #   n2  containerd + kubelet + kube-proxy, pool "client",   pods 10.242.2.0/24 (.12)
+#   n3… with LOCALCLUSTER_DATABASE_NODES=2|3 and LOCALCLUSTER_CLIENT_NODES=2|3, more nodes of
+#       each pool (database ones first), each another namespace like n1 (node k: .1k, 10.242.k.0/24)
 # Services are 10.243.0.0/24 (kube-dns at .10). Each node namespace routes the other's pod range
 # to it, so pod traffic needs no masquerade and no rule in the host's iptables. The host reaches
 # the API server through 127.0.0.1:$LOCALCLUSTER_API_PORT, relayed by socat over a unix socket
@@ -28,7 +30,8 @@
 # cgroup mounts, and containerd must see the volumes the kubelet mounts.
 #
 # env: LOCALCLUSTER_STATE (state dir, default test/localcluster/.state), LOCALCLUSTER_API_PORT
-#      (default 16443), LOCALCLUSTER_IMAGES (image tarballs to serve, default bin/images/*.tar),
+#      (default 16443), LOCALCLUSTER_DATABASE_NODES and LOCALCLUSTER_CLIENT_NODES (nodes per
+#      pool, default 1 each; read at up only), LOCALCLUSTER_IMAGES (image tarballs to serve, default bin/images/*.tar),
 #      CRANE, K8S_VERSION, ETCD_VERSION, COREDNS_VERSION, MYSQLBENCH_CACHE.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,10 +63,32 @@ REGISTRY=$CP_IP:5000
 MIRRORED=(localcluster.mysqlbench.io ghcr.io docker.io registry.k8s.io)
 PAUSE_IMAGE=localcluster.mysqlbench.io/pause:1
 BUSYBOX_IMAGE=localcluster.mysqlbench.io/busybox:1
-NODES=(n1 n2)
-declare -A NODE_IP=([n1]=$LINK_NET.11 [n2]=$LINK_NET.12)
-declare -A POD_CIDR=([n1]=10.242.1.0/24 [n2]=10.242.2.0/24)
-declare -A POOL=([n1]=database [n2]=client)
+# The nodes: n1 is the database pool's, n2 the client pool's, then the further database nodes,
+# then the further client nodes (node k: $LINK_NET.(10+k), pods 10.242.k.0/24). up records the
+# counts in the state dir, so down, load and status see the cluster that runs whatever the
+# environment says now.
+TOPOLOGY=$STATE/topology
+if [ -f "$TOPOLOGY" ] && [ "${1:-}" != up ]; then
+	. "$TOPOLOGY"
+else
+	DATABASE_NODES=${LOCALCLUSTER_DATABASE_NODES:-1} CLIENT_NODES=${LOCALCLUSTER_CLIENT_NODES:-1}
+fi
+for v in DATABASE_NODES CLIENT_NODES; do
+	case ${!v} in 1 | 2 | 3) ;; *) die "LOCALCLUSTER_$v=${!v}: want 1, 2 or 3 (every node is a containerd and a kubelet on this machine)" ;; esac
+done
+NODES=()
+declare -A NODE_IP POD_CIDR POOL
+add_node() {
+	local k=$((${#NODES[@]} + 1))
+	NODES+=("n$k")
+	NODE_IP[n$k]=$LINK_NET.$((10 + k))
+	POD_CIDR[n$k]=10.242.$k.0/24
+	POOL[n$k]=$1
+}
+add_node database
+add_node client
+for ((i = 1; i < DATABASE_NODES; i++)); do add_node database; done
+for ((i = 1; i < CLIENT_NODES; i++)); do add_node client; done
 
 # Host sysctls the kubelet rewrites at start (kubelet's setupKernelTunables); down puts them back.
 SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
@@ -163,7 +188,8 @@ network_up() {
 	in_ns sw ip link add br0 type bridge
 	in_ns sw ip link set br0 up
 	# veth: the end named after the namespace stays on the bridge, eth0 moves into the namespace.
-	local -A addr=([cp]=$CP_IP [n1]=${NODE_IP[n1]} [n2]=${NODE_IP[n2]})
+	local -A addr=([cp]=$CP_IP)
+	for ns in "${NODES[@]}"; do addr[$ns]=${NODE_IP[$ns]}; done
 	for ns in cp "${NODES[@]}"; do
 		in_ns sw ip link add "$ns" type veth peer name eth0 netns "$NETNS/$ns"
 		in_ns sw ip link set "$ns" master br0 up
@@ -660,6 +686,7 @@ up() {
 	binaries
 	log "binaries ready ($((SECONDS - t0))s)"
 	mkdir -p "$PIDS" "$LOGS"
+	printf 'DATABASE_NODES=%s CLIENT_NODES=%s\n' "$DATABASE_NODES" "$CLIENT_NODES" >"$TOPOLOGY"
 	save_host
 	network_up
 	pki_up
