@@ -259,9 +259,12 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun),
 			builder.WithPredicates(predicate.NewPredicateFuncs(isOurs))).
-		// A run that lets go of a pool's node wakes the runs queued for one.
+		// A run that lets go of a pool's node wakes the runs queued for one, and so does the
+		// last pod of a released server going away (lingeringServers).
 		Watches(&v1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.queuedRuns),
 			builder.WithPredicates(nodeReleased)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.queuedRunsOfServerPod),
+			builder.WithPredicates(serverPodGone)).
 		// A schedule that ended a regression's confirmation settles that run's Regressed.
 		Watches(&v1.BenchmarkSchedule{}, handler.EnqueueRequestsFromMapFunc(confirmedRun))
 	r.watchForeignKinds(mgr, b)

@@ -660,6 +660,9 @@ func (w *fakeWorld) startServers() {
 			w.t.Fatal(err)
 		}
 	}
+	if err := collectServerPods(w.ctx, w.api, fakeNS, stss.Items); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 // finishJobs plays the Job controller and the kubelet: every unfinished Job ends as decide says

@@ -89,6 +89,32 @@ func (r *BenchmarkRunReconciler) queuedRuns(ctx context.Context, obj client.Obje
 	return nextInLine(capacity-len(holders), waiting)
 }
 
+// serverPodGone passes the deletion of a server pod the operator made.
+var serverPodGone = predicate.Funcs{
+	CreateFunc:  func(crevent.CreateEvent) bool { return false },
+	UpdateFunc:  func(crevent.UpdateEvent) bool { return false },
+	GenericFunc: func(crevent.GenericEvent) bool { return false },
+	DeleteFunc: func(e crevent.DeleteEvent) bool {
+		l := e.Object.GetLabels()
+		return l[specs.LabelManagedBy] == specs.ManagedBy && l[specs.LabelComponent] == specs.ComponentServer
+	},
+}
+
+// queuedRunsOfServerPod wakes the runs queued for the pool of the run whose server pod is gone.
+func (r *BenchmarkRunReconciler) queuedRunsOfServerPod(ctx context.Context, obj client.Object) []reconcile.Request {
+	runs := &v1.BenchmarkRunList{}
+	if err := r.List(ctx, runs, client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
+		logf.FromContext(ctx).Error(err, "cannot wake the runs queued for a node pool; they recheck on their own")
+		return nil
+	}
+	for i := range runs.Items {
+		if specs.LabelValue(runs.Items[i].Name) == obj.GetLabels()[specs.LabelRun] {
+			return r.queuedRuns(ctx, &runs.Items[i])
+		}
+	}
+	return nil
+}
+
 // nextInLine are the runs of the first free waiting targets (in queue order), each once: those
 // that may take a node when free nodes are.
 func nextInLine(free int, waiting []poolUser) []reconcile.Request {
@@ -329,6 +355,9 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 		held[key+"#"+target] = poolUser{key: key, target: target, exclusive: owner.Spec.Placement.Database.IsExclusive(),
 			why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, target, sts.Name)}
 	}
+	if err := r.lingeringServers(ctx, pool, byKey, held); err != nil {
+		return nil, nil, err
+	}
 	for i := range runs.Items {
 		other := &runs.Items[i]
 		if self != nil && other.Namespace == self.Namespace && other.Name == self.Name {
@@ -365,6 +394,56 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 		return waiting[i].key < waiting[j].key
 	})
 	return holders, waiting, nil
+}
+
+// lingeringServers adds to held the server pods still on a node of the pool whose target
+// released it: the pod shuts its server down for seconds after its StatefulSet is gone. A
+// server created meanwhile could not be scheduled there (the exclusive anti-affinity still sees
+// the old pod), and the scheduler need not try it again for minutes once the old pod is gone: a
+// node is free only when its last server pod is. Labels prove nothing, so a pod counts only as
+// the server of a run that exists, in this pool, whose status says the target released it, and
+// whose controller carries the name that run gives that target's StatefulSet. (A deleted run's
+// pods are not counted: nothing vouches for them.)
+func (r *BenchmarkRunReconciler) lingeringServers(ctx context.Context, pool string, runs map[client.ObjectKey]*v1.BenchmarkRun,
+	held map[string]poolUser) error {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy, specs.LabelComponent: specs.ComponentServer},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("list server pods: %w", err)
+	}
+	if len(pods.Items) == 0 {
+		return nil
+	}
+	byLabel := make(map[client.ObjectKey]*v1.BenchmarkRun, len(runs))
+	for _, run := range runs {
+		byLabel[client.ObjectKey{Namespace: run.Namespace, Name: specs.LabelValue(run.Name)}] = run
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		run := byLabel[client.ObjectKey{Namespace: p.Namespace, Name: p.Labels[specs.LabelRun]}]
+		target := p.Labels[specs.LabelTarget]
+		if run == nil || !run.DeletionTimestamp.IsZero() || poolName(specs.DatabasePlacement(run).NodeSelector) != pool {
+			continue
+		}
+		ref := metav1.GetControllerOfNoCopy(p)
+		if ref == nil || ref.Kind != "StatefulSet" || ref.Name != specs.ServerName(run, target) {
+			continue
+		}
+		released := false
+		for _, ts := range run.Status.Targets {
+			released = released || (ts.Name == target && ts.Phase.Finished() && ts.Released)
+		}
+		key := run.Namespace + "/" + run.Name
+		if _, ok := held[key+"#"+target]; ok || !released {
+			continue
+		}
+		held[key+"#"+target] = poolUser{key: key, target: target, exclusive: run.Spec.Placement.Database.IsExclusive(),
+			why: fmt.Sprintf("%s (target %s, its released server pod %s still on node %s)", key, target, p.Name, p.Spec.NodeName)}
+	}
+	return nil
 }
 
 // poolPeers are the runs of other namespaces that hold a node of the run's database pool now (the

@@ -394,3 +394,83 @@ func TestServerAntiAffinityNamesThePoolsHolders(t *testing.T) {
 		t.Errorf("the peer term %v must match the first run's server and no other run's", peer.LabelSelector)
 	}
 }
+
+// A released server's pod that is still shutting down keeps its node: the next run waits, saying
+// which pod it waits for, and starts as soon as that pod is gone (woken by its deletion, not by
+// the queue's periodic recheck). A server created earlier could not be scheduled on the node.
+func TestQueueWaitsForTheLastServerPod(t *testing.T) {
+	ctx := context.Background()
+	pool := readyPoolNode(t, "linger")
+	ns := newNamespace(t)
+	startOperator(t, ns, operatorOptions{})
+	var mu sync.Mutex
+	held := true // the first run's first step waits until its server pod has the finalizer
+	ok := succeedAll(t)
+	startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		if held && job.Labels[specs.LabelRun] == "first" && job.Labels[specs.LabelStep] == "s01" {
+			return outcome{pending: true}
+		}
+		return ok(job)
+	})
+	runs := []*v1.BenchmarkRun{baseRun(ns, "first", 1, 2), baseRun(ns, "second", 1, 2)}
+	for i, run := range runs {
+		run.Spec.Targets = run.Spec.Targets[:1]
+		run.Spec.Placement.Database.NodeSelector = map[string]string{specs.PoolLabel: pool}
+		if err := k8s.Create(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			time.Sleep(1100 * time.Millisecond) // start times have whole seconds
+		}
+	}
+	// The first run's server pod will take its time to go (a finalizer stands for the server's
+	// shutdown).
+	key := client.ObjectKey{Namespace: ns, Name: specs.ServerName(runs[0], "mariadb") + "-0"}
+	pod := &corev1.Pod{}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := k8s.Get(ctx, key, pod); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first run's server pod never appeared")
+		}
+	}
+	patch := client.MergeFrom(pod.DeepCopy())
+	pod.Finalizers = append(pod.Finalizers, "test.mysqlbench.io/still-shutting-down")
+	if err := k8s.Patch(ctx, pod, patch); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	held = false
+	mu.Unlock()
+	if got := waitFor(t, ns, "first", 30*time.Second, "the first run to finish", finished); got.Status.Phase != v1.RunSucceeded {
+		t.Fatalf("first run %s", got.Status.Phase)
+	}
+	waitFor(t, ns, "second", 20*time.Second, "the second run to wait for the first run's server pod", func(r *v1.BenchmarkRun) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
+		return c != nil && c.Reason == v1.ReasonQueued && strings.Contains(c.Message, "released server pod "+key.Name+" still on node")
+	})
+	if err := k8s.Get(ctx, key, pod); err != nil || pod.DeletionTimestamp.IsZero() {
+		t.Fatalf("the first run's server pod: %v, deletion %v: want it terminating", err, pod.DeletionTimestamp)
+	}
+	time.Sleep(2 * time.Second)
+	if r := waitFor(t, ns, "second", time.Second, "", func(*v1.BenchmarkRun) bool { return true }); r.Status.Targets[0].Phase != v1.TargetPending {
+		t.Fatalf("the second run's target is %s while the first run's server pod still shuts down, want Pending", r.Status.Targets[0].Phase)
+	}
+	// The pod goes: the second run starts within the wake-up, well before the 10 s recheck.
+	gone := time.Now()
+	patch = client.MergeFrom(pod.DeepCopy())
+	pod.Finalizers = nil
+	if err := k8s.Patch(ctx, pod, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "second", 5*time.Second, "the second run to start once the pod is gone", func(r *v1.BenchmarkRun) bool {
+		return len(r.Status.Targets) > 0 && r.Status.Targets[0].Phase != v1.TargetPending
+	})
+	t.Logf("the second run started %s after the first run's last server pod went", time.Since(gone).Round(10*time.Millisecond))
+	if got := waitFor(t, ns, "second", 30*time.Second, "the second run to finish", finished); got.Status.Phase != v1.RunSucceeded {
+		t.Fatalf("second run %s", got.Status.Phase)
+	}
+}

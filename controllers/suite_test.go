@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -357,6 +358,9 @@ func (k *kubelet) sync(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := collectServerPods(ctx, k.client(), k.ns, stss.Items); err != nil {
+		return err
+	}
 	jobs := &batchv1.JobList{}
 	if err := k.client().List(ctx, jobs, client.InNamespace(k.ns)); err != nil {
 		return err
@@ -436,6 +440,31 @@ func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) error {
 	k.mu.Lock()
 	k.jobs = append(k.jobs, job.Name)
 	k.mu.Unlock()
+	return nil
+}
+
+// collectServerPods plays the garbage collector, which envtest does not run, for server pods:
+// the pod of a StatefulSet that is gone (stss are the namespace's StatefulSets) is deleted, as
+// the queue waits for a released server's last pod to go before it gives its node away.
+func collectServerPods(ctx context.Context, c client.Client, ns string, stss []appsv1.StatefulSet) error {
+	alive := map[types.UID]bool{}
+	for i := range stss {
+		alive[stss[i].UID] = stss[i].DeletionTimestamp.IsZero()
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{specs.LabelComponent: specs.ComponentServer}); err != nil {
+		return err
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		ref := metav1.GetControllerOf(pod)
+		if ref == nil || ref.Kind != "StatefulSet" || alive[ref.UID] {
+			continue
+		}
+		if err := c.Delete(ctx, pod, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -328,12 +328,28 @@ func TestMultiNodeRunsShareThePool(t *testing.T) {
 			t.Errorf("share-3 (created third) started at %s, before share-2 (%s): not first come, first served", s, starts["share-2"])
 		}
 	}
+	// A target's server must not wait for the scheduler once the queue gave it a node: a node
+	// handed on while the last server's pod still shut down left the next one unschedulable for
+	// minutes (the scheduler's retry of unschedulable pods), where a one-target run of this
+	// ladder takes well under a minute.
+	for _, h := range holds {
+		if h.name != "share-2/a" && h.name != "share-3/a" {
+			continue
+		}
+		if d := h.end.Sub(h.start); d > 150*time.Second {
+			t.Errorf("%s held its node for %s, want under 150 s for two 10 s steps: did its server wait to be scheduled?", h.name, d)
+		}
+	}
 	if maxServers > len(pool) {
 		t.Errorf("%d server pods of these runs were scheduled at once, the pool has %d nodes", maxServers, len(pool))
 	}
 	if !positions["share-2 position 1"] || !positions["share-3 position 2"] {
 		t.Errorf("queue positions seen: %v; want share-2 at 1 and share-3 at 2", positions)
 	}
-	t.Logf("three runs from namespaces %s and %s on %d nodes: at most %d servers at once; queue positions seen %v; holds %v",
-		nsA, nsB, len(pool), maxServers, positions, holds)
+	var spans []string
+	for _, h := range holds {
+		spans = append(spans, fmt.Sprintf("%s %s-%s", h.name, h.start.Format("15:04:05"), h.end.Format("15:04:05")))
+	}
+	t.Logf("three runs from namespaces %s and %s on %d nodes: at most %d servers at once; queue positions seen %v; targets held nodes: %s",
+		nsA, nsB, len(pool), maxServers, positions, strings.Join(spans, ", "))
 }
