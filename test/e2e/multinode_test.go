@@ -166,7 +166,8 @@ func TestMultiNodeParallelTargets(t *testing.T) {
 	if len(nodes) == 2 && nodes["a"] == nodes["b"] {
 		t.Errorf("both parallel targets ran on %s, want one node each", nodes["a"])
 	}
-	if len(spans) == 2 && !(spans[0][0].Before(spans[1][1]) && spans[1][0].Before(spans[0][1])) {
+	overlap := len(spans) == 2 && spans[0][0].Before(spans[1][1]) && spans[1][0].Before(spans[0][1])
+	if len(spans) == 2 && !overlap {
 		t.Errorf("the parallel targets' ladders did not overlap: %v and %v", spans[0], spans[1])
 	}
 	t.Logf("parallel: target a on %s, b on %s; sequential: a on %s, b on %s", nodes["a"], nodes["b"],
