@@ -24,7 +24,7 @@ import (
 //
 // A run takes what the pool gives: with fewer free nodes than its parallelism it starts with
 // fewer targets and starts the next one when a node frees up, waiting in the queue in the order
-// runs started like any other; it never holds nodes idle for targets that cannot start yet.
+// runs were created like any other; it never holds nodes idle for targets that cannot start yet.
 func (r *BenchmarkRunReconciler) advanceParallel(ctx context.Context, tx *transition) (ctrl.Result, error) {
 	run := tx.run
 	// Every entry first: tx.target appends missing ones, which would move entries already

@@ -159,8 +159,8 @@ type poolUser struct {
 
 // admitToPool decides whether the run's next target may start its server now. Servers that must
 // be alone on their nodes (exclusive database placement, the default) are queued per node pool:
-// a target starts only while the pool has a node that no server holds and no run that started
-// earlier is waiting for. Runs wait in the order they started (to the second, then by namespace
+// a target starts only while the pool has a node that no server holds and no run created
+// earlier is waiting for. Runs wait in the order they were created (to the second, then by namespace
 // and name) across namespaces, and a queued run never fails for waiting: its condition says
 // Queued, its position and who holds the pool. A pool with no Ready, schedulable node is not
 // waited for in Provisioning: the target stays Pending, says what is missing, and fails when
@@ -228,7 +228,7 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 }
 
 // queuedMessage says where a queued target stands and what is before it: the runs whose servers
-// hold the pool's nodes and the runs that started earlier and wait for one, the first few of each
+// hold the pool's nodes and the runs created earlier that wait for one, the first few of each
 // named (a pool of a hundred nodes would otherwise put a hundred holders in every queued run's
 // status, rewritten as they change). With no server up the pool is held by the earlier waiters
 // alone (one that has not taken its turn yet, or waits for something else first), and those are
@@ -258,7 +258,7 @@ func queuedMessage(t v1.Target, pool string, capacity int, holders, ahead []pool
 		if len(ahead) > named {
 			list += fmt.Sprintf(" and %d more", len(ahead)-named)
 		}
-		msg += fmt.Sprintf("; %d run(s) that started earlier wait before it: %s", len(ahead), list)
+		msg += fmt.Sprintf("; %d run(s) created earlier wait before it: %s", len(ahead), list)
 	}
 	return msg
 }
@@ -363,7 +363,11 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 		if self != nil && other.Namespace == self.Namespace && other.Name == self.Name {
 			other = self // the newest status
 		}
-		if other.Status.Phase.Finished() || other.Status.StartTime == nil || !other.DeletionTimestamp.IsZero() ||
+		// Runs wait in the order they were created, counting those the operator has not
+		// reconciled yet: after a restart or a leader change the runs created meanwhile are
+		// reconciled in no particular order, and the first one reconciled must not take a node
+		// before runs created earlier.
+		if other.Status.Phase.Finished() || !other.DeletionTimestamp.IsZero() ||
 			!other.Spec.Placement.Database.IsExclusive() || poolName(specs.DatabasePlacement(other).NodeSelector) != pool {
 			continue
 		}
@@ -372,7 +376,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 			if !engine.FactsOf(q.target.Engine).HoldsNode {
 				continue
 			}
-			user := poolUser{key: key, target: q.target.Name, started: other.Status.StartTime.Time, exclusive: true}
+			user := poolUser{key: key, target: q.target.Name, started: other.CreationTimestamp.Time, exclusive: true}
 			if q.status == nil || q.status.Phase == v1.TargetPending || q.status.Phase == "" {
 				waiting = append(waiting, user)
 				continue

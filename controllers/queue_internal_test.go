@@ -63,7 +63,7 @@ func TestQueuedMessageNamesTheFirstFive(t *testing.T) {
 	want := "target db is queued for the database node pool mysqlbench.io/pool=big (7 Ready node(s)): position 7; " +
 		"held by ns/r0 (target db, StatefulSet r0-db), ns/r1 (target db, StatefulSet r1-db), ns/r2 (target db, StatefulSet r2-db), " +
 		"ns/r3 (target db, StatefulSet r3-db), ns/r4 (target db, StatefulSet r4-db) and 2 more; " +
-		"6 run(s) that started earlier wait before it: ns/r0 (target db), ns/r1 (target db), ns/r2 (target db), " +
+		"6 run(s) created earlier wait before it: ns/r0 (target db), ns/r1 (target db), ns/r2 (target db), " +
 		"ns/r3 (target db), ns/r4 (target db) and 1 more"
 	if got != want {
 		t.Errorf("message\n%s\nwant\n%s", got, want)

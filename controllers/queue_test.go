@@ -321,7 +321,7 @@ func TestQueuedMessageNamesTheEarlierWaiters(t *testing.T) {
 	w.mustReconcile("second")
 	c := meta.FindStatusCondition(w.run("second").Status.Conditions, v1.ConditionProgressing)
 	want := "target mariadb is queued for the database node pool mysqlbench.io/pool=solo (1 Ready node(s)): position 2; " +
-		"no server holds it yet; 1 run(s) that started earlier wait before it: bench/first (target mariadb)"
+		"no server holds it yet; 1 run(s) created earlier wait before it: bench/first (target mariadb)"
 	if c == nil || c.Reason != v1.ReasonQueued || c.Message != want {
 		t.Fatalf("Progressing %+v, want Queued with %q", c, want)
 	}
