@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,8 @@ type Options struct {
 	Streams genericiooptions.IOStreams
 	// Logs replaces the API server's pods/log (tests); nil reads logs through client-go.
 	Logs PodLogs
+	// Now is the clock of the ages describe shows (tests); nil is time.Now.
+	Now func() time.Time
 }
 
 // env is what a command needs at run time: the streams, the kubeconfig flags and, built on
@@ -57,6 +60,7 @@ type env struct {
 	genericiooptions.IOStreams
 	flags     *genericclioptions.ConfigFlags
 	logReader PodLogs
+	clock     func() time.Time
 
 	client    client.WithWatch
 	clientset kubernetes.Interface
@@ -65,7 +69,7 @@ type env struct {
 // NewCommand is the root command, kubectl's own flags (-n, --context, --kubeconfig, ...)
 // included.
 func NewCommand(o Options) *cobra.Command {
-	e := &env{IOStreams: o.Streams, flags: genericclioptions.NewConfigFlags(true), logReader: o.Logs}
+	e := &env{IOStreams: o.Streams, flags: genericclioptions.NewConfigFlags(true), logReader: o.Logs, clock: o.Now}
 	root := &cobra.Command{
 		Use:   "kubectl-mysqlbench",
 		Short: "Read, compare, plot and plan mysqlbench BenchmarkRuns",
@@ -116,6 +120,14 @@ func Execute(ctx context.Context, o Options, args []string) int {
 type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// now is the time, from the test's clock when it has one.
+func (e *env) now() time.Time {
+	if e.clock != nil {
+		return e.clock()
+	}
+	return time.Now()
+}
 
 // clients builds the API clients from the kubeconfig flags, once.
 func (e *env) clients() (client.WithWatch, error) {
