@@ -160,13 +160,18 @@ func (s *Set) Schedule(namespace, name string, uid types.UID) *v1.BenchmarkSched
 	return nil
 }
 
-// EventsOf are the files' Events about the object with uid, deduplicated.
+// EventsOf are the files' Events about the object with uid, each once (an Event read from two
+// files, a bundle's and kubectl's, is one: the API server names Events uniquely per namespace).
 func (s *Set) EventsOf(uid types.UID) []corev1.Event {
 	var out []corev1.Event
+	seen := map[types.NamespacedName]bool{}
 	for _, e := range s.Events {
-		if uid != "" && e.InvolvedObject.UID == uid {
-			out = append(out, e)
+		key := types.NamespacedName{Namespace: e.Namespace, Name: e.Name}
+		if uid == "" || e.InvolvedObject.UID != uid || (e.Name != "" && seen[key]) {
+			continue
 		}
+		seen[key] = true
+		out = append(out, e)
 	}
 	return out
 }

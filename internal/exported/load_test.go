@@ -154,7 +154,8 @@ func TestLoad(t *testing.T) {
 				_, err = s.Only()
 				checkErr(t, err, "hold 2 runs: name the one you mean")
 			}},
-		{name: "schedules and Events", paths: files(map[string][]byte{"pk.yaml": yamlOf(t, pk), "sched.yaml": yamlOf(t, sched),
+		{name: "schedules and Events (one Event in two files is one)", paths: files(map[string][]byte{"pk.yaml": yamlOf(t, pk),
+			"sched.yaml": yamlOf(t, sched), "event.yaml": yamlOf(t, event),
 			"events.yaml": yamlOf(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{event}})}, "."),
 			want: []runOf{{"bench", "pk", true, false, 1}},
 			check: func(t *testing.T, s *Set) {

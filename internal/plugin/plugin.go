@@ -2,9 +2,10 @@
 // plot, server and create for BenchmarkRuns. cmd/kubectl-mysqlbench only calls NewCommand; everything
 // else lives here so the commands run in tests against a real API server.
 //
-// The plugin reads what the operator wrote (a run's status and its results ConfigMap) and computes
-// nothing the operator computes differently: comparisons go through internal/compare, results.json
-// through internal/results, object names and labels through internal/specs.
+// The plugin reads what the operator wrote (a run's status and its results ConfigMap, or the files
+// they were exported to: internal/exported) and computes nothing the operator computes
+// differently: comparisons go through internal/compare, results.json through internal/results,
+// object names and labels through internal/specs.
 package plugin
 
 import (
@@ -76,7 +77,9 @@ func NewCommand(o Options) *cobra.Command {
 		Long: "kubectl mysqlbench shows what the mysqlbench operator measured: the progress and results of " +
 			"BenchmarkRuns (get, describe), the comparison of two runs (compare), their results as CSV or JSON " +
 			"(export), charts (plot), what the servers did at each step: counters, CPU and waits per thread count (server), " +
-			"a step's sysbench output (logs), and the objects a run would create (create --dry-run).",
+			"a step's sysbench output (logs), and the objects a run would create (create --dry-run). export --bundle " +
+			"keeps everything a run left in files, and describe, compare, export, plot and server read such files " +
+			"with --from once the run is gone.",
 		Version:       Version,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysqlbench"},
 		SilenceUsage:  true,
