@@ -83,11 +83,13 @@ type ManifestRun struct {
 	UID       string `json:"uid,omitempty"`
 }
 
-// ManifestSchedule names a run's schedule; Recorded says that FileSchedule holds it (false: it was
-// gone when the run was exported, and the run's comparisons used the operator's defaults).
+// ManifestSchedule names a run's schedule: Recorded says that FileSchedule holds it, Gone that it
+// did not exist when the run was exported (the run's comparisons then use the operator's
+// defaults); neither: it could not be read.
 type ManifestSchedule struct {
 	Name     string `json:"name"`
 	Recorded bool   `json:"recorded"`
+	Gone     bool   `json:"gone,omitempty"`
 }
 
 // ManifestEntry is one file of a bundle and what it is.
@@ -102,8 +104,10 @@ type Bundle struct {
 	Run *v1.BenchmarkRun
 	// Results are its results ConfigMap's data; results.json is required.
 	Results map[string]string
-	// Schedule is the run's schedule (ScheduleName), nil when it has none or it is gone.
-	Schedule *v1.BenchmarkSchedule
+	// Schedule is the run's schedule (ScheduleName), nil when it has none, it is gone
+	// (ScheduleGone) or it could not be read.
+	Schedule     *v1.BenchmarkSchedule
+	ScheduleGone bool
 	// Events are the run's Events; EventsRead says that they were read.
 	Events     []corev1.Event
 	EventsRead bool
@@ -183,8 +187,9 @@ func (b Bundle) files() ([]File, *Manifest, error) {
 	}
 
 	if name := ScheduleName(b.Run); name != "" {
-		m.Schedule = &ManifestSchedule{Name: name, Recorded: b.Schedule != nil}
-		if b.Schedule != nil {
+		m.Schedule = &ManifestSchedule{Name: name, Recorded: b.Schedule != nil, Gone: b.Schedule == nil && b.ScheduleGone}
+		switch {
+		case b.Schedule != nil:
 			sc := b.Schedule.DeepCopy()
 			sc.ManagedFields = nil
 			sc.APIVersion, sc.Kind = v1.GroupVersion.String(), "BenchmarkSchedule"
@@ -193,8 +198,10 @@ func (b Bundle) files() ([]File, *Manifest, error) {
 				return nil, nil, fmt.Errorf("encode %s: %w", FileSchedule, err)
 			}
 			add(FileSchedule, "the run's BenchmarkSchedule "+name+" (its regression policy and confirmation)", data)
-		} else {
+		case b.ScheduleGone:
 			m.Notes = append(m.Notes, fmt.Sprintf("The run's BenchmarkSchedule %s was gone at export: its comparisons use the operator's defaults.", name))
+		default:
+			m.Notes = append(m.Notes, fmt.Sprintf("The run's BenchmarkSchedule %s could not be read at export: its regression policy and confirmation are not in the bundle.", name))
 		}
 	}
 	if b.EventsRead {

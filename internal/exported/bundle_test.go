@@ -111,6 +111,36 @@ func TestBundleFiles(t *testing.T) {
 		t.Errorf("a bundle without Events does not say so:\n%s", m)
 	}
 
+	// A scheduled run: its schedule recorded, gone, or not readable, each said.
+	scheduled := run.DeepCopy()
+	scheduled.Labels = map[string]string{v1.LabelSchedule: "nightly"}
+	sched := &v1.BenchmarkSchedule{}
+	sched.Name, sched.Namespace = "nightly", "bench"
+	for _, c := range []struct {
+		b    Bundle
+		want ManifestSchedule
+		note string
+	}{
+		{Bundle{Schedule: sched}, ManifestSchedule{Name: "nightly", Recorded: true}, ""},
+		{Bundle{ScheduleGone: true}, ManifestSchedule{Name: "nightly", Gone: true}, "was gone at export"},
+		{Bundle{}, ManifestSchedule{Name: "nightly"}, "could not be read at export"},
+	} {
+		c.b.Run, c.b.Results = scheduled, data
+		files, notes, err := c.b.Files()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m Manifest
+		if err := yaml.Unmarshal(filesByName(files)[FileManifest], &m); err != nil {
+			t.Fatal(err)
+		}
+		_, recorded := filesByName(files)[FileSchedule]
+		hasNote := slices.ContainsFunc(notes, func(n string) bool { return c.note != "" && strings.Contains(n, c.note) })
+		if m.Schedule == nil || *m.Schedule != c.want || recorded != c.want.Recorded || hasNote != (c.note != "") {
+			t.Errorf("schedule %+v (file %v), notes %q; want %+v", m.Schedule, recorded, notes, c.want)
+		}
+	}
+
 	for _, c := range []struct {
 		name    string
 		b       Bundle

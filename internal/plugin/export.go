@@ -116,15 +116,10 @@ func (e *env) export(ctx context.Context, name string, o *exportOptions) error {
 
 // writeBundle writes run's bundle to o.bundle: a directory, or a gzipped tar of one.
 func (e *env) writeBundle(ctx context.Context, src runSource, run *v1.BenchmarkRun, data map[string]string, o *exportOptions) error {
-	sched, events, eventsRead, err := src.scheduleAndEvents(ctx, run)
-	if err != nil {
-		return err
-	}
+	b := src.bundleExtras(ctx, run)
 	at := e.now()
-	files, notes, err := exported.Bundle{
-		Run: run, Results: data, Schedule: sched, Events: events, EventsRead: eventsRead,
-		ExportedAt: at, ExportedBy: "kubectl-mysqlbench " + Version, SysbenchImage: o.sysbenchImage,
-	}.Files()
+	b.Run, b.Results, b.ExportedAt, b.ExportedBy, b.SysbenchImage = run, data, at, "kubectl-mysqlbench "+Version, o.sysbenchImage
+	files, notes, err := b.Files()
 	if err != nil {
 		return err
 	}

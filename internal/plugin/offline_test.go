@@ -308,8 +308,21 @@ func TestFromFilesScheduledRunPolicy(t *testing.T) {
 	if err != nil || !strings.Contains(got, "Policy: the operator's defaults (schedule offline-nightly is not in the files: add its YAML") {
 		t.Errorf("compare of a scheduled run without its schedule does not say so (%v):\n%s", err, got)
 	}
+	// The schedule deleted: the cluster and a bundle exported now both say it is gone.
 	if err := k8s.Delete(ctx, sched); err != nil {
 		t.Fatal(err)
+	}
+	want, _, err = pluginAt(t, now, "--kubeconfig", kubeconfig, "-n", nsBench, "compare", "base", run.Name)
+	if err != nil || !strings.Contains(want, "Policy: the operator's defaults (schedule offline-nightly is gone)") {
+		t.Fatalf("compare from the cluster without the schedule: %v\n%s", err, want)
+	}
+	gone := filepath.Join(dir, "gone.tar.gz")
+	if _, _, err := pluginAt(t, now, "--kubeconfig", kubeconfig, "-n", nsBench, "export", run.Name, "--bundle", gone); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err = pluginAt(t, now, "compare", "--from", filepath.Join(dir, "base"), "--from", gone)
+	if err != nil || got != want {
+		t.Errorf("compare from a bundle exported after the schedule was deleted printed otherwise than from the cluster (%v):\n%s", err, got)
 	}
 }
 

@@ -33,9 +33,9 @@ type runSource interface {
 	policy(ctx context.Context, run *v1.BenchmarkRun) (v1.RegressionPolicy, string, error)
 	// serverNotStored is why steps of run have no server counters, from the operator's Events.
 	serverNotStored(ctx context.Context, run *v1.BenchmarkRun) notStored
-	// scheduleAndEvents are run's schedule (nil when it has none or it is gone) and its Events,
-	// with whether they could be read, for a bundle.
-	scheduleAndEvents(ctx context.Context, run *v1.BenchmarkRun) (*v1.BenchmarkSchedule, []corev1.Event, bool, error)
+	// bundleExtras is what a bundle holds of run besides the run and its results: its schedule
+	// and its Events (exported.Bundle's Schedule, ScheduleGone, Events and EventsRead).
+	bundleExtras(ctx context.Context, run *v1.BenchmarkRun) exported.Bundle
 }
 
 // fromFlag is the --from flag's help, the same for every command that has it.
@@ -123,28 +123,35 @@ func (c clusterSource) serverNotStored(ctx context.Context, run *v1.BenchmarkRun
 	return c.e.serverNotStored(ctx, run)
 }
 
-func (c clusterSource) scheduleAndEvents(ctx context.Context, run *v1.BenchmarkRun) (*v1.BenchmarkSchedule, []corev1.Event, bool, error) {
+func (c clusterSource) bundleExtras(ctx context.Context, run *v1.BenchmarkRun) exported.Bundle {
+	var b exported.Bundle
+	// Both only add to a bundle: what cannot be read is said in its manifest and here.
+	note := func(what string, err error) {
+		_, _ = fmt.Fprintf(c.e.ErrOut, "Note: %s could not be read (%v): the bundle says so\n", what, err)
+	}
 	cl, err := c.e.clients()
 	if err != nil {
-		return nil, nil, false, err
+		note("the run's schedule and Events", err)
+		return b
 	}
-	var sched *v1.BenchmarkSchedule
 	if name := exported.ScheduleName(run); name != "" {
 		s := &v1.BenchmarkSchedule{}
 		switch err := cl.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, s); {
 		case err == nil:
-			sched = s
-		case !apierrors.IsNotFound(err):
-			return nil, nil, false, fmt.Errorf("get schedule %s of %s: %w", name, run.Name, err)
+			b.Schedule = s
+		case apierrors.IsNotFound(err):
+			b.ScheduleGone = true
+		default:
+			note("schedule "+name, err)
 		}
 	}
 	events := &corev1.EventList{}
 	if err := cl.List(ctx, events, client.InNamespace(run.Namespace), client.MatchingFields{"involvedObject.uid": string(run.UID)}); err != nil {
-		// Events only add to a bundle: one without them says so in its manifest.
-		_, _ = fmt.Fprintf(c.e.ErrOut, "Note: the run's Events could not be read (%v): the bundle has none\n", err)
-		return sched, nil, false, nil
+		note("the run's Events", err)
+		return b
 	}
-	return sched, events.Items, true, nil
+	b.Events, b.EventsRead = events.Items, true
+	return b
 }
 
 // fileSource reads runs from exported files.
@@ -271,7 +278,7 @@ func (f *fileSource) policy(_ context.Context, run *v1.BenchmarkRun) (v1.Regress
 		return v1.RegressionPolicy{}, defaultPolicy, nil
 	}
 	sched := f.set.Schedule(run.Namespace, owner.Name, "")
-	gone := r.Bundle != nil && r.Bundle.Schedule != nil && r.Bundle.Schedule.Name == owner.Name && !r.Bundle.Schedule.Recorded
+	gone := r.Bundle != nil && r.Bundle.Schedule != nil && r.Bundle.Schedule.Name == owner.Name && r.Bundle.Schedule.Gone
 	if sched == nil && !gone {
 		return v1.RegressionPolicy{}, fmt.Sprintf("%s (schedule %s is not in the files: add its YAML, kubectl get "+
 			"benchmarkschedule %s -o yaml, or set --alpha, --qps-drop and --p95-rise)", defaultPolicy, owner.Name, owner.Name), nil
@@ -284,12 +291,14 @@ func (f *fileSource) serverNotStored(_ context.Context, run *v1.BenchmarkRun) no
 	return notStoredFrom(f.set.EventsOf(run.UID))
 }
 
-func (f *fileSource) scheduleAndEvents(_ context.Context, run *v1.BenchmarkRun) (*v1.BenchmarkSchedule, []corev1.Event, bool, error) {
+func (f *fileSource) bundleExtras(_ context.Context, run *v1.BenchmarkRun) exported.Bundle {
 	r := f.run(run)
-	var sched *v1.BenchmarkSchedule
+	var b exported.Bundle
 	if name := exported.ScheduleName(run); name != "" {
-		sched = f.set.Schedule(run.Namespace, name, "")
+		b.Schedule = f.set.Schedule(run.Namespace, name, "")
+		b.ScheduleGone = b.Schedule == nil && r.Bundle != nil && r.Bundle.Schedule != nil && r.Bundle.Schedule.Gone
 	}
-	events := f.set.EventsOf(run.UID)
-	return sched, events, len(events) > 0 || (r.Bundle != nil && r.Bundle.Events), nil
+	b.Events = f.set.EventsOf(run.UID)
+	b.EventsRead = len(b.Events) > 0 || (r.Bundle != nil && r.Bundle.Events)
+	return b
 }
