@@ -276,6 +276,12 @@ func TestFromFilesScheduledRunPolicy(t *testing.T) {
 	if err := waitFinished(ctx, run.Namespace, run.Name, 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	// A confirmation of its regression in the schedule's status (no schedule controller runs here).
+	sched.Status.Confirmation = &v1.Confirmation{Run: run.Name, Baseline: "base", State: v1.ConfirmationRunning,
+		ConfirmationRun: run.Name + "-confirm", Cells: []string{"mariadb@2"}, Message: "re-measuring mariadb@2"}
+	if err := k8s.Status().Update(ctx, sched); err != nil {
+		t.Fatal(err)
+	}
 	now := time.Now().Add(time.Hour)
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "nightly")
@@ -287,6 +293,13 @@ func TestFromFilesScheduledRunPolicy(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(bundle, exported.FileSchedule)); err != nil {
 		t.Fatalf("the bundle of a scheduled run lacks its schedule: %v", err)
+	}
+	described, _, err := pluginAt(t, now, "--kubeconfig", kubeconfig, "-n", nsBench, "describe", run.Name)
+	if err != nil || !strings.Contains(described, "Confirmation: Running") || !strings.Contains(described, "Schedule:") {
+		t.Fatalf("describe from the cluster shows no schedule or confirmation: %v\n%s", err, described)
+	}
+	if got, _, err := pluginAt(t, now, "describe", "--from", bundle); err != nil || got != described {
+		t.Errorf("describe from the bundle printed otherwise than from the cluster (%v):\n%s", err, got)
 	}
 	want, _, err := pluginAt(t, now, "--kubeconfig", kubeconfig, "-n", nsBench, "compare", "base", run.Name)
 	if err != nil || !strings.Contains(want, "Policy: schedule offline-nightly's spec.regression") {
