@@ -142,13 +142,23 @@ func (l *loader) dir(fsys fs.FS, dir, display string, depth int) error {
 			continue
 		}
 		p, shown := path.Join(dir, name), within(display, name)
+		regular := e.Type().IsRegular()
+		if e.Type()&fs.ModeSymlink != 0 {
+			// A link to a file is read as the file; a link to a directory is not followed, as
+			// it may lead in a circle.
+			if st, err := fs.Stat(fsys, p); err == nil && st.IsDir() {
+				l.skip(shown, "a symbolic link to a directory (not followed: give its target with --from)")
+			} else {
+				regular = err == nil && st.Mode().IsRegular()
+			}
+		}
 		switch {
 		case e.IsDir():
 			if err := l.dir(fsys, p, shown, depth+1); err != nil {
 				return err
 			}
-		case !e.Type().IsRegular():
-			// Symbolic links and devices: a link may lead anywhere, or in a circle.
+		case !regular:
+			// Devices, sockets, broken links.
 		case isArchive(name):
 			data, err := readFile(fsys, p, shown)
 			if err != nil {

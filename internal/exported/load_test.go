@@ -190,6 +190,23 @@ func TestLoad(t *testing.T) {
 			},
 			want: []runOf{{"bench", "pk", true, true, 3}}},
 
+		{name: "symbolic links: to a file read, to a directory not followed",
+			paths: func(t *testing.T, dir string) []string {
+				write(t, dir, map[string][]byte{"exports/pk.json": pkJSON, "view/.keep": nil})
+				for link, target := range map[string]string{"view/pk.json": "../exports/pk.json", "view/loop": ".."} {
+					if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+						t.Skip("no symbolic links here:", err)
+					}
+				}
+				return []string{filepath.Join(dir, "view")}
+			},
+			want: []runOf{{"bench", "pk", false, true, 1}},
+			check: func(t *testing.T, s *Set) {
+				if len(s.Skipped) != 1 || !strings.Contains(s.Skipped[0], "loop: a symbolic link to a directory") {
+					t.Errorf("skipped %q", s.Skipped)
+				}
+			}},
+
 		// Bad input: what is wrong and what to give instead.
 		{name: "no such file", paths: files(nil, "nope.json"), wantErr: []string{"nope.json: no such file or directory", "check the path"}},
 		{name: "not a run", paths: files(map[string][]byte{"d.yaml": deployment}, "d.yaml"),

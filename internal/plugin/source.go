@@ -251,7 +251,9 @@ func (f *fileSource) resultsData(_ context.Context, run *v1.BenchmarkRun) (map[s
 		// results.json alone: what the operator wrote with it is drawn from it, byte for byte.
 		data, err := report.Rerender(r.Doc)
 		if err != nil {
-			return nil, fmt.Errorf("benchmarkrun %s: %w", run.Name, err)
+			// Only the other files are lost: results.json is still read as it is.
+			_, _ = fmt.Fprintf(f.errOut, "Note: the files of benchmarkrun %s other than results.json cannot be rendered from it: %v\n", run.Name, err)
+			return r.Results, nil
 		}
 		data[report.KeyResultsJSON] = r.Results[report.KeyResultsJSON]
 		return data, nil
