@@ -39,8 +39,8 @@ type Run struct {
 	Bundle *Manifest
 	// From are the files the run was read from, for messages.
 	From []string
-	// Arg is the index, in Load's paths, of the path the run was first read from.
-	Arg int
+	// Args are the indexes, in Load's paths, of the paths the run was read from.
+	Args []int
 }
 
 // String names the run and where it came from, for messages: "bench/pk (run.yaml, results.json;
@@ -139,7 +139,7 @@ func (s *Set) Only() (*Run, error) {
 func (s *Set) FromPath(i int) []*Run {
 	var out []*Run
 	for _, r := range s.Runs {
-		if r.Arg == i {
+		if slices.Contains(r.Args, i) {
 			out = append(out, r)
 		}
 	}

@@ -484,6 +484,15 @@ func timesEqual(a, b *metav1.Time) bool {
 func (l *loader) join() error {
 	runs := &l.set.Runs
 	first := map[*Run]int{} // the index of a run's first item: the runs keep the order read
+	add := func(r *Run, i int, it item) {
+		r.From = append(r.From, it.from)
+		if !slices.Contains(r.Args, it.arg) {
+			r.Args = append(r.Args, it.arg)
+		}
+		if f, ok := first[r]; !ok || i < f {
+			first[r] = i
+		}
+	}
 	for i, it := range l.items {
 		if it.run == nil {
 			continue
@@ -492,19 +501,18 @@ func (l *loader) join() error {
 			return fmt.Errorf("%s is inconsistent: its run.yaml is %s/%s and its results.json %s/%s",
 				it.from, it.run.Namespace, it.run.Name, it.doc.Run.Namespace, it.doc.Run.Name)
 		}
-		if r := sameObject(*runs, it.run); r != nil && mergeable(r, it) {
-			r.From = append(r.From, it.from)
-			if it.data != nil && r.Results == nil {
-				r.Results, r.Doc = it.data, it.doc
-			}
-			if r.Bundle == nil {
-				r.Bundle = it.bundle
-			}
-			continue
+		r := sameObject(*runs, it.run)
+		if r == nil || !mergeable(r, it) {
+			r = &Run{Namespace: it.run.Namespace, Name: it.run.Name, Object: it.run}
+			*runs = append(*runs, r)
 		}
-		*runs = append(*runs, &Run{Namespace: it.run.Namespace, Name: it.run.Name, Object: it.run,
-			Results: it.data, Doc: it.doc, Bundle: it.bundle, From: []string{it.from}, Arg: it.arg})
-		first[(*runs)[len(*runs)-1]] = i
+		if it.data != nil && r.Results == nil {
+			r.Results, r.Doc = it.data, it.doc
+		}
+		if r.Bundle == nil {
+			r.Bundle = it.bundle
+		}
+		add(r, i, it)
 	}
 	for i, it := range l.items {
 		if it.run != nil {
@@ -523,26 +531,23 @@ func (l *loader) join() error {
 				same = append(same, r)
 			}
 		}
+		var r *Run
 		switch {
 		case len(same) > 0:
-			r := same[0]
-			r.From = append(r.From, it.from)
+			r = same[0]
 			for k, v := range it.data {
 				if _, ok := r.Results[k]; !ok {
 					r.Results[k] = v
 				}
 			}
 		case len(free) == 1:
-			free[0].Results, free[0].Doc = it.data, it.doc
-			free[0].From = append(free[0].From, it.from)
-			if i < first[free[0]] {
-				free[0].Arg, first[free[0]] = it.arg, i
-			}
+			r = free[0]
+			r.Results, r.Doc = it.data, it.doc
 		default:
-			*runs = append(*runs, &Run{Namespace: ns, Name: name, Results: it.data, Doc: it.doc,
-				From: []string{it.from}, Arg: it.arg})
-			first[(*runs)[len(*runs)-1]] = i
+			r = &Run{Namespace: ns, Name: name, Results: it.data, Doc: it.doc}
+			*runs = append(*runs, r)
 		}
+		add(r, i, it)
 	}
 	slices.SortStableFunc(*runs, func(a, b *Run) int { return first[a] - first[b] })
 	return nil

@@ -95,7 +95,12 @@ func TestLoad(t *testing.T) {
 			want: []runOf{{"bench", "pk", true, false, 1}}},
 		{name: "run and its results from two paths",
 			paths: files(map[string][]byte{"pk.yaml": yamlOf(t, pk), "pk.json": pkJSON}, "pk.yaml", "pk.json"),
-			want:  []runOf{{"bench", "pk", true, true, 2}}},
+			want:  []runOf{{"bench", "pk", true, true, 2}},
+			check: func(t *testing.T, s *Set) {
+				if a, b := s.FromPath(0), s.FromPath(1); len(a) != 1 || len(b) != 1 || a[0] != b[0] || len(s.FromPath(2)) != 0 {
+					t.Errorf("FromPath: %v, %v", a, b)
+				}
+			}},
 		{name: "a directory: a List, results.json files, other files",
 			paths: files(map[string][]byte{
 				"runs.yaml": yamlOf(t, list), "pk.json": pkJSON, "cand.json": []byte(resultsData(t, cand)[report.KeyResultsJSON]),
