@@ -25,12 +25,13 @@ type compareOptions struct {
 	qpsDrop  float64
 	p95Rise  float64
 	exitCode bool
+	from     []string
 }
 
 func newCompareCommand(e *env) *cobra.Command {
 	o := &compareOptions{}
 	cmd := &cobra.Command{
-		Use:   "compare OLD NEW",
+		Use:   "compare OLD NEW | compare [OLD NEW] --from PATH...",
 		Short: "Compare NEW with the baseline OLD: per target (geometric mean) and per cell",
 		Long: "Compares NEW with OLD (the baseline; old then new, as benchstat and mysqlbench-compare take them) as the " +
 			"operator compares a scheduled run with its baseline (internal/compare): per target, the geometric mean over " +
@@ -40,13 +41,24 @@ func newCompareCommand(e *env) *cobra.Command {
 			"and its median QPS fell by at least --qps-drop percent or its p95 rose by at least --p95-rise percent; " +
 			"\"no regression\" needs every target's interval to exclude such a drop. In the table, ~ means no " +
 			"significant change, ! a noisy median (CV above 5 %). The policy is NEW's schedule's spec.regression when " +
-			"NEW was created by a BenchmarkSchedule, else the operator's defaults; the flags override it.",
+			"NEW was created by a BenchmarkSchedule, else the operator's defaults; the flags override it." + fromHelp +
+			" Without OLD and NEW give two --from, each holding one run: the first is OLD, the baseline " +
+			"(compare --from old.json --from new.json; the runs may have the same name). A results.json does not say " +
+			"which schedule made its run: its policy is then the operator's defaults unless the flags set it; a run's " +
+			"YAML names its schedule, whose spec.regression applies when the files hold the schedule (a bundle does).",
 		Example: "  kubectl mysqlbench compare release-1 candidate\n" +
 			"  kubectl mysqlbench compare release-1 candidate --target mysql84 --target mysql84-psoff\n" +
-			"  kubectl mysqlbench compare release-1 candidate -o markdown > comparison.md",
-		Args: exactArgs("OLD", "NEW"),
+			"  kubectl mysqlbench compare release-1 candidate -o markdown > comparison.md\n" +
+			"  kubectl mysqlbench compare --from release-1/results.json --from candidate.tar.gz\n" +
+			"  kubectl mysqlbench compare release-1 candidate --from exported-runs/",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(o.from) > 0 && len(args) == 0 {
+				return nil
+			}
+			return exactArgs("OLD", "NEW")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.compare(cmd, args[1], args[0], o)
+			return e.compare(cmd, args, o)
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.targets, "target", nil, "Compare only this target (repeatable).")
@@ -56,19 +68,26 @@ func newCompareCommand(e *env) *cobra.Command {
 	cmd.Flags().Float64Var(&o.p95Rise, "p95-rise", v1.DefaultP95RisePercent, "Smallest p95 latency rise that matters, in percent (default: the schedule's, else this).")
 	cmd.Flags().BoolVar(&o.exitCode, "exit-code", false,
 		"Exit with 2 when the run regressed and 3 when the comparison is inconclusive or has no common cells (as mysqlbench-compare), 0 otherwise.")
+	cmd.Flags().StringArrayVar(&o.from, "from", nil, fromFlag+" Without OLD and NEW: --from OLD --from NEW.")
 	return cmd
 }
 
-func (e *env) compare(cmd *cobra.Command, nameA, nameB string, o *compareOptions) error {
+// compare compares NEW (args[1]) with the baseline OLD (args[0]); without args, the runs of
+// the two --from paths, OLD first.
+func (e *env) compare(cmd *cobra.Command, args []string, o *compareOptions) error {
 	ctx := cmd.Context()
 	if o.output != "table" && o.output != "markdown" {
 		return fmt.Errorf("unknown output format %q: use -o table or -o markdown", o.output)
 	}
-	run, err := e.getRun(ctx, nameA)
+	src, err := e.source(o.from)
 	if err != nil {
 		return err
 	}
-	baseline, err := e.getRun(ctx, nameB)
+	run, baseline, err := comparedRuns(ctx, src, args)
+	if err != nil {
+		return err
+	}
+	policy, source, err := src.policy(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -85,10 +104,6 @@ func (e *env) compare(cmd *cobra.Command, nameA, nameB string, o *compareOptions
 		if !r.Status.Phase.Finished() {
 			_, _ = fmt.Fprintf(e.ErrOut, "Note: %s is not finished (%s): comparing the cells measured so far.\n", r.Name, progress(r))
 		}
-	}
-	policy, source, err := e.policy(ctx, run)
-	if err != nil {
-		return err
 	}
 	flags := cmd.Flags()
 	if flags.Changed("alpha") {
@@ -121,12 +136,34 @@ func (e *env) compare(cmd *cobra.Command, nameA, nameB string, o *compareOptions
 	return nil
 }
 
+// comparedRuns are NEW and OLD: args' (OLD NEW) or, without args, the runs of two --from paths.
+func comparedRuns(ctx context.Context, src runSource, args []string) (run, baseline *v1.BenchmarkRun, err error) {
+	if fs, ok := src.(*fileSource); ok && len(args) == 0 {
+		if n := len(fs.set.Paths()); n != 2 {
+			return nil, nil, fmt.Errorf("compare without OLD and NEW takes two --from, OLD's and NEW's (got %d); "+
+				"or name the runs: compare OLD NEW --from PATH", n)
+		}
+		runs, err := fs.onePerPath("")
+		if err != nil {
+			return nil, nil, err
+		}
+		return runs[1], runs[0], nil
+	}
+	if run, err = src.getRun(ctx, args[1], ""); err != nil {
+		return nil, nil, err
+	}
+	if baseline, err = src.getRun(ctx, args[0], ""); err != nil {
+		return nil, nil, err
+	}
+	return run, baseline, nil
+}
+
 // policy is what the operator would apply to run: its schedule's regression policy (the
 // pinned baseline aside, which the command line replaces), else the defaults.
 func (e *env) policy(ctx context.Context, run *v1.BenchmarkRun) (v1.RegressionPolicy, string, error) {
-	owner := metav1.GetControllerOf(run)
-	if owner == nil || owner.Kind != "BenchmarkSchedule" || owner.APIVersion != v1.GroupVersion.String() {
-		return v1.RegressionPolicy{}, "the operator's defaults", nil
+	owner := scheduleOwner(run)
+	if owner == nil {
+		return v1.RegressionPolicy{}, defaultPolicy, nil
 	}
 	c, err := e.clients()
 	if err != nil {
@@ -135,12 +172,35 @@ func (e *env) policy(ctx context.Context, run *v1.BenchmarkRun) (v1.RegressionPo
 	sched := &v1.BenchmarkSchedule{}
 	err = c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: owner.Name}, sched)
 	switch {
-	case apierrors.IsNotFound(err) || (err == nil && sched.UID != owner.UID):
-		return v1.RegressionPolicy{}, fmt.Sprintf("the operator's defaults (schedule %s is gone)", owner.Name), nil
+	case apierrors.IsNotFound(err):
+		sched = nil
 	case err != nil:
 		return v1.RegressionPolicy{}, "", fmt.Errorf("get schedule %s of %s for its regression policy: %w", owner.Name, run.Name, err)
 	}
-	return sched.Spec.Regression, "schedule " + sched.Name + "'s spec.regression", nil
+	policy, source := schedulePolicy(owner, sched)
+	return policy, source, nil
+}
+
+// defaultPolicy says where the policy of a run no schedule made comes from.
+const defaultPolicy = "the operator's defaults"
+
+// scheduleOwner is the BenchmarkSchedule that created run (its controller), nil when none did.
+func scheduleOwner(run *v1.BenchmarkRun) *metav1.OwnerReference {
+	owner := metav1.GetControllerOf(run)
+	if owner == nil || owner.Kind != "BenchmarkSchedule" || owner.APIVersion != v1.GroupVersion.String() {
+		return nil
+	}
+	return owner
+}
+
+// schedulePolicy is the policy of a run owner's schedule made, with where it comes from: sched
+// is that schedule as read, nil when it is not found (one of the same name and another UID is
+// another schedule: the run's is gone).
+func schedulePolicy(owner *metav1.OwnerReference, sched *v1.BenchmarkSchedule) (v1.RegressionPolicy, string) {
+	if sched == nil || sched.UID != owner.UID {
+		return v1.RegressionPolicy{}, fmt.Sprintf("%s (schedule %s is gone)", defaultPolicy, owner.Name)
+	}
+	return sched.Spec.Regression, "schedule " + sched.Name + "'s spec.regression"
 }
 
 // onlyTargets is a copy of run whose status holds only the named targets, so the comparison's

@@ -17,33 +17,40 @@ import (
 )
 
 func newDescribeCommand(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "describe RUN",
+	var from []string
+	cmd := &cobra.Command{
+		Use:   "describe RUN | describe [RUN] --from PATH",
 		Short: "Show a run's progress, conditions and results (QPS and p95 by threads, one column per target)",
 		Long: "Shows the run's phase and conditions, each target's phase, server version and message, the step in " +
 			"progress, and the QPS and p95 latency by threads, one column per target. With spec.repetitions above 1 " +
 			"a cell is the median of its repetitions with the confidence interval of the median " +
-			"(status.targets[].cells), and ~ marks a noisy cell.",
-		Example: "  kubectl mysqlbench describe pk-lookup-57 -n bench",
-		Args:    exactArgs("RUN"),
+			"(status.targets[].cells), and ~ marks a noisy cell." + fromHelp + " describe needs the run with its " +
+			"status (a BenchmarkRun's YAML or a bundle): a results.json alone has no conditions and is refused. A " +
+			"scheduled run's confirmation is shown when the files hold its BenchmarkSchedule (a bundle does).",
+		Example: "  kubectl mysqlbench describe pk-lookup-57 -n bench\n" +
+			"  kubectl mysqlbench describe --from pk-lookup-57.tar.gz",
+		Args: runArgs(&from),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			run, err := e.getRun(cmd.Context(), args[0])
+			src, err := e.source(from)
 			if err != nil {
 				return err
 			}
-			return describe(e.Out, run, time.Now(), e.confirmationOf(cmd.Context(), run))
+			run, err := src.getRun(cmd.Context(), argOrEmpty(args), "describe shows its conditions and its targets' state")
+			if err != nil {
+				return err
+			}
+			return describe(e.Out, run, e.now(), src.confirmationOf(cmd.Context(), run))
 		},
 	}
+	cmd.Flags().StringArrayVar(&from, "from", nil, fromFlag)
+	return cmd
 }
 
 // confirmationOf is the confirmation in the status of run's schedule that concerns run (as the
 // compared run or as the confirmation run), or nil. It only adds to describe: a schedule that
 // cannot be read shows nothing.
 func (e *env) confirmationOf(ctx context.Context, run *v1.BenchmarkRun) *v1.Confirmation {
-	name := run.Labels[v1.LabelSchedule]
-	if name == "" {
-		name = run.Labels[v1.LabelConfirmationOf]
-	}
+	name := confirmationSchedule(run)
 	if name == "" {
 		return nil
 	}
@@ -53,6 +60,23 @@ func (e *env) confirmationOf(ctx context.Context, run *v1.BenchmarkRun) *v1.Conf
 	}
 	sched := &v1.BenchmarkSchedule{}
 	if c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, sched) != nil {
+		return nil
+	}
+	return confirmationIn(sched, run)
+}
+
+// confirmationSchedule names the schedule whose confirmation may concern run: the one that made
+// it, or the one whose regression it re-measures.
+func confirmationSchedule(run *v1.BenchmarkRun) string {
+	if name := run.Labels[v1.LabelSchedule]; name != "" {
+		return name
+	}
+	return run.Labels[v1.LabelConfirmationOf]
+}
+
+// confirmationIn is sched's confirmation when it concerns run, else nil.
+func confirmationIn(sched *v1.BenchmarkSchedule, run *v1.BenchmarkRun) *v1.Confirmation {
+	if sched == nil {
 		return nil
 	}
 	if conf := sched.Status.Confirmation; conf != nil && (conf.Run == run.Name || conf.ConfirmationRun == run.Name) {

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/charts"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
@@ -25,6 +27,7 @@ type plotOptions struct {
 	width      string
 	height     string
 	per        string
+	from       []string
 }
 
 func newPlotCommand(e *env) *cobra.Command {
@@ -34,7 +37,7 @@ func newPlotCommand(e *env) *cobra.Command {
 		metrics = append(metrics, string(m))
 	}
 	cmd := &cobra.Command{
-		Use:   "plot RUN [RUN...] -o CHART.png|CHART.svg",
+		Use:   "plot RUN [RUN...] -o CHART.png|CHART.svg | plot [RUN...] --from PATH... -o CHART.png|CHART.svg",
 		Short: "Draw a chart of finished runs: a metric by threads (log-2 axis), relative to a target, or over time",
 		Long: "Draws one chart from the runs' results.json, one line per target (\"run/target\" with several runs): " +
 			"--metric by thread count on a log-2 axis (with error bars from the confidence intervals when the run " +
@@ -44,15 +47,22 @@ func newPlotCommand(e *env) *cobra.Command {
 			"cpu-per-query is the server container's CPU time per query in microseconds, cpu-per-second the cores it " +
 			"kept busy, counter:NAME a server counter per query (--per second: per second); they are drawn by threads " +
 			"only, and the targets and steps without them are said under the chart and on stderr, never drawn as 0. " +
-			"The format follows -o's extension.",
+			"The format follows -o's extension." + fromHelp + " Without RUN every run of the files is drawn, in the " +
+			"order of --from. plot needs each run's results.json (a run's YAML alone has no results).",
 		Example: "  kubectl mysqlbench plot pk-lookup-57 -o qps.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --relative-to mysql57 -o relative.svg\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 -o p95.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --timeline --metric qps -o timeline.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query -o cpu.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read -o rows-read.svg\n" +
-			"  kubectl mysqlbench plot release-1 candidate -o both.png",
-		Args: cobra.MinimumNArgs(1),
+			"  kubectl mysqlbench plot release-1 candidate -o both.png\n" +
+			"  kubectl mysqlbench plot --from release-1.tar.gz --from candidate/results.json -o both.png",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(o.from) == 0 && len(args) == 0 {
+				return fmt.Errorf("%s needs RUN (or --from PATH); see %s --help", cmd.CommandPath(), cmd.CommandPath())
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.per != "query" && o.per != "second" {
 				return fmt.Errorf("--per %q: use --per query or --per second", o.per)
@@ -69,17 +79,21 @@ func newPlotCommand(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			docs := make([]*results.Doc, 0, len(args))
-			for _, name := range args {
-				run, err := e.getRun(cmd.Context(), name)
+			src, err := e.source(o.from)
+			if err != nil {
+				return err
+			}
+			runs, err := runsOf(cmd.Context(), src, args)
+			if err != nil {
+				return err
+			}
+			docs := make([]*results.Doc, 0, len(runs))
+			for _, run := range runs {
+				doc, err := resultsDoc(cmd.Context(), src, run)
 				if err != nil {
 					return err
 				}
-				doc, err := e.resultsDoc(cmd.Context(), run)
-				if err != nil {
-					return err
-				}
-				if err := plottable(name, doc, charts.Metric(o.metric)); err != nil {
+				if err := plottable(run.Name, doc, charts.Metric(o.metric)); err != nil {
 					return err
 				}
 				docs = append(docs, doc)
@@ -114,8 +128,25 @@ func newPlotCommand(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&o.title, "title", "", "Title of the chart (default: the runs and the metric).")
 	cmd.Flags().StringVar(&o.width, "width", "", "Width, e.g. 20cm, 8in or 600pt (default 20cm; with only --height, the default's aspect ratio).")
 	cmd.Flags().StringVar(&o.height, "height", "", "Height, e.g. 12cm (default 12cm).")
+	cmd.Flags().StringArrayVar(&o.from, "from", nil, fromFlag)
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
+}
+
+// runsOf are the runs called names, in order; without names, every run of the files.
+func runsOf(ctx context.Context, src runSource, names []string) ([]*v1.BenchmarkRun, error) {
+	if fs, ok := src.(*fileSource); ok && len(names) == 0 {
+		return fs.all("")
+	}
+	runs := make([]*v1.BenchmarkRun, 0, len(names))
+	for _, name := range names {
+		run, err := src.getRun(ctx, name, "")
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+	}
+	return runs, nil
 }
 
 // parseLength reads a chart side ("20cm", "8in", "600pt", "600" in points); "" is 0, the default.

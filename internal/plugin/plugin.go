@@ -2,9 +2,10 @@
 // plot, server and create for BenchmarkRuns. cmd/kubectl-mysqlbench only calls NewCommand; everything
 // else lives here so the commands run in tests against a real API server.
 //
-// The plugin reads what the operator wrote (a run's status and its results ConfigMap) and computes
-// nothing the operator computes differently: comparisons go through internal/compare, results.json
-// through internal/results, object names and labels through internal/specs.
+// The plugin reads what the operator wrote (a run's status and its results ConfigMap, or the files
+// they were exported to: internal/exported) and computes nothing the operator computes
+// differently: comparisons go through internal/compare, results.json through internal/results,
+// object names and labels through internal/specs.
 package plugin
 
 import (
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +51,8 @@ type Options struct {
 	Streams genericiooptions.IOStreams
 	// Logs replaces the API server's pods/log (tests); nil reads logs through client-go.
 	Logs PodLogs
+	// Now is the clock of the ages describe shows (tests); nil is time.Now.
+	Now func() time.Time
 }
 
 // env is what a command needs at run time: the streams, the kubeconfig flags and, built on
@@ -57,6 +61,7 @@ type env struct {
 	genericiooptions.IOStreams
 	flags     *genericclioptions.ConfigFlags
 	logReader PodLogs
+	clock     func() time.Time
 
 	client    client.WithWatch
 	clientset kubernetes.Interface
@@ -65,14 +70,16 @@ type env struct {
 // NewCommand is the root command, kubectl's own flags (-n, --context, --kubeconfig, ...)
 // included.
 func NewCommand(o Options) *cobra.Command {
-	e := &env{IOStreams: o.Streams, flags: genericclioptions.NewConfigFlags(true), logReader: o.Logs}
+	e := &env{IOStreams: o.Streams, flags: genericclioptions.NewConfigFlags(true), logReader: o.Logs, clock: o.Now}
 	root := &cobra.Command{
 		Use:   "kubectl-mysqlbench",
 		Short: "Read, compare, plot and plan mysqlbench BenchmarkRuns",
 		Long: "kubectl mysqlbench shows what the mysqlbench operator measured: the progress and results of " +
 			"BenchmarkRuns (get, describe), the comparison of two runs (compare), their results as CSV or JSON " +
 			"(export), charts (plot), what the servers did at each step: counters, CPU and waits per thread count (server), " +
-			"a step's sysbench output (logs), and the objects a run would create (create --dry-run).",
+			"a step's sysbench output (logs), and the objects a run would create (create --dry-run). export --bundle " +
+			"keeps everything a run left in files, and describe, compare, export, plot and server read such files " +
+			"with --from once the run is gone.",
 		Version:       Version,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysqlbench"},
 		SilenceUsage:  true,
@@ -116,6 +123,14 @@ func Execute(ctx context.Context, o Options, args []string) int {
 type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// now is the time, from the test's clock when it has one.
+func (e *env) now() time.Time {
+	if e.clock != nil {
+		return e.clock()
+	}
+	return time.Now()
+}
 
 // clients builds the API clients from the kubeconfig flags, once.
 func (e *env) clients() (client.WithWatch, error) {

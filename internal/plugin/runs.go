@@ -13,7 +13,6 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
-	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -149,17 +148,4 @@ func (e *env) resultsData(ctx context.Context, run *v1.BenchmarkRun) (map[string
 			run.Namespace, name, run.Name, run.Status.Phase, report.KeyResultsJSON, run.Name)
 	}
 	return cm.Data, nil
-}
-
-// resultsDoc is the run's results.json, decoded (its formatVersion checked).
-func (e *env) resultsDoc(ctx context.Context, run *v1.BenchmarkRun) (*results.Doc, error) {
-	data, err := e.resultsData(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := results.Decode([]byte(data[report.KeyResultsJSON]))
-	if err != nil {
-		return nil, fmt.Errorf("benchmarkrun %s: %w", run.Name, err)
-	}
-	return doc, nil
 }

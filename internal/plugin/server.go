@@ -26,12 +26,13 @@ type serverOptions struct {
 	counters []string
 	per      string
 	output   string
+	from     []string
 }
 
 func newServerCommand(e *env) *cobra.Command {
 	o := &serverOptions{}
 	cmd := &cobra.Command{
-		Use:   "server RUN [--target TARGET...] [--counter NAME...] [--per query|second] [-o table|csv|json]",
+		Use:   "server RUN|--from PATH [--target TARGET...] [--counter NAME...] [--per query|second] [-o table|csv|json]",
 		Short: "Show what the servers did at each thread count: counters per query, CPU per query, top waits",
 		Long: "Shows, per target of a finished run, the server counters each ladder step recorded (spec.serverStats, " +
 			"results.json steps[].server): one row per counter and one column per thread count, per sysbench query " +
@@ -41,13 +42,17 @@ func newServerCommand(e *env) *cobra.Command {
 			"With spec.repetitions above 1 a value is the median over the thread count's repetitions. Under each " +
 			"target it says what is missing and why: performance_schema OFF, counters the server lacks, snapshot " +
 			"errors, steps whose counters were not stored, CPU not measured. Every step's raw numbers are in " +
-			"server.csv (kubectl get configmap RUN-results -o jsonpath='{.data.server\\.csv}').",
+			"server.csv (kubectl get configmap RUN-results -o jsonpath='{.data.server\\.csv}')." + fromHelp + " server " +
+			"needs the run's results.json. Why steps' counters were not stored is read from the operator's Events, " +
+			"which a bundle holds as they were at export; a results.json alone does not say whether " +
+			"spec.serverStats was off.",
 		Example: "  kubectl mysqlbench server pk-lookup-57\n" +
 			"  kubectl mysqlbench server pk-lookup-57 --target mysql84 --counter Innodb_rows_read --counter Innodb_data_fsyncs\n" +
-			"  kubectl mysqlbench server pk-lookup-57 --per second -o csv > server-rates.csv",
-		Args: exactArgs("RUN"),
+			"  kubectl mysqlbench server pk-lookup-57 --per second -o csv > server-rates.csv\n" +
+			"  kubectl mysqlbench server --from pk-lookup-57/results.json",
+		Args: runArgs(&o.from),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.server(cmd.Context(), args[0], o)
+			return e.server(cmd.Context(), argOrEmpty(args), o)
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.targets, "target", nil, "Show only this target (repeatable).")
@@ -55,6 +60,7 @@ func newServerCommand(e *env) *cobra.Command {
 		"Show only this counter or gauge, e.g. Innodb_rows_read (repeatable; the CPU row and the waits are always shown).")
 	cmd.Flags().StringVar(&o.per, "per", "query", "Counters and CPU per sysbench query, or per second.")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "Output format: table, csv (one row per target, row and thread count) or json.")
+	cmd.Flags().StringArrayVar(&o.from, "from", nil, fromFlag)
 	return cmd
 }
 
@@ -65,7 +71,11 @@ func (e *env) server(ctx context.Context, name string, o *serverOptions) error {
 	if o.output != "table" && o.output != "csv" && o.output != "json" {
 		return fmt.Errorf("unknown output format %q: use -o table, -o csv or -o json", o.output)
 	}
-	run, err := e.getRun(ctx, name)
+	src, err := e.source(o.from)
+	if err != nil {
+		return err
+	}
+	run, err := src.getRun(ctx, name, "")
 	if err != nil {
 		return err
 	}
@@ -74,7 +84,7 @@ func (e *env) server(ctx context.Context, name string, o *serverOptions) error {
 			return err
 		}
 	}
-	doc, err := e.resultsDoc(ctx, run)
+	doc, err := resultsDoc(ctx, src, run)
 	if err != nil {
 		return err
 	}
@@ -83,7 +93,7 @@ func (e *env) server(ctx context.Context, name string, o *serverOptions) error {
 	}
 	view, err := serverViewOf(doc, serverQuery{
 		targets: o.targets, counters: o.counters, perSecond: o.per == "second",
-		off: !run.Spec.ServerStatsEnabled(), notStored: e.serverNotStored(ctx, run),
+		off: !run.Spec.ServerStatsEnabled(), notStored: src.serverNotStored(ctx, run),
 	})
 	if err != nil {
 		return fmt.Errorf("benchmarkrun %s: %w", run.Name, err)
@@ -153,9 +163,15 @@ func (e *env) serverNotStored(ctx context.Context, run *v1.BenchmarkRun) notStor
 		client.MatchingFields{"involvedObject.uid": string(run.UID), "reason": serverStatsUnavailable}); err != nil {
 		return nil
 	}
-	slices.SortStableFunc(events.Items, func(a, b corev1.Event) int { return a.LastTimestamp.Compare(b.LastTimestamp.Time) })
+	return notStoredFrom(events.Items)
+}
+
+// notStoredFrom reads the ServerStatsUnavailable Events among events, the newest last.
+func notStoredFrom(events []corev1.Event) notStored {
+	events = slices.DeleteFunc(slices.Clone(events), func(ev corev1.Event) bool { return ev.Reason != serverStatsUnavailable })
+	slices.SortStableFunc(events, func(a, b corev1.Event) int { return a.LastTimestamp.Compare(b.LastTimestamp.Time) })
 	out := notStored{}
-	for _, ev := range events.Items {
+	for _, ev := range events {
 		target, threads, why, ok := parseNotStored(ev.Message)
 		if !ok {
 			continue

@@ -88,7 +88,7 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 			// The chart is drawn from the numbers, which stay in results.json: it goes before
 			// any number would.
 			chart = false
-			doc.Notes = append(doc.Notes, fmt.Sprintf("The chart %s is left out: the numbers alone fill the ConfigMap.", KeyQPSChart))
+			doc.Notes = append(doc.Notes, chartNote+"is left out: the numbers alone fill the ConfigMap.")
 			if data, err = encodeDoc(&doc, servers, chart); err != nil {
 				return nil, err
 			}
@@ -368,6 +368,22 @@ func droppedList(doc *results.Doc, recs []dropRec) []results.Dropped {
 	return out
 }
 
+// chartNote begins the note of results.json that says why the chart is not in the data.
+const chartNote = "The chart " + KeyQPSChart + " "
+
+// Rerender renders again, from a results.json Render wrote (decoded), the data Render returned
+// with it: results.json, results.csv, report.md, server.csv and the chart are all drawn from
+// results.json, so they come out byte for byte as the operator stored them. It is how exported
+// results are read without the ConfigMap (the kubectl plugin's --from). The chart is drawn unless
+// a note of results.json says it was left out or could not be drawn.
+func Rerender(doc *results.Doc) (map[string]string, error) {
+	if doc == nil {
+		return nil, fmt.Errorf("render results: no results.json")
+	}
+	chart := !slices.ContainsFunc(doc.Notes, func(n string) bool { return strings.HasPrefix(n, chartNote) })
+	return encodeData(doc, chart)
+}
+
 // encodeData renders results.json, results.csv, report.md and server.csv (unless no step has
 // server counters) from doc and, with chart, the QPS-by-threads SVG. A chart that cannot be drawn
 // is not a reason to lose the results: it is left out and results.json and report.md say why.
@@ -387,7 +403,7 @@ func encodeDoc(doc *results.Doc, servers [][]*serverstats.Step, chart bool) (map
 		var err error
 		if svg, err = charts.QPSByThreadsSVG(doc); err != nil {
 			withNote := *doc
-			withNote.Notes = append(slices.Clip(doc.Notes), fmt.Sprintf("The chart %s could not be drawn: %v.", KeyQPSChart, err))
+			withNote.Notes = append(slices.Clip(doc.Notes), fmt.Sprintf("%scould not be drawn: %v.", chartNote, err))
 			doc = &withNote
 		}
 	}

@@ -1,0 +1,557 @@
+package exported
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/charts"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+)
+
+// The files of a bundle. The results ConfigMap's keys (results.json, results.csv, report.md,
+// server.csv, qps-by-threads.svg) are files at its root too, under their own names.
+const (
+	// FileManifest says what the directory is and holds: Manifest.
+	FileManifest = "bundle.yaml"
+	// FileRun is the BenchmarkRun with its spec and status.
+	FileRun = "run.yaml"
+	// FileSchedule is the run's BenchmarkSchedule, when it has one that still existed.
+	FileSchedule = "schedule.yaml"
+	// FileEvents are the run's Events.
+	FileEvents = "events.yaml"
+	// FileNodes are the node facts of each target (status.targets[].node and instanceNodes).
+	FileNodes = "nodes.yaml"
+	// DirCharts holds the charts, as PNG.
+	DirCharts = "charts"
+	// DirTargets holds per target (DirTargets/NAME/) FileMyCnf and FileCommands.
+	DirTargets   = "targets"
+	FileMyCnf    = "my.cnf"
+	FileCommands = "commands.txt"
+)
+
+// ManifestKind is the kind of a bundle's manifest; BundleFormatVersion the layout this package
+// writes and reads.
+const (
+	ManifestKind        = "MysqlbenchBundle"
+	BundleFormatVersion = 1
+)
+
+// Manifest is a bundle's FileManifest.
+type Manifest struct {
+	// Kind is ManifestKind.
+	Kind string `json:"kind"`
+	// FormatVersion is the bundle's layout (BundleFormatVersion).
+	FormatVersion int `json:"formatVersion"`
+	// Run is the run the bundle holds.
+	Run ManifestRun `json:"run"`
+	// ExportedAt is when the bundle was written, ExportedBy by what ("kubectl-mysqlbench v0.1.0").
+	ExportedAt metav1.Time `json:"exportedAt"`
+	ExportedBy string      `json:"exportedBy"`
+	// Results are the keys of the run's results ConfigMap, each a file at the bundle's root.
+	Results []string `json:"results"`
+	// Schedule is the run's BenchmarkSchedule, when it has one.
+	Schedule *ManifestSchedule `json:"schedule,omitempty"`
+	// Events says that FileEvents holds the run's Events as they were at export.
+	Events bool `json:"events"`
+	// Files says what each file is, in the order written.
+	Files []ManifestEntry `json:"files"`
+	// Notes say what the bundle lacks, and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ManifestRun names the run of a bundle.
+type ManifestRun struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
+}
+
+// ManifestSchedule names a run's schedule: Recorded says that FileSchedule holds it, Gone that it
+// did not exist when the run was exported (the run's comparisons then use the operator's
+// defaults); neither: it could not be read.
+type ManifestSchedule struct {
+	Name     string `json:"name"`
+	Recorded bool   `json:"recorded"`
+	Gone     bool   `json:"gone,omitempty"`
+}
+
+// ManifestEntry is one file of a bundle and what it is.
+type ManifestEntry struct {
+	Name string `json:"name"`
+	What string `json:"what"`
+}
+
+// Bundle is what a bundle is written from.
+type Bundle struct {
+	// Run is the run, with its status.
+	Run *v1.BenchmarkRun
+	// Results are its results ConfigMap's data; results.json is required.
+	Results map[string]string
+	// Schedule is the run's schedule (ScheduleName), nil when it has none, it is gone
+	// (ScheduleGone) or it could not be read.
+	Schedule     *v1.BenchmarkSchedule
+	ScheduleGone bool
+	// Events are the run's Events; EventsRead says that they were read.
+	Events     []corev1.Event
+	EventsRead bool
+	// ExportedAt and ExportedBy go into the manifest.
+	ExportedAt time.Time
+	ExportedBy string
+	// SysbenchImage is the operator's default sysbench image, for the command lines of a run
+	// whose spec names none; "" is the operator's own default.
+	SysbenchImage string
+}
+
+// File is one file of a bundle: its path inside it (slash-separated) and its bytes.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// ScheduleName is the BenchmarkSchedule that concerns run: the one that created it (its
+// controller), else the one its labels name (a confirmation run's); "" for none.
+func ScheduleName(run *v1.BenchmarkRun) string {
+	if o := metav1.GetControllerOf(run); o != nil && o.Kind == "BenchmarkSchedule" && o.APIVersion == v1.GroupVersion.String() {
+		return o.Name
+	}
+	if s := run.Labels[v1.LabelSchedule]; s != "" {
+		return s
+	}
+	return run.Labels[v1.LabelConfirmationOf]
+}
+
+// Files are the bundle's files, the manifest first, and the manifest's notes. What cannot be made
+// (a chart that cannot be drawn, command lines the builders refuse) is left out and said in the
+// notes; it is an error only when the run or its results.json is missing.
+func (b Bundle) Files() ([]File, []string, error) {
+	files, m, err := b.files()
+	if err != nil {
+		return nil, nil, err
+	}
+	return files, m.Notes, nil
+}
+
+func (b Bundle) files() ([]File, *Manifest, error) {
+	if b.Run == nil {
+		return nil, nil, errors.New("bundle: no BenchmarkRun")
+	}
+	doc, err := resultsOf(b.Results, "the results of "+b.Run.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := Manifest{
+		Kind: ManifestKind, FormatVersion: BundleFormatVersion,
+		Run:        ManifestRun{Namespace: b.Run.Namespace, Name: b.Run.Name, UID: string(b.Run.UID)},
+		ExportedAt: metav1.NewTime(b.ExportedAt.UTC().Truncate(time.Second)), ExportedBy: b.ExportedBy,
+		Events: b.EventsRead,
+	}
+	var files []File
+	add := func(name, what string, data []byte) {
+		files = append(files, File{Name: name, Data: data})
+		m.Files = append(m.Files, ManifestEntry{Name: name, What: what})
+	}
+
+	run := b.Run.DeepCopy()
+	run.ManagedFields = nil
+	run.APIVersion, run.Kind = v1.GroupVersion.String(), "BenchmarkRun"
+	runYAML, err := yaml.Marshal(run)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode %s: %w", FileRun, err)
+	}
+	add(FileRun, "the BenchmarkRun with its spec and status, as the API server held it (kubectl get benchmarkrun -o yaml)", runYAML)
+
+	for _, k := range slices.Sorted(maps.Keys(b.Results)) {
+		if reserved(k) {
+			return nil, nil, fmt.Errorf("the results ConfigMap of %s has a key %q, which is a file of the bundle's own: "+
+				"rename the key", b.Run.Name, k)
+		}
+		m.Results = append(m.Results, k)
+		add(k, "the results ConfigMap's "+k+", as the operator wrote it", []byte(b.Results[k]))
+	}
+
+	if name := ScheduleName(b.Run); name != "" {
+		m.Schedule = &ManifestSchedule{Name: name, Recorded: b.Schedule != nil, Gone: b.Schedule == nil && b.ScheduleGone}
+		switch {
+		case b.Schedule != nil:
+			sc := b.Schedule.DeepCopy()
+			sc.ManagedFields = nil
+			sc.APIVersion, sc.Kind = v1.GroupVersion.String(), "BenchmarkSchedule"
+			data, err := yaml.Marshal(sc)
+			if err != nil {
+				return nil, nil, fmt.Errorf("encode %s: %w", FileSchedule, err)
+			}
+			add(FileSchedule, "the run's BenchmarkSchedule "+name+" (its regression policy and confirmation)", data)
+		case b.ScheduleGone:
+			m.Notes = append(m.Notes, fmt.Sprintf("The run's BenchmarkSchedule %s was gone at export: its comparisons use the operator's defaults.", name))
+		default:
+			m.Notes = append(m.Notes, fmt.Sprintf("The run's BenchmarkSchedule %s could not be read at export: its regression policy and confirmation are not in the bundle.", name))
+		}
+	}
+	if b.EventsRead {
+		data, err := eventsYAML(b.Events)
+		if err != nil {
+			return nil, nil, err
+		}
+		add(FileEvents, fmt.Sprintf("the run's %d Events at export (the API server keeps them about an hour)", len(b.Events)), data)
+	} else {
+		m.Notes = append(m.Notes, "The run's Events were not read (the reasons why server counters were not stored are not in the bundle).")
+	}
+
+	nodes, err := nodesYAML(run)
+	if err != nil {
+		return nil, nil, err
+	}
+	add(FileNodes, "the node each target's server ran on (status.targets[].node, instanceNodes)", nodes)
+
+	chartFiles, notes := bundleCharts(doc, loadclient.For(run.Spec.Workload).Capabilities())
+	for _, f := range chartFiles {
+		add(f.file.Name, f.what, f.file.Data)
+	}
+	m.Notes = append(m.Notes, notes...)
+
+	tfiles, notes := targetFiles(run, b.SysbenchImage, b.ExportedBy)
+	for _, f := range tfiles {
+		add(f.file.Name, f.what, f.file.Data)
+	}
+	m.Notes = append(m.Notes, notes...)
+
+	manifest, err := yaml.Marshal(m)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode %s: %w", FileManifest, err)
+	}
+	head := "# A run exported by kubectl mysqlbench export --bundle; read it back with --from (describe, compare, plot, server, export).\n"
+	return append([]File{{Name: FileManifest, Data: append([]byte(head), manifest...)}}, files...), &m, nil
+}
+
+// reserved says whether name is one of the bundle's own files or directories.
+func reserved(name string) bool {
+	switch name {
+	case FileManifest, FileRun, FileSchedule, FileEvents, FileNodes, DirCharts, DirTargets:
+		return true
+	}
+	return false
+}
+
+func eventsYAML(events []corev1.Event) ([]byte, error) {
+	items := make([]corev1.Event, len(events))
+	for i, e := range events {
+		e.ManagedFields = nil
+		e.APIVersion, e.Kind = "v1", "Event"
+		items[i] = e
+	}
+	slices.SortStableFunc(items, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	list := corev1.EventList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "EventList"}, Items: items}
+	data, err := yaml.Marshal(list)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", FileEvents, err)
+	}
+	return data, nil
+}
+
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// nodeFacts is one target's entry of FileNodes.
+type nodeFacts struct {
+	Target        string         `json:"target"`
+	Engine        string         `json:"engine"`
+	Node          *v1.ServerNode `json:"node"`
+	InstanceNodes []string       `json:"instanceNodes,omitempty"`
+}
+
+func nodesYAML(run *v1.BenchmarkRun) ([]byte, error) {
+	var out struct {
+		Note    string      `json:"note"`
+		Targets []nodeFacts `json:"targets"`
+	}
+	out.Note = "node is null where the operator did not run the server (external and Percona targets) or had not probed it"
+	for _, t := range run.Spec.Targets {
+		nf := nodeFacts{Target: t.Name, Engine: string(t.EngineOrDefault())}
+		for _, ts := range run.Status.Targets {
+			if ts.Name == t.Name {
+				nf.Node, nf.InstanceNodes = ts.Node, ts.InstanceNodes
+			}
+		}
+		out.Targets = append(out.Targets, nf)
+	}
+	data, err := yaml.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", FileNodes, err)
+	}
+	return data, nil
+}
+
+// described is a file with what the manifest says of it.
+type described struct {
+	file File
+	what string
+}
+
+// bundleCharts draws the charts a reader looks at first, those the run's client measures: the
+// throughput by threads, TPS and p95 latency by threads, and the throughput over time.
+func bundleCharts(doc *results.Doc, caps loadclient.Capabilities) ([]described, []string) {
+	type chart struct {
+		file string
+		spec charts.Spec
+		what string
+		ok   bool
+	}
+	throughput := "QPS"
+	if caps.Metric.Name != "" {
+		throughput = caps.Metric.Name
+	}
+	list := []chart{
+		{"qps-by-threads.png", charts.Spec{Metric: charts.QPS}, throughput + " by threads", true},
+		{"tps-by-threads.png", charts.Spec{Metric: charts.TPS}, "TPS by threads", caps.Transactions},
+		{"p95-by-threads.png", charts.Spec{Metric: charts.P95}, "p95 latency by threads", caps.Reports(95)},
+		{"qps-timeline.png", charts.Spec{Metric: charts.QPS, Timeline: true}, throughput + " per second across the ladder", caps.Series},
+	}
+	var out []described
+	var notes []string
+	for _, c := range list {
+		if !c.ok {
+			continue
+		}
+		name := path.Join(DirCharts, c.file)
+		p, leftOut, err := charts.DrawWithNotes([]*results.Doc{doc}, c.spec)
+		var buf bytes.Buffer
+		if err == nil {
+			err = charts.Encode(p, "png", 0, 0, &buf)
+		}
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s is not in the bundle: %v.", name, err))
+			continue
+		}
+		what := "chart: " + c.what + " (kubectl mysqlbench plot)"
+		if len(leftOut) > 0 {
+			what += "; " + strings.Join(leftOut, "; ")
+		}
+		out = append(out, described{File{Name: name, Data: buf.Bytes()}, what})
+	}
+	return out, notes
+}
+
+// WriteDir writes files into the new directory dir. It refuses a dir that exists and is not
+// empty, and writes into a temporary sibling first, so that a failure leaves no half bundle.
+func WriteDir(dir string, files []File) error {
+	if err := refuseExisting(dir, true); err != nil {
+		return err
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".partial-")
+	if err != nil {
+		return fmt.Errorf("write bundle %s: %w", dir, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("write bundle %s: %w", dir, err)
+	}
+	for _, f := range files {
+		p := filepath.Join(tmp, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("write bundle %s: %w", dir, err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return fmt.Errorf("write bundle %s: %w", dir, err)
+		}
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write bundle %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("write bundle %s: %w", dir, err)
+	}
+	done = true
+	return nil
+}
+
+// WriteTarGz writes files as a gzipped tar at path, each under the directory top (so that
+// extracting it makes one directory, a bundle). It refuses an existing path.
+func WriteTarGz(path, top string, files []File, modTime time.Time) error {
+	if err := refuseExisting(path, false); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	dirs := map[string]bool{}
+	mkdir := func(d string) error {
+		if dirs[d] {
+			return nil
+		}
+		dirs[d] = true
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: modTime})
+	}
+	for _, f := range files {
+		name := top + "/" + f.Name
+		parts := strings.Split(name, "/")
+		for i := 1; i < len(parts); i++ {
+			if err := mkdir(strings.Join(parts[:i], "/")); err != nil {
+				return fmt.Errorf("write %s: %w", path, err)
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(f.Data)), ModTime: modTime}); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := refuseExisting(path, false); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// refuseExisting fails when path exists (for a directory, when it is not empty): a bundle never
+// replaces files.
+func refuseExisting(path string, dir bool) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("write bundle %s: %w", path, err)
+	}
+	if dir && st.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return fmt.Errorf("write bundle %s: %w", path, err)
+		}
+		if len(entries) == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s exists already: a bundle never replaces files; choose a new path, or move the old one away", path)
+}
+
+// bundle reads the bundle in directory dir of fsys.
+func (l *loader) bundle(fsys fs.FS, dir, display string) error {
+	at := func(name string) string { return path.Join(dir, name) }
+	shown := func(name string) string { return within(display, name) }
+	data, err := readFile(fsys, at(FileManifest), shown(FileManifest))
+	if err != nil {
+		return err
+	}
+	var m Manifest
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("%s: %w", shown(FileManifest), err)
+	}
+	switch {
+	case m.Kind != ManifestKind:
+		return fmt.Errorf("%s has kind %q, not %s: it is not a bundle of kubectl mysqlbench", shown(FileManifest), m.Kind, ManifestKind)
+	case m.FormatVersion != BundleFormatVersion:
+		return fmt.Errorf("%s is a bundle of formatVersion %d; this plugin reads %d: use the plugin that wrote it",
+			display, m.FormatVersion, BundleFormatVersion)
+	}
+	incomplete := func(name string, err error) error {
+		return fmt.Errorf("bundle %s is incomplete: %s: %w (its %s lists it)", display, name, err, FileManifest)
+	}
+	data, err = readFile(fsys, at(FileRun), shown(FileRun))
+	if err != nil {
+		return incomplete(FileRun, err)
+	}
+	docs, err := documents(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", shown(FileRun), err)
+	}
+	if len(docs) != 1 {
+		return fmt.Errorf("%s holds %d documents, not the one BenchmarkRun of a bundle", shown(FileRun), len(docs))
+	}
+	run, err := decodeRun(docs[0], shown(FileRun))
+	if err != nil {
+		return err
+	}
+	if run.Namespace != m.Run.Namespace || run.Name != m.Run.Name {
+		return fmt.Errorf("bundle %s is inconsistent: %s names %s/%s and %s holds %s/%s", display, FileManifest,
+			m.Run.Namespace, m.Run.Name, FileRun, run.Namespace, run.Name)
+	}
+	it := item{run: run, bundle: &m, from: display, arg: l.arg}
+	if len(m.Results) > 0 {
+		it.data = map[string]string{}
+		for _, k := range m.Results {
+			text, err := readFile(fsys, at(k), shown(k))
+			if err != nil {
+				return incomplete(k, err)
+			}
+			it.data[k] = string(text)
+		}
+		if it.doc, err = resultsOf(it.data, "bundle "+display); err != nil {
+			return err
+		}
+	}
+	if m.Schedule != nil && m.Schedule.Recorded {
+		data, err := readFile(fsys, at(FileSchedule), shown(FileSchedule))
+		if err != nil {
+			return incomplete(FileSchedule, err)
+		}
+		if err := l.file(data, shown(FileSchedule), true); err != nil {
+			return err
+		}
+	}
+	if m.Events {
+		data, err := readFile(fsys, at(FileEvents), shown(FileEvents))
+		if err != nil {
+			return incomplete(FileEvents, err)
+		}
+		if err := l.file(data, shown(FileEvents), true); err != nil {
+			return err
+		}
+	}
+	l.items = append(l.items, it)
+	return nil
+}

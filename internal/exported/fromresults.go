@@ -1,0 +1,74 @@
+package exported
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+)
+
+// FromResults is the BenchmarkRun that results.json describes, as far as it does: name and
+// namespace; the targets (name, engine, image, myCnf), the client, the sysbench workload and the
+// ladder of the spec; the phase and times of the run and of each target, each target's server
+// version, message, node, steps and cells. It lacks what results.json does not record: metadata
+// beyond the name (labels, owner, UID), conditions, the comparison with a baseline, the client's
+// own settings (mysqlslap, go-tpc), spec.serverStats and placement. What reads only the numbers
+// (a comparison, the target names) reads it as it reads the run.
+func FromResults(doc *results.Doc) *v1.BenchmarkRun {
+	if doc == nil {
+		return nil
+	}
+	run := &v1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: doc.Run.Name, Namespace: doc.Run.Namespace},
+		Spec: v1.BenchmarkRunSpec{
+			Workload: v1.Workload{
+				Client:      v1.WorkloadClient(doc.Workload.Client),
+				Script:      v1.OLTPScript(doc.Workload.Script),
+				Tables:      doc.Workload.Tables,
+				TableSize:   doc.Workload.TableSize,
+				SkipPrepare: doc.Workload.SkipPrepare,
+				ExtraArgs:   doc.Workload.ExtraArgs,
+			},
+			Ladder:        v1.Ladder{Threads: doc.Ladder.Threads},
+			SysbenchImage: doc.Workload.SysbenchImage,
+		},
+		Status: v1.BenchmarkRunStatus{
+			Phase:          v1.RunPhase(doc.Run.Phase),
+			StartTime:      doc.Run.StartTime,
+			CompletionTime: doc.Run.CompletionTime,
+		},
+	}
+	l := &run.Spec.Ladder
+	if s := doc.Ladder.StepDurationSeconds; s > 0 {
+		l.StepDuration = &metav1.Duration{Duration: seconds(s)}
+	}
+	if s := doc.Ladder.WarmupSeconds; s > 0 {
+		l.Warmup = &metav1.Duration{Duration: seconds(s)}
+		if doc.Ladder.WarmupThreads > 0 {
+			l.WarmupThreads = &doc.Ladder.WarmupThreads
+		}
+	}
+	if r := int32(doc.Ladder.Repetitions); r > 1 {
+		run.Spec.Repetitions = &r
+	}
+	run.Spec.ServerInstance = v1.ServerInstanceMode(doc.Ladder.ServerInstance)
+	for _, t := range doc.Targets {
+		run.Spec.Targets = append(run.Spec.Targets, v1.Target{Name: t.Name, Engine: v1.Engine(t.Engine), Image: t.Image, MyCnf: t.MyCnf})
+		ts := v1.TargetStatus{
+			Name: t.Name, Phase: v1.TargetPhase(t.Phase), ServerVersion: t.ServerVersion, Message: t.Message,
+			StartTime: t.StartTime, CompletionTime: t.CompletionTime, Node: t.Node, InstanceNodes: t.InstanceNodes,
+		}
+		for _, s := range t.Steps {
+			ts.Steps = append(ts.Steps, s.StepResult)
+		}
+		for _, c := range t.Cells {
+			ts.Cells = append(ts.Cells, c.CellStats)
+		}
+		run.Status.Targets = append(run.Status.Targets, ts)
+	}
+	return run
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -1,0 +1,157 @@
+package exported
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// engines answer which Secret a target's step Jobs connect with; nothing here reaches a cluster.
+var engines = engine.All(nil, nil, nil)
+
+// targetFiles are each target's my.cnf and client command lines, built from the run's spec by
+// the operator's own builders (internal/specs, internal/client), as the operator built them when
+// it ran the steps. by names the builder's version for the files' headers.
+func targetFiles(run *v1.BenchmarkRun, sysbenchImage, by string) ([]described, []string) {
+	image := specs.SysbenchImage(run, cmp.Or(sysbenchImage, specs.DefaultSysbenchImage))
+	var out []described
+	var notes []string
+	for _, t := range run.Spec.Targets {
+		dir := path.Join(DirTargets, t.Name)
+		cnf, why, err := myCnf(run, t, by)
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("%s is not in the bundle: %v.", path.Join(dir, FileMyCnf), err))
+		case cnf == "":
+			notes = append(notes, fmt.Sprintf("Target %s has no %s: %s.", t.Name, FileMyCnf, why))
+		default:
+			out = append(out, described{File{Name: path.Join(dir, FileMyCnf), Data: []byte(cnf)},
+				"the server configuration of target " + t.Name + ": " + why})
+		}
+		cmds, err := commands(run, t, image, sysbenchImage == "", by)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s is not in the bundle: %v.", path.Join(dir, FileCommands), err))
+			continue
+		}
+		out = append(out, described{File{Name: path.Join(dir, FileCommands), Data: []byte(cmds)},
+			"the client command line of every step of target " + t.Name + ", in the order they ran"})
+	}
+	return out, notes
+}
+
+// myCnf is target t's server configuration and what it is, "" and why when the operator wrote
+// none (a server it does not run).
+func myCnf(run *v1.BenchmarkRun, t v1.Target, by string) (string, string, error) {
+	f := engine.FactsOf(t.Engine)
+	head := fmt.Sprintf("# my.cnf of target %s of BenchmarkRun %s/%s, built from the run's spec by %s with the "+
+		"operator's builders (internal/specs).\n", t.Name, run.Namespace, run.Name, by)
+	switch {
+	case !f.CreatesServer:
+		return "", "its server is not the operator's (engine " + string(t.EngineOrDefault()) + "): its configuration is its owner's", nil
+	case f.ForeignPods:
+		cnf, err := specs.PerconaMyCnf(run, t)
+		if err != nil {
+			return "", "", err
+		}
+		return head + "# The configuration the operator gives the Percona resource's server pods.\n" + cnf,
+			"the Percona resource's configuration", nil
+	}
+	cm, err := specs.ServerConfigMap(run, t)
+	if err != nil {
+		return "", "", err
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString("# The files of the server's include directory, in the order the server reads them (later settings win).\n")
+	for _, k := range []string{specs.OperatorCnfKey, specs.UserCnfKey} {
+		if text, ok := cm.Data[k]; ok {
+			fmt.Fprintf(&b, "\n# ---- %s ----\n%s", k, text)
+		}
+	}
+	return b.String(), "the operator's settings, then the target's myCnf", nil
+}
+
+// commands lists the client command line of each step of target t in the order the operator
+// runs them (each step's first attempt: a retry runs the same command in a new Job).
+// defaultImage: the sysbench image is the operator's default, which the operator's flag may have
+// changed.
+func commands(run *v1.BenchmarkRun, t v1.Target, image string, defaultImage bool, by string) (string, error) {
+	eng, ok := engines[t.EngineOrDefault()]
+	if !ok {
+		return "", fmt.Errorf("engine %q is not one this plugin knows", t.EngineOrDefault())
+	}
+	secret := eng.ConnectionSecret(run, t)
+	c := loadclient.For(run.Spec.Workload)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# The client command line of each step of target %s of BenchmarkRun %s/%s, in the order the operator\n"+
+		"# ran them (each step's first attempt: a retry runs the same command in a new Job), built from the run's\n"+
+		"# spec by %s with the operator's builders (internal/specs, internal/client).\n", t.Name, run.Namespace, run.Name, by)
+	fmt.Fprintf(&b, "# %s\n", c.Capabilities().CommandNote)
+	var lastImage string
+	var lastEnv []string
+	for _, s := range specs.TargetSteps(run, t) {
+		job, err := specs.StepJob(run, t, s, specs.Attempt{}, secret, image)
+		if err != nil {
+			return "", err
+		}
+		ct := job.Spec.Template.Spec.Containers[0]
+		if ct.Image != lastImage {
+			note := ""
+			if ct.Image == image && defaultImage && run.Spec.SysbenchImage == "" {
+				note = " (the operator's default sysbench image: spec.sysbenchImage is unset; an operator started with " +
+					"--sysbench-image ran that image instead)"
+			}
+			fmt.Fprintf(&b, "\n# Image: %s%s\n", ct.Image, note)
+			lastImage = ct.Image
+		}
+		if env := envLines(ct.Env); !slices.Equal(env, lastEnv) {
+			b.WriteString("# Environment:\n")
+			for _, e := range env {
+				fmt.Fprintf(&b, "#   %s\n", e)
+			}
+			lastEnv = env
+		}
+		fmt.Fprintf(&b, "%s: %s %s\n", s.Name, c.Program(s.Sysbench), strings.Join(shellQuote(ct.Args), " "))
+	}
+	return b.String(), nil
+}
+
+// envLines are a container's environment variables, with where each value comes from.
+func envLines(env []corev1.EnvVar) []string {
+	out := make([]string, 0, len(env))
+	for _, e := range env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			out = append(out, fmt.Sprintf("%s from Secret %s, key %s", e.Name, e.ValueFrom.SecretKeyRef.Name, e.ValueFrom.SecretKeyRef.Key))
+		case e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil:
+			out = append(out, fmt.Sprintf("%s from ConfigMap %s, key %s", e.Name, e.ValueFrom.ConfigMapKeyRef.Name, e.ValueFrom.ConfigMapKeyRef.Key))
+		case e.ValueFrom != nil:
+			out = append(out, e.Name+" from the pod")
+		default:
+			out = append(out, e.Name+"="+strings.Join(shellQuote([]string{e.Value}), ""))
+		}
+	}
+	return out
+}
+
+// shellQuote quotes the arguments that need it for a shell, for reading (the Job passes them
+// unparsed).
+func shellQuote(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\|&;<>*?`") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return out
+}
