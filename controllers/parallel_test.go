@@ -52,7 +52,8 @@ func TestParallelTargetsShareTheirPool(t *testing.T) {
 
 	var mu sync.Mutex
 	var probes []string // run/target in the order their servers were probed
-	holding := true     // the first two targets' first steps run until the test has seen both
+	// The first two targets' first steps run until the test lets each go, one at a time.
+	holding := map[string]bool{"mariadb": true, "mariadb-psoff": true}
 	ok := succeedAll(t)
 	startKubelet(t, ns, func(job *batchv1.Job) outcome {
 		mu.Lock()
@@ -61,7 +62,7 @@ func TestParallelTargetsShareTheirPool(t *testing.T) {
 		if job.Labels[specs.LabelStep] == "probe" && !slices.Contains(probes, who) {
 			probes = append(probes, who)
 		}
-		if holding && job.Labels[specs.LabelRun] == "wide" && job.Labels[specs.LabelStep] == "s01" {
+		if holding[job.Labels[specs.LabelTarget]] && job.Labels[specs.LabelRun] == "wide" && job.Labels[specs.LabelStep] == "s01" {
 			return outcome{pending: true}
 		}
 		return ok(job)
@@ -126,8 +127,30 @@ func TestParallelTargetsShareTheirPool(t *testing.T) {
 		return c != nil && c.Reason == v1.ReasonQueued && strings.Contains(c.Message, "position 2") &&
 			strings.Contains(c.Message, ns+"/wide")
 	})
+	// One node frees up: the third target, which came first, takes it, and the later run waits
+	// on (until the third, which is not held, is done with the node).
 	mu.Lock()
-	holding = false
+	holding["mariadb"] = false
+	mu.Unlock()
+	waitFor(t, ns, "wide", 30*time.Second, "the third target to take the freed node", func(r *v1.BenchmarkRun) bool {
+		return slices.Contains(activeTargets(r), "mariadb-third")
+	})
+	if got := waitFor(t, ns, "late", time.Second, "", func(*v1.BenchmarkRun) bool { return true }); len(activeTargets(got)) != 0 || got.Status.Phase.Finished() {
+		t.Errorf("the later run took the freed node before the earlier run's third target: %s, active %v", got.Status.Phase, activeTargets(got))
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		probed := slices.Contains(probes, "wide/mariadb-third")
+		mu.Unlock()
+		if probed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the third target's server was never probed")
+		}
+	}
+	mu.Lock()
+	holding["mariadb-psoff"] = false
 	mu.Unlock()
 
 	for _, name := range []string{"wide", "late"} {
