@@ -120,7 +120,7 @@ func commands(run *v1.BenchmarkRun, t v1.Target, image string, defaultImage bool
 			}
 			lastEnv = env
 		}
-		fmt.Fprintf(&b, "%s: %s %s\n", s.Name, c.Program(s.Sysbench), strings.Join(shellQuote(ct.Args), " "))
+		fmt.Fprintf(&b, "%s: %s %s\n", s.Name, c.Program(s.Sysbench), strings.Join(ShellQuote(ct.Args), " "))
 	}
 	return b.String(), nil
 }
@@ -137,15 +137,15 @@ func envLines(env []corev1.EnvVar) []string {
 		case e.ValueFrom != nil:
 			out = append(out, e.Name+" from the pod")
 		default:
-			out = append(out, e.Name+"="+strings.Join(shellQuote([]string{e.Value}), ""))
+			out = append(out, e.Name+"="+strings.Join(ShellQuote([]string{e.Value}), ""))
 		}
 	}
 	return out
 }
 
-// shellQuote quotes the arguments that need it for a shell, for reading (the Job passes them
-// unparsed).
-func shellQuote(args []string) []string {
+// ShellQuote quotes the arguments that need it for a shell, for reading (the Job passes them
+// unparsed): the bundle's command lines and the plugin's dry-run print them so.
+func ShellQuote(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		if a == "" || strings.ContainsAny(a, " \t\n'\"\\|&;<>*?`") {

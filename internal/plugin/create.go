@@ -29,6 +29,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
 	"github.com/mysqlbench/mysqlbench-operator/internal/plan"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
@@ -428,7 +429,7 @@ func ladderCommands(jobs []*batchv1.Job, program string) []string {
 		if !ladderLabel.MatchString(name) || len(j.Spec.Template.Spec.Containers) == 0 {
 			continue
 		}
-		args := quoteArgs(j.Spec.Template.Spec.Containers[0].Args)
+		args := exported.ShellQuote(j.Spec.Template.Spec.Containers[0].Args)
 		st := step{name: name}
 		for i, a := range args {
 			for _, flag := range []string{"--threads=", "--concurrency="} {
@@ -457,18 +458,6 @@ func ladderCommands(jobs []*batchv1.Job, program string) []string {
 			c = strings.Replace(c, x.flag+"N", x.flag+x.threads, 1)
 		}
 		out = append(out, fmt.Sprintf("%s: %s", x.name, c))
-	}
-	return out
-}
-
-// quoteArgs shell-quotes arguments that need it, for reading (the Job passes them unparsed).
-func quoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\|&;<>*?`") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
 	}
 	return out
 }
