@@ -196,7 +196,8 @@ IMAGE_TAR ?= $(LOCALBIN)/images/manager.tar
 .PHONY: helm-crds
 # The chart's roles are config/rbac's: the generated manager role and the hand-written ones.
 CHART_ROLES = role:manager-role manager_cluster_role:manager-cluster-role leader_election_role:leader-election-role \
-	metrics_auth_role:metrics-auth-role metrics_reader_role:metrics-reader-role kubelet_stats_role:kubelet-stats-role
+	metrics_auth_role:metrics-auth-role metrics_reader_role:metrics-reader-role kubelet_stats_role:kubelet-stats-role \
+	results_database_role:results-database-role
 
 helm-crds: manifests ## Copy the generated CRDs, the RBAC roles and the admission policy from config/ into the chart.
 	rm -f $(CHART)/crds/*.yaml

@@ -81,6 +81,8 @@ type BenchmarkRunReconciler struct {
 	readyTimeout time.Duration
 	// schedulingGrace is how long a pod may stay unschedulable before a condition says so.
 	schedulingGrace time.Duration
+	// results writes finished runs into the results database; nil when there is none.
+	results ResultsWriter
 	// CPU gives each ladder step its server container's CPU time from the kubelet; nil means
 	// off (the manager's --kubelet-cpu-interval=0), and steps then say CPUOff.
 	CPU StepCPUSource
@@ -109,6 +111,9 @@ type RunDependencies struct {
 	// Logs reads sysbench pods' logs (ClientsetLogs in the manager).
 	Logs  PodLogReader
 	Clock clock.PassiveClock
+	// Results, optional, writes every finished run into the results database (ResultsDatabase);
+	// nil when the operator has none.
+	Results ResultsWriter
 }
 
 // RunOptions are the settings of a BenchmarkRunReconciler; a zero field takes its default.
@@ -157,6 +162,7 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 		engines:         d.Engines,
 		logs:            d.Logs,
 		clock:           d.Clock,
+		results:         d.Results,
 		defaultImage:    cmp.Or(o.SysbenchImage, DefaultSysbenchImage),
 		readyTimeout:    cmp.Or(o.ServerReadyTimeout, DefaultServerReadyTimeout),
 		schedulingGrace: cmp.Or(o.SchedulingGrace, DefaultSchedulingGrace),
@@ -210,7 +216,12 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	if !run.DeletionTimestamp.IsZero() {
 		// Everything the run created is owned by it; the garbage collector removes it. Only
-		// tables on external servers need the operator.
+		// rows not yet in the results database and tables on external servers need the operator.
+		if controllerutil.ContainsFinalizer(run, ResultsOutboxFinalizer) {
+			if res, err := r.flushResults(ctx, run); err != nil || !res.IsZero() {
+				return res, err
+			}
+		}
 		if controllerutil.ContainsFinalizer(run, ExternalCleanupFinalizer) {
 			return r.finalizeDeletion(ctx, run)
 		}
@@ -219,6 +230,9 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if run.Status.Phase.Finished() {
 		if err := r.settleConfirmation(ctx, run); err != nil {
 			return reconciled(ctx, ctrl.Result{}, nil, err)
+		}
+		if res, err := r.flushResults(ctx, run); err != nil || !res.IsZero() {
+			return res, err
 		}
 		return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)
 	}

@@ -110,9 +110,9 @@ func TestTwoTargetsThreeStepsEndToEnd(t *testing.T) {
 	md := cm.Data["report.md"]
 	for _, want := range []string{
 		"| Threads | mariadb (10.11.14-MariaDB-0+deb12u2) | mariadb-psoff (10.11.14-MariaDB-0+deb12u2) |",
-		"| 1 | 17934.04 | 17934.04 |",
-		"| 2 | 17934.04 | 17934.04 |",
-		"| 4 | 17934.04 | 17934.04 |",
+		"| 1 | 17,934 | 17,934 | x1.00 |",
+		"| 2 | 17,934 | 17,934 | x1.00 |",
+		"| 4 | 17,934 | 17,934 | x1.00 |",
 		"| 4 | 0.499 | 0.499 |",
 	} {
 		if !strings.Contains(md, want) {
@@ -224,7 +224,7 @@ func TestFailingStepIsRetriedThenFailsTheTarget(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "retry-results"}, cm); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(cm.Data["report.md"], "| 2 | — | 17934.04 |") || !strings.Contains(cm.Data["report.md"], "error 1146") {
+	if !strings.Contains(cm.Data["report.md"], "| 2 | — | 17,934 | — |") || !strings.Contains(cm.Data["report.md"], "error 1146") {
 		t.Errorf("report.md should show the failed target's missing steps and reason:\n%s", cm.Data["report.md"])
 	}
 	assertEvents(t, ns, "retry", "StepFailed", "TargetFailed", "Failed")
@@ -767,7 +767,7 @@ func TestRepetitionsInterleaveAndSurviveARestart(t *testing.T) {
 			t.Errorf("cell %d: %+v", i, c)
 		}
 	}
-	for _, want := range []string{"## Statistics per cell", "| mariadb | 4 | 3 | 17934.04 [17934.04, 17934.04] | 0.0 % |"} {
+	for _, want := range []string{"## Statistics per cell", "| mariadb | 4 | 3 | 75 % | 17,934 [17,934, 17,934] | 0.0 % |"} {
 		if !strings.Contains(cm.Data["report.md"], want) {
 			t.Errorf("report.md lacks %q:\n%s", want, cm.Data["report.md"])
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -502,9 +503,14 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) (ct
 	}
 	before := run.Status.DeepCopy()
 	r.conclude(tx, "")
-	err := r.writeResults(ctx, run)
+	resultsJSON, err := r.writeResults(ctx, run)
 	if err == nil {
-		return ctrl.Result{}, nil
+		// The rows go into the results database with the final status, in its write.
+		var doc *results.Doc
+		if d, derr := results.Decode([]byte(resultsJSON)); derr == nil {
+			doc = d
+		}
+		return ctrl.Result{RequeueAfter: r.storeResults(ctx, tx, doc)}, nil
 	}
 	// Nothing is concluded until the results are written...
 	run.Status = *before
@@ -520,7 +526,7 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) (ct
 	// ...unless they cannot be: the ConfigMap under their name is not the run's. The run ends
 	// Failed, its measurements in its status only.
 	r.conclude(tx, msg)
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: r.storeResults(ctx, tx, nil)}, nil
 }
 
 // conclude sets the run's final phase and conditions. unwritten says why the results ConfigMap

@@ -96,7 +96,7 @@ func TestStepThatMeasuredNothingFailsWithoutRetries(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "nosql-results"}, cm); err != nil {
 		t.Fatal(err)
 	}
-	if md := cm.Data["report.md"]; !strings.Contains(md, "| 1 | — | 70606.42 |") || !strings.Contains(md, "measured nothing") {
+	if md := cm.Data["report.md"]; !strings.Contains(md, "| 1 | — | 70,606 | — |") || !strings.Contains(md, "measured nothing") {
 		t.Errorf("report.md shows a number for the step that measured nothing, or not why:\n%s", md)
 	}
 	assertEvents(t, ns, "nosql", "TargetFailed", "Failed")
@@ -158,9 +158,9 @@ func TestStepPastItsDurationIsFlaggedAndLeftOutOfItsCell(t *testing.T) {
 	}
 	md := cm.Data["report.md"]
 	for _, want := range []string{
-		"| 2 | 70606.42 † |",
+		"| 2 | 70,606 † |",
 		"† ran past its step: sysbench measured the steps below for longer than the step's 2 s plus the tolerance of 1 s",
-		"- mariadb at 2 threads (repetition 1): measured 3.503 s, QPS 40335.61, p95 0.014 ms",
+		"- mariadb at 2 threads (repetition 1): measured 3.503 s, QPS 40,336, p95 0.0140 ms",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)

@@ -109,7 +109,7 @@ func TestMysqlslapRunEndToEnd(t *testing.T) {
 		}
 	}
 	md := cm.Data["report.md"]
-	for _, want := range []string{"mysqlslap `key` load", "QPS is mysqlslap's", "| 4 | 2118.64 |"} {
+	for _, want := range []string{"mysqlslap `key` load", "QPS is mysqlslap's", "| 4 | 2,119 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}

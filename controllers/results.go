@@ -374,14 +374,18 @@ func unixTime(s float64) time.Time {
 // run) from the status and the stored series, and replaces the results ConfigMap's data with
 // them in one write. The run's outcome is already in the status (conclude), so a repeated call
 // after a write that succeeded finds results.json and leaves the ConfigMap alone.
-func (r *BenchmarkRunReconciler) writeResults(ctx context.Context, run *v1.BenchmarkRun) error {
+//
+// It returns the results.json the ConfigMap holds (for the results database).
+func (r *BenchmarkRunReconciler) writeResults(ctx context.Context, run *v1.BenchmarkRun) (string, error) {
 	var renderErr error
 	comparison := ""
 	if run.Status.Comparison != nil {
 		comparison = r.comparisonMarkdown(ctx, run)
 	}
+	resultsJSON := ""
 	err := r.updateResults(ctx, run, func(data map[string]string) bool {
-		if _, done := data[report.KeyResultsJSON]; done {
+		if done, ok := data[report.KeyResultsJSON]; ok {
+			resultsJSON = done
 			return false
 		}
 		rendered, err := report.Render(run, data)
@@ -396,12 +400,13 @@ func (r *BenchmarkRunReconciler) writeResults(ctx context.Context, run *v1.Bench
 		if comparison != "" {
 			data[ComparisonKey] = comparison
 		}
+		resultsJSON = data[report.KeyResultsJSON]
 		return true
 	})
 	if renderErr != nil {
-		return fmt.Errorf("render results: %w", renderErr)
+		return "", fmt.Errorf("render results: %w", renderErr)
 	}
-	return err
+	return resultsJSON, err
 }
 
 // updateResults applies edit to the results ConfigMap as the API server has it (the cache keeps

@@ -107,6 +107,14 @@ func (r *BenchmarkRunReconciler) settleConfirmation(ctx context.Context, run *v1
 		kind = warning
 	}
 	tx.event(kind, reason, "%s", message)
+	if r.results != nil {
+		// The database's copy of the run changes with it, in the same status write.
+		doc, err := r.resultsDoc(ctx, run)
+		if err != nil {
+			return err
+		}
+		r.storeResults(ctx, tx, doc)
+	}
 	return tx.commit(ctx)
 }
 

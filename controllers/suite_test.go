@@ -150,6 +150,8 @@ type operatorOptions struct {
 	namespaces []string
 	// stuckDeletionGrace is the Percona engines' StuckDeletionGrace; their default when 0.
 	stuckDeletionGrace time.Duration
+	// resultsSecret, when set, names the results database's Secret (controllers.ResultsDatabase).
+	resultsSecret *types.NamespacedName
 }
 
 func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
@@ -175,6 +177,10 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	for _, e := range []v1.Engine{v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster} {
 		engines[e].(*engine.Percona).StuckDeletionGrace = o.stuckDeletionGrace
 	}
+	var results controllers.ResultsWriter
+	if o.resultsSecret != nil {
+		results = &controllers.ResultsDatabase{Secret: *o.resultsSecret, Reader: mgr.GetAPIReader(), Clock: clock.RealClock{}}
+	}
 	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -183,6 +189,7 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 		Engines:   engines,
 		Logs:      logs,
 		Clock:     clock.RealClock{},
+		Results:   results,
 	}, controllers.RunOptions{
 		SysbenchImage:      "sysbench:test",
 		ServerReadyTimeout: o.readyTimeout,

@@ -60,10 +60,10 @@ echo
 rm -rf "$CHARTS"
 mkdir -p "$CHARTS"
 baseline=$("${kubectl[@]}" get benchmarkrun "$RUN" -o jsonpath='{.spec.targets[0].name}')
-"$PLUGIN" plot "$RUN" --metric qps -o "$CHARTS/qps-by-threads.png"
-"$PLUGIN" plot "$RUN" --metric qps --relative-to "$baseline" -o "$CHARTS/qps-relative-to-$baseline.png"
-"$PLUGIN" plot "$RUN" --metric p95 -o "$CHARTS/p95-by-threads.png"
-"$PLUGIN" plot "$RUN" --metric qps --timeline -o "$CHARTS/qps-timeline.png"
+"$PLUGIN" plot "$RUN" --metric qps --output-file "$CHARTS/qps-by-threads.png"
+"$PLUGIN" plot "$RUN" --metric qps --relative-to "$baseline" --output-file "$CHARTS/qps-relative-to-$baseline.png"
+"$PLUGIN" plot "$RUN" --metric p95 --output-file "$CHARTS/p95-by-threads.png"
+"$PLUGIN" plot "$RUN" --metric qps --timeline --output-file "$CHARTS/qps-timeline.png"
 printf '\ncharts (PNG):\n'
 for f in "$CHARTS"/*.png; do printf '    %s\n' "$f"; done
 printf '\nKUBECONFIG=%s kubectl get benchmarkrun %s -o yaml   # everything in status\n' "$KUBECONFIG" "$RUN"

@@ -14,6 +14,25 @@ export KUBECONFIG=$PWD/test/localcluster/.state/kubeconfig
 kubectl=("$MYSQLBENCH_CACHE/k8s/${K8S_BUILD_VERSION:-v1.33.13}/kubectl")
 phase() { printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
+# results_db: the results database every finished run is written into (test/localcluster/
+# results-db.yaml) and the Secrets naming it, one random password kept across reinstalls.
+results_db() {
+	"${kubectl[@]}" apply -f test/localcluster/results-db.yaml >/dev/null
+	"${kubectl[@]}" create namespace "$NAMESPACE" --dry-run=client -o yaml | "${kubectl[@]}" apply -f - >/dev/null
+	if ! "${kubectl[@]}" -n "$NAMESPACE" get secret results-db >/dev/null 2>&1; then
+		local pw root
+		pw=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
+		root=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
+		"${kubectl[@]}" -n mysqlbench-results delete secret results-db --ignore-not-found >/dev/null
+		"${kubectl[@]}" -n mysqlbench-results create secret generic results-db \
+			--from-literal=password="$pw" --from-literal=root-password="$root" >/dev/null
+		"${kubectl[@]}" -n "$NAMESPACE" create secret generic results-db --from-literal=host=results-db.mysqlbench-results.svc \
+			--from-literal=user=bench --from-literal=password="$pw" --from-literal=database=mysqlbench >/dev/null
+		# A server initialized with another password would refuse the new one.
+		"${kubectl[@]}" -n mysqlbench-results delete pod results-db-0 --ignore-not-found --wait=false >/dev/null
+	fi
+}
+
 # install NAMESPACES: helm upgrade --install, watching NAMESPACES (comma-separated; empty: all).
 install() {
 	local watch=()
@@ -40,5 +59,7 @@ if "${kubectl[@]}" get --raw /readyz >/dev/null 2>&1; then
 else
 	make --no-print-directory cluster-up
 fi
-phase "4/$PHASES the operator, installed by its Helm chart"
+phase "4/$PHASES the operator, installed by its Helm chart, and its results database (MariaDB 11.8)"
+results_db
 install "${WATCH_NAMESPACES:-}"
+"${kubectl[@]}" -n mysqlbench-results rollout status statefulset/results-db --timeout 3m >/dev/null

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the release of the kubectl plugin: kubectl-mysqlbench cross-built with CGO_ENABLED=0 for
 # linux/darwin amd64/arm64 and windows/amd64 into dist/plugin/ archives (tar.gz; zip for Windows
-# when zip is installed, else tar.gz there too: krew reads both), their sha256sums.txt, and the
+# when zip is installed, else tar.gz there too: krew reads both) that hold the binary and the
+# LICENSE (krew's index refuses archives without one), their sha256sums.txt, and the
 # krew manifest plugins/krew/mysqlbench.yaml rendered with the version, each archive's URL and
 # its sha256 as dist/plugin/mysqlbench.yaml.
 #
@@ -53,16 +54,24 @@ for platform in $PLATFORMS; do
   echo "building $platform"
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -buildvcs=false \
     -ldflags "-s -w -X $PKG.Version=$VERSION" -o "$dir/$bin" ./cmd/kubectl-mysqlbench
-  touch -d "@$SOURCE_DATE_EPOCH" "$dir/$bin"
+  cp LICENSE "$dir/LICENSE"
+  touch -d "@$SOURCE_DATE_EPOCH" "$dir/$bin" "$dir/LICENSE"
   name=kubectl-mysqlbench_${VERSION}_${os}_$arch
   if [ "$os" = windows ] && command -v zip >/dev/null; then
     archive=$name.zip
-    (cd "$dir" && zip -q -X "$out/$archive" "$bin")
+    (cd "$dir" && zip -q -X "$out/$archive" "$bin" LICENSE)
+    # Without unzip the zip goes unchecked (zip -q fails on a missing file anyway).
+    listed=$(unzip -Z1 "$out/$archive" 2>/dev/null || printf '%s\n' "$bin" LICENSE)
   else
     archive=$name.tar.gz
-    tar -C "$dir" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -cf - "$bin" |
+    tar -C "$dir" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -cf - "$bin" LICENSE |
       gzip -n -9 >"$out/$archive"
+    listed=$(tar -tzf "$out/$archive")
   fi
+  # An archive without the binary or the LICENSE would be refused by krew (or by its index).
+  for want in "$bin" LICENSE; do
+    grep -qx "$want" <<<"$listed" || { echo "$archive: $want missing (has: $listed)" >&2; exit 1; }
+  done
   sum=$(sha256sum "$out/$archive" | awk '{print $1}')
   echo "$sum  $archive" >>"$out/sha256sums.txt"
   subs+=(-e "s|@ARCHIVE_${os}_$arch@|$archive|g" -e "s|@SHA256_${os}_$arch@|$sum|g")

@@ -57,6 +57,23 @@ const (
 	// (a significant change of at least the schedule's minimum effect, not acknowledged); on the
 	// schedule it reflects the last compared run.
 	ConditionRegressed = "Regressed"
+	// ConditionResultsStored is set on finished runs when the operator writes runs into a results
+	// database (--results-database-secret): True once the run's rows are there, False while they
+	// are not (the database is unreachable or its Secret unusable; the message says why). The run
+	// keeps its phase either way: its rows are written when the database is back.
+	ConditionResultsStored = "ResultsStored"
+)
+
+// Reasons of the ResultsStored condition.
+const (
+	// ReasonStored: the run's rows are in the results database.
+	ReasonStored = "Stored"
+	// ReasonDatabaseUnavailable: the results database could not be reached or refused the write;
+	// the operator retries.
+	ReasonDatabaseUnavailable = "DatabaseUnavailable"
+	// ReasonDatabaseMisconfigured: the Secret naming the results database is missing or unusable;
+	// the operator retries once it is fixed.
+	ReasonDatabaseMisconfigured = "DatabaseMisconfigured"
 )
 
 // Reasons of a BenchmarkRun's conditions. Reconciling and Stalled of an unfinished run take the

@@ -1,5 +1,6 @@
 // Command kubectl-mysqlbench is the kubectl plugin of the mysqlbench operator (kubectl mysqlbench
-// get, describe, compare, export, logs, plot, server, create). The commands live in internal/plugin.
+// get, describe, compare, export, logs, plot, server, create, history). The commands live in
+// internal/plugin.
 package main
 
 import (
@@ -8,7 +9,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/go-logr/logr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -17,9 +17,9 @@ import (
 )
 
 func main() {
-	// The clients log nothing a user needs; errors come back as errors.
-	ctrllog.SetLogger(logr.Discard())
-	klog.SetLogger(logr.Discard())
+	// Errors come back as errors; what client-go and controller-runtime log goes to stderr
+	// through klog, so -v (--v) shows the API requests as it does in kubectl.
+	ctrllog.SetLogger(klog.Background())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := plugin.Execute(ctx, plugin.Options{
 		Streams: genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},

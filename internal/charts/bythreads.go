@@ -33,10 +33,11 @@ type point struct {
 }
 
 type series struct {
-	label string
-	// style is the line's colour, dash and glyph index: its source's, so a target keeps its
-	// colour when a relative chart leaves other lines out.
-	style  int
+	// label names the line ("target" or "run/target"); legend adds the server's version.
+	label, legend string
+	// look is its source's, so a target keeps its colour when a relative chart leaves other
+	// lines out.
+	look   look
 	points []point
 }
 
@@ -91,7 +92,7 @@ func stepSamples(c cells.Cell, m Metric) []float64 {
 
 // drawByThreads draws the lines of threadLines and returns, besides the chart, the notes that
 // say what it leaves out.
-func drawByThreads(docs []*results.Doc, m measure, relativeTo, title string) (*plot.Plot, []string, error) {
+func drawByThreads(docs []*results.Doc, m measure, relativeTo, title string, logY bool) (*Chart, []string, error) {
 	tpmC, err := throughputIsTpmC(docs)
 	if err != nil {
 		return nil, nil, err
@@ -106,46 +107,85 @@ func drawByThreads(docs []*results.Doc, m measure, relativeTo, title string) (*p
 	if relativeTo != "" {
 		what = m.name() + " relative to " + relativeTo
 		yLabel = fmt.Sprintf("%s / %s of %s (1 = same)", m.name(), m.name(), relativeTo)
+		if len(yLabel) > maxYLabel {
+			// gonum squeezes the data area to the height of a longer label; the title names
+			// the metric.
+			yLabel = fmt.Sprintf("ratio to %s (1 = same)", relativeTo)
+		}
 	}
 	if title == "" {
 		title = defaultTitle(docs, what)
 	}
-	// Throughput and latency both grow with threads, so the top left is free; ratios stay near
-	// 1, so the bottom is.
-	p := newPlot(title, "threads (log2 scale)", append(notes, leftOut...), yLabel, relativeTo == "", relativeTo == "")
+	if logY {
+		// A log axis has no 0: such points (a broken step) are said, not drawn.
+		var dropped []string
+		for i, ln := range lines {
+			lines[i].points = slices.DeleteFunc(slices.Clone(ln.points), func(pt point) bool {
+				if pt.value > 0 {
+					return false
+				}
+				dropped = append(dropped, fmt.Sprintf("%s at %d threads", ln.label, pt.threads))
+				return true
+			})
+		}
+		if len(dropped) > 0 {
+			leftOut = append(leftOut, fmt.Sprintf("not drawn on the log scale (%s of 0): %s", m.name(), strings.Join(dropped, ", ")))
+		}
+	}
+	p := newPlot(title, "threads (log2 scale)", append(notes, leftOut...), yLabel, true)
+	if relativeTo != "" {
+		p.add(&refLine{y: 1}) // under the lines: the baseline's own line hides it where they meet
+	}
 
-	maxY := 0.0
+	minY, maxY := math.Inf(1), 0.0
+	var allBars []*intervalBars
 	for _, ln := range lines {
-		i := ln.style
+		if len(ln.points) == 0 {
+			continue
+		}
 		xys := make(plotter.XYs, len(ln.points))
 		var bars intervalBars
 		for j, pt := range ln.points {
 			xys[j] = plotter.XY{X: float64(pt.threads), Y: pt.value}
-			maxY = math.Max(maxY, pt.value)
+			minY, maxY = math.Min(minY, pt.value), math.Max(maxY, pt.value)
 			if pt.hasCI {
 				bars.x = append(bars.x, float64(pt.threads))
 				bars.low = append(bars.low, pt.low)
 				bars.high = append(bars.high, pt.high)
 				maxY = math.Max(maxY, pt.high)
+				if pt.low > 0 || !logY {
+					minY = math.Min(minY, pt.low)
+				}
 			}
 		}
 		l, s, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, nil, fmt.Errorf("chart %s: %w", ln.label, err)
 		}
-		l.LineStyle = lineStyle(i, vg.Points(1.5), true)
-		s.GlyphStyle = glyphStyle(i)
+		l.LineStyle = lineStyle(ln.look, vg.Points(1.5))
+		s.GlyphStyle = glyphStyle(ln.look)
 		if len(bars.x) > 0 {
-			bars.style = lineStyle(i, vg.Points(1), false)
+			bars.style = lineStyle(ln.look, vg.Points(1))
 			bars.style.Dashes = nil
 			bars.capWidth = vg.Points(5)
-			p.Add(&bars)
+			p.add(&bars)
+			allBars = append(allBars, &bars)
 		}
-		p.Add(l, s)
-		p.Legend.Add(ln.label, l, s)
+		p.add(l, s)
+		p.Legend.Add(ln.legend, l, s)
 	}
 	threadAxis(p, docs, lines)
-	yFromZero(p, maxY)
+	switch {
+	case logY:
+		yLog(p, minY, maxY)
+		for _, b := range allBars {
+			b.floor = p.Y.Min
+		}
+	case relativeTo != "":
+		yRatios(p, minY, maxY)
+	default:
+		yFromZero(p, maxY, headroom)
+	}
 	return p, leftOut, nil
 }
 
@@ -164,8 +204,9 @@ func threadLines(docs []*results.Doc, m measure, relativeTo string) (lines []ser
 		}
 	}
 	var gaps []serverGap
+	lks := looks(srcs, false)
 	for i, s := range srcs {
-		ln := series{label: s.label, style: i}
+		ln := series{label: s.label, legend: legendName(s), look: lks[i]}
 		if m.server == nil {
 			ln.points = byThreads(s.doc, s.target, m.metric)
 		} else {
@@ -263,7 +304,7 @@ func relative(lines []series, base series) (out []series, apart []string) {
 		}
 	}
 	for _, ln := range lines {
-		r := series{label: ln.label, style: ln.style}
+		r := series{label: ln.label, legend: ln.legend, look: ln.look}
 		for _, pt := range ln.points {
 			b, ok := baseAt[pt.threads]
 			if !ok {
@@ -335,7 +376,7 @@ func percentRange(lo, hi float64) string {
 }
 
 // threadAxis makes x a log2 axis over the ladders' thread counts, ticked at each of them.
-func threadAxis(p *plot.Plot, docs []*results.Doc, lines []series) {
+func threadAxis(p *Chart, docs []*results.Doc, lines []series) {
 	var threads []int32
 	for _, d := range docs {
 		threads = append(threads, d.Ladder.Threads...)
@@ -357,9 +398,19 @@ func threadAxis(p *plot.Plot, docs []*results.Doc, lines []series) {
 	if lo == hi {
 		lo, hi = lo/2, hi*2
 	}
-	p.X.Min, p.X.Max = lo, hi
+	// A little room past the smallest and largest thread counts, so that their glyphs and error
+	// bar caps are not cut by the axes.
+	pad := math.Pow(hi/lo, xPadding)
+	p.X.Min, p.X.Max = lo/pad, hi*pad
 	p.X.Tick.Marker = &threadTicker{threads: threads, label: p.X.Tick.Label}
 }
+
+// maxYLabel is the longest y axis title (in characters) that fits the height of a chart of the
+// default aspect ratio at 10 cm high.
+const maxYLabel = 44
+
+// xPadding is the room on each side of the thread axis, as a fraction of its length.
+const xPadding = 0.03
 
 // threadTicker ticks every thread count of the ladders and labels those that fit side by side
 // (always the smallest and the largest): a ladder such as 512, 768, 1000 is too dense for a

@@ -13,9 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
@@ -69,6 +67,8 @@ type Spec struct {
 	PerSecond bool
 	// Title replaces the default title, which names the runs and the metric.
 	Title string
+	// LogLatency draws latency (P95) on a log y axis: a ladder's latencies span decades.
+	LogLatency bool
 }
 
 // Default size of an encoded chart.
@@ -81,7 +81,7 @@ const (
 // several runs the legend says "run/target". What the chart leaves out or approximates (targets
 // without steps, steps without a per-second series or without the server metric, the confidence
 // of the intervals) is said under the x axis.
-func Draw(docs []*results.Doc, spec Spec) (*plot.Plot, error) {
+func Draw(docs []*results.Doc, spec Spec) (*Chart, error) {
 	p, _, err := DrawWithNotes(docs, spec)
 	return p, err
 }
@@ -89,7 +89,7 @@ func Draw(docs []*results.Doc, spec Spec) (*plot.Plot, error) {
 // DrawWithNotes is Draw, and also returns the notes under the chart that say what it leaves out
 // (targets without a measured step, targets and steps without the server metric, and why), for
 // a command line to print.
-func DrawWithNotes(docs []*results.Doc, spec Spec) (*plot.Plot, []string, error) {
+func DrawWithNotes(docs []*results.Doc, spec Spec) (*Chart, []string, error) {
 	if len(docs) == 0 {
 		return nil, nil, errors.New("no runs to draw: pass at least one results.json")
 	}
@@ -102,6 +102,14 @@ func DrawWithNotes(docs []*results.Doc, spec Spec) (*plot.Plot, []string, error)
 	if err != nil {
 		return nil, nil, err
 	}
+	if spec.LogLatency && (m.metric != P95 || m.server != nil) {
+		return nil, nil, fmt.Errorf("a log scale is for latency (metric %s), not %s: draw %s on a linear axis",
+			P95, m.name(), m.name())
+	}
+	if spec.LogLatency && spec.RelativeTo != "" {
+		return nil, nil, errors.New("a log scale is for absolute latency: ratios to a target are drawn on a linear axis " +
+			"around 1 (leave out the log scale or the relative target)")
+	}
 	if spec.Timeline {
 		if spec.RelativeTo != "" {
 			return nil, nil, fmt.Errorf("a timeline draws absolute values (relative to %q was asked): "+
@@ -111,10 +119,9 @@ func DrawWithNotes(docs []*results.Doc, spec Spec) (*plot.Plot, []string, error)
 			return nil, nil, fmt.Errorf("%s is one number per step (the server's counters are read at its start and "+
 				"end), not a per-second series: draw it by threads (without a timeline)", m.metric)
 		}
-		p, err := drawTimeline(docs, m.metric, spec.Title)
-		return p, nil, err
+		return drawTimeline(docs, m.metric, spec.Title, spec.LogLatency)
 	}
-	return drawByThreads(docs, m, spec.RelativeTo, spec.Title)
+	return drawByThreads(docs, m, spec.RelativeTo, spec.Title, spec.LogLatency)
 }
 
 // measure is what a chart draws: one of Metrics, or a server value (server not nil).
@@ -166,25 +173,42 @@ func metricList() string {
 	return strings.Join(names, ", ") + " (a server counter, e.g. " + CounterPrefix + "Innodb_rows_read)"
 }
 
-// Encode writes p as "png" (96 dots per inch) or "svg" (fonts named, not embedded) at the given
-// size; 0, 0 means DefaultWidth x DefaultHeight, and one zero side keeps their aspect ratio.
-// Like gonum's Draw, it adjusts p while drawing: do not encode one plot from two goroutines.
-func Encode(p *plot.Plot, format string, width, height vg.Length, w io.Writer) error {
-	if p == nil {
+// Size is an encoded chart's size: 0, 0 means DefaultWidth x DefaultHeight, one zero side keeps
+// their aspect ratio. DPI is a PNG's pixels per inch (0 = DefaultDPI); an SVG has no pixels.
+type Size struct {
+	Width, Height vg.Length
+	DPI           int
+}
+
+// DefaultDPI is a PNG's resolution unless Size says otherwise: a screen's.
+const DefaultDPI = vgimg.DefaultDPI
+
+// Encode writes p as "png" or "svg" (fonts named, not embedded) at the given size. Like gonum's
+// Draw, it adjusts p while drawing: do not encode one chart from two goroutines.
+func Encode(p *Chart, format string, sz Size, w io.Writer) error {
+	if p == nil || p.Plot == nil {
 		return errors.New("encode chart: no chart (nil plot)")
 	}
-	width, height, err := size(width, height)
+	width, height, err := size(sz.Width, sz.Height)
 	if err != nil {
 		return err
 	}
 	switch strings.ToLower(format) {
 	case "png":
-		if width > maxPNGSide || height > maxPNGSide {
-			return fmt.Errorf("chart size %.0f x %.0f pt: a png is at most %d pixels (%.0f inches) a side: "+
-				"choose a smaller size or svg", width.Points(), height.Points(),
-				int(maxPNGSide/vg.Inch)*vgimg.DefaultDPI, float64(maxPNGSide/vg.Inch))
+		dpi := sz.DPI
+		switch {
+		case dpi == 0:
+			dpi = DefaultDPI
+		case dpi < 0 || dpi > maxDPI:
+			return fmt.Errorf("%d dpi: give a resolution from 1 to %d (96 for a screen, 300 for print)", sz.DPI, maxDPI)
 		}
-		c := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
+		px := func(l vg.Length) float64 { return float64(l/vg.Inch) * float64(dpi) }
+		if px(width) > maxPNGSide || px(height) > maxPNGSide {
+			return fmt.Errorf("chart size %.0f x %.0f pt at %d dpi is %.0f x %.0f pixels: a png is at most %d pixels "+
+				"a side: choose a smaller size or resolution, or svg", width.Points(), height.Points(), dpi,
+				px(width), px(height), maxPNGSide)
+		}
+		c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi))}
 		drawOn(p, c)
 		if _, err := c.WriteTo(w); err != nil {
 			return fmt.Errorf("encode chart as png: %w", err)
@@ -205,19 +229,11 @@ func Encode(p *plot.Plot, format string, width, height vg.Length, w io.Writer) e
 	return fmt.Errorf("unsupported chart format %q: use png or svg", format)
 }
 
-// maxPNGSide keeps a typo in a size from allocating gigabytes: 9,600 pixels at 96 dpi.
-const maxPNGSide = 100 * vg.Inch
-
-// drawOn draws p on c, first telling a thread axis how long it is, so that it labels as many
-// thread counts as fit.
-func drawOn(p *plot.Plot, c vg.CanvasSizer) {
-	dc := draw.New(c)
-	if t, ok := p.X.Tick.Marker.(*threadTicker); ok {
-		t.axis = 0 // DataCanvas asks for the ticks too: let it have the estimate's
-		t.axis = p.DataCanvas(dc).Size().X
-	}
-	p.Draw(dc)
-}
+// maxPNGSide keeps a typo in a size from allocating gigabytes; maxDPI is print's and then some.
+const (
+	maxPNGSide = 9600
+	maxDPI     = 1200
+)
 
 func size(w, h vg.Length) (vg.Length, vg.Length, error) {
 	switch {
@@ -249,7 +265,7 @@ func QPSByThreadsSVG(doc *results.Doc) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := Encode(p, "svg", 0, 0, &buf); err != nil {
+	if err := Encode(p, "svg", Size{}, &buf); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -280,6 +296,32 @@ func sources(docs []*results.Doc) (measured []source, unmeasured []string) {
 		}
 	}
 	return measured, unmeasured
+}
+
+// legendName is a source's label with its server's version: "mysql80 (8.0.36)".
+func legendName(s source) string {
+	if v := shortVersion(s.target.ServerVersion); v != "" {
+		return s.label + " (" + v + ")"
+	}
+	return s.label
+}
+
+// shortVersion keeps a version's number and first suffix ("8.0.36-28", "10.11.6-MariaDB"), not
+// the packaging after it ("-1:10.11.6+maria~ubu2204"), which only widens the legend.
+func shortVersion(v string) string {
+	parts := strings.SplitN(strings.TrimSpace(v), "-", 3)
+	v = parts[0]
+	if len(parts) > 1 && parts[1] != "" {
+		v += "-" + parts[1]
+	}
+	if i := strings.IndexAny(v, "+~ "); i > 0 {
+		v = v[:i]
+	}
+	const most = 24
+	if len(v) > most {
+		v = v[:most]
+	}
+	return v
 }
 
 // nothingMeasured is the error when no target of the runs has a step.

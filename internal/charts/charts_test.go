@@ -29,7 +29,8 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
-var outDir = flag.String("charts.out", "", "also write every chart drawn to this directory, to look at them")
+var outDir = flag.String("charts.out", os.Getenv("CHARTS_PNG_DIR"),
+	"also write every chart drawn to this directory, to look at them (default $CHARTS_PNG_DIR)")
 
 // golden decodes one of the report package's example results.json.
 func golden(t testing.TB, name string) *results.Doc {
@@ -198,7 +199,8 @@ func TestDrawByThreads(t *testing.T) {
 			[]string{"not drawn (no measured step): c"}},
 		{"8 targets x 12 thread counts x 5 repetitions", []*results.Doc{big}, Spec{}, 8,
 			[]string{"median of 5 repetitions", "93.8 % confidence interval"}},
-		{"two runs", []*results.Doc{golden(t, "two_targets"), renamed(golden(t, "repetitions"), "pk-lookup-2")}, Spec{}, 4,
+		// Four lines in two colours: one per target, the runs told apart by dashes.
+		{"two runs", []*results.Doc{golden(t, "two_targets"), renamed(golden(t, "repetitions"), "pk-lookup-2")}, Spec{}, 2,
 			[]string{"points with bars: median of 3 repetitions"}},
 		{"relative", []*results.Doc{golden(t, "repetitions")}, Spec{RelativeTo: "mysql57"}, 2,
 			[]string{"ratios of the medians of 3 repetitions"}},
@@ -211,8 +213,8 @@ func TestDrawByThreads(t *testing.T) {
 				t.Fatal(err)
 			}
 			xmin, xmax, ymax, labels := extremes(t, tc.docs, tc.spec.metricOrQPS())
-			if p.X.Min != xmin || p.X.Max != xmax {
-				t.Errorf("x axis %v..%v, want the ladder's %v..%v", p.X.Min, p.X.Max, xmin, xmax)
+			if !(p.X.Min < xmin && p.X.Max > xmax) || p.X.Min < xmin/2 || p.X.Max > xmax*2 {
+				t.Errorf("x axis %v..%v, want a little beyond the ladder's %v..%v", p.X.Min, p.X.Max, xmin, xmax)
 			}
 			if got := tickLabels(p.X); !slices.Equal(got, labels) {
 				t.Errorf("x tick labels %q, want the thread counts %q", got, labels)
@@ -220,11 +222,11 @@ func TestDrawByThreads(t *testing.T) {
 			if _, ok := p.X.Scale.(plot.LogScale); !ok {
 				t.Errorf("x scale %T, want log", p.X.Scale)
 			}
-			if p.Y.Min != 0 {
+			if tc.spec.RelativeTo == "" && p.Y.Min != 0 {
 				t.Errorf("y axis starts at %v, want 0", p.Y.Min)
 			}
-			if tc.spec.RelativeTo == "" && p.Y.Max != ymax {
-				t.Errorf("y axis ends at %v, want the largest value or CIHigh %v", p.Y.Max, ymax)
+			if tc.spec.RelativeTo == "" && (p.Y.Max < ymax*1.05 || p.Y.Max > ymax*1.2) {
+				t.Errorf("y axis ends at %v, want 5-20 %% above the largest value or CIHigh %v", p.Y.Max, ymax)
 			}
 			if tc.spec.Title != "" && p.Title.Text != tc.spec.Title {
 				t.Errorf("title %q, want %q", p.Title.Text, tc.spec.Title)
@@ -271,8 +273,8 @@ func TestThreadLabels(t *testing.T) {
 		width vg.Length
 		want  []string
 	}{
-		{6 * vg.Centimeter, []string{"1", "2", "4", "8", "32", "128", "1000"}},
-		{10 * vg.Centimeter, []string{"1", "2", "4", "8", "16", "32", "64", "128", "256", "512", "1000"}},
+		{6 * vg.Centimeter, []string{"1", "4", "16", "64", "1000"}},
+		{10 * vg.Centimeter, []string{"1", "2", "4", "8", "16", "32", "64", "128", "256", "1000"}},
 		{DefaultWidth, []string{"1", "2", "4", "8", "16", "32", "64", "128", "256", "512", "1000"}},
 		{40 * vg.Centimeter, []string{"1", "2", "4", "8", "16", "32", "64", "128", "256", "512", "768", "1000"}},
 	}
@@ -283,7 +285,9 @@ func TestThreadLabels(t *testing.T) {
 				t.Fatal(err)
 			}
 			var svg bytes.Buffer
-			if err := Encode(p, "svg", tc.width, 0, &svg); err != nil {
+			// A height that leaves the data area room: the default aspect ratio's 3.6 cm at 6 cm
+			// wide does not, and the legend would have to leave the data area.
+			if err := Encode(p, "svg", Size{Width: tc.width, Height: 10 * vg.Centimeter}, &svg); err != nil {
 				t.Fatal(err)
 			}
 			ticks := p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max)
@@ -446,8 +450,8 @@ func TestDrawTimeline(t *testing.T) {
 			if p.X.Min != 0 || math.Abs(p.X.Max-tc.xmax) > 1e-9 {
 				t.Errorf("x axis %v..%v, want 0..%v", p.X.Min, p.X.Max, tc.xmax)
 			}
-			if p.Y.Min != 0 || math.Abs(p.Y.Max-tc.ymax) > 1e-9 {
-				t.Errorf("y axis %v..%v, want 0..%v", p.Y.Min, p.Y.Max, tc.ymax)
+			if p.Y.Min != 0 || math.Abs(p.Y.Max-tc.ymax*timelineHeadroom) > 1e-9 {
+				t.Errorf("y axis %v..%v, want 0..%v (the largest value and room for the step marks)", p.Y.Min, p.Y.Max, tc.ymax*timelineHeadroom)
 			}
 			texts := checkEncoded(t, p, tc.lines, tc.minInk)
 			checkCaption(t, texts, tc.caption)
@@ -561,24 +565,29 @@ func TestEncode(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		format        string
-		width, height vg.Length
-		wantW, wantH  int // pixels at 96 dpi; 0 = not checked
-		err           string
+		format       string
+		size         Size
+		wantW, wantH int // pixels; 0 = not checked
+		err          string
 	}{
-		{"png", 0, 0, 756, 454, ""},
-		{"PNG", 10 * vg.Centimeter, 6 * vg.Centimeter, 378, 227, ""},
-		{"png", 0, 6 * vg.Centimeter, 378, 227, ""},
-		{"png", 4 * vg.Inch, 3 * vg.Inch, 384, 288, ""},
-		{"svg", 0, 0, 0, 0, ""},
-		{"jpg", 0, 0, 0, 0, `unsupported chart format "jpg": use png or svg`},
-		{"png", -1, 0, 0, 0, "must not be negative"},
-		{"png", 300 * vg.Centimeter, 0, 0, 0, "a png is at most"},
+		{"png", Size{}, 756, 454, ""},
+		{"PNG", Size{Width: 10 * vg.Centimeter, Height: 6 * vg.Centimeter}, 378, 227, ""},
+		{"png", Size{Height: 6 * vg.Centimeter}, 378, 227, ""},
+		{"png", Size{Width: 4 * vg.Inch, Height: 3 * vg.Inch}, 384, 288, ""},
+		{"png", Size{Width: 4 * vg.Inch, Height: 3 * vg.Inch, DPI: 300}, 1200, 900, ""},
+		{"png", Size{Width: 8 * vg.Inch, Height: 4 * vg.Inch, DPI: 150}, 1200, 600, ""},
+		{"png", Size{DPI: 72}, 567, 340, ""},
+		{"svg", Size{DPI: 300}, 0, 0, ""},
+		{"jpg", Size{}, 0, 0, `unsupported chart format "jpg": use png or svg`},
+		{"png", Size{Width: -1}, 0, 0, "must not be negative"},
+		{"png", Size{Width: 300 * vg.Centimeter}, 0, 0, "a png is at most"},
+		{"png", Size{Width: 20 * vg.Inch, DPI: 600}, 0, 0, "a png is at most"},
+		{"png", Size{DPI: -3}, 0, 0, "-3 dpi: give a resolution from 1 to 1200"},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%s %vx%v", tc.format, tc.width, tc.height), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %vx%v %d dpi", tc.format, tc.size.Width, tc.size.Height, tc.size.DPI), func(t *testing.T) {
 			var buf bytes.Buffer
-			err := Encode(p, tc.format, tc.width, tc.height, &buf)
+			err := Encode(p, tc.format, tc.size, &buf)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -600,7 +609,7 @@ func TestEncode(t *testing.T) {
 			}
 		})
 	}
-	if err := Encode(p, "png", 0, 0, failingWriter{}); err == nil {
+	if err := Encode(p, "png", Size{}, failingWriter{}); err == nil {
 		t.Error("a failed write is not an error")
 	}
 }
@@ -612,11 +621,11 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 // checkEncoded encodes p as PNG and SVG and checks what a reader would see: a PNG of the
 // requested size, not blank, in which every line's colour shows in minInk pixels or more, and a
 // well-formed SVG with a path per line at least and no embedded fonts. It returns the SVG's texts.
-func checkEncoded(t *testing.T, p *plot.Plot, lines, minInk int) []string {
+func checkEncoded(t *testing.T, p *Chart, lines, minInk int) []string {
 	t.Helper()
 	w, h := 16*vg.Centimeter, 10*vg.Centimeter
 	var pngBuf bytes.Buffer
-	if err := Encode(p, "png", w, h, &pngBuf); err != nil {
+	if err := Encode(p, "png", Size{Width: w, Height: h}, &pngBuf); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(bytes.NewReader(pngBuf.Bytes()))
@@ -638,7 +647,7 @@ func checkEncoded(t *testing.T, p *plot.Plot, lines, minInk int) []string {
 	}
 
 	var svgBuf bytes.Buffer
-	if err := Encode(p, "svg", w, h, &svgBuf); err != nil {
+	if err := Encode(p, "svg", Size{Width: w, Height: h}, &svgBuf); err != nil {
 		t.Fatal(err)
 	}
 	texts, paths, err := parseSVG(svgBuf.Bytes())
@@ -864,7 +873,7 @@ func TestDrawTimelineTPCC(t *testing.T) {
 	if !strings.Contains(p.Title.Text, "tpmC over time") || p.Y.Label.Text != "new-order transactions per minute" {
 		t.Errorf("title %q, y axis %q; want tpmC over time, new-order transactions per minute", p.Title.Text, p.Y.Label.Text)
 	}
-	if p.Y.Min != 0 || math.Abs(p.Y.Max-maxTpmC) > 1e-6 {
+	if p.Y.Min != 0 || math.Abs(p.Y.Max-maxTpmC*timelineHeadroom) > 1e-6 {
 		t.Errorf("y axis %v..%v, want 0..%v (the largest step's tpmC)", p.Y.Min, p.Y.Max, maxTpmC)
 	}
 	texts := checkEncoded(t, p, 2, 4)

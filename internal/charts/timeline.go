@@ -106,15 +106,15 @@ func stepValue(s results.Step, m Metric) float64 {
 	return s.Throughput()
 }
 
-func drawTimeline(docs []*results.Doc, metric Metric, title string) (*plot.Plot, error) {
+func drawTimeline(docs []*results.Doc, metric Metric, title string, logY bool) (*Chart, []string, error) {
 	tpmC, err := throughputIsTpmC(docs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m := measure{metric: metric, tpmC: tpmC}
 	srcs, unmeasured := sources(docs)
 	if len(srcs) == 0 {
-		return nil, nothingMeasured(docs)
+		return nil, nil, nothingMeasured(docs)
 	}
 	all := make([][]trace, len(srcs))
 	var (
@@ -124,7 +124,7 @@ func drawTimeline(docs []*results.Doc, metric Metric, title string) (*plot.Plot,
 	for i, s := range srcs {
 		traces, e2e, err := timeline(s.target, metric, s.doc.Ladder.StepDurationSeconds)
 		if err != nil {
-			return nil, fmt.Errorf("chart of run %s: %w", runName(s.doc), err)
+			return nil, nil, fmt.Errorf("chart of run %s: %w", runName(s.doc), err)
 		}
 		all[i] = traces
 		if e2e {
@@ -138,6 +138,17 @@ func drawTimeline(docs []*results.Doc, metric Metric, title string) (*plot.Plot,
 		}
 	}
 	marks := stepMarks(all)
+	zeros := 0
+	if logY {
+		// A log axis has no 0 (a second without a completed query): such points are left out.
+		for _, traces := range all {
+			for j := range traces {
+				n := len(traces[j].xys)
+				traces[j].xys = slices.DeleteFunc(slices.Clone(traces[j].xys), func(xy plotter.XY) bool { return !(xy.Y > 0) })
+				zeros += n - len(traces[j].xys)
+			}
+		}
+	}
 
 	var notes []string
 	switch {
@@ -157,50 +168,65 @@ func drawTimeline(docs []*results.Doc, metric Metric, title string) (*plot.Plot,
 	if len(marks) > 0 {
 		notes = append(notes, "numbers at the top: the threads of each step")
 	}
-	if len(unmeasured) > 0 {
-		notes = append(notes, "not drawn (no measured step): "+strings.Join(unmeasured, ", "))
+	var leftOut []string
+	if zeros > 0 {
+		leftOut = append(leftOut, fmt.Sprintf("not drawn on the log scale: %d %s of %s 0", zeros, plural(zeros, "point"), m.name()))
 	}
+	if len(unmeasured) > 0 {
+		leftOut = append(leftOut, "not drawn (no measured step): "+strings.Join(unmeasured, ", "))
+	}
+	notes = append(notes, leftOut...)
 	if title == "" {
 		title = defaultTitle(docs, m.name()+" over time")
 	}
-	// Both throughput and latency end higher than they start, so the bottom right is free.
-	p := newPlot(title, "seconds since the target's first step started", notes, m.axis(), false, false)
+	// The step marks are the vertical lines.
+	p := newPlot(title, "seconds since the target's first step started", notes, m.axis(), false)
 
 	if len(marks) > 0 {
-		p.Add(&stepLabels{marks: marks}) // first, so that the lines are drawn over the marks
+		p.add(&stepLabels{marks: marks}) // first, so that the lines are drawn over the marks
 	}
-	maxX, maxY := 0.0, 0.0
+	lks := looks(srcs, true)
+	maxX, minY, maxY := 0.0, math.Inf(1), 0.0
 	for i, traces := range all {
-		var thumb *plotter.Line
+		// The legend's line is thicker than the data's 1 pt, to show its colour and dashes.
+		thumb := &plotter.Line{LineStyle: lineStyle(lks[i], vg.Points(2))}
 		for _, tr := range traces {
+			if len(tr.xys) == 0 {
+				continue
+			}
 			l, err := plotter.NewLine(tr.xys)
 			if err != nil {
-				return nil, fmt.Errorf("chart %s, %d threads: %w", srcs[i].label, tr.threads, err)
+				return nil, nil, fmt.Errorf("chart %s, %d threads: %w", srcs[i].label, tr.threads, err)
 			}
-			l.LineStyle = lineStyle(i, vg.Points(1), false)
+			l.LineStyle = lineStyle(lks[i], vg.Points(1))
 			if tr.flat {
 				l.Width = vg.Points(3)
-			} else if thumb == nil {
-				thumb = l
 			}
-			p.Add(l)
+			p.add(l)
 			maxX = math.Max(maxX, tr.end)
 			for _, xy := range tr.xys {
-				maxY = math.Max(maxY, xy.Y)
+				minY, maxY = math.Min(minY, xy.Y), math.Max(maxY, xy.Y)
 			}
 		}
-		if thumb == nil {
-			thumb = &plotter.Line{LineStyle: lineStyle(i, vg.Points(3), false)}
+		if !slices.ContainsFunc(traces, func(tr trace) bool { return !tr.flat }) {
+			thumb.Width = vg.Points(3) // only thick flat lines
 		}
-		p.Legend.Add(srcs[i].label, thumb)
+		p.Legend.Add(legendName(srcs[i]), thumb)
 	}
 	p.X.Min, p.X.Max = 0, maxX
 	if !(maxX > 0) {
 		p.X.Max = 1
 	}
-	yFromZero(p, maxY)
-	return p, nil
+	if logY {
+		yLog(p, minY, maxY)
+	} else {
+		// More room than by threads: the step marks' labels sit at the top.
+		yFromZero(p, maxY, timelineHeadroom)
+	}
+	return p, leftOut, nil
 }
+
+const timelineHeadroom = 1.12
 
 func plural(n int, word string) string {
 	if n == 1 {

@@ -340,7 +340,7 @@ func bundleCharts(doc *results.Doc, caps loadclient.Capabilities) ([]described, 
 		p, leftOut, err := charts.DrawWithNotes([]*results.Doc{doc}, c.spec)
 		var buf bytes.Buffer
 		if err == nil {
-			err = charts.Encode(p, "png", 0, 0, &buf)
+			err = charts.Encode(p, "png", charts.Size{}, &buf)
 		}
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s is not in the bundle: %v.", name, err))

@@ -74,6 +74,10 @@ func TestBundleFiles(t *testing.T) {
 		string(must(json.Marshal(back.Status))) != string(must(json.Marshal(run.Status))) {
 		t.Errorf("run.yaml does not hold the run's status (%v)", err)
 	}
+	// report.md, at the bundle's root, shows the chart by a relative link.
+	if link := "](" + report.BundleQPSChart + ")"; !strings.Contains(string(got[report.KeyReportMD]), link) || got[report.BundleQPSChart] == nil {
+		t.Errorf("report.md links to %s, which the bundle must hold", report.BundleQPSChart)
+	}
 	for _, name := range []string{"charts/qps-by-threads.png", "charts/p95-by-threads.png"} {
 		if img, err := png.Decode(bytes.NewReader(got[name])); err != nil || img.Bounds().Dx() < 300 {
 			t.Errorf("%s: %v", name, err)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
 // TestReal runs Args' command lines with the real go-tpc against a private MariaDB, with the
@@ -31,43 +31,23 @@ func TestReal(t *testing.T) {
 	if gotpc == "" {
 		gotpc = filepath.Join("..", "..", "bin", "go-tpc-"+Version)
 	}
-	tools := map[string]string{"go-tpc": gotpc}
-	for role, names := range map[string][]string{"server": {"mariadbd", "mysqld"}, "install": {"mariadb-install-db", "mysql_install_db"}, "client": {"mariadb", "mysql"}} {
-		for _, n := range names {
-			if p, err := exec.LookPath(n); err == nil {
-				tools[role] = p
-				break
-			}
-			if p := filepath.Join("/usr/sbin", n); fileExists(p) {
-				tools[role] = p
-				break
-			}
-		}
-	}
-	for role, p := range tools {
-		if p == "" || !fileExists(p) {
-			msg := fmt.Sprintf("real go-tpc tests need %s (%q): make bin/go-tpc-%s, apt-get install mariadb-server-core mariadb-client", role, p, Version)
-			if os.Getenv("MYSQLBENCH_REQUIRE_REAL") == "1" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
-	if len(tools) < 4 {
-		msg := fmt.Sprintf("real go-tpc tests need mariadbd, mariadb-install-db and mariadb (found %v)", tools)
+	if !fileExists(gotpc) {
+		msg := fmt.Sprintf("real go-tpc tests need go-tpc (%q): make bin/go-tpc-%s", gotpc, Version)
 		if os.Getenv("MYSQLBENCH_REQUIRE_REAL") == "1" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
-	db := startMariaDB(t, tools)
+	tools := testmariadb.Look(t)
+	tools["go-tpc"] = gotpc
+	db := testmariadb.Start(t, tools)
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
 	}
 	password := "p#" + hex.EncodeToString(b)
-	db.mustSQL(t, "CREATE DATABASE tpcc; CREATE USER tpcc@'%' IDENTIFIED BY '"+password+"'; GRANT ALL ON tpcc.* TO tpcc@'%';")
-	env := map[string]string{sysbench.EnvHost: "127.0.0.1", sysbench.EnvPort: strconv.Itoa(db.port),
+	db.MustSQL(t, "CREATE DATABASE tpcc; CREATE USER tpcc@'%' IDENTIFIED BY '"+password+"'; GRANT ALL ON tpcc.* TO tpcc@'%';")
+	env := map[string]string{sysbench.EnvHost: "127.0.0.1", sysbench.EnvPort: strconv.Itoa(db.Port),
 		sysbench.EnvUser: "tpcc", EnvPassword: password, sysbench.EnvDatabase: "tpcc"}
 
 	t.Run("run before prepare", func(t *testing.T) {
@@ -84,7 +64,7 @@ func TestReal(t *testing.T) {
 		t.Fatalf("prepare failed: %+v\n%s", f, out)
 	}
 	t.Logf("prepare of 1 warehouse took %s", time.Since(start).Round(100*time.Millisecond))
-	if n := db.mustSQL(t, "SELECT COUNT(*) FROM tpcc.warehouse"); n != "1" {
+	if n := db.MustSQL(t, "SELECT COUNT(*) FROM tpcc.warehouse"); n != "1" {
 		t.Fatalf("%s warehouses after prepare, want 1", n)
 	}
 
@@ -96,7 +76,7 @@ func TestReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders, err := strconv.ParseInt(db.mustSQL(t, "SELECT COUNT(*) - 30000 FROM tpcc.orders"), 10, 64)
+	orders, err := strconv.ParseInt(db.MustSQL(t, "SELECT COUNT(*) - 30000 FROM tpcc.orders"), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +130,7 @@ func TestReal(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, launcher, args...)
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-		cmd.Env = []string{sysbench.EnvHost + "=127.0.0.1", sysbench.EnvPort + "=" + strconv.Itoa(db.port),
+		cmd.Env = []string{sysbench.EnvHost + "=127.0.0.1", sysbench.EnvPort + "=" + strconv.Itoa(db.Port),
 			sysbench.EnvUser + "=tpcc", sysbench.EnvDatabase + "=tpcc", sysbench.EnvResultFile + "=" + result,
 			"MYSQLBENCH_PASSWORD_FILE=" + passwordFile, "MYSQLBENCH_GOTPC=" + tools["go-tpc"]}
 		out, _ := cmd.CombinedOutput()
@@ -201,13 +181,13 @@ func TestReal(t *testing.T) {
 	t.Run("launcher cleanup drops the tables", func(t *testing.T) {
 		// The check stopped above left its query running in the server (a client that goes away
 		// does not end it), and its locks would hold the DROP TABLEs.
-		db.mustSQL(t, "SELECT GROUP_CONCAT(CONCAT('KILL ', id) SEPARATOR '; ') INTO @k FROM information_schema.processlist "+
+		db.MustSQL(t, "SELECT GROUP_CONCAT(CONCAT('KILL ', id) SEPARATOR '; ') INTO @k FROM information_schema.processlist "+
 			"WHERE user = 'tpcc'; SET @k = COALESCE(@k, 'DO 0'); PREPARE s FROM @k; EXECUTE s")
 		rec, out, code := launch(t, secret, Step{Phase: PhaseCleanup, Warehouses: 1})
 		if code != 0 || rec.Failure != nil {
 			t.Fatalf("exit %d, record %+v\n%s", code, rec, out)
 		}
-		if n := db.mustSQL(t, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'tpcc'"); n != "0" {
+		if n := db.MustSQL(t, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'tpcc'"); n != "0" {
 			t.Errorf("%s TPC-C tables left after cleanup", n)
 		}
 	})
@@ -249,84 +229,4 @@ func runStep(t *testing.T, gotpc string, env map[string]string, s Step, timeout 
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
-}
-
-type mariaDB struct {
-	client, socket string
-	port           int
-}
-
-func startMariaDB(t *testing.T, tools map[string]string) *mariaDB {
-	t.Helper()
-	dir := t.TempDir()
-	datadir := filepath.Join(dir, "data")
-	if out, err := exec.Command(tools["install"], "--no-defaults", "--user=root", "--datadir="+datadir,
-		"--auth-root-authentication-method=socket", "--skip-test-db").CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", tools["install"], err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	db := &mariaDB{client: tools["client"], socket: filepath.Join(dir, "mysqld.sock"), port: port}
-	errLog := filepath.Join(dir, "error.log")
-	server := exec.Command(tools["server"], "--no-defaults", "--user=root", "--datadir="+datadir,
-		"--bind-address=127.0.0.1", "--port="+strconv.Itoa(port), "--socket="+db.socket,
-		"--pid-file="+filepath.Join(dir, "mysqld.pid"), "--log-error="+errLog, "--skip-log-bin",
-		"--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=0", "--skip-name-resolve")
-	if err := server.Start(); err != nil {
-		t.Fatalf("start %s: %v", tools["server"], err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- server.Wait() }()
-	t.Cleanup(func() {
-		_ = server.Process.Signal(syscall.SIGTERM)
-		// The server's exit status after SIGTERM or SIGKILL says nothing about the test.
-		select {
-		case err := <-exited:
-			_ = err
-		case <-time.After(30 * time.Second):
-			_ = server.Process.Kill()
-			err := <-exited
-			_ = err
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := db.sql("SELECT 1"); err == nil {
-			return db
-		}
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(errLog)
-			t.Fatalf("mariadbd exited during start-up: %v\n%s", err, log)
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(errLog)
-			t.Fatalf("mariadbd did not accept connections within 60s\n%s", log)
-		}
-	}
-}
-
-func (db *mariaDB) sql(stmts string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, db.client, "--no-defaults", "--socket="+db.socket, "--user=root",
-		"--batch", "--skip-column-names", "-e", stmts).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w: %s", stmts, err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-func (db *mariaDB) mustSQL(t *testing.T, stmts string) string {
-	t.Helper()
-	out, err := db.sql(stmts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -7,19 +7,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
 // TestReal runs Build's launcher itself, through /bin/sh (and bash, the shell of the mysql:8.4
@@ -31,14 +30,14 @@ func TestReal(t *testing.T) {
 		t.Skip("real mysqlslap runs skipped in -short mode")
 	}
 	tools := lookTools(t)
-	db := startMariaDB(t, tools, "--performance-schema=ON")
+	db := testmariadb.Start(t, tools, "--performance-schema=ON")
 	password := ` a#b "c" 'd' \e\\ $(MYSQLBENCH_USER) $$ é€ ` + randomPassword(t) + ` `
 	// The account as the builtin engine leaves it: ALL on its database narrowed by GrantSQL,
 	// which also grants mysqlslap's schema.
-	db.mustSQL(t, "CREATE DATABASE sbtest; CREATE TABLE sbtest.keep (id INT); INSERT INTO sbtest.keep VALUES (1);"+
+	db.MustSQL(t, "CREATE DATABASE sbtest; CREATE TABLE sbtest.keep (id INT); INSERT INTO sbtest.keep VALUES (1);"+
 		"CREATE USER sbtest@'%' IDENTIFIED BY "+sqlLiteral(password)+"; GRANT ALL ON sbtest.* TO sbtest@'%';"+
 		sysbench.GrantSQL("sbtest", "%", "sbtest"))
-	secret := db.secret("sbtest", password)
+	secret := secretFor(db, "sbtest", password)
 	secret[sysbench.SecretKeyDatabase] = "sbtest"
 	shells := []string{tools["sh"]}
 	if bash, err := exec.LookPath("bash"); err == nil {
@@ -101,10 +100,10 @@ func TestReal(t *testing.T) {
 
 	run1 := Step{Phase: sysbench.PhaseRun, Concurrency: 2}
 	t.Run("the connection database is untouched and mysqlslap's schema is gone", func(t *testing.T) {
-		if got := db.mustSQL(t, "SELECT COUNT(*) FROM sbtest.keep"); got != "1" {
+		if got := db.MustSQL(t, "SELECT COUNT(*) FROM sbtest.keep"); got != "1" {
 			t.Errorf("sbtest.keep has %s rows", got)
 		}
-		if got := db.mustSQL(t, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'mysqlslap'"); got != "0" {
+		if got := db.MustSQL(t, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'mysqlslap'"); got != "0" {
 			t.Errorf("mysqlslap's schema is left after its steps")
 		}
 	})
@@ -116,9 +115,9 @@ func TestReal(t *testing.T) {
 			"long":                        strings.Repeat(`#"\`, MaxPasswordBytes/3),
 		} {
 			t.Run(name, func(t *testing.T) {
-				db.mustSQL(t, "DROP USER IF EXISTS pw@'%'; CREATE USER pw@'%' IDENTIFIED BY "+sqlLiteral(pw)+";"+
+				db.MustSQL(t, "DROP USER IF EXISTS pw@'%'; CREATE USER pw@'%' IDENTIFIED BY "+sqlLiteral(pw)+";"+
 					"GRANT "+strings.Join(sysbench.Privileges, ", ")+" ON mysqlslap.* TO pw@'%'")
-				succeeded(t, run(t, tools["sh"], build(t, w, run1), db.secret("pw", pw)), pw)
+				succeeded(t, run(t, tools["sh"], build(t, w, run1), secretFor(db, "pw", pw)), pw)
 			})
 		}
 	})
@@ -128,17 +127,17 @@ func TestReal(t *testing.T) {
 		code   int
 		phrase string
 	}{
-		"wrong password":        {secret: db.secret("sbtest", randomPassword(t)), code: 1045, phrase: "access denied for the benchmark user"},
-		"no grant on mysqlslap": {secret: db.secret("nogrant", password), code: 1044, phrase: "access denied to the schema mysqlslap"},
-		"a trailing newline":    {secret: db.secret("sbtest", password+"\n"), phrase: "contains a line break"},
-		"too long":              {secret: db.secret("sbtest", strings.Repeat("x", MaxPasswordBytes+1)), phrase: "at most 1024"},
-		"database mysqlslap":    {secret: withDatabase(db.secret("sbtest", password), Schema), phrase: "keep your data in another database"},
+		"wrong password":        {secret: secretFor(db, "sbtest", randomPassword(t)), code: 1045, phrase: "access denied for the benchmark user"},
+		"no grant on mysqlslap": {secret: secretFor(db, "nogrant", password), code: 1044, phrase: "access denied to the schema mysqlslap"},
+		"a trailing newline":    {secret: secretFor(db, "sbtest", password+"\n"), phrase: "contains a line break"},
+		"too long":              {secret: secretFor(db, "sbtest", strings.Repeat("x", MaxPasswordBytes+1)), phrase: "at most 1024"},
+		"database mysqlslap":    {secret: withDatabase(secretFor(db, "sbtest", password), Schema), phrase: "keep your data in another database"},
 		// mysqlslap exits 0 after failed queries; each of 40 clients prints its error with the
 		// query, more than the termination message holds.
 		"a failing query at 40 clients": {secret: secret, code: 1064, phrase: "SQL syntax error"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			db.mustSQL(t, "CREATE USER IF NOT EXISTS nogrant@'%' IDENTIFIED BY "+sqlLiteral(password))
+			db.MustSQL(t, "CREATE USER IF NOT EXISTS nogrant@'%' IDENTIFIED BY "+sqlLiteral(password))
 			ww, step := w, run1
 			if tc.code == 1064 {
 				ww = v1alpha1.Workload{Client: v1alpha1.ClientMysqlslap, Mysqlslap: &v1alpha1.MysqlslapWorkload{
@@ -227,30 +226,21 @@ func assertNoLeak(t *testing.T, r result, password string) {
 	}
 }
 
-// lookTools finds the binaries the real tests need. When one is missing the test is skipped,
-// unless MYSQLBENCH_REQUIRE_REAL=1 (CI) makes that a failure.
-func lookTools(tb testing.TB) map[string]string {
+// lookTools finds the binaries the real tests need: testmariadb's server, installer and client,
+// and mariadb-slap (or mysqlslap) and sh. When one is missing the test is skipped, unless
+// MYSQLBENCH_REQUIRE_REAL=1 (CI) makes that a failure.
+func lookTools(tb testing.TB) testmariadb.Tools {
 	tb.Helper()
-	tools := map[string]string{}
-	for role, names := range map[string][]string{
-		"server":  {"mariadbd", "mysqld"},
-		"install": {"mariadb-install-db", "mysql_install_db"},
-		"client":  {"mariadb", "mysql"},
-		"slap":    {"mariadb-slap", "mysqlslap"},
-		"sh":      {"sh"},
-	} {
+	tools := testmariadb.Look(tb)
+	for role, names := range map[string][]string{"slap": {"mariadb-slap", "mysqlslap"}, "sh": {"sh"}} {
 		for _, n := range names {
 			if p, err := exec.LookPath(n); err == nil {
 				tools[role] = p
 				break
 			}
-			if p := filepath.Join("/usr/sbin", n); isExecutable(p) {
-				tools[role] = p
-				break
-			}
 		}
 		if tools[role] == "" {
-			msg := fmt.Sprintf("real tests need %s (one of %v): apt-get install mariadb-server-core mariadb-client, or make test as root", role, names)
+			msg := fmt.Sprintf("real tests need %s (one of %v): apt-get install mariadb-client, or make test as root", role, names)
 			if os.Getenv("MYSQLBENCH_REQUIRE_REAL") == "1" {
 				tb.Fatal(msg)
 			}
@@ -260,105 +250,11 @@ func lookTools(tb testing.TB) map[string]string {
 	return tools
 }
 
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
-}
-
-type mariaDB struct {
-	tools  map[string]string
-	port   int
-	socket string
-}
-
-// startMariaDB starts a private server on 127.0.0.1 with its own datadir, socket and a free port,
-// and stops it when the test ends (as internal/sysbench's real tests do).
-func startMariaDB(tb testing.TB, tools map[string]string, options ...string) *mariaDB {
-	tb.Helper()
-	dir, err := os.MkdirTemp("", "mysqlbench-mysqlslap-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
-	datadir := filepath.Join(dir, "data")
-	install := exec.Command(tools["install"], "--no-defaults", "--user=root", "--datadir="+datadir,
-		"--auth-root-authentication-method=socket", "--skip-test-db")
-	if out, err := install.CombinedOutput(); err != nil {
-		tb.Fatalf("%s: %v\n%s", tools["install"], err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	db := &mariaDB{tools: tools, port: port, socket: filepath.Join(dir, "mysqld.sock")}
-	errLog := filepath.Join(dir, "error.log")
-	args := append([]string{"--no-defaults", "--user=root", "--datadir=" + datadir,
-		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port), "--socket=" + db.socket,
-		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + errLog, "--skip-log-bin",
-		"--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=0", "--skip-name-resolve"}, options...)
-	server := exec.Command(tools["server"], args...)
-	if err := server.Start(); err != nil {
-		tb.Fatalf("start %s: %v", tools["server"], err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- server.Wait() }()
-	tb.Cleanup(func() {
-		_ = server.Process.Signal(syscall.SIGTERM)
-		// The server's exit status after SIGTERM/SIGKILL says nothing about the test.
-		select {
-		case err := <-exited:
-			_ = err
-		case <-time.After(30 * time.Second):
-			_ = server.Process.Kill()
-			err := <-exited
-			_ = err
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := db.sql("SELECT 1"); err == nil {
-			return db
-		}
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(errLog)
-			tb.Fatalf("mariadbd exited during start-up: %v\n%s", err, log)
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(errLog)
-			tb.Fatalf("mariadbd did not accept connections within 60s\n%s", log)
-		}
-	}
-}
-
-// sql runs statements as root over the server's socket.
-func (db *mariaDB) sql(stmts string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, db.tools["client"], "--no-defaults", "--socket="+db.socket,
-		"--user=root", "--batch", "--skip-column-names", "-e", stmts).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w: %s", stmts, err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-func (db *mariaDB) mustSQL(tb testing.TB, stmts string) string {
-	tb.Helper()
-	out, err := db.sql(stmts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
-// secret returns a connection Secret's data for user with password, without a database key.
-func (db *mariaDB) secret(user, password string) map[string]string {
+// secretFor returns a connection Secret's data for user with password on db, without a
+// database key.
+func secretFor(db *testmariadb.Server, user, password string) map[string]string {
 	return map[string]string{
-		sysbench.SecretKeyHost: "127.0.0.1", sysbench.SecretKeyPort: strconv.Itoa(db.port),
+		sysbench.SecretKeyHost: "127.0.0.1", sysbench.SecretKeyPort: strconv.Itoa(db.Port),
 		sysbench.SecretKeyUser: user, sysbench.SecretKeyPassword: password,
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -48,6 +50,9 @@ type Options struct {
 	// KubeletCPUInterval is how often the server containers' CPU is sampled from their kubelets;
 	// 0 turns the sampler off.
 	KubeletCPUInterval time.Duration
+	// ResultsDatabaseSecret names the Secret ("namespace/name") of the results database every
+	// finished run is written into; empty: none.
+	ResultsDatabaseSecret string
 
 	// Not flags, for tests: ScheduleClock is the BenchmarkSchedule controller's clock (the real
 	// one when nil), set ahead to make a schedule due at once; SkipNameValidation lets one process
@@ -83,6 +88,27 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How often to sample the server containers' CPU usage from their kubelets (through the API server's node "+
 			"proxy: needs get on nodes/proxy), for each ladder step's CPU seconds per query; 0 turns it off. "+
 			"e.g. 2s: kubelets with a CRI stats provider (containerd) read the cgroup at each request.")
+	fs.StringVar(&o.ResultsDatabaseSecret, "results-database-secret", "",
+		"NAMESPACE/NAME of a Secret naming a MySQL-family database that every finished run is written into (keys host, "+
+			"user, password, optional port, database, tls; or dsn alone); the tables are created and migrated on first use. "+
+			"Empty: no results database.")
+}
+
+// ResultsSecret parses --results-database-secret; a zero name when it is empty.
+func ResultsSecret(s string) (types.NamespacedName, error) {
+	if s == "" {
+		return types.NamespacedName{}, nil
+	}
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("--results-database-secret %q: want NAMESPACE/NAME of a Secret, e.g. mysqlbench-system/results-db", s)
+	}
+	for _, part := range []string{ns, name} {
+		if errs := validation.IsDNS1123Subdomain(part); len(errs) > 0 {
+			return types.NamespacedName{}, fmt.Errorf("--results-database-secret %q: %q is not a valid name: %s", s, part, strings.Join(errs, "; "))
+		}
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // Scheme knows the built-in kinds and the project's kinds.
@@ -141,6 +167,19 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
+	resultsSecret, err := ResultsSecret(o.ResultsDatabaseSecret)
+	if err != nil {
+		return nil, err
+	}
+	var resultsDB controllers.ResultsWriter
+	if resultsSecret.Name != "" {
+		db := &controllers.ResultsDatabase{Secret: resultsSecret, Reader: mgr.GetAPIReader(), Clock: clock.RealClock{}}
+		if err := mgr.Add(db); err != nil {
+			return nil, fmt.Errorf("add the results database: %w", err)
+		}
+		resultsDB = db
+		mgr.GetLogger().WithName("setup").Info("writing finished runs into the results database", "secret", resultsSecret.String())
+	}
 	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return nil, fmt.Errorf("create clientset: %w", err)
@@ -153,6 +192,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Engines:   engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
 		Logs:      controllers.ClientsetLogs{Clientset: clientset},
 		Clock:     clock.RealClock{},
+		Results:   resultsDB,
 	}, controllers.RunOptions{
 		SysbenchImage:      o.SysbenchImage,
 		ServerReadyTimeout: o.ReadyTimeout,

@@ -36,7 +36,7 @@ import (
 
 type createOptions struct {
 	file          string
-	dryRun        bool
+	dryRun        string
 	local         bool
 	output        string
 	sysbenchImage string
@@ -45,19 +45,20 @@ type createOptions struct {
 func newCreateCommand(e *env) *cobra.Command {
 	o := &createOptions{}
 	cmd := &cobra.Command{
-		Use:   "create -f RUN.yaml [--dry-run [--local]]",
+		Use:   "create -f RUN.yaml [--dry-run=server|client]",
 		Short: "Create a BenchmarkRun, or print the objects the operator would create for it (--dry-run)",
-		Long: "With --dry-run, prints the objects the operator would create for the run, computed by its own builders " +
+		Long: "With --dry-run=server or client, prints the objects the operator would create for the run, computed by its own builders " +
 			"(internal/plan): the reporter ConfigMap, each target's server (Secret with placeholder passwords, my.cnf " +
 			"ConfigMap, Service, NetworkPolicy, StatefulSet, or the Percona resource) and the sysbench Job of every step " +
-			"with its command line and placement; a summary goes to stderr. The run is first sent to the API server as " +
-			"a server-side dry run, so the CRD's validation rules and defaults apply and a refusal reads as the server " +
-			"words it; with --local the file alone is planned (strictly decoded: unknown fields are errors), without any " +
+			"with its command line and placement; a summary goes to stderr. With --dry-run=server the run is first sent to " +
+			"the API server as a dry-run create (nothing is stored), so the CRD's validation rules and defaults apply, a " +
+			"refusal reads as the server words it, and the run planned is the one the server returned; with " +
+			"--dry-run=client the file alone is planned (strictly decoded: unknown fields are errors), without any " +
 			"cluster. A BenchmarkSchedule plans the run its template makes.\n\n" +
-			"Without --dry-run the run (or schedule) is created, as kubectl create would: the same validation, and the " +
-			"operator starts it. Use kubectl apply instead when the file is managed declaratively (GitOps).",
-		Example: "  kubectl mysqlbench create -f run.yaml --dry-run\n" +
-			"  kubectl mysqlbench create -f run.yaml --dry-run --local -o json\n" +
+			"Without --dry-run (or with --dry-run=none) the run (or schedule) is created, as kubectl create would: the same " +
+			"validation, and the operator starts it. Use kubectl apply instead when the file is managed declaratively (GitOps).",
+		Example: "  kubectl mysqlbench create -f run.yaml --dry-run=server\n" +
+			"  kubectl mysqlbench create -f run.yaml --dry-run=client -o json\n" +
 			"  kubectl mysqlbench create -f run.yaml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -65,8 +66,14 @@ func newCreateCommand(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "The BenchmarkRun (or BenchmarkSchedule) manifest; - reads stdin.")
-	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "Create nothing: print the objects the operator would create.")
-	cmd.Flags().BoolVar(&o.local, "local", false, "With --dry-run: plan the file without contacting a cluster.")
+	cmd.Flags().StringVar(&o.dryRun, "dry-run", dryRunNone, `Must be "none", "server", or "client". server: the API server `+
+		`validates and defaults the run without storing it, and the objects the operator would create for it are printed; `+
+		`client: the same from the file alone, without contacting a cluster.`)
+	// As kubectl: a bare --dry-run is refused, naming the values.
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = dryRunBare
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{dryRunNone, dryRunServer, dryRunClient}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().BoolVar(&o.local, "local", false, "The same as --dry-run=client.")
+	_ = cmd.Flags().MarkDeprecated("local", "use --dry-run=client")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "With --dry-run: yaml (a stream of documents) or json (a List).")
 	cmd.Flags().StringVar(&o.sysbenchImage, "sysbench-image", "",
 		"The operator's --sysbench-image, for runs whose spec names none (default: the operator's default, "+specs.DefaultSysbenchImage+").")
@@ -81,10 +88,39 @@ type manifest struct {
 	name string
 }
 
-func (e *env) create(ctx context.Context, o *createOptions) error {
-	if o.local && !o.dryRun {
-		return errors.New("--local needs --dry-run: without a cluster nothing can be created")
+// The values of --dry-run, spelled as kubectl spells them.
+const (
+	dryRunNone   = "none"
+	dryRunServer = "server"
+	dryRunClient = "client"
+	dryRunBare   = "unchanged" // --dry-run without a value
+)
+
+// dryRunStrategy checks --dry-run (and the deprecated --local, which means client).
+func (o *createOptions) dryRunStrategy() (string, error) {
+	switch o.dryRun {
+	case dryRunNone, dryRunServer, dryRunClient:
+	case dryRunBare:
+		return "", errors.New(`--dry-run needs a value, as kubectl's does: --dry-run=server (the API server checks the run), ` +
+			`--dry-run=client (the file alone, no cluster) or --dry-run=none`)
+	default:
+		return "", fmt.Errorf(`invalid --dry-run value %q: must be "none", "server", or "client"`, o.dryRun)
 	}
+	if o.local {
+		if o.dryRun == dryRunServer {
+			return "", errors.New("--local plans without a cluster: it contradicts --dry-run=server")
+		}
+		return dryRunClient, nil
+	}
+	return o.dryRun, nil
+}
+
+func (e *env) create(ctx context.Context, o *createOptions) error {
+	strategy, err := o.dryRunStrategy()
+	if err != nil {
+		return err
+	}
+	dryRun := strategy != dryRunNone
 	if o.output != "yaml" && o.output != "json" {
 		return fmt.Errorf("unknown output format %q: use -o yaml or -o json", o.output)
 	}
@@ -96,10 +132,10 @@ func (e *env) create(ctx context.Context, o *createOptions) error {
 	for _, m := range docs {
 		var run *v1.BenchmarkRun
 		var how string
-		if o.local {
+		if strategy == dryRunClient {
 			run, how, err = e.decodeLocal(m)
 		} else {
-			run, how, err = e.sendToServer(ctx, m, o.dryRun)
+			run, how, err = e.sendToServer(ctx, m, dryRun)
 		}
 		if err != nil {
 			return err
@@ -114,7 +150,7 @@ func (e *env) create(ctx context.Context, o *createOptions) error {
 		summarize(e.ErrOut, run, objs, how)
 		all = append(all, objs...)
 	}
-	if !o.dryRun {
+	if !dryRun {
 		return nil
 	}
 	return printObjects(e.Out, all, o.output)
@@ -182,8 +218,8 @@ func (e *env) decodeLocal(m manifest) (*v1.BenchmarkRun, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	how := "--local: planned from the file alone; the API server's validation rules and defaults were not applied " +
-		"(drop --local to have the API server check the run first)"
+	how := "--dry-run=client: planned from the file alone; the API server's validation rules and defaults were not applied " +
+		"(--dry-run=server has the API server check the run first)"
 	run, how2 := runToPlan(obj, time.Now())
 	run.Namespace = ns
 	return run, strings.TrimSpace(how + "\n" + how2), nil
@@ -231,7 +267,7 @@ func (e *env) sendToServer(ctx context.Context, m manifest, dryRun bool) (*v1.Be
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
 		return nil, "", fmt.Errorf("read back %s %s: %w", m.kind, m.name, err)
 	}
-	how := "checked by the API server (server-side dry run: the CRD's validation rules and defaults applied)"
+	how := "checked by the API server (--dry-run=server: the CRD's validation rules and defaults applied)"
 	run, how2 := runToPlan(obj, time.Now())
 	return run, strings.TrimSpace(how + "\n" + how2), nil
 }

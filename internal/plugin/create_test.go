@@ -55,7 +55,7 @@ func TestCreateDryRunLocalPlansEverySample(t *testing.T) {
 			continue
 		}
 		out, errOut, err := runPlugin(context.Background(), t, "--server", "https://127.0.0.1:1", "-n", "samples",
-			"create", "-f", f, "--dry-run", "--local")
+			"create", "-f", f, "--dry-run=client")
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -82,7 +82,7 @@ func TestCreateDryRunLocalPlansEverySample(t *testing.T) {
 		if jobs == 0 || objs[0].GetKind() != "ConfigMap" {
 			t.Errorf("%s: %d Jobs, first object %s", f, jobs, objs[0].GetKind())
 		}
-		wants := []string{"--local: planned from the file alone", "Servers:", "Jobs: " + strconv.Itoa(jobs),
+		wants := []string{"--dry-run=client: planned from the file alone", "Servers:", "Jobs: " + strconv.Itoa(jobs),
 			"sysbench /opt/mysqlbench/reporter.lua", "--threads=N", "Placement:"}
 		switch {
 		case strings.Contains(f, "mysqlslap"):
@@ -117,15 +117,16 @@ func TestCreateDryRunLocalPlansEverySample(t *testing.T) {
 func TestCreateLocalDecodesStrictly(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	path := writeRunFile(t, "treads: [1, 2]")
-	_, _, err := runPlugin(context.Background(), t, "--server", "https://127.0.0.1:1", "create", "-f", path, "--dry-run", "--local")
+	_, _, err := runPlugin(context.Background(), t, "--server", "https://127.0.0.1:1", "create", "-f", path, "--dry-run=client")
 	checkError(t, "an unknown field", err, `unknown field "spec.ladder.treads"`)
+	// The deprecated --local is --dry-run=client.
 	_, _, err = runPlugin(context.Background(), t, "--server", "https://127.0.0.1:1", "create", "-f", path, "--local")
-	checkError(t, "--local without --dry-run", err, "--local needs --dry-run")
+	checkError(t, "--local", err, `unknown field "spec.ladder.treads"`)
 	other := filepath.Join(t.TempDir(), "cm.yaml")
 	if err := os.WriteFile(other, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = runPlugin(context.Background(), t, "--server", "https://127.0.0.1:1", "create", "-f", other, "--dry-run", "--local")
+	_, _, err = runPlugin(context.Background(), t, "--server", "https://127.0.0.1:1", "create", "-f", other, "--dry-run=client")
 	checkError(t, "a ConfigMap", err, "v1 ConfigMap", "BenchmarkRuns and BenchmarkSchedules")
 }
 
@@ -156,11 +157,11 @@ spec:
 	return path
 }
 
-// Without --local the run goes to the API server as a dry run first: its validation and
+// With --dry-run=server the run goes to the API server as a dry run first: its validation and
 // defaults apply, its refusals are shown as it words them, and nothing is stored.
 func TestCreateDryRunOnTheServer(t *testing.T) {
 	needCluster(t)
-	out, errOut, err := kubectlMysqlbench(t, "create", "-f", writeRunFile(t, ""), "--dry-run")
+	out, errOut, err := kubectlMysqlbench(t, "create", "-f", writeRunFile(t, ""), "--dry-run=server")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestCreateDryRunOnTheServer(t *testing.T) {
 		t.Errorf("a dry run stored the run: %v", err)
 	}
 
-	jsonOut, _, err := kubectlMysqlbench(t, "create", "-f", writeRunFile(t, ""), "--dry-run", "-o", "json")
+	jsonOut, _, err := kubectlMysqlbench(t, "create", "-f", writeRunFile(t, ""), "--dry-run=server", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,9 +209,9 @@ func TestCreateDryRunOnTheServer(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Replace(string(data), "[1, 2, 4]", "[4, 2]", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = kubectlMysqlbench(t, "create", "-f", path, "--dry-run")
+	_, _, err = kubectlMysqlbench(t, "create", "-f", path, "--dry-run=server")
 	checkError(t, "descending threads", err, "the API server refused BenchmarkRun planned", "ladder.threads must be strictly ascending")
-	_, _, err = kubectlMysqlbench(t, "create", "-f", writeRunFile(t, "treads: [1]"), "--dry-run")
+	_, _, err = kubectlMysqlbench(t, "create", "-f", writeRunFile(t, "treads: [1]"), "--dry-run=server")
 	checkError(t, "an unknown field", err, "the API server refused", `unknown field "spec.ladder.treads"`)
 }
 
@@ -230,4 +231,25 @@ func TestCreateCreatesTheRun(t *testing.T) {
 	}
 	_, _, err = kubectlMysqlbench(t, "-n", nsStuck, "create", "-f", path)
 	checkError(t, "creating it again", err, "already exists in namespace stuck", "delete it first or choose another name")
+}
+
+func TestCreateDryRunTakesKubectlsValues(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	path := writeRunFile(t, "")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--dry-run"}, []string{"--dry-run needs a value", "--dry-run=server", "--dry-run=client", "--dry-run=none"}},
+		{[]string{"--dry-run=true"}, []string{`invalid --dry-run value "true"`, `"none", "server", or "client"`}},
+		{[]string{"--dry-run=server", "--local"}, []string{"contradicts --dry-run=server"}},
+	} {
+		args := append([]string{"--server", "https://127.0.0.1:1", "create", "-f", path}, c.args...)
+		_, _, err := runPlugin(context.Background(), t, args...)
+		checkError(t, strings.Join(c.args, " "), err, c.want...)
+	}
+	out, _, err := runPlugin(context.Background(), t, "--server", "https://127.0.0.1:1", "create", "-f", path, "--dry-run=client")
+	if err != nil || !strings.Contains(out, "kind: Job") {
+		t.Errorf("--dry-run=client: %v, no Job printed:\n%s", err, out)
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 func newDescribeCommand(e *env) *cobra.Command {
 	var from []string
+	var output *outputFlags
 	cmd := &cobra.Command{
 		Use:   "describe RUN | describe [RUN] --from PATH",
 		Short: "Show a run's progress, conditions and results (QPS and p95 by threads, one column per target)",
@@ -28,9 +29,13 @@ func newDescribeCommand(e *env) *cobra.Command {
 			"status (a BenchmarkRun's YAML or a bundle): a results.json alone has no conditions and is refused. A " +
 			"scheduled run's confirmation is shown when the files hold its BenchmarkSchedule (a bundle does).",
 		Example: "  kubectl mysqlbench describe pk-lookup-57 -n bench\n" +
-			"  kubectl mysqlbench describe --from pk-lookup-57.tar.gz",
+			"  kubectl mysqlbench describe --from pk-lookup-57.tar.gz\n" +
+			"  kubectl mysqlbench describe --from pk-lookup-57.tar.gz -o yaml   # the run object the bundle holds",
 		Args: runArgs(&from),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.validate(); err != nil {
+				return err
+			}
 			src, err := e.source(from)
 			if err != nil {
 				return err
@@ -39,10 +44,14 @@ func newDescribeCommand(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if output.structured() {
+				return output.printRuns(e.Out, []v1.BenchmarkRun{*run}, false)
+			}
 			return describe(e.Out, run, e.now(), src.confirmationOf(cmd.Context(), run))
 		},
 	}
 	cmd.Flags().StringArrayVar(&from, "from", nil, fromFlag)
+	output = addOutputFlags(cmd, false)
 	return cmd
 }
 

@@ -41,10 +41,10 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 		// Run not finished: its phase and progress, and how to wait.
 		{[]string{"-n", nsStuck, "export", "stuck", "-o", "json"},
 			[]string{"not finished yet", "phase Provisioning", "0 of 2 targets done", "kubectl mysqlbench get stuck -w"}},
-		{[]string{"-n", nsStuck, "plot", "stuck", "-o", png}, []string{"not finished yet", "get stuck -w"}},
+		{[]string{"-n", nsStuck, "plot", "stuck", "--output-file", png}, []string{"not finished yet", "get stuck -w"}},
 		// No such target: the targets there are.
 		{[]string{"logs", "pk", "mysql84", "1"}, []string{`no target "mysql84"`, "its targets: mariadb, mariadb-psoff"}},
-		{[]string{"plot", "pk", "--relative-to", "mysql84", "-o", png}, []string{`"mysql84"`, "mariadb", "mariadb-psoff"}},
+		{[]string{"plot", "pk", "--relative-to", "mysql84", "--output-file", png}, []string{`"mysql84"`, "mariadb", "mariadb-psoff"}},
 		// Wrong arguments name what is wanted.
 		{[]string{"describe"}, []string{"needs RUN"}},
 		{[]string{"logs", "pk", "mariadb"}, []string{"needs RUN TARGET STEP"}},

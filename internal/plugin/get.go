@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,8 @@ import (
 type getOptions struct {
 	allNamespaces bool
 	watch         bool
+	selector      string
+	output        *outputFlags
 }
 
 func newGetCommand(e *env) *cobra.Command {
@@ -30,26 +33,41 @@ func newGetCommand(e *env) *cobra.Command {
 		Short: "List BenchmarkRuns, or show one run's progress and results",
 		Long: "Without RUN: one line per BenchmarkRun (phase, targets done, the target and step in progress, age). " +
 			"With RUN: that line, each target's progress, and the QPS by threads measured so far, one column per target.",
-		Example: "  kubectl mysqlbench get -A\n  kubectl mysqlbench get pk-lookup-57\n  kubectl mysqlbench get pk-lookup-57 -w",
-		Args:    cobra.MaximumNArgs(1),
+		Example: "  kubectl mysqlbench get -A\n  kubectl mysqlbench get -l mysqlbench.io/schedule=nightly -o wide\n" +
+			"  kubectl mysqlbench get pk-lookup-57\n  kubectl mysqlbench get pk-lookup-57 -w\n  kubectl mysqlbench get pk-lookup-57 -o yaml",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.output.validate(); err != nil {
+				return err
+			}
+			if o.watch && o.output.structured() {
+				return fmt.Errorf("-w prints a table line per change: use it without -o %s", *o.output.print.OutputFormat)
+			}
 			if len(args) == 1 {
 				if o.allNamespaces {
 					return fmt.Errorf("-A lists runs; to show one run, name its namespace with -n")
+				}
+				if o.selector != "" {
+					return fmt.Errorf("-l selects runs to list: give either RUN or -l, not both")
 				}
 				return e.getOne(cmd.Context(), args[0], o)
 			}
 			return e.getList(cmd.Context(), o)
 		},
 	}
+	o.output = addOutputFlags(cmd, true)
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "",
+		"List only the runs whose labels match this selector (=, ==, !=, in, notin; e.g. -l mysqlbench.io/schedule=nightly).")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the runs of every namespace.")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false,
 		"After printing, watch for changes: with RUN until it has finished (then print its results), without RUN until interrupted.")
 	return cmd
 }
 
-// runRow is a run's line: NAME, PHASE, TARGETS (done/total), CURRENT (target and step), AGE.
-func runRow(run *v1.BenchmarkRun, now time.Time, withNamespace bool) string {
+// runRow is a run's line: NAME, PHASE, TARGETS (done/total), CURRENT (target and step), AGE;
+// wide adds VERDICT (the comparison's, the CRD's priority-1 column) and SCHEDULE (the
+// schedule that made the run) before AGE.
+func runRow(run *v1.BenchmarkRun, now time.Time, withNamespace, wide bool) string {
 	phase := string(run.Status.Phase)
 	if phase == "" {
 		phase = "<none>"
@@ -62,15 +80,30 @@ func runRow(run *v1.BenchmarkRun, now time.Time, withNamespace bool) string {
 			current += " " + run.Status.CurrentStep
 		}
 	}
-	cols := []string{run.Name, phase, fmt.Sprintf("%d/%d", done, total), current, age(run.CreationTimestamp.Time, now)}
+	cols := []string{run.Name, phase, fmt.Sprintf("%d/%d", done, total), current}
+	if wide {
+		verdict, schedule := "-", "-"
+		if c := run.Status.Comparison; c != nil && c.Verdict != "" {
+			verdict = string(c.Verdict)
+		}
+		if s := run.Labels[v1.LabelSchedule]; s != "" {
+			schedule = s
+		}
+		cols = append(cols, verdict, schedule)
+	}
+	// AGE stays last: a watched row is compared without it.
+	cols = append(cols, age(run.CreationTimestamp.Time, now))
 	if withNamespace {
 		cols = append([]string{run.Namespace}, cols...)
 	}
 	return strings.Join(cols, "\t")
 }
 
-func rowHeader(withNamespace bool) string {
+func rowHeader(withNamespace, wide bool) string {
 	h := "NAME\tPHASE\tTARGETS\tCURRENT\tAGE"
+	if wide {
+		h = "NAME\tPHASE\tTARGETS\tCURRENT\tVERDICT\tSCHEDULE\tAGE"
+	}
 	if withNamespace {
 		h = "NAMESPACE\t" + h
 	}
@@ -90,6 +123,13 @@ func (e *env) getList(ctx context.Context, o *getOptions) error {
 		}
 		opts = append(opts, client.InNamespace(ns))
 	}
+	if o.selector != "" {
+		sel, err := labels.Parse(o.selector)
+		if err != nil {
+			return fmt.Errorf("-l %q: %w", o.selector, err)
+		}
+		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+	}
 	list := &v1.BenchmarkRunList{}
 	if err := c.List(ctx, list, opts...); err != nil {
 		return fmt.Errorf("list benchmarkruns: %w", err)
@@ -101,35 +141,43 @@ func (e *env) getList(ctx context.Context, o *getOptions) error {
 		}
 		return a.Name < b.Name
 	})
+	if o.output.structured() {
+		return o.output.printRuns(e.Out, list.Items, true)
+	}
 	tw := printers.GetNewTabWriter(e.Out)
 	if len(list.Items) == 0 && !o.watch {
+		matching := ""
+		if o.selector != "" {
+			matching = " matching -l " + o.selector
+		}
 		if o.allNamespaces {
-			_, _ = fmt.Fprintln(e.ErrOut, "No BenchmarkRuns found.")
+			_, _ = fmt.Fprintf(e.ErrOut, "No BenchmarkRuns%s found.\n", matching)
 		} else {
-			_, _ = fmt.Fprintf(e.ErrOut, "No BenchmarkRuns found in namespace %s (-A lists every namespace).\n", ns)
+			_, _ = fmt.Fprintf(e.ErrOut, "No BenchmarkRuns%s found in namespace %s (-A lists every namespace).\n", matching, ns)
 		}
 		return nil
 	}
 	now := time.Now()
+	wide := o.output.isWide()
 	if !o.watch {
-		_, _ = fmt.Fprintln(tw, rowHeader(o.allNamespaces))
+		_, _ = fmt.Fprintln(tw, rowHeader(o.allNamespaces, wide))
 		for i := range list.Items {
-			_, _ = fmt.Fprintln(tw, runRow(&list.Items[i], now, o.allNamespaces))
+			_, _ = fmt.Fprintln(tw, runRow(&list.Items[i], now, o.allNamespaces, wide))
 		}
 		return tw.Flush()
 	}
 	// Like kubectl get -w: the runs, then a line for every change until interrupted.
 	rows := &rowWriter{w: e.Out}
-	lines := []string{rowHeader(o.allNamespaces)}
+	lines := []string{rowHeader(o.allNamespaces, wide)}
 	for i := range list.Items {
-		lines = append(lines, runRow(&list.Items[i], now, o.allNamespaces))
+		lines = append(lines, runRow(&list.Items[i], now, o.allNamespaces, wide))
 	}
 	rows.seed(lines...)
 	for _, l := range lines {
 		rows.print(l)
 	}
 	return e.watchRuns(ctx, opts, list.ResourceVersion, func(run *v1.BenchmarkRun, deleted bool) bool {
-		line := runRow(run, time.Now(), o.allNamespaces)
+		line := runRow(run, time.Now(), o.allNamespaces, wide)
 		if deleted {
 			line += "\t(deleted)"
 		}
@@ -226,11 +274,15 @@ func (e *env) getOne(ctx context.Context, name string, o *getOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.output.structured() {
+		return o.output.printRuns(e.Out, []v1.BenchmarkRun{*run}, false)
+	}
+	wide := o.output.isWide()
 	if o.watch && !run.Status.Phase.Finished() {
 		rows := &rowWriter{w: e.Out}
-		last := runRow(run, time.Now(), false)
-		rows.seed(rowHeader(false), last)
-		rows.print(rowHeader(false))
+		last := runRow(run, time.Now(), false, wide)
+		rows.seed(rowHeader(false, wide), last)
+		rows.print(rowHeader(false, wide))
 		rows.print(last)
 		var deleted bool
 		opts := []client.ListOption{client.InNamespace(run.Namespace), client.MatchingFields{"metadata.name": name}}
@@ -241,7 +293,7 @@ func (e *env) getOne(ctx context.Context, name string, o *getOptions) error {
 			}
 			run = r
 			// One line per change of phase, target or step (the age column changes alone).
-			if line := runRow(r, time.Now(), false); stripAge(line) != stripAge(last) {
+			if line := runRow(r, time.Now(), false, wide); stripAge(line) != stripAge(last) {
 				last = line
 				rows.print(line)
 			}
@@ -258,17 +310,17 @@ func (e *env) getOne(ctx context.Context, name string, o *getOptions) error {
 		}
 		_, _ = fmt.Fprintln(e.Out)
 	}
-	return e.printProgressAndResults(run)
+	return e.printProgressAndResults(run, wide)
 }
 
 func stripAge(row string) string { return row[:strings.LastIndex(row, "\t")] }
 
 // printProgressAndResults is get RUN: the run's line, its targets, and the QPS table.
-func (e *env) printProgressAndResults(run *v1.BenchmarkRun) error {
+func (e *env) printProgressAndResults(run *v1.BenchmarkRun, wide bool) error {
 	now := time.Now()
 	tw := printers.GetNewTabWriter(e.Out)
-	_, _ = fmt.Fprintln(tw, rowHeader(false))
-	_, _ = fmt.Fprintln(tw, runRow(run, now, false))
+	_, _ = fmt.Fprintln(tw, rowHeader(false, wide))
+	_, _ = fmt.Fprintln(tw, runRow(run, now, false, wide))
 	if err := tw.Flush(); err != nil {
 		return err
 	}

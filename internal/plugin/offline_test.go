@@ -144,19 +144,19 @@ func TestFromFilesPrintsWhatTheClusterPrints(t *testing.T) {
 			{"export", "-o", "markdown", "--file", "{out}", "--from", at("json/base.json")},
 			{"export", "-o", "markdown", "--file", "{out}", "--from", at("bundles/base.tar.gz")},
 		}},
-		{"plot", []string{"plot", "pk", "-o", "{out}.png"}, [][]string{
-			{"plot", "-o", "{out}.png", "--from", at("json/pk.json")},
-			{"plot", "pk", "-o", "{out}.png", "--from", at("bundles")},
+		{"plot", []string{"plot", "pk", "--output-file", "{out}.png"}, [][]string{
+			{"plot", "--output-file", "{out}.png", "--from", at("json/pk.json")},
+			{"plot", "pk", "--output-file", "{out}.png", "--from", at("bundles")},
 		}},
-		{"plot two runs", []string{"plot", "base", "cand", "--metric", "p95", "-o", "{out}.png"}, [][]string{
-			{"plot", "--metric", "p95", "-o", "{out}.png", "--from", at("json/base.json"), "--from", at("json/cand.json")},
-			{"plot", "base", "cand", "--metric", "p95", "-o", "{out}.png", "--from", at("bundles")},
+		{"plot two runs", []string{"plot", "base", "cand", "--metric", "p95", "--output-file", "{out}.png"}, [][]string{
+			{"plot", "--metric", "p95", "--output-file", "{out}.png", "--from", at("json/base.json"), "--from", at("json/cand.json")},
+			{"plot", "base", "cand", "--metric", "p95", "--output-file", "{out}.png", "--from", at("bundles")},
 		}},
-		{"plot timeline", []string{"plot", "pk", "--timeline", "--metric", "tps", "-o", "{out}.svg"}, [][]string{
-			{"plot", "--timeline", "--metric", "tps", "-o", "{out}.svg", "--from", at("bundles/pk")},
+		{"plot timeline", []string{"plot", "pk", "--timeline", "--metric", "tps", "--output-file", "{out}.svg"}, [][]string{
+			{"plot", "--timeline", "--metric", "tps", "--output-file", "{out}.svg", "--from", at("bundles/pk")},
 		}},
-		{"plot CPU", []string{"plot", "pk", "--metric", "cpu-per-query", "-o", "{out}.png"}, [][]string{
-			{"plot", "--metric", "cpu-per-query", "-o", "{out}.png", "--from", at("json/pk.json")},
+		{"plot CPU", []string{"plot", "pk", "--metric", "cpu-per-query", "--output-file", "{out}.png"}, [][]string{
+			{"plot", "--metric", "cpu-per-query", "--output-file", "{out}.png", "--from", at("json/pk.json")},
 		}},
 		{"compare", []string{"compare", "base", "cand"}, [][]string{
 			{"compare", "--from", at("json/base.json"), "--from", at("json/cand.json")},
@@ -471,9 +471,9 @@ func TestFromFilesErrorsSayWhatToFix(t *testing.T) {
 		{[]string{"describe", "nope", "--from", at("plain")}, []string{`no run named "nope"`, "they hold bench/base", "bench/pk"}},
 		{[]string{"-n", "other", "describe", "pk", "--from", at("plain")}, []string{`no run "pk" in namespace other`, "drop -n"}},
 		{[]string{"describe", "pk", "--from", twice}, []string{`hold 2 different runs named "pk"`, "pass only the files of the one you mean"}},
-		{[]string{"plot", "pk", "-o", png, "--from", at("plain/runs.yaml")},
+		{[]string{"plot", "pk", "--output-file", png, "--from", at("plain/runs.yaml")},
 			[]string{"the files hold benchmarkrun pk", "without its results", "give its results.json too"}},
-		{[]string{"plot", "-o", png, "--from", stuck}, []string{"stuck had not finished when it was exported", "phase Provisioning"}},
+		{[]string{"plot", "--output-file", png, "--from", stuck}, []string{"stuck had not finished when it was exported", "phase Provisioning"}},
 		{[]string{"compare", "--from", at("json/base.json")}, []string{"takes two --from, OLD's and NEW's (got 1)"}},
 		{[]string{"compare", "--from", at("json"), "--from", at("json/pk.json")}, []string{"json holds 3 runs: without run names each --from must hold one run"}},
 		{[]string{"export", "--from", at("json/pk.json")}, []string{"-o csv, -o json or -o markdown", "--bundle PATH"}},

@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,10 +23,15 @@ type plotOptions struct {
 	metric     string
 	relativeTo string
 	timeline   bool
+	outputFile string
+	// output is kubectl's -o, an output format elsewhere: plot refuses it with a pointer to
+	// --output-file rather than take a file name from it.
 	output     string
 	title      string
 	width      string
 	height     string
+	dpi        int
+	logLatency bool
 	per        string
 	from       []string
 }
@@ -37,7 +43,7 @@ func newPlotCommand(e *env) *cobra.Command {
 		metrics = append(metrics, string(m))
 	}
 	cmd := &cobra.Command{
-		Use:   "plot RUN [RUN...] -o CHART.png|CHART.svg | plot [RUN...] --from PATH... -o CHART.png|CHART.svg",
+		Use:   "plot RUN [RUN...] --output-file CHART.png|CHART.svg | plot [RUN...] --from PATH... --output-file CHART.png|CHART.svg",
 		Short: "Draw a chart of finished runs: a metric by threads (log-2 axis), relative to a target, or over time",
 		Long: "Draws one chart from the runs' results.json, one line per target (\"run/target\" with several runs): " +
 			"--metric by thread count on a log-2 axis (with error bars from the confidence intervals when the run " +
@@ -47,17 +53,27 @@ func newPlotCommand(e *env) *cobra.Command {
 			"cpu-per-query is the server container's CPU time per query in microseconds, cpu-per-second the cores it " +
 			"kept busy, counter:NAME a server counter per query (--per second: per second); they are drawn by threads " +
 			"only, and the targets and steps without them are said under the chart and on stderr, never drawn as 0. " +
-			"The format follows -o's extension." + fromHelp + " Without RUN every run of the files is drawn, in the " +
+			"The format follows --output-file's extension; --width, --height and --dpi size it, --log-latency draws " +
+			"p95 on a log axis. A relative chart centres on the 1.0 line (marked) to show the differences; with " +
+			"several runs each target keeps one colour and each run one dash pattern." + fromHelp + " Without RUN every run of the files is drawn, in the " +
 			"order of --from. plot needs each run's results.json (a run's YAML alone has no results).",
-		Example: "  kubectl mysqlbench plot pk-lookup-57 -o qps.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --relative-to mysql57 -o relative.svg\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 -o p95.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --timeline --metric qps -o timeline.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query -o cpu.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read -o rows-read.svg\n" +
-			"  kubectl mysqlbench plot release-1 candidate -o both.png\n" +
-			"  kubectl mysqlbench plot --from release-1.tar.gz --from candidate/results.json -o both.png",
+		Example: "  kubectl mysqlbench plot pk-lookup-57 --output-file qps.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --relative-to mysql57 --output-file relative.svg\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 --log-latency --output-file p95.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --width 16cm --height 10cm --dpi 300 --output-file qps-print.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --timeline --metric qps --output-file timeline.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query --output-file cpu.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read --output-file rows-read.svg\n" +
+			"  kubectl mysqlbench plot release-1 candidate --output-file both.png\n" +
+			"  kubectl mysqlbench plot --from release-1.tar.gz --from candidate/results.json --output-file both.png",
 		Args: func(cmd *cobra.Command, args []string) error {
+			if o.output != "" {
+				return fmt.Errorf("plot writes a chart file: name it with --output-file %s (-o is an output format "+
+					"in kubectl, not a file)", o.output)
+			}
+			if o.outputFile == "" {
+				return errors.New("plot needs --output-file NAME.png or NAME.svg: the chart file to write")
+			}
 			if len(o.from) == 0 && len(args) == 0 {
 				return fmt.Errorf("%s needs RUN (or --from PATH); see %s --help", cmd.CommandPath(), cmd.CommandPath())
 			}
@@ -67,9 +83,12 @@ func newPlotCommand(e *env) *cobra.Command {
 			if o.per != "query" && o.per != "second" {
 				return fmt.Errorf("--per %q: use --per query or --per second", o.per)
 			}
-			format := strings.TrimPrefix(strings.ToLower(filepath.Ext(o.output)), ".")
+			format := strings.TrimPrefix(strings.ToLower(filepath.Ext(o.outputFile)), ".")
 			if format != "png" && format != "svg" {
-				return fmt.Errorf("-o %q: name a .png or .svg file, e.g. -o qps.png", o.output)
+				return fmt.Errorf("--output-file %q: name a .png or .svg file, e.g. --output-file qps.png", o.outputFile)
+			}
+			if o.dpi < 0 || (o.dpi > 0 && format != "png") {
+				return fmt.Errorf("--dpi %d: give a positive resolution, for a .png (an svg has no pixels)", o.dpi)
 			}
 			width, err := parseLength("--width", o.width)
 			if err != nil {
@@ -100,19 +119,19 @@ func newPlotCommand(e *env) *cobra.Command {
 			}
 			p, leftOut, err := charts.DrawWithNotes(docs, charts.Spec{
 				Metric: charts.Metric(o.metric), RelativeTo: o.relativeTo, Timeline: o.timeline, Title: o.title,
-				PerSecond: o.per == "second",
+				PerSecond: o.per == "second", LogLatency: o.logLatency,
 			})
 			if err != nil {
 				return err
 			}
 			var buf bytes.Buffer
-			if err := charts.Encode(p, format, width, height, &buf); err != nil {
+			if err := charts.Encode(p, format, charts.Size{Width: width, Height: height, DPI: o.dpi}, &buf); err != nil {
 				return err
 			}
-			if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
-				return fmt.Errorf("write %s: %w", o.output, err)
+			if err := os.WriteFile(o.outputFile, buf.Bytes(), 0o644); err != nil {
+				return fmt.Errorf("write %s: %w", o.outputFile, err)
 			}
-			_, _ = fmt.Fprintf(e.ErrOut, "Wrote %s\n", o.output)
+			_, _ = fmt.Fprintf(e.ErrOut, "Wrote %s\n", o.outputFile)
 			for _, n := range leftOut {
 				_, _ = fmt.Fprintf(e.ErrOut, "Note: %s\n", n)
 			}
@@ -124,12 +143,15 @@ func newPlotCommand(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&o.per, "per", "query", "A server counter (--metric counter:NAME) per query or per second.")
 	cmd.Flags().StringVar(&o.relativeTo, "relative-to", "", "Divide every line by this target's value at the same thread count (\"run/target\" with several runs).")
 	cmd.Flags().BoolVar(&o.timeline, "timeline", false, "Draw the per-second series across the ladder instead of one point per thread count.")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "The chart file to write: NAME.png or NAME.svg.")
+	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "The chart file to write: NAME.png or NAME.svg.")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Not a file here: use --output-file.")
+	_ = cmd.Flags().MarkHidden("output")
 	cmd.Flags().StringVar(&o.title, "title", "", "Title of the chart (default: the runs and the metric).")
 	cmd.Flags().StringVar(&o.width, "width", "", "Width, e.g. 20cm, 8in or 600pt (default 20cm; with only --height, the default's aspect ratio).")
 	cmd.Flags().StringVar(&o.height, "height", "", "Height, e.g. 12cm (default 12cm).")
+	cmd.Flags().IntVar(&o.dpi, "dpi", 0, fmt.Sprintf("Resolution of a .png in pixels per inch (default %d; 300 for print).", charts.DefaultDPI))
+	cmd.Flags().BoolVar(&o.logLatency, "log-latency", false, "Draw latency (--metric p95) on a log axis.")
 	cmd.Flags().StringArrayVar(&o.from, "from", nil, fromFlag)
-	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
 

@@ -53,9 +53,11 @@ func TestPlotWritesCharts(t *testing.T) {
 		{"p95.png", []string{"base", "--metric", "p95"}},
 		{"timeline.png", []string{"pk", "--timeline", "--metric", "tps"}},
 		{"two-runs.png", []string{"base", "cand", "--width", "16cm"}},
+		{"print.png", []string{"pk", "--width", "4in", "--height", "3in", "--dpi", "300"}},
+		{"p95-log.png", []string{"base", "cand", "--metric", "p95", "--log-latency"}},
 	} {
 		path := filepath.Join(dir, c.file)
-		_, errOut, err := kubectlMysqlbench(t, append([]string{"plot", "-o", path}, c.args...)...)
+		_, errOut, err := kubectlMysqlbench(t, append([]string{"plot", "--output-file", path}, c.args...)...)
 		if err != nil {
 			t.Errorf("plot %s: %v", c.file, err)
 			continue
@@ -67,19 +69,31 @@ func TestPlotWritesCharts(t *testing.T) {
 		if c.file == "two-runs.png" && img.Bounds().Dx() != 605 { // 16 cm at 96 dpi
 			t.Errorf("--width 16cm: %d pixels wide", img.Bounds().Dx())
 		}
+		if b := img.Bounds(); c.file == "print.png" && (b.Dx() != 1200 || b.Dy() != 900) {
+			t.Errorf("4in x 3in at 300 dpi: %dx%d pixels, want 1200x900", b.Dx(), b.Dy())
+		}
 	}
 	svg := filepath.Join(dir, "qps.svg")
-	if _, _, err := kubectlMysqlbench(t, "plot", "pk", "-o", svg); err != nil {
+	if _, _, err := kubectlMysqlbench(t, "plot", "pk", "--output-file", svg); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(svg)
 	if err != nil || !strings.Contains(string(data), "<svg") || !strings.Contains(string(data), "mariadb-psoff") {
 		t.Errorf("%s is not an SVG chart naming the targets (%v)", svg, err)
 	}
-	_, _, err = kubectlMysqlbench(t, "plot", "pk", "-o", filepath.Join(dir, "qps.jpg"))
+	_, _, err = kubectlMysqlbench(t, "plot", "pk", "--output-file", filepath.Join(dir, "qps.jpg"))
 	checkError(t, "-o qps.jpg", err, ".png or .svg")
-	_, _, err = kubectlMysqlbench(t, "plot", "pk", "--metric", "qpm", "-o", filepath.Join(dir, "x.png"))
+	_, _, err = kubectlMysqlbench(t, "plot", "pk", "--metric", "qpm", "--output-file", filepath.Join(dir, "x.png"))
 	checkError(t, "--metric qpm", err, "qpm", "qps, tps, p95")
+	// -o is an output format everywhere else in kubectl: plot does not take a file name from it.
+	_, _, err = kubectlMysqlbench(t, "plot", "pk", "-o", filepath.Join(dir, "o.png"))
+	checkError(t, "-o o.png", err, "--output-file "+filepath.Join(dir, "o.png"), "-o is an output format")
+	_, _, err = kubectlMysqlbench(t, "plot", "pk")
+	checkError(t, "no --output-file", err, "needs --output-file")
+	_, _, err = kubectlMysqlbench(t, "plot", "pk", "--log-latency", "--output-file", filepath.Join(dir, "x.png"))
+	checkError(t, "--log-latency of qps", err, "log scale is for latency")
+	_, _, err = kubectlMysqlbench(t, "plot", "pk", "--dpi", "300", "--output-file", filepath.Join(dir, "x.svg"))
+	checkError(t, "--dpi of an svg", err, "--dpi 300", "an svg has no pixels")
 }
 
 // plottable refuses a metric the run's client does not report, by what the client declares.

@@ -1,6 +1,7 @@
 // Package plugin is the kubectl plugin kubectl-mysqlbench: get, describe, compare, export, logs,
-// plot, server and create for BenchmarkRuns. cmd/kubectl-mysqlbench only calls NewCommand; everything
-// else lives here so the commands run in tests against a real API server.
+// plot, server and create for BenchmarkRuns, and history from the results database.
+// cmd/kubectl-mysqlbench only calls NewCommand; everything else lives here so the commands run in
+// tests against a real API server.
 //
 // The plugin reads what the operator wrote (a run's status and its results ConfigMap, or the files
 // they were exported to: internal/exported) and computes nothing the operator computes
@@ -11,11 +12,13 @@ package plugin
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -23,6 +26,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -77,10 +81,9 @@ func NewCommand(o Options) *cobra.Command {
 		Long: "kubectl mysqlbench shows what the mysqlbench operator measured: the progress and results of " +
 			"BenchmarkRuns (get, describe), the comparison of two runs (compare), their results as CSV or JSON " +
 			"(export), charts (plot), what the servers did at each step: counters, CPU and waits per thread count (server), " +
-			"a step's sysbench output (logs), and the objects a run would create (create --dry-run). export --bundle " +
+			"a step's sysbench output (logs), a cell over nights from the operator's results database (history), and the objects a run would create (create --dry-run=server). export --bundle " +
 			"keeps everything a run left in files, and describe, compare, export, plot and server read such files " +
 			"with --from once the run is gone.",
-		Version:       Version,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysqlbench"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -89,6 +92,7 @@ func NewCommand(o Options) *cobra.Command {
 	root.SetOut(o.Streams.Out)
 	root.SetErr(o.Streams.ErrOut)
 	e.flags.AddFlags(root.PersistentFlags())
+	addKlogFlags(root.PersistentFlags())
 	root.AddCommand(
 		newGetCommand(e),
 		newDescribeCommand(e),
@@ -98,8 +102,33 @@ func NewCommand(o Options) *cobra.Command {
 		newPlotCommand(e),
 		newServerCommand(e),
 		newCreateCommand(e),
+		newHistoryCommand(e),
+		newVersionCommand(e),
 	)
+	registerCompletions(root, e)
 	return root
+}
+
+// addKlogFlags adds klog's -v (--v) and --vmodule, as kubectl has them: -v=6 shows the API
+// requests client-go makes, -v=8 their bodies. -v is never the version (that is a command).
+func addKlogFlags(flags *pflag.FlagSet) {
+	var klogFlags flag.FlagSet
+	klog.InitFlags(&klogFlags)
+	for _, name := range []string{"v", "vmodule"} {
+		flags.AddGoFlag(klogFlags.Lookup(name)) // a one-letter Go flag gets its shorthand: -v and --v
+	}
+}
+
+func newVersionCommand(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the plugin's version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(e.Out, "kubectl-mysqlbench %s\n", Version)
+			return err
+		},
+	}
 }
 
 // Execute runs the root command with args and prints an error the way kubectl does; it returns

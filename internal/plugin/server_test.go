@@ -223,7 +223,7 @@ func TestPlotServerMetrics(t *testing.T) {
 		}},
 	} {
 		path := filepath.Join(dir, c.file)
-		_, errOut, err := kubectlMysqlbench(t, append([]string{"plot", "-o", path}, c.args...)...)
+		_, errOut, err := kubectlMysqlbench(t, append([]string{"plot", "--output-file", path}, c.args...)...)
 		if err != nil {
 			t.Errorf("plot %s: %v", c.file, err)
 			continue
@@ -251,7 +251,7 @@ func TestPlotServerMetrics(t *testing.T) {
 		{[]string{"--metric", "counter:Questions", "--per", "hour"}, []string{"--per query or --per second"}},
 		{[]string{"--metric", "cpu-per-query", "--relative-to", "mariadb-psoff"}, []string{"relative to mariadb-psoff: it has no server CPU per query"}},
 	} {
-		_, _, err := kubectlMysqlbench(t, append([]string{"plot", "pk", "-o", png}, c.args...)...)
+		_, _, err := kubectlMysqlbench(t, append([]string{"plot", "pk", "--output-file", png}, c.args...)...)
 		checkError(t, strings.Join(c.args, " "), err, c.wants...)
 	}
 	if _, err := os.Stat(png); err == nil {

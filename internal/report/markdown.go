@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,9 +31,9 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 	c, _ := client.Named(doc.Workload.Client)
 	caps := c.Capabilities()
 	fmt.Fprintf(&b, "\n## %s by threads\n\n", caps.Metric.Name)
-	writeTable(&b, doc, threads, 2, qpsOf)
+	writeTable(&b, doc, threads, qpsOf, true)
 	if chart {
-		fmt.Fprintf(&b, "\nAs a chart (log2 thread axis): key %s of this ConfigMap.\n", KeyQPSChart)
+		writeChartLink(&b, caps.Metric.Name)
 	}
 	if caps.ReportNote != "" {
 		b.WriteString("\n" + caps.ReportNote + "\n")
@@ -43,9 +45,7 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 		} else {
 			b.WriteString("\n## p95 latency (ms) by threads\n\n")
 		}
-		// Three decimals, as the reporter measures: primary-key lookups take about 0.1 ms, and
-		// two decimals would hide the differences the table is for.
-		writeTable(&b, doc, threads, 3, p95Of)
+		writeTable(&b, doc, threads, p95Of, false)
 	}
 	writeTPCC(&b, doc)
 	writeOverDuration(&b, doc, caps.Metric.Name)
@@ -240,7 +240,7 @@ func writeOverDuration(b *strings.Builder, doc *results.Doc, metric string) {
 					line += fmt.Sprintf(" (repetition %d)", st.Repetition)
 				}
 				lines = append(lines, line+fmt.Sprintf(": measured %.3f s, %s %s, p95 %s ms",
-					st.DurationSeconds, metric, num(st.Throughput(), 2), num(st.Latency.P95Ms, 3)))
+					st.DurationSeconds, metric, readable(st.Throughput()), readable(st.Latency.P95Ms)))
 			}
 		}
 	}
@@ -275,22 +275,21 @@ func writeCellStats(b *strings.Builder, doc *results.Doc, metric string) {
 			"what differs between instances, not only the noise within one.\n")
 	}
 	b.WriteString("\n## Statistics per cell\n\n")
-	b.WriteString("Over the repetitions of each cell: n, the median and its 95 % confidence interval [low, high], " +
-		"the coefficient of variation (cv) and the range (min-max). With fewer than 6 repetitions no interval " +
-		"reaches 95 %: the range is shown instead and covers the median with less (75 % for 3, 87.5 % for 4, " +
-		"93.75 % for 5).\n\n")
-	fmt.Fprintf(b, "| Target | Threads | n | %[1]s median [95 %% CI] | %[1]s cv | %[1]s min-max | TPS median [95 %% CI] | TPS cv | TPS min-max "+
-		"| p95 ms median [95 %% CI] | p95 cv | p95 min-max | |\n", metric)
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("Over the repetitions of each cell: n, the median and a confidence interval [low, high] for it with " +
+		"the level it achieves (CI level: the probability that an interval chosen this way covers the true median), the " +
+		"coefficient of variation (cv) and the range (min-max). Below 6 repetitions the interval is the range, which " +
+		"covers the median with probability 1 - 2·(1/2)^n: 75 % for n = 3, 87.5 % for 4, 93.75 % for 5; from 6 on " +
+		"it is two order statistics inside the range, chosen to reach at least 95 %. ")
+	b.WriteString("The intervals here: " + achievedLevels(doc) + ".\n\n")
+	fmt.Fprintf(b, "| Target | Threads | n | CI level | %[1]s median [CI] | %[1]s cv | %[1]s min-max | TPS median [CI] | TPS cv | TPS min-max "+
+		"| p95 ms median [CI] | p95 cv | p95 min-max | |\n", metric)
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, tr := range doc.Targets {
 		for _, c := range tr.Cells {
-			fmt.Fprintf(b, "| %s | %d | %d |", mdText(tr.Name), c.Threads, c.N)
-			for _, m := range []struct {
-				s        v1alpha1.MetricStats
-				decimals int
-			}{{c.Throughput(), 2}, {c.TPS, 2}, {c.P95Ms, 3}} {
-				fmt.Fprintf(b, " %s [%s, %s] | %s | %s-%s |", num(m.s.Median, m.decimals), num(m.s.CILow, m.decimals),
-					num(m.s.CIHigh, m.decimals), percent(m.s.CV), num(m.s.Min, m.decimals), num(m.s.Max, m.decimals))
+			fmt.Fprintf(b, "| %s | %d | %d | %s |", mdText(tr.Name), c.Threads, c.N, ciLevel(c.Throughput(), c.N))
+			for _, m := range []v1alpha1.MetricStats{c.Throughput(), c.TPS, c.P95Ms} {
+				fmt.Fprintf(b, " %s [%s, %s] | %s | %s-%s |", readable(m.Median), readable(m.CILow), readable(m.CIHigh),
+					percent(m.CV), readable(m.Min), readable(m.Max))
 			}
 			if c.Noisy {
 				b.WriteString(" noisy |\n")
@@ -301,49 +300,151 @@ func writeCellStats(b *strings.Builder, doc *results.Doc, metric string) {
 	}
 }
 
-func num(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+// achievedLevels lists the confidence levels the cells' intervals reach, with the n that gives
+// each, the largest n first: "75 % (n = 3)", or "96.88 % (n = 6), 75 % (n = 3)" when an
+// over-duration step left a cell with fewer samples.
+func achievedLevels(doc *results.Doc) string {
+	levels := map[int32]string{}
+	for _, tr := range doc.Targets {
+		for _, c := range tr.Cells {
+			levels[c.N] = ciLevel(c.Throughput(), c.N)
+		}
+	}
+	ns := slices.Sorted(maps.Keys(levels))
+	slices.Reverse(ns)
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprintf("%s (n = %d)", levels[n], n)
+	}
+	if len(parts) == 0 {
+		return "none (no cell has samples)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ciLevel is the confidence the interval of m reaches with n samples, as a percentage. Results
+// stored before the level was recorded have none: below 6 samples it is the range's coverage,
+// from 6 on the statistics guarantee at least 95 %.
+func ciLevel(m v1alpha1.MetricStats, n int32) string {
+	level := m.CIConfidence
+	switch {
+	case level > 0:
+	case n >= 6:
+		return "≥ 95 %"
+	case n >= 2:
+		level = 1 - math.Pow(0.5, float64(n-1))
+	default:
+		return missingCell
+	}
+	return strconv.FormatFloat(math.Round(level*10000)/100, 'f', -1, 64) + " %"
+}
+
+// readable writes a measurement for people: three significant digits below 100 (0.103, 1.23,
+// 12.3 ms), whole numbers with thousands separators from there (123, 12,345 QPS). The repetitions
+// of a step differ by about a percent, so further digits are noise; results.json and results.csv
+// keep every digit.
+func readable(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	// Round to three significant digits first, so 99.96 becomes 100, not "100.0".
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'e', 2, 64), 64)
+	if math.Abs(r) >= 100 {
+		return groupDigits(int64(math.Round(v)))
+	}
+	decimals := 2 - int(math.Floor(math.Log10(math.Abs(r))))
+	return strconv.FormatFloat(r, 'f', decimals, 64)
+}
+
+// ratio writes v against base as "x0.97": two decimals tell a 3 % difference, which is what
+// the repetitions of a step can resolve.
+func ratio(v, base float64) string { return "x" + strconv.FormatFloat(v/base, 'f', 2, 64) }
 
 // percent writes a ratio as a percentage with one decimal: 0.0123 as "1.2 %".
 func percent(x float64) string { return strconv.FormatFloat(x*100, 'f', 1, 64) + " %" }
 
-func writeTable(b *strings.Builder, doc *results.Doc, threads []int32, decimals int, value metricOf) {
+// tableCell is what a table shows for target tr at threads: the median with repetitions, the
+// step's value without; ok is false when there is nothing to show.
+func tableCell(doc *results.Doc, tr results.Target, th int32, value metricOf) (v float64, noisy, ok bool) {
+	if i := slices.IndexFunc(tr.Cells, func(c results.Cell) bool { return c.Threads == th }); i >= 0 {
+		c := tr.Cells[i]
+		return value.cell(c.CellStats).Median, c.Noisy, true
+	}
+	if i := slices.IndexFunc(tr.Steps, func(s results.Step) bool { return s.Threads == th }); i >= 0 &&
+		doc.Ladder.Repetitions <= 1 {
+		// One repetition: status holds one step per thread count. (With repetitions a thread
+		// count without a cell has no step that is a sample: no median to show.)
+		return value.step(tr.Steps[i].StepResult), false, true
+	}
+	return 0, false, false
+}
+
+// writeTable writes one column per target and, with ratios, after each target but the first
+// its values over the first target's: the question a comparison table is read for.
+func writeTable(b *strings.Builder, doc *results.Doc, threads []int32, value metricOf, ratios bool) {
+	ratios = ratios && len(doc.Targets) > 1
 	b.WriteString("| Threads |")
-	for _, tr := range doc.Targets {
+	for i, tr := range doc.Targets {
 		name := mdText(tr.Name)
 		if tr.ServerVersion != "" {
 			name += " (" + mdText(tr.ServerVersion) + ")"
 		}
 		b.WriteString(" " + name + " |")
+		if ratios && i > 0 {
+			b.WriteString(" vs " + mdText(doc.Targets[0].Name) + " |")
+		}
 	}
 	b.WriteString("\n|---:|")
-	for range doc.Targets {
+	for i := range doc.Targets {
 		b.WriteString("---:|")
+		if ratios && i > 0 {
+			b.WriteString("---:|")
+		}
 	}
 	b.WriteString("\n")
 	for _, th := range threads {
 		fmt.Fprintf(b, "| %d |", th)
-		for _, tr := range doc.Targets {
+		base, _, baseOK := tableCell(doc, doc.Targets[0], th, value)
+		baseOK = baseOK && base != 0 && comparable(doc, doc.Targets[0], th)
+		for i, tr := range doc.Targets {
 			cell := missingCell
-			if i := slices.IndexFunc(tr.Cells, func(c results.Cell) bool { return c.Threads == th }); i >= 0 {
-				// Repetitions: the median, marked when noisy.
-				c := tr.Cells[i]
-				cell = num(value.cell(c.CellStats).Median, decimals)
-				if c.Noisy {
+			v, noisy, ok := tableCell(doc, tr, th, value)
+			if ok {
+				cell = readable(v)
+				if noisy {
 					cell += noisyMark
 				}
-			} else if i := slices.IndexFunc(tr.Steps, func(s results.Step) bool { return s.Threads == th }); i >= 0 &&
-				doc.Ladder.Repetitions <= 1 {
-				// One repetition: status holds one step per thread count. (With repetitions a
-				// thread count without a cell has no step that is a sample: no median to show.)
-				cell = num(value.step(tr.Steps[i].StepResult), decimals)
 			}
 			if len(overDurationSteps(tr, th)) > 0 {
 				cell += overMark
 			}
 			b.WriteString(" " + cell + " |")
+			if ratios && i > 0 {
+				if ok && baseOK && comparable(doc, tr, th) {
+					b.WriteString(" " + ratio(v, base) + " |")
+				} else {
+					b.WriteString(" " + missingCell + " |")
+				}
+			}
 		}
 		b.WriteString("\n")
 	}
+}
+
+// comparable says whether tr's value at threads can be set against another target's: without
+// repetitions a step that ran past its duration is shown as measured but is not comparable (with
+// repetitions the cell is the median of the other repetitions).
+func comparable(doc *results.Doc, tr results.Target, th int32) bool {
+	return doc.Ladder.Repetitions > 1 || len(overDurationSteps(tr, th)) == 0
+}
+
+// writeChartLink shows the QPS-by-threads chart as an image where report.md sits next to it (a
+// bundle), and says where to get it when report.md is read from the ConfigMap, which cannot link.
+func writeChartLink(b *strings.Builder, metric string) {
+	fmt.Fprintf(b, "\n![%s by threads, log2 thread axis](%s)\n\n", metric, BundleQPSChart)
+	fmt.Fprintf(b, "The image shows where this report sits in a bundle (`kubectl mysqlbench export RUN --bundle DIR` "+
+		"writes %s next to it). Read from the results ConfigMap, the same chart is its key %s (SVG), "+
+		"and `kubectl mysqlbench plot RUN -o chart.png` draws it.\n", BundleQPSChart, KeyQPSChart)
 }
 
 // droppedKind is what a Dropped entry left out; an entry without a kind is a series.

@@ -30,6 +30,9 @@ const (
 	// left out when no target measured a step, and when the run is so large that its numbers
 	// alone fill the ConfigMap (a note says so).
 	KeyQPSChart = "qps-by-threads.svg"
+	// BundleQPSChart is where a bundle (kubectl mysqlbench export --bundle) keeps the same chart as
+	// PNG, relative to report.md at the bundle's root: report.md links to it.
+	BundleQPSChart = "charts/qps-by-threads.png"
 	// KeyServerCSV is the steps' server counters and waits in long format (see serverCSVHeader);
 	// left out when no step has them.
 	KeyServerCSV = "server.csv"

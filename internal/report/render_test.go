@@ -98,9 +98,10 @@ func TestRenderGolden(t *testing.T) {
 			mustContain: []string{
 				"# BenchmarkRun pk-lookup (namespace bench)",
 				"Workload: sysbench `oltp_point_select`, 100 tables x 1,000,000 rows, options `--rand-type=uniform`, 300 s per step, warm-up 300 s at 64 threads.",
-				"| Threads | mysql57 (5.7.44) | ps80 (8.0.36-28) |",
-				"|---:|---:|---:|",
-				"| 1 | 14545.70 | 13091.13 |",
+				"| Threads | mysql57 (5.7.44) | ps80 (8.0.36-28) | vs mysql57 |",
+				"|---:|---:|---:|---:|",
+				"![QPS by threads, log2 thread axis](charts/qps-by-threads.png)",
+				"| 1 | 14,546 | 13,091 | x0.90 |",
 				"- ps80: Succeeded, server 8.0.36-28",
 				"## Server counters and waits",
 				"### mysql57 (5.7.44)",
@@ -115,9 +116,9 @@ func TestRenderGolden(t *testing.T) {
 			name: "failed_after_one_step",
 			run:  fixtureRun(1),
 			mustContain: []string{
-				"| 1 | 14545.70 | 13091.13 |",
-				"| 8 | 96001.60 | — |",
-				"| 64 | 320005.33 | — |",
+				"| 1 | 14,546 | 13,091 | x0.90 |",
+				"| 8 | 96,002 | — | — |",
+				"| 64 | 320,005 | — | — |",
 				"| 8 | 0.125 | — |",
 				"- ps80: Failed, server 8.0.36-28: step 2 (8 threads): error 1040: Too many connections",
 				"| 1 | `io/file/innodb/innodb_data_file` 0.01 | `mutex/innodb/trx_sys_mutex` 0.0041 | `mutex/innodb/buf_pool_mutex` 0.00305 | `sxlock/innodb/btr_search_latch` 0.0024 | `io/file/innodb/innodb_log_file` 0.001 |",
@@ -127,10 +128,10 @@ func TestRenderGolden(t *testing.T) {
 			name: "repetitions",
 			run:  repeatedRun(),
 			mustContain: []string{
-				"| 1 | 14545.70 | 13091.13 |",
-				"| 64 | 320005.33 | 288004.80 ~ |",
+				"| 1 | 14,546 | 13,091 | x0.90 |",
+				"| 64 | 320,005 | 288,005 ~ | x0.90 |",
 				"## Statistics per cell",
-				"| mysql57 | 1 | 3 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 14545.70 [14254.79, 14691.16] | 1.5 % | 14254.79-14691.16 | 0.103 [0.102, 0.105] | 1.5 % | 0.102-0.105 | |",
+				"| mysql57 | 1 | 3 | 75 % | 14,546 [14,255, 14,691] | 1.5 % | 14,255-14,691 | 14,546 [14,255, 14,691] | 1.5 % | 14,255-14,691 | 0.103 [0.102, 0.105] | 1.5 % | 0.102-0.105 | |",
 				"| 64 | `sxlock/innodb/btr_search_latch` 1.77 | `mutex/innodb/trx_sys_mutex` 0.666 | `io/file/innodb/innodb_data_file` 0.64 | `mutex/innodb/buf_pool_mutex` 0.397 | `rwlock/innodb/hash_table_locks` 0.136 |",
 			},
 		},
@@ -138,15 +139,16 @@ func TestRenderGolden(t *testing.T) {
 			name: "over_duration",
 			run:  overDurationRun(fixtureRun(-1), 0),
 			mustContain: []string{
-				"| 1 | 14545.70 | 13091.13 |",
-				"| 64 | 320005.33 | 259204.32 † |",
+				"| 1 | 14,546 | 13,091 | x0.90 |",
+				// Not comparable: the step ran long and is the only one.
+				"| 64 | 320,005 | 259,204 † | — |",
 				"| 64 | 0.300 | 0.370 † |",
 				"† ran past its step: sysbench measured the steps below for longer than the step's 300 s plus the tolerance " +
 					"of 3 s (the larger of 1 s and 1 % of the step; sysbench ends every step after the events in flight, " +
 					"a fraction of a second late on normal steps). An event outlasted the step, so their rates are counts over a longer " +
 					"time than the other steps' and end with that event running alone: they are not comparable. A marked cell " +
 					"shows the step's own value. They are left out of the statistics, the chart and any comparison with a baseline.",
-				"- ps80 at 64 threads: measured 333.334 s, QPS 259204.32, p95 0.370 ms",
+				"- ps80 at 64 threads: measured 333.334 s, QPS 259,204, p95 0.370 ms",
 			},
 		},
 		{
@@ -155,9 +157,9 @@ func TestRenderGolden(t *testing.T) {
 			mustContain: []string{
 				// The flagged repetition 3 (QPS 261796.37) is not a sample: the median is that of
 				// repetitions 1 and 2 (288004.80 and 259204.32), n is 2.
-				"| 64 | 320005.33 | 273604.56 ~ † |",
-				"- ps80 at 64 threads (repetition 3): measured 333.334 s, QPS 261796.37, p95 0.367 ms",
-				"| ps80 | 64 | 2 | 273604.56 [259204.32, 288004.80] | 7.4 % | 259204.32-288004.80 | 273604.56 [259204.32, 288004.80] | 7.4 % | 259204.32-288004.80 | 0.352 [0.333, 0.370] | 7.4 % | 0.333-0.370 | noisy |",
+				"| 64 | 320,005 | 273,605 ~ † | x0.86 |",
+				"- ps80 at 64 threads (repetition 3): measured 333.334 s, QPS 261,796, p95 0.367 ms",
+				"| ps80 | 64 | 2 | 50 % | 273,605 [259,204, 288,005] | 7.4 % | 259,204-288,005 | 273,605 [259,204, 288,005] | 7.4 % | 259,204-288,005 | 0.352 [0.333, 0.370] | 7.4 % | 0.333-0.370 | noisy |",
 			},
 		},
 	} {
@@ -536,7 +538,7 @@ func TestRenderLeavesTheChartOutBeforeAnyNumber(t *testing.T) {
 	if _, ok := data[KeyQPSChart]; ok {
 		t.Errorf("the chart is kept although it does not fit")
 	}
-	if !strings.Contains(data[KeyReportMD], "The chart "+KeyQPSChart+" is left out") || strings.Contains(data[KeyReportMD], "As a chart") {
+	if !strings.Contains(data[KeyReportMD], "The chart "+KeyQPSChart+" is left out") || strings.Contains(data[KeyReportMD], "]("+BundleQPSChart+")") {
 		t.Errorf("report.md does not say the chart was left out")
 	}
 	if dataSize(data) > MaxConfigMapBytes {

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
 // plainQPS reads the "queries: N (X per sec.)" line of plain sysbench's text summary. Only this
@@ -100,13 +100,13 @@ func BenchmarkReporterOverhead(b *testing.B) {
 
 // benchServer starts the benchmarks' MariaDB with options, creates the sbtest account (grants
 // runs after its GRANT ALL on sbtest) and prepares the benchmarks' oltp_point_select tables.
-func benchServer(b *testing.B, grants string, options ...string) (v1alpha1.Workload, *container, map[string]string, *mariaDB) {
+func benchServer(b *testing.B, grants string, options ...string) (v1alpha1.Workload, *container, map[string]string, *testmariadb.Server) {
 	tools := lookTools(b)
-	db := startMariaDB(b, tools, options...)
+	db := testmariadb.Start(b, tools, options...)
 	password := randomPassword(b)
-	db.mustSQL(b, "CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY '"+password+"';"+
+	db.MustSQL(b, "CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY '"+password+"';"+
 		"GRANT ALL ON sbtest.* TO sbtest@'%';"+grants)
-	secret := db.secret(password)
+	secret := dbSecret(db, password)
 	c := newContainer(b, nil)
 	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000}
 	prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
@@ -192,7 +192,7 @@ func BenchmarkServerStatsOverhead(b *testing.B) {
 	nice, _ := strconv.Atoi(os.Getenv("MYSQLBENCH_BENCH_NICE"))
 	w, c, secret, db := benchServer(b, GrantSQL("sbtest", "%", "sbtest"),
 		"--performance-schema=ON", "--performance-schema-instrument=wait/synch/%=ON")
-	pidFile, err := os.ReadFile(filepath.Join(filepath.Dir(db.socket), "mysqld.pid"))
+	pidFile, err := os.ReadFile(db.PIDFile())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,162 +7,46 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
 // This file runs the real thing for the real tests and the benchmark: a private MariaDB on
-// loopback and sysbench executing exactly what Build returns.
+// loopback (internal/testmariadb) and sysbench executing exactly what Build returns.
 
-// lookTools finds the binaries the real tests need. When one is missing the test is skipped,
-// unless MYSQLBENCH_REQUIRE_REAL=1 (CI) makes that a failure.
-func lookTools(tb testing.TB) map[string]string {
+// lookTools finds the binaries the real tests need: testmariadb's server, installer and client,
+// and sysbench and sh. When one is missing the test is skipped, unless MYSQLBENCH_REQUIRE_REAL=1
+// (CI) makes that a failure.
+func lookTools(tb testing.TB) testmariadb.Tools {
 	tb.Helper()
-	tools := map[string]string{}
-	for role, names := range map[string][]string{
-		"server":   {"mariadbd", "mysqld"},
-		"install":  {"mariadb-install-db", "mysql_install_db"},
-		"client":   {"mariadb", "mysql"},
-		"sysbench": {"sysbench"},
-		"sh":       {"sh"},
-	} {
-		for _, n := range names {
-			if p, err := exec.LookPath(n); err == nil {
-				tools[role] = p
-				break
-			}
-			// mariadbd lives in /usr/sbin, which is not always on a test's PATH.
-			if p := filepath.Join("/usr/sbin", n); isExecutable(p) {
-				tools[role] = p
-				break
-			}
-		}
-		if tools[role] == "" {
-			msg := fmt.Sprintf("real tests need %s (one of %v): apt-get install sysbench mariadb-server-core mariadb-client-core, or make test as root", role, names)
+	tools := testmariadb.Look(tb)
+	for _, name := range []string{"sysbench", "sh"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			msg := fmt.Sprintf("real tests need %s: apt-get install sysbench, or make test as root", name)
 			if os.Getenv("MYSQLBENCH_REQUIRE_REAL") == "1" {
 				tb.Fatal(msg)
 			}
 			tb.Skip(msg)
 		}
+		tools[name] = p
 	}
 	return tools
 }
 
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
-}
-
-type mariaDB struct {
-	tools  map[string]string
-	port   int
-	socket string
-}
-
-// startMariaDB starts a private server on 127.0.0.1 with its own datadir, socket and a free port,
-// and stops it when the test ends. options are more server options, e.g. --performance-schema=ON.
-func startMariaDB(tb testing.TB, tools map[string]string, options ...string) *mariaDB {
-	tb.Helper()
-	dir, err := os.MkdirTemp("", "mysqlbench-mariadb-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
-	datadir := filepath.Join(dir, "data")
-	install := exec.Command(tools["install"], "--no-defaults", "--user=root", "--datadir="+datadir,
-		"--auth-root-authentication-method=socket", "--skip-test-db")
-	if out, err := install.CombinedOutput(); err != nil {
-		tb.Fatalf("%s: %v\n%s", tools["install"], err, out)
-	}
-	port := freePort(tb)
-	db := &mariaDB{tools: tools, port: port, socket: filepath.Join(dir, "mysqld.sock")}
-	errLog := filepath.Join(dir, "error.log")
-	args := append([]string{"--no-defaults", "--user=root", "--datadir=" + datadir,
-		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port), "--socket=" + db.socket,
-		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + errLog, "--skip-log-bin",
-		"--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=0", "--skip-name-resolve"}, options...)
-	server := exec.Command(tools["server"], args...)
-	if err := server.Start(); err != nil {
-		tb.Fatalf("start %s: %v", tools["server"], err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- server.Wait() }()
-	tb.Cleanup(func() {
-		_ = server.Process.Signal(syscall.SIGTERM)
-		// The server's exit status after SIGTERM/SIGKILL says nothing about the test.
-		select {
-		case err := <-exited:
-			_ = err
-		case <-time.After(30 * time.Second):
-			_ = server.Process.Kill()
-			err := <-exited
-			_ = err
-		}
-	})
-
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := db.sql("SELECT 1"); err == nil {
-			break
-		}
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(errLog)
-			tb.Fatalf("mariadbd exited during start-up: %v\n%s", err, log)
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(errLog)
-			tb.Fatalf("mariadbd did not accept connections within 60s\n%s", log)
-		}
-	}
-	return db
-}
-
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// sql runs statements as root over the server's socket.
-func (db *mariaDB) sql(stmts string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, db.tools["client"], "--no-defaults", "--socket="+db.socket,
-		"--user=root", "--batch", "--skip-column-names", "-e", stmts).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w: %s", stmts, err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-func (db *mariaDB) mustSQL(tb testing.TB, stmts string) string {
-	tb.Helper()
-	out, err := db.sql(stmts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
-// secret returns the connection Secret's data for user sbtest with password, without a
+// dbSecret returns the connection Secret's data for user sbtest with password on db, without a
 // database key.
-func (db *mariaDB) secret(password string) map[string]string {
+func dbSecret(db *testmariadb.Server, password string) map[string]string {
 	return map[string]string{
-		SecretKeyHost: "127.0.0.1", SecretKeyPort: strconv.Itoa(db.port),
+		SecretKeyHost: "127.0.0.1", SecretKeyPort: strconv.Itoa(db.Port),
 		SecretKeyUser: "sbtest", SecretKeyPassword: password,
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
 var capture = flag.Bool("capture", false, "rewrite the reporter captures of TestRealMeasured (testdata/reporter) from its real runs")
@@ -62,12 +63,12 @@ func TestRealMeasured(t *testing.T) {
 		t.Skip("real sysbench runs skipped in -short mode")
 	}
 	tools := lookTools(t)
-	db := startMariaDB(t, tools)
+	db := testmariadb.Start(t, tools)
 	password := randomPassword(t)
-	db.mustSQL(t, "CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY "+sqlLiteral(password)+";"+
+	db.MustSQL(t, "CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY "+sqlLiteral(password)+";"+
 		"GRANT ALL ON sbtest.* TO sbtest@'%';")
-	db.mustSQL(t, GrantSQL("sbtest", "%", "sbtest"))
-	secret := db.secret(password)
+	db.MustSQL(t, GrantSQL("sbtest", "%", "sbtest"))
+	secret := dbSecret(db, password)
 	c := newContainer(t, measuredScripts)
 	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 2, TableSize: 2000}
 	prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
+	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
 // A custom script as a user would put it in a ConfigMap: it reuses the stock OLTP helpers and
@@ -37,21 +38,21 @@ func TestReal(t *testing.T) {
 		t.Skip("real sysbench runs skipped in -short mode")
 	}
 	tools := lookTools(t)
-	db := startMariaDB(t, tools)
+	db := testmariadb.Start(t, tools)
 	// A password with what the option file must carry verbatim: blanks at both ends, #, =, a
 	// comma, a single quote, a backslash and a $( the kubelet would expand.
 	password := specialPassword(t)
 	// The account as the server images' entrypoints create it, then narrowed to what sysbench
 	// needs, as the builtin engine's init script does: every step below runs with no more.
-	db.mustSQL(t, "CREATE DATABASE sbtest; CREATE DATABASE sbempty;"+
+	db.MustSQL(t, "CREATE DATABASE sbtest; CREATE DATABASE sbempty;"+
 		"CREATE USER sbtest@'%' IDENTIFIED BY "+sqlLiteral(password)+";"+
 		"GRANT ALL ON sbtest.* TO sbtest@'%'; GRANT ALL ON sbempty.* TO sbtest@'%';")
-	db.mustSQL(t, GrantSQL("sbtest", "%", "sbtest")+GrantSQL("sbtest", "%", "sbempty"))
-	if grants := db.mustSQL(t, "SHOW GRANTS FOR sbtest@'%'"); strings.Contains(grants, "ALL PRIVILEGES") {
+	db.MustSQL(t, GrantSQL("sbtest", "%", "sbtest")+GrantSQL("sbtest", "%", "sbempty"))
+	if grants := db.MustSQL(t, "SHOW GRANTS FOR sbtest@'%'"); strings.Contains(grants, "ALL PRIVILEGES") {
 		t.Fatalf("the grant script left ALL PRIVILEGES:\n%s", grants)
 	}
 	// No database key: the launcher's default (sbtest) applies.
-	secret := db.secret(password)
+	secret := dbSecret(db, password)
 	c := newContainer(t, map[string]string{"two_selects.lua": customScript})
 	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 2000}
 
@@ -105,7 +106,7 @@ func TestReal(t *testing.T) {
 
 	t.Run("probe", func(t *testing.T) {
 		out := succeed(t, w, Step{Phase: PhaseProbe}, "probe")
-		if want := db.mustSQL(t, "SELECT VERSION()"); out.Final.Server != want || want == "" {
+		if want := db.MustSQL(t, "SELECT VERSION()"); out.Final.Server != want || want == "" {
 			t.Errorf("probe reported server %q, want %q", out.Final.Server, want)
 		}
 		if out.Final.Tables != 0 {
@@ -114,7 +115,7 @@ func TestReal(t *testing.T) {
 	})
 
 	t.Run("probe with a wrong password", func(t *testing.T) {
-		fail(t, w, Step{Phase: PhaseProbe}, db.secret(randomPassword(t)), 1045, "access denied")
+		fail(t, w, Step{Phase: PhaseProbe}, dbSecret(db, randomPassword(t)), 1045, "access denied")
 	})
 
 	t.Run("passwords the option file holds", func(t *testing.T) {
@@ -127,9 +128,9 @@ func TestReal(t *testing.T) {
 			"empty":            "",
 		} {
 			t.Run(name, func(t *testing.T) {
-				db.mustSQL(t, "DROP USER IF EXISTS pwtest@'%'; CREATE USER pwtest@'%' IDENTIFIED BY "+sqlLiteral(pw)+";"+
+				db.MustSQL(t, "DROP USER IF EXISTS pwtest@'%'; CREATE USER pwtest@'%' IDENTIFIED BY "+sqlLiteral(pw)+";"+
 					"GRANT ALL ON sbtest.* TO pwtest@'%';"+GrantSQL("pwtest", "%", "sbtest"))
-				s := db.secret(pw)
+				s := dbSecret(db, pw)
 				s[SecretKeyUser] = "pwtest"
 				r := c.run(t, build(t, w, Step{Phase: PhaseProbe}), s)
 				succeeded(t, c, r, Step{Phase: PhaseProbe}, "probe", pw)
@@ -146,9 +147,9 @@ func TestReal(t *testing.T) {
 		} {
 			t.Run(name, func(t *testing.T) {
 				// The server would take it: only the option file cannot.
-				db.mustSQL(t, "DROP USER IF EXISTS pwtest@'%'; CREATE USER pwtest@'%' IDENTIFIED BY "+sqlLiteral(tc.pw)+";"+
+				db.MustSQL(t, "DROP USER IF EXISTS pwtest@'%'; CREATE USER pwtest@'%' IDENTIFIED BY "+sqlLiteral(tc.pw)+";"+
 					"GRANT ALL ON sbtest.* TO pwtest@'%';")
-				s := db.secret(tc.pw)
+				s := dbSecret(db, tc.pw)
 				s[SecretKeyUser] = "pwtest"
 				fail(t, w, Step{Phase: PhaseProbe}, s, 0, tc.phrase)
 			})
@@ -160,7 +161,7 @@ func TestReal(t *testing.T) {
 		if out.Final.Threads != 4 || out.Final.Tables != 4 {
 			t.Errorf("prepare final %+v, want 4 threads over 4 tables", out.Final)
 		}
-		if got := db.mustSQL(t, "SELECT COUNT(*) FROM sbtest.sbtest4"); got != "2000" {
+		if got := db.MustSQL(t, "SELECT COUNT(*) FROM sbtest.sbtest4"); got != "2000" {
 			t.Errorf("sbtest4 has %s rows, want 2000", got)
 		}
 	})
@@ -170,10 +171,10 @@ func TestReal(t *testing.T) {
 		if out := succeed(t, w, Step{Phase: PhaseProbe}, "probe"); out.Final.Tables != 4 {
 			t.Errorf("probe found %d tables, want 4", out.Final.Tables)
 		}
-		db.mustSQL(t, "RENAME TABLE sbtest.sbtest3 TO sbtest.sbtest3_gone")
-		db.mustSQL(t, "CREATE TABLE sbtest.sbtest40 (id INT)") // beyond --tables: not counted
-		defer db.mustSQL(t, "RENAME TABLE sbtest.sbtest3_gone TO sbtest.sbtest3")
-		defer db.mustSQL(t, "DROP TABLE sbtest.sbtest40")
+		db.MustSQL(t, "RENAME TABLE sbtest.sbtest3 TO sbtest.sbtest3_gone")
+		db.MustSQL(t, "CREATE TABLE sbtest.sbtest40 (id INT)") // beyond --tables: not counted
+		defer db.MustSQL(t, "RENAME TABLE sbtest.sbtest3_gone TO sbtest.sbtest3")
+		defer db.MustSQL(t, "DROP TABLE sbtest.sbtest40")
 		if out := succeed(t, w, Step{Phase: PhaseProbe}, "probe"); out.Final.Tables != 3 {
 			t.Errorf("probe found %d tables with sbtest3 missing, want 3", out.Final.Tables)
 		}
@@ -211,16 +212,16 @@ func TestReal(t *testing.T) {
 	t.Run("a retried prepare starts from the tables a failed attempt left", func(t *testing.T) {
 		// What an attempt cut off half-way leaves: one table complete, one partly filled,
 		// one with a changed definition, the rest missing.
-		db.mustSQL(t, "DROP TABLE sbtest.sbtest3, sbtest.sbtest4")
-		db.mustSQL(t, "DELETE FROM sbtest.sbtest2 WHERE id > 7")
-		db.mustSQL(t, "ALTER TABLE sbtest.sbtest1 ADD COLUMN junk INT")
+		db.MustSQL(t, "DROP TABLE sbtest.sbtest3, sbtest.sbtest4")
+		db.MustSQL(t, "DELETE FROM sbtest.sbtest2 WHERE id > 7")
+		db.MustSQL(t, "ALTER TABLE sbtest.sbtest1 ADD COLUMN junk INT")
 		succeed(t, w, Step{Phase: PhasePrepare}, "prepare")
 		for i := 1; i <= 4; i++ {
-			if got := db.mustSQL(t, fmt.Sprintf("SELECT COUNT(*) FROM sbtest.sbtest%d", i)); got != "2000" {
+			if got := db.MustSQL(t, fmt.Sprintf("SELECT COUNT(*) FROM sbtest.sbtest%d", i)); got != "2000" {
 				t.Errorf("sbtest%d has %s rows, want 2000", i, got)
 			}
 		}
-		if got := db.mustSQL(t, "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema='sbtest' AND column_name='junk'"); got != "0" {
+		if got := db.MustSQL(t, "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema='sbtest' AND column_name='junk'"); got != "0" {
 			t.Errorf("sbtest1 kept the column the failed attempt left: it was not re-created")
 		}
 	})
@@ -229,9 +230,9 @@ func TestReal(t *testing.T) {
 		// Plain sysbench 1.0.20 exits 0 when a worker of a parallel command fails; the
 		// reporter must turn it into a failure. An account that may not create tables
 		// makes every worker fail.
-		db.mustSQL(t, "CREATE USER IF NOT EXISTS 'readonly'@'%' IDENTIFIED BY "+sqlLiteral(password))
-		db.mustSQL(t, "GRANT SELECT ON sbtest.* TO 'readonly'@'%'")
-		ro := db.secret(password)
+		db.MustSQL(t, "CREATE USER IF NOT EXISTS 'readonly'@'%' IDENTIFIED BY "+sqlLiteral(password))
+		db.MustSQL(t, "GRANT SELECT ON sbtest.* TO 'readonly'@'%'")
+		ro := dbSecret(db, password)
 		ro[SecretKeyUser] = "readonly"
 		fail(t, w, Step{Phase: PhasePrepare}, ro, 1142, "command denied")
 	})
@@ -239,24 +240,24 @@ func TestReal(t *testing.T) {
 	// The failures run with the tables in place, so each has exactly the one cause.
 	run := Step{Phase: PhaseRun, Threads: 2, Duration: 2 * time.Second}
 	t.Run("threads above max_connections", func(t *testing.T) {
-		db.mustSQL(t, "SET GLOBAL max_connections = 5")
-		defer db.mustSQL(t, "SET GLOBAL max_connections = 151")
+		db.MustSQL(t, "SET GLOBAL max_connections = 5")
+		defer db.MustSQL(t, "SET GLOBAL max_connections = 151")
 		fail(t, w, Step{Phase: PhaseRun, Threads: 20, Duration: 2 * time.Second}, secret, 1040, "max_connections")
 	})
 
 	t.Run("wrong password", func(t *testing.T) {
-		fail(t, w, run, db.secret(randomPassword(t)), 1045, "access denied")
+		fail(t, w, run, dbSecret(db, randomPassword(t)), 1045, "access denied")
 	})
 
 	t.Run("not prepared", func(t *testing.T) {
-		empty := db.secret(password)
+		empty := dbSecret(db, password)
 		empty[SecretKeyDatabase] = "sbempty"
 		fail(t, w, run, empty, 1146, "not prepared")
 	})
 
 	t.Run("cleanup", func(t *testing.T) {
 		succeed(t, w, Step{Phase: PhaseCleanup}, "cleanup")
-		if got := db.mustSQL(t, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='sbtest'"); got != "0" {
+		if got := db.MustSQL(t, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='sbtest'"); got != "0" {
 			t.Errorf("%s tables left after cleanup", got)
 		}
 	})
@@ -420,16 +421,16 @@ func TestRealServerStats(t *testing.T) {
 			"--performance-schema-instrument=wait/synch/%=ON"}, ps: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db := startMariaDB(t, tools, tc.options...)
+			db := testmariadb.Start(t, tools, tc.options...)
 			password := randomPassword(t)
 			// sbtest gets the operator's grants; bare only what sysbench itself needs.
-			db.mustSQL(t, "CREATE DATABASE sbtest;"+
+			db.MustSQL(t, "CREATE DATABASE sbtest;"+
 				"CREATE USER sbtest@'%' IDENTIFIED BY "+sqlLiteral(password)+"; GRANT ALL ON sbtest.* TO sbtest@'%';"+
 				"CREATE USER bare@'%' IDENTIFIED BY "+sqlLiteral(password)+"; GRANT ALL ON sbtest.* TO bare@'%';"+
 				GrantSQL("sbtest", "%", "sbtest")+
 				"REVOKE ALL PRIVILEGES ON sbtest.* FROM bare@'%'; GRANT "+strings.Join(Privileges, ", ")+" ON sbtest.* TO bare@'%';")
-			secret := db.secret(password)
-			bare := db.secret(password)
+			secret := dbSecret(db, password)
+			bare := dbSecret(db, password)
 			bare[SecretKeyUser] = "bare"
 			c := newContainer(t, map[string]string{"own_init_done.lua": ownInitDone, "fails_mid_run.lua": failsMidRun})
 			prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})

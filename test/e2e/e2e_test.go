@@ -157,6 +157,14 @@ func TestBenchmarkRunOnARealCluster(t *testing.T) {
 	}
 	t.Logf("report.md:\n%s", report.Data["report.md"])
 
+	// The results database (the local cluster's MariaDB, in a namespace of its own) holds the
+	// run as its status says, failed targets and all, read back by SQL.
+	if clustertest.HasResultsDatabase(t, c) {
+		stored := clustertest.WaitStored(t, c, got, 2*time.Minute)
+		steps, counters := clustertest.CheckStoredRun(t, stored, true)
+		t.Logf("results database: run %s stored with %d steps and %d server counter rows", got.UID, steps, counters)
+	}
+
 	// Deleting the run leaves nothing behind (the real garbage collector).
 	if err := c.Delete(ctx, got, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 		t.Fatal(err)

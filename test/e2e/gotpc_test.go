@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/test/clustertest"
 )
 
 // TestGoTPCOnARealCluster runs TPC-C through go-tpc (workload.client go-tpc) against real servers:
@@ -126,6 +127,17 @@ func TestGoTPCOnARealCluster(t *testing.T) {
 		for _, want := range []string{"## tpmC by threads", "## TPC-C transactions per step", "go-tpc v1.0.7 TPC-C, 1 warehouse(s)"} {
 			if !strings.Contains(report.Data["report.md"], want) {
 				t.Errorf("%s: report.md lacks %q:\n%s", run.Name, want, report.Data["report.md"])
+			}
+		}
+		if clustertest.HasResultsDatabase(t, c) {
+			stored := clustertest.WaitStored(t, c, got, 2*time.Minute)
+			clustertest.CheckStoredRun(t, stored, false)
+			uid := string(got.UID)
+			if m := clustertest.MustResultsSQL(t, "SELECT metric FROM runs WHERE uid = '"+uid+"'"); m != "tpmC" {
+				t.Errorf("%s: metric %q in the results database, want tpmC", run.Name, m)
+			}
+			if n := clustertest.MustResultsSQL(t, "SELECT COUNT(*) FROM steps WHERE run_uid = '"+uid+"' AND tpmc > 0"); n != strconv.Itoa(len(ts.Steps)) {
+				t.Errorf("%s: %s steps with a tpmC in the results database, want %d", run.Name, n, len(ts.Steps))
 			}
 		}
 	}

@@ -182,7 +182,8 @@ var (
 		"ClusterRole/-metrics-auth":    "metrics_auth_role.yaml",
 		"ClusterRole/-metrics-reader":  "metrics_reader_role.yaml",
 		"Role/-leader-election":        "leader_election_role.yaml",
-		"ClusterRole/-kubelet-stats":   "kubelet_stats_role.yaml", // with serverStats.kubeletCPU
+		"ClusterRole/-kubelet-stats":   "kubelet_stats_role.yaml",    // with serverStats.kubeletCPU
+		"Role/-results-database":       "results_database_role.yaml", // with resultsDatabase.secretName
 	}
 	kustomizeRoles = map[string]string{ // full names (namePrefix mysqlbench-)
 		"ClusterRole/mysqlbench-manager-role":         "role.yaml",
@@ -232,7 +233,7 @@ func TestRolesAreConfigRBAC(t *testing.T) {
 		suffix bool
 	}{
 		"helm": {func(t *testing.T) []*unstructured.Unstructured {
-			return helmTemplate(t, "--set", "serverStats.kubeletCPU=true")
+			return helmTemplate(t, "--set", "serverStats.kubeletCPU=true", "--set", "resultsDatabase.secretName=results-db")
 		}, helmRoles, true},
 		"kustomize": {kustomizeBuild, kustomizeRoles, false},
 	} {
@@ -643,7 +644,10 @@ func TestServiceMonitorScrapesManager(t *testing.T) {
 	}
 }
 
-const dashboardKey = "mysqlbench-dashboard.json"
+const (
+	dashboardKey        = "mysqlbench-dashboard.json"
+	historyDashboardKey = "mysqlbench-history-dashboard.json"
+)
 
 // dashboards returns the rendered ConfigMaps that hold the Grafana dashboard or carry the
 // sidecar's default label.
@@ -694,6 +698,18 @@ func TestGrafanaDashboard(t *testing.T) {
 		}
 		if cm.Data[dashboardKey] != strings.TrimRight(string(file), "\n") {
 			t.Errorf("%s in the ConfigMap is not the file verbatim", dashboardKey)
+		}
+		// The history dashboard (internal/resultsdb runs its SQL) is the second key, on by default.
+		history, err := os.ReadFile(filepath.Join(repoRoot(t), chartDir, "files", "grafana", historyDashboardKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Data[historyDashboardKey] != strings.TrimRight(string(history), "\n") {
+			t.Errorf("%s in the ConfigMap is not the file verbatim", historyDashboardKey)
+		}
+		cms = dashboards(t, helmTemplate(t, "--set", "grafana.dashboard.enabled=true", "--set", "grafana.dashboard.history=false"))
+		if len(cms) != 1 || len(cms[0].Data) != 1 || cms[0].Data[dashboardKey] == "" {
+			t.Errorf("grafana.dashboard.history=false: want the Prometheus dashboard alone")
 		}
 	})
 	t.Run("labels, annotations and namespace", func(t *testing.T) {

@@ -1,0 +1,505 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+	"github.com/mysqlbench/mysqlbench-operator/internal/resultsdb"
+)
+
+// DSNEnv names the results database when neither --database-secret nor --database-dsn does, so
+// a DSN with its password need not be typed on a command line (and land in the shell's history).
+const DSNEnv = "MYSQLBENCH_RESULTS_DSN"
+
+type historyOptions struct {
+	target        string
+	threads       []int
+	metric        string
+	since         string
+	limit         int
+	output        string
+	secret        string
+	dsn           string
+	confirmations bool
+}
+
+func newHistoryCommand(e *env) *cobra.Command {
+	o := &historyOptions{}
+	metrics := make([]string, len(resultsdb.Metrics))
+	for i, m := range resultsdb.Metrics {
+		metrics[i] = string(m)
+	}
+	cmd := &cobra.Command{
+		Use:   "history SCHEDULE | history --target NAME",
+		Short: "A cell's QPS (or p95) over nights from the results database, with change points and verdicts",
+		Long: "Reads the operator's results database (the runs it stored) and prints, for each target and thread " +
+			"count, the cell's median over the schedule's successful runs, oldest first: the night, the run, the " +
+			"server version, the median with its interval, the change against the night before, the run's verdict " +
+			"against its baseline (and the target's in it) and the marks: ◆ the first night of a sustained shift in " +
+			"level, found as the operator finds them in a schedule's history (stats.ChangePoint on every series, " +
+			"whitened by the nights' autocorrelation pooled over all of them, p-values adjusted together: " +
+			"Benjamini-Hochberg, the operator's default alpha and minimum effect), and a new server version or image. " +
+			"SCHEDULE is a BenchmarkSchedule of the namespace (-n); --target NAME follows a target across its " +
+			"schedules (in -n's namespace when given, else in all), one series per schedule and workload. " +
+			"Confirmation runs re-measure a night and are left out unless --confirmations.\n\n" +
+			"The database: --database-secret [NAMESPACE/]NAME reads the Secret the operator uses " +
+			"(--results-database-secret; keys dsn, or host, port, user, password, database, tls), --database-dsn " +
+			"takes a DSN (user:password@tcp(host:3306)/mysqlbench), else the environment variable " + DSNEnv + ". " +
+			"The plugin only reads: it never creates or migrates the schema.",
+		Example: "  kubectl mysqlbench history nightly -n bench --database-secret mysqlbench-system/results-db\n" +
+			"  kubectl mysqlbench history nightly --threads 8,64 --since 90d\n" +
+			"  kubectl mysqlbench history --target mysql84 --metric p95 --since 2026-01-01 -o json\n" +
+			"  " + DSNEnv + "='reader:...@tcp(db.example:3306)/mysqlbench' kubectl mysqlbench history nightly",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 || (len(args) == 0 && o.target == "") {
+				return fmt.Errorf("%s needs SCHEDULE or --target NAME (got %d argument(s)); see %s --help",
+					cmd.CommandPath(), len(args), cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			schedule := ""
+			if len(args) == 1 {
+				schedule = args[0]
+			}
+			return e.history(cmd.Context(), schedule, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.target, "target", "", "Follow this target (across schedules unless SCHEDULE is given).")
+	cmd.Flags().IntSliceVar(&o.threads, "threads", nil, "Show only these thread counts (repeatable, or a list: --threads 8,64).")
+	cmd.Flags().StringVar(&o.metric, "metric", string(resultsdb.MetricQPS), "What to follow: "+strings.Join(metrics, ", ")+
+		" (qps is the throughput: tpmC for go-tpc runs; p95 latency in ms).")
+	cmd.Flags().StringVar(&o.since, "since", "", "Only runs started since: an age (90d, 2w, 36h) or a date (2026-01-01).")
+	cmd.Flags().IntVar(&o.limit, "limit", 60, "At most this many nights per series, the newest (0: all).")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "Output format: table or json.")
+	cmd.Flags().StringVar(&o.secret, "database-secret", "", "The results database's Secret, [NAMESPACE/]NAME (default namespace: -n's).")
+	cmd.Flags().StringVar(&o.dsn, "database-dsn", "", "The results database's DSN, user:password@tcp(host:3306)/mysqlbench (default: $"+DSNEnv+").")
+	cmd.Flags().BoolVar(&o.confirmations, "confirmations", false, "Include the confirmation runs, as points of their own.")
+	return cmd
+}
+
+func (e *env) history(ctx context.Context, schedule string, o *historyOptions) error {
+	if o.output != "table" && o.output != "json" {
+		return fmt.Errorf("unknown output format %q: use -o table or -o json", o.output)
+	}
+	metric := resultsdb.Metric(o.metric)
+	if !slices.Contains(resultsdb.Metrics, metric) {
+		return fmt.Errorf("--metric %q: use qps, tpmC or p95", o.metric)
+	}
+	since, err := parseSince(o.since, e.now())
+	if err != nil {
+		return err
+	}
+	if o.limit < 0 {
+		return fmt.Errorf("--limit %d: give a number of nights, or 0 for all", o.limit)
+	}
+	ns, explicit := e.historyNamespace()
+	cfg, err := e.resultsDatabase(ctx, o, ns)
+	if err != nil {
+		return err
+	}
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	store, err := resultsdb.Open(openCtx, cfg, resultsdb.OpenOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("results database: %w", err)
+	}
+	defer func() { _ = store.Close() }()
+	q := resultsdb.HistoryQuery{Schedule: schedule, Target: o.target, Metric: metric, Since: since, Nights: o.limit,
+		Confirmations: o.confirmations}
+	if schedule != "" || explicit {
+		q.Namespace = ns
+	}
+	// Every thread count is read and analysed, --threads only picks what is shown: the
+	// autocorrelation and the adjustment over all series are the schedule's, not the selection's.
+	series, err := store.History(ctx, q)
+	if err != nil {
+		return err
+	}
+	if len(series) == 0 {
+		return e.nothingFound(ctx, store, q)
+	}
+	view := analyse(series, metric)
+	if len(o.threads) > 0 {
+		view.Series = slices.DeleteFunc(view.Series, func(s seriesView) bool { return !slices.Contains(o.threads, s.Threads) })
+		if len(view.Series) == 0 {
+			var have []string
+			for _, s := range series {
+				if t := strconv.Itoa(s.Threads); !slices.Contains(have, t) {
+					have = append(have, t)
+				}
+			}
+			return fmt.Errorf("no cells at --threads %s; the series have threads %s", intList(o.threads), strings.Join(have, ", "))
+		}
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(e.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(view)
+	}
+	return writeHistory(e.Out, view)
+}
+
+// historyNamespace is -n's namespace, else the kubeconfig context's; explicit says one of them
+// named it. Without a kubeconfig (a DSN alone) it is "default", not explicit.
+func (e *env) historyNamespace() (string, bool) {
+	if e.flags.Namespace != nil && *e.flags.Namespace != "" {
+		return *e.flags.Namespace, true
+	}
+	ns, explicit, err := e.namespace()
+	if err != nil || ns == "" {
+		return "default", false
+	}
+	return ns, explicit
+}
+
+// resultsDatabase is the connection the flags name: --database-dsn, --database-secret, else
+// the environment's DSN.
+func (e *env) resultsDatabase(ctx context.Context, o *historyOptions, ns string) (*mysql.Config, error) {
+	switch {
+	case o.dsn != "" && o.secret != "":
+		return nil, errors.New("give --database-secret or --database-dsn, not both")
+	case o.dsn != "":
+		cfg, err := resultsdb.ParseDSN(o.dsn)
+		if err != nil {
+			return nil, fmt.Errorf("--database-dsn: %w (the form is user:password@tcp(host:3306)/mysqlbench)", err)
+		}
+		return cfg, nil
+	case o.secret != "":
+		return e.databaseSecret(ctx, o.secret, ns)
+	}
+	if dsn := os.Getenv(DSNEnv); dsn != "" {
+		cfg, err := resultsdb.ParseDSN(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("$%s: %w (the form is user:password@tcp(host:3306)/mysqlbench)", DSNEnv, err)
+		}
+		return cfg, nil
+	}
+	return nil, fmt.Errorf("no results database given: name the Secret the operator writes with (--database-secret " +
+		"[NAMESPACE/]NAME, the operator's --results-database-secret or the chart's resultsDatabase.secretName), or " +
+		"give --database-dsn user:password@tcp(host:3306)/mysqlbench, or set " + DSNEnv)
+}
+
+// databaseSecret reads the results database's Secret ([NAMESPACE/]NAME) from the cluster.
+func (e *env) databaseSecret(ctx context.Context, ref, ns string) (*mysql.Config, error) {
+	name := ref
+	if before, after, ok := strings.Cut(ref, "/"); ok {
+		ns, name = before, after
+	}
+	if ns == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("--database-secret %q: give NAME or NAMESPACE/NAME", ref)
+	}
+	c, err := e.clients()
+	if err != nil {
+		return nil, err
+	}
+	secret := &corev1.Secret{}
+	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("--database-secret: Secret %q not found in namespace %q: name the Secret the operator "+
+			"uses (its --results-database-secret, the chart's resultsDatabase.secretName) as NAMESPACE/NAME", name, ns)
+	case err != nil:
+		return nil, fmt.Errorf("--database-secret: read Secret %s/%s: %w", ns, name, err)
+	}
+	cfg, err := resultsdb.Config(secret.Data)
+	if err != nil {
+		return nil, fmt.Errorf("--database-secret: Secret %s/%s: %w", ns, name, err)
+	}
+	return cfg, nil
+}
+
+// nothingFound says what the database does hold, since the query found no cells.
+func (e *env) nothingFound(ctx context.Context, store *resultsdb.Store, q resultsdb.HistoryQuery) error {
+	var what string
+	switch {
+	case q.Schedule != "" && q.Target != "":
+		what = fmt.Sprintf("no cells of target %s in schedule %s/%s", q.Target, q.Namespace, q.Schedule)
+	case q.Schedule != "":
+		what = fmt.Sprintf("no runs of schedule %s in namespace %s", q.Schedule, q.Namespace)
+	case q.Namespace != "":
+		what = fmt.Sprintf("no cells of target %s in namespace %s", q.Target, q.Namespace)
+	default:
+		what = fmt.Sprintf("no cells of target %s", q.Target)
+	}
+	var filters []string
+	if !q.Since.IsZero() {
+		filters = append(filters, "since "+q.Since.Format(time.DateOnly))
+	}
+	if q.Metric != resultsdb.MetricQPS {
+		filters = append(filters, "with "+string(q.Metric))
+	}
+	if len(filters) > 0 {
+		what += " (" + strings.Join(filters, ", ") + ")"
+	}
+	what += " that succeeded in " + store.Describe()
+	scheds, err := store.Schedules(ctx, q.Namespace)
+	if err != nil {
+		return fmt.Errorf("%s; %w", what, err)
+	}
+	if len(scheds) == 0 {
+		if q.Namespace == "" {
+			return fmt.Errorf("%s: the database holds no runs yet", what)
+		}
+		all, err := store.Schedules(ctx, "")
+		if err != nil {
+			return fmt.Errorf("%s; %w", what, err)
+		}
+		var nss []string
+		for _, s := range all {
+			if !slices.Contains(nss, s.Namespace) {
+				nss = append(nss, s.Namespace)
+			}
+		}
+		if len(nss) == 0 {
+			return fmt.Errorf("%s: the database holds no runs yet", what)
+		}
+		return fmt.Errorf("%s: it holds no runs of namespace %s, only of %s (-n NAMESPACE)", what, q.Namespace, strings.Join(nss, ", "))
+	}
+	var have []string
+	for _, s := range scheds {
+		name := s.Schedule
+		if name == "" {
+			name = "(runs of no schedule)"
+		}
+		if q.Namespace == "" {
+			name = s.Namespace + "/" + name
+		}
+		have = append(have, fmt.Sprintf("%s (%d runs, newest %s)", name, s.Runs, s.Newest.Format(time.DateOnly)))
+	}
+	where := "namespace " + q.Namespace
+	if q.Namespace == "" {
+		where = "all namespaces"
+	}
+	return fmt.Errorf("%s; the schedules of %s it holds runs of: %s", what, where, strings.Join(have, ", "))
+}
+
+// parseSince reads --since: an age before now (90d, 2w, 36h, 90m) or a date (2026-01-01, or an
+// RFC 3339 time); "" is no bound.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	bad := fmt.Errorf("--since %q: give an age such as 90d, 2w or 36h, or a date such as 2026-01-01", s)
+	var age time.Duration
+	if n, unit := strings.TrimRight(s, "dw"), s[len(strings.TrimRight(s, "dw")):]; unit == "d" || unit == "w" {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 {
+			return time.Time{}, bad
+		}
+		if unit == "w" {
+			days *= 7
+		}
+		age = time.Duration(days) * 24 * time.Hour
+	} else {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return time.Time{}, bad
+		}
+		age = d
+	}
+	return now.Add(-age), nil
+}
+
+// historyView is what history prints: the series with their change points.
+type historyView struct {
+	Metric resultsdb.Metric `json:"metric"`
+	// Autocorrelation is the lag-1 autocorrelation removed before testing (pooled over the series).
+	Autocorrelation float64 `json:"autocorrelation"`
+	// Tested is how many series the p-values were adjusted over.
+	Tested int          `json:"tested"`
+	Series []seriesView `json:"series"`
+}
+
+type seriesView struct {
+	resultsdb.Series
+	// ChangePoint is the series' sustained shift, nil when none was found.
+	ChangePoint *changePoint `json:"changePoint,omitempty"`
+}
+
+type changePoint struct {
+	compare.Shift
+	// Run and Start are the first run of the new level.
+	Run   string    `json:"run"`
+	Start time.Time `json:"start"`
+}
+
+// analyse marks each series' change point as the operator would with its default policy.
+func analyse(series []resultsdb.Series, metric resultsdb.Metric) historyView {
+	values := make([][]float64, len(series))
+	for i, s := range series {
+		values[i] = make([]float64, len(s.Points))
+		for j, p := range s.Points {
+			values[i][j] = p.Median
+		}
+	}
+	shifts, phi := compare.Shifts(values, metric.HigherIsBetter(), v1.RegressionPolicy{})
+	view := historyView{Metric: metric, Autocorrelation: phi, Tested: len(series)}
+	for i, s := range series {
+		sv := seriesView{Series: s}
+		if sh := shifts[i]; sh != nil {
+			p := s.Points[sh.Index]
+			sv.ChangePoint = &changePoint{Shift: *sh, Run: p.Run, Start: p.Start}
+		}
+		view.Series = append(view.Series, sv)
+	}
+	return view
+}
+
+// changeMark is how the table marks the first night of a new level.
+const changeMark = "◆"
+
+// writeHistory prints one block per series: a header naming it, then a row per night.
+func writeHistory(w io.Writer, view historyView) error {
+	shifts := 0
+	for i, s := range view.Series {
+		if i > 0 {
+			_, _ = fmt.Fprintln(w)
+		}
+		where := s.Namespace + "/" + s.Schedule
+		if s.Schedule == "" {
+			where = s.Namespace + " (runs of no schedule)"
+		}
+		_, _ = fmt.Fprintf(w, "%s  %s  target %s  threads %d\n", where, s.Workload, s.Target, s.Threads)
+		tw := printers.GetNewTabWriter(w)
+		_, _ = fmt.Fprintf(tw, "NIGHT\tRUN\tSERVER VERSION\t%s\tVS PREV\tVERDICT\tMARKS\n", metricTitle(s.Series))
+		for j, p := range s.Points {
+			var marks []string
+			if cp := s.ChangePoint; cp != nil && cp.Index == j {
+				shifts++
+				marks = append(marks, shiftMark(cp.Shift))
+			}
+			change := ""
+			if j > 0 {
+				prev := s.Points[j-1]
+				if prev.Median != 0 {
+					change = signedPercent(p.Median/prev.Median - 1)
+				}
+				switch {
+				case prev.ServerVersion != p.ServerVersion:
+					marks = append(marks, "new version")
+				case prev.ImageDigest != p.ImageDigest:
+					marks = append(marks, "new image")
+				}
+			}
+			run := p.Run
+			if p.ConfirmationOf != "" {
+				run += " (confirms " + p.ConfirmationOf + ")"
+			}
+			if p.Phase != string(v1.RunSucceeded) {
+				run += " (" + p.Phase + ")"
+			}
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Start.UTC().Format(time.DateOnly), run,
+				dash(p.ServerVersion), medianCI(s.Metric, p), change, verdictOf(p), strings.Join(marks, "; "))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	_, _ = fmt.Fprintf(w, "\nMedians of the repetitions with their interval; VS PREV against the night before. %s: the first "+
+		"night of a sustained shift in level (%d of %d series; p-values adjusted over all %d, ",
+		changeMark, shifts, len(view.Series), view.Tested)
+	if view.Autocorrelation > 0 {
+		_, _ = fmt.Fprintf(w, "after removing the nights' autocorrelation %.2f, ", view.Autocorrelation)
+	}
+	_, _ = fmt.Fprintf(w, "with the operator's default policy). VERDICT: the run against its baseline (and the target's).\n")
+	return nil
+}
+
+// metricTitle heads the median column.
+func metricTitle(s resultsdb.Series) string {
+	switch s.Metric {
+	case resultsdb.MetricP95:
+		return "P95 MS [CI]"
+	case resultsdb.MetricTpmC:
+		return "TPMC [CI]"
+	}
+	if s.Unit == "tpmC" {
+		return "TPMC [CI]"
+	}
+	return "QPS [CI]"
+}
+
+// medianCI is a point's median with its interval, when it has one.
+func medianCI(m resultsdb.Metric, p resultsdb.Point) string {
+	decimals := throughputDecimals
+	if m == resultsdb.MetricP95 {
+		decimals = func(float64) int { return 3 }
+	}
+	out := num(p.Median, decimals)
+	if p.CILow != nil && p.CIHigh != nil {
+		out += " [" + num(*p.CILow, decimals) + ", " + num(*p.CIHigh, decimals) + "]"
+	}
+	return out
+}
+
+// shiftMark describes a change point: its size, p and q, and which way it matters.
+func shiftMark(s compare.Shift) string {
+	way := "improvement"
+	if s.Regressed {
+		way = "regression"
+	}
+	return fmt.Sprintf("%s shift %s (p=%s q=%s, %s)", changeMark, signedPercent(s.ChangePercent/100),
+		strconv.FormatFloat(s.P, 'g', 2, 64), strconv.FormatFloat(s.Q, 'g', 2, 64), way)
+}
+
+// verdictOf is the run's verdict, with the target's when the comparison has one for it.
+func verdictOf(p resultsdb.Point) string {
+	switch {
+	case p.Verdict == "":
+		return ""
+	case p.TargetVerdict == "":
+		return p.Verdict
+	}
+	return p.Verdict + " (target " + p.TargetVerdict + ")"
+}
+
+// signedPercent writes a ratio change as "+1.2 %" or "-7.2 %".
+func signedPercent(x float64) string {
+	// Rounded first, so that a change too small to show prints as +0.0, not -0.0.
+	x = math.Round(x*1000) / 1000
+	out := strconv.FormatFloat(x*100, 'f', 1, 64) + " %"
+	if x >= 0 {
+		out = "+" + out
+	}
+	return out
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func intList(xs []int) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Itoa(x)
+	}
+	return strings.Join(out, ",")
+}
