@@ -2,8 +2,9 @@ package metrics
 
 // The Grafana dashboard the chart ships (charts/mysqlbench-operator/files/grafana): every query
 // must name metrics and labels this package exports, so that renaming one breaks this test
-// instead of leaving the dashboard's panels empty. PromQL is read by a small tokenizer, enough
-// for selectors, label matchers and grouping clauses.
+// instead of leaving the dashboard's panels empty. PromQL is read by Prometheus' own parser
+// (promql/parser of Prometheus 3.5 LTS, module v0.305.0: the newest whose requirements keep this
+// module's Kubernetes libraries where they are).
 
 import (
 	"encoding/json"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	promlabels "github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -411,14 +414,14 @@ func checkExpr(families map[string]metricFamily, expr string) []error {
 		return []error{fmt.Errorf("no metric")}
 	}
 	var errs []error
-	labelsOf := map[int]map[string]bool{} // by token index of the selector
-	for _, s := range q.selectors {
+	labelsOf := map[int]map[string]bool{} // by selector index
+	for i, s := range q.selectors {
 		l, err := seriesLabels(families, s.metric)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		labelsOf[s.at] = l
+		labelsOf[i] = l
 		for _, name := range s.labels {
 			if !l[name] {
 				errs = append(errs, fmt.Errorf("%s has no label %s", s.metric, name))
@@ -426,135 +429,37 @@ func checkExpr(families map[string]metricFamily, expr string) []error {
 		}
 	}
 	for _, g := range q.groupings {
-		var scoped int
-		for _, s := range q.selectors {
-			if s.at < g.from || s.at > g.to {
-				continue
-			}
-			scoped++
-			l, ok := labelsOf[s.at]
+		if len(g.selectors) == 0 {
+			errs = append(errs, fmt.Errorf("%s (%s) applies to no metric", g.clause, strings.Join(g.labels, ", ")))
+		}
+		for _, i := range g.selectors {
+			l, ok := labelsOf[i]
 			if !ok {
 				continue // reported above
 			}
 			for _, name := range g.labels {
 				if !l[name] {
-					errs = append(errs, fmt.Errorf("%s (%s) groups by %s, a label %s lacks", g.clause, strings.Join(g.labels, ", "), name, s.metric))
+					errs = append(errs, fmt.Errorf("%s (%s) groups by %s, a label %s lacks", g.clause, strings.Join(g.labels, ", "), name, q.selectors[i].metric))
 				}
 			}
-		}
-		if scoped == 0 {
-			errs = append(errs, fmt.Errorf("%s (%s) applies to no metric", g.clause, strings.Join(g.labels, ", ")))
 		}
 	}
 	return errs
-}
-
-// PromQL tokens.
-
-type tokenKind int
-
-const (
-	tokIdent    tokenKind = iota
-	tokString             // text is the contents, unescaped only as far as finding its end
-	tokNumber             // numbers and durations
-	tokVariable           // a Grafana variable; text is its name
-	tokPunct
-)
-
-type promToken struct {
-	kind tokenKind
-	text string
-}
-
-var promOperators = []string{"=~", "!~", "!=", "==", ">=", "<="}
-
-func isIdentChar(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// lexPromQL splits a PromQL expression, with Grafana variables in it, into tokens.
-func lexPromQL(expr string) ([]promToken, error) {
-	var toks []promToken
-	for i := 0; i < len(expr); {
-		c := expr[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case c == '#': // a comment, to the end of the line
-			for i < len(expr) && expr[i] != '\n' {
-				i++
-			}
-		case c == '"' || c == '\'' || c == '`':
-			j := i + 1
-			for j < len(expr) && expr[j] != c {
-				if expr[j] == '\\' && c != '`' {
-					j++
-				}
-				j++
-			}
-			if j >= len(expr) {
-				return nil, fmt.Errorf("unterminated string at offset %d", i)
-			}
-			toks = append(toks, promToken{tokString, expr[i+1 : j]})
-			i = j + 1
-		case c == '$' || strings.HasPrefix(expr[i:], "[["):
-			loc := variableRef.FindStringSubmatchIndex(expr[i:])
-			if loc == nil || loc[0] != 0 {
-				return nil, fmt.Errorf("malformed variable at offset %d", i)
-			}
-			m := variableRef.FindStringSubmatch(expr[i:])
-			toks = append(toks, promToken{tokVariable, m[1] + m[2] + m[3]})
-			i += loc[1]
-		case c == ':' || isIdentChar(c) && !isDigit(c):
-			j := i
-			for j < len(expr) && (isIdentChar(expr[j]) || expr[j] == ':') {
-				j++
-			}
-			toks = append(toks, promToken{tokIdent, expr[i:j]})
-			i = j
-		case isDigit(c) || c == '.' && i+1 < len(expr) && isDigit(expr[i+1]):
-			j := i
-			for j < len(expr) && (isIdentChar(expr[j]) || expr[j] == '.') {
-				j++
-			}
-			toks = append(toks, promToken{tokNumber, expr[i:j]})
-			i = j
-		default:
-			n := 0
-			for _, op := range promOperators {
-				if strings.HasPrefix(expr[i:], op) {
-					n = len(op)
-				}
-			}
-			if n == 0 && strings.IndexByte("{}()[],=<>+-*/%^@", c) >= 0 {
-				n = 1
-			}
-			if n == 0 {
-				return nil, fmt.Errorf("unexpected %q at offset %d", c, i)
-			}
-			toks = append(toks, promToken{tokPunct, expr[i : i+n]})
-			i += n
-		}
-	}
-	return toks, nil
 }
 
 // promSelector is a metric an expression names, with the labels of its matchers.
 type promSelector struct {
 	metric string
 	labels []string
-	at     int // token index
 }
 
-// promGrouping is a by, without, on, ignoring, group_left or group_right label list, and the
-// token range [from, to] it applies to: an aggregation's argument, or for the binary operator
-// clauses, the whole expression.
+// promGrouping is a by, without, on, ignoring, group_left or group_right label list and the
+// selectors (indexes into promQuery.selectors) it applies to: an aggregation's argument, or
+// both operands of a binary operator.
 type promGrouping struct {
-	clause   string
-	labels   []string
-	from, to int
+	clause    string
+	labels    []string
+	selectors []int
 }
 
 type promQuery struct {
@@ -562,128 +467,92 @@ type promQuery struct {
 	groupings []promGrouping
 }
 
-var (
-	promClauses = map[string]bool{"by": true, "without": true, "on": true, "ignoring": true, "group_left": true, "group_right": true}
-	// Keywords that are no metric when not followed by a parenthesis.
-	promKeywords = map[string]bool{"and": true, "or": true, "unless": true, "bool": true, "offset": true, "atan2": true,
-		"inf": true, "nan": true, "group_left": true, "group_right": true}
-	promMatchOps = map[string]bool{"=": true, "!=": true, "=~": true, "!~": true}
-)
+// grafanaInterval matches Grafana's interval variables, which stand where PromQL wants a
+// duration ([$__rate_interval]); every other variable stands inside a label value.
+var grafanaInterval = regexp.MustCompile(`\$\{?__(?:range|interval|rate_interval)(?:_ms|_s)?\}?`)
 
-// parsePromQL finds the selectors and grouping clauses of a PromQL expression.
+// substituteVariables turns a dashboard query into PromQL as Grafana would before sending it:
+// intervals become a duration, other variables a plain value.
+func substituteVariables(expr string) string {
+	expr = grafanaInterval.ReplaceAllString(expr, "5m")
+	return variableRef.ReplaceAllString(expr, "grafana_variable")
+}
+
+// parsePromQL reads a dashboard query with Prometheus' own parser and returns the selectors and
+// grouping clauses in it.
 func parsePromQL(expr string) (promQuery, error) {
-	toks, err := lexPromQL(expr)
+	root, err := parser.ParseExpr(substituteVariables(expr))
 	if err != nil {
 		return promQuery{}, err
 	}
-	match := map[int]int{} // bracket pairs, both ways
-	var open []int
-	closing := map[string]string{")": "(", "}": "{", "]": "["}
-	for i, tk := range toks {
-		if tk.kind != tokPunct {
-			continue
-		}
-		switch tk.text {
-		case "(", "{", "[":
-			open = append(open, i)
-		case ")", "}", "]":
-			if len(open) == 0 || toks[open[len(open)-1]].text != closing[tk.text] {
-				return promQuery{}, fmt.Errorf("unbalanced %q", tk.text)
-			}
-			o := open[len(open)-1]
-			open = open[:len(open)-1]
-			match[o], match[i] = i, o
-		}
-	}
-	if len(open) > 0 {
-		return promQuery{}, fmt.Errorf("unclosed %q", toks[open[len(open)-1]].text)
-	}
-	punctAt := func(i int, text string) bool {
-		return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && toks[i].text == text
-	}
-	// sum by (l) (x): after an aggregation operator.
-	aggregationClauseAt := func(i int) bool {
-		return i < len(toks) && toks[i].kind == tokIdent && (strings.EqualFold(toks[i].text, "by") || strings.EqualFold(toks[i].text, "without"))
-	}
-
 	var q promQuery
-	for i := 0; i < len(toks); i++ {
-		tk := toks[i]
-		word := strings.ToLower(tk.text)
-		switch {
-		case punctAt(i, "["):
-			i = match[i] // ranges and subqueries name no labels
-		case punctAt(i, "{"):
-			return promQuery{}, fmt.Errorf("a selector without a metric name")
-		case tk.kind != tokIdent:
-		case promClauses[word] && punctAt(i+1, "("):
-			end := match[i+1]
-			names, err := labelList(toks[i+2 : end])
-			if err != nil {
-				return promQuery{}, fmt.Errorf("%s: %w", word, err)
+	// selectorsOf appends the selectors under node (once each) and returns their indexes.
+	seen := map[*parser.VectorSelector]int{}
+	selectorsOf := func(node parser.Node) []int {
+		var out []int
+		parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
+			vs, ok := n.(*parser.VectorSelector)
+			if !ok {
+				return nil
 			}
-			g := promGrouping{clause: word, labels: names, from: 0, to: len(toks) - 1}
-			if word == "by" || word == "without" {
-				switch {
-				case punctAt(i-1, ")"): // sum(x) by (l)
-					g.from, g.to = match[i-1], i-1
-				case punctAt(end+1, "("): // sum by (l) (x)
-					g.from, g.to = end+1, match[end+1]
-				default:
-					return promQuery{}, fmt.Errorf("%s (%s) outside an aggregation", word, strings.Join(names, ", "))
+			i, known := seen[vs]
+			if !known {
+				s := promSelector{metric: vs.Name}
+				for _, m := range vs.LabelMatchers {
+					if m.Name == promlabels.MetricName {
+						s.metric = m.Value
+						continue
+					}
+					s.labels = append(s.labels, m.Name)
 				}
+				i = len(q.selectors)
+				seen[vs] = i
+				q.selectors = append(q.selectors, s)
 			}
-			q.groupings = append(q.groupings, g)
-			i = end
-		case punctAt(i+1, "(") || aggregationClauseAt(i+1): // a function or an aggregation
-		case promKeywords[word]:
-		case punctAt(i+1, "{"):
-			end := match[i+1]
-			names, err := matcherLabels(toks[i+2 : end])
-			if err != nil {
-				return promQuery{}, fmt.Errorf("%s: %w", tk.text, err)
-			}
-			q.selectors = append(q.selectors, promSelector{metric: tk.text, labels: names, at: i})
-			i = end
-		default:
-			q.selectors = append(q.selectors, promSelector{metric: tk.text, at: i})
-		}
+			out = append(out, i)
+			return nil
+		})
+		return out
 	}
+	selectorsOf(root)
+	parser.Inspect(root, func(n parser.Node, _ []parser.Node) error {
+		switch n := n.(type) {
+		case *parser.AggregateExpr:
+			if len(n.Grouping) == 0 {
+				return nil
+			}
+			clause := "by"
+			if n.Without {
+				clause = "without"
+			}
+			q.groupings = append(q.groupings, promGrouping{clause: clause, labels: n.Grouping, selectors: selectorsOf(n.Expr)})
+		case *parser.BinaryExpr:
+			vm := n.VectorMatching
+			if vm == nil {
+				return nil
+			}
+			operands := append(selectorsOf(n.LHS), selectorsOf(n.RHS)...)
+			if len(vm.MatchingLabels) > 0 {
+				clause := "ignoring"
+				if vm.On {
+					clause = "on"
+				}
+				q.groupings = append(q.groupings, promGrouping{clause: clause, labels: vm.MatchingLabels, selectors: operands})
+			}
+			if len(vm.Include) > 0 {
+				clause := "group_left"
+				if vm.Card == parser.CardOneToMany {
+					clause = "group_right"
+				}
+				q.groupings = append(q.groupings, promGrouping{clause: clause, labels: vm.Include, selectors: operands})
+			}
+		}
+		return nil
+	})
 	return q, nil
 }
 
-// labelList reads "a, b, c" (a trailing comma allowed).
-func labelList(toks []promToken) ([]string, error) {
-	var names []string
-	for i := 0; i < len(toks); i += 2 {
-		if toks[i].kind != tokIdent {
-			return nil, fmt.Errorf("%q where a label name belongs", toks[i].text)
-		}
-		names = append(names, toks[i].text)
-		if i+1 < len(toks) && (toks[i+1].kind != tokPunct || toks[i+1].text != ",") {
-			return nil, fmt.Errorf("%q after label %s", toks[i+1].text, toks[i].text)
-		}
-	}
-	return names, nil
-}
-
-// matcherLabels reads `a="x", b=~"y"` and returns the label names.
-func matcherLabels(toks []promToken) ([]string, error) {
-	var names []string
-	for i := 0; i < len(toks); i += 4 {
-		if i+2 >= len(toks) || toks[i].kind != tokIdent || toks[i+1].kind != tokPunct || !promMatchOps[toks[i+1].text] ||
-			toks[i+2].kind != tokString {
-			return nil, fmt.Errorf("malformed label matcher at %q", toks[i].text)
-		}
-		names = append(names, toks[i].text)
-		if i+3 < len(toks) && (toks[i+3].kind != tokPunct || toks[i+3].text != ",") {
-			return nil, fmt.Errorf("%q after matcher of %s", toks[i+3].text, toks[i].text)
-		}
-	}
-	return names, nil
-}
-
-// The tokenizer itself, so that a bug in it cannot make the dashboard checks pass vacuously.
+// What the dashboard checks read out of a query: a bug here would let them pass vacuously.
 func TestParsePromQL(t *testing.T) {
 	// describe prints selectors as metric[labels] and groupings as clause[labels]:metrics-in-scope.
 	describe := func(q promQuery) string {
@@ -693,10 +562,8 @@ func TestParsePromQL(t *testing.T) {
 		}
 		for _, g := range q.groupings {
 			var in []string
-			for _, s := range q.selectors {
-				if s.at >= g.from && s.at <= g.to {
-					in = append(in, s.metric)
-				}
+			for _, i := range g.selectors {
+				in = append(in, q.selectors[i].metric)
 			}
 			parts = append(parts, fmt.Sprintf("%s%v:%s", g.clause, g.labels, strings.Join(in, ",")))
 		}
@@ -714,19 +581,25 @@ func TestParsePromQL(t *testing.T) {
 		expr: `label_replace(sum without (x) (m), "schedule", "(standalone)", "schedule", "")`,
 		want: "m[] without[x]:m",
 	}, {
-		expr: "sum by (a) (x_sum[1h:5m] offset 1d) / on (a) group_left sum by (a) (x_count) # ratio",
-		want: "x_sum[] x_count[] by[a]:x_sum on[a]:x_sum,x_count by[a]:x_count",
+		expr: "sum by (a) (max_over_time(x_sum[1h:5m] offset 1d)) / on (a) group_left (b) sum by (a) (x_count) # ratio",
+		want: "x_sum[] x_count[] on[a]:x_sum,x_count group_left[b]:x_sum,x_count by[a]:x_sum by[a]:x_count",
 	}, {
 		expr: `up{job='a\'b'} unless ignoring (instance) down`,
 		want: "up[job] down[] ignoring[instance]:up,down",
+	}, {
+		expr: `{__name__="up", job="a"} * on (job) group_right count(down)`,
+		want: "up[job] down[] on[job]:up,down",
+	}, {
+		expr: `increase(mysqlbench_runs_total[$__range]) * 1000`,
+		want: "mysqlbench_runs_total[]",
 	},
-		{expr: `{__name__="up"}`, wantErr: "without a metric name"},
-		{expr: `sum(up`, wantErr: "unclosed"},
-		{expr: `up{job="a"`, wantErr: "unclosed"},
-		{expr: `up{job}`, wantErr: "malformed label matcher"},
-		{expr: `up by (job)`, wantErr: "outside an aggregation"},
-		{expr: `sum by ("job") (up)`, wantErr: "label name"},
-		{expr: `up{job="a}`, wantErr: "unterminated string"},
+		{expr: `sum(up`, wantErr: "unclosed left parenthesis"},
+		{expr: `up{job="a"`, wantErr: "unexpected end of input"},
+		{expr: `up{job}`, wantErr: "unexpected"},
+		{expr: `up by (job)`, wantErr: "unexpected"},
+		{expr: `max_over_time(up[5m)`, wantErr: "unexpected"},
+		{expr: `up{job="a}`, wantErr: "unterminated quoted string"},
+		{expr: `rate(up)`, wantErr: "expected type range vector"},
 	}
 	for _, tt := range tests {
 		q, err := parsePromQL(tt.expr)
@@ -755,7 +628,9 @@ func TestCheckExpr(t *testing.T) {
 		{`sum by (run) (mysqlbench_runs_total)`, "groups by run"},
 		{`sum by (le) (mysqlbench_step_duration_seconds_count)`, "groups by le"},
 		{`sum by (schedule) (vector(1)) + mysqlbench_runs_total`, "applies to no metric"},
+		{`mysqlbench_step_qps / on (phase) mysqlbench_step_tps`, "groups by phase"},
 		{`vector(1)`, "no metric"},
+		{`sum(mysqlbench_runs_total`, "unclosed left parenthesis"},
 	}
 	for _, tt := range tests {
 		errs := checkExpr(families, tt.expr)
