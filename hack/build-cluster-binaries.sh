@@ -5,7 +5,8 @@
 #   etcd/$ETCD_VERSION/      etcd
 #   coredns/$COREDNS_VERSION/coredns
 #   debian/<hash of package versions>/root/   containerd, runc, CNI plugins, iptables (+ the shared
-#                                             libraries iptables needs) and busybox-static, unpacked
+#                                             libraries iptables needs), busybox-static and
+#                                             prometheus (the e2e suite's scraper), unpacked
 #                                             with dpkg-deb -x: nothing is installed on the host, no
 #                                             service is started, no dpkg database is touched.
 # Everything comes from the Go module proxy or Debian's apt mirrors: nothing else is reachable here.
@@ -27,7 +28,7 @@ COREDNS_VERSION=${COREDNS_VERSION:-v1.12.4}
 # containerd: Debian's 1.6.20 works with Kubernetes 1.33 and costs a download, where building
 # containerd 2.x from its Go module takes about five minutes on two cores (measured 2026-11).
 # Kubernetes 1.36 drops containerd 1.x: moving past 1.35 means building containerd 2.x instead.
-DEBS=(containerd runc containernetworking-plugins busybox-static
+DEBS=(containerd runc containernetworking-plugins busybox-static prometheus
 	iptables libxtables12 libip4tc2 libip6tc2 libnftnl11 libnetfilter-conntrack3 libnfnetlink0 libmnl0)
 
 k8s_dir=$MYSQLBENCH_CACHE/k8s/$K8S_VERSION

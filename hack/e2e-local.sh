@@ -50,7 +50,11 @@ e2e)
 	phase "5/6 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node; the per-step overhead"
 	# With them, the per-step overhead is measured and printed (test/e2e/overhead_test.go: 8 steps
 	# of 20 s; a measurement, no threshold unless E2E_MAX_STEP_OVERHEAD_SECONDS is set).
-	E2E_OVERHEAD=${E2E_OVERHEAD:-1} E2E_OVERHEAD_REPETITIONS=${E2E_OVERHEAD_REPETITIONS:-2} \
+	# A real Prometheus (Debian's package, unpacked beside containerd) scrapes the manager for the
+	# whole suite; at its end every query of the chart's Grafana dashboard must return series.
+	deb_root=$(hack/build-cluster-binaries.sh | sed -n 's/^DEB_ROOT=//p')
+	E2E_PROMETHEUS=${E2E_PROMETHEUS:-$deb_root/usr/bin/prometheus} \
+		E2E_OVERHEAD=${E2E_OVERHEAD:-1} E2E_OVERHEAD_REPETITIONS=${E2E_OVERHEAD_REPETITIONS:-2} \
 		E2E_IMAGES=$E2E_IMAGES make --no-print-directory test-e2e
 	# The same chart installed for one namespace only (watchNamespaces: RoleBindings there, no
 	# access elsewhere), which enforces the restricted Pod Security Standard.

@@ -4,6 +4,7 @@
 package clustertest
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -31,17 +32,22 @@ func NewClient(t testing.TB) client.Client { return NewClientAs(t, "") }
 // impersonate, as cluster-admin is); "" impersonates no one.
 func NewClientAs(t testing.TB, user string) client.Client {
 	t.Helper()
+	c, err := Client(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Client is NewClientAs for code that runs outside a test (TestMain).
+func Client(user string) (client.Client, error) {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1.AddToScheme(scheme))
 	cfg, err := config.GetConfig()
 	if err != nil {
-		t.Fatalf("no cluster: %v (set KUBECONFIG)", err)
+		return nil, fmt.Errorf("no cluster: %w (set KUBECONFIG)", err)
 	}
 	cfg.Impersonate.UserName = user
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return client.New(cfg, client.Options{Scheme: scheme})
 }
