@@ -2,6 +2,22 @@
 // (charts/mysqlbench-operator/files/grafana) with the Grafana Foundation SDK: the operator's
 // dashboard over its Prometheus metrics and the history dashboard over the results database.
 // hack/gen-dashboards writes them; a test here fails when the chart's files are stale.
+//
+// The dashboards were hand-written JSON before; their panels, queries, variables, layout, units,
+// field configs, overrides and descriptions are kept. What the SDK makes differ in the files:
+//   - schemaVersion is the SDK's 42 (was 39): its types are that schema's.
+//   - Empty fields are left out: id null, links [], the variables' current {} and options [],
+//     timepicker {}, a table footer's fields "" (the SDK's is a list).
+//   - The SDK writes its defaults: panels' transparent false and repeatDirection "h"; variables'
+//     allowCustomValue true, skipUrlSync false and auto, auto_min, auto_count; tables'
+//     custom.inspect false, frameIndex 0, showTypeIcons false; bar charts' barRadius 0,
+//     fullHighlight false, xTickLabelMaxLength 0 (and gradientMode, xTickLabelRotation and
+//     xTickLabelSpacing where the history dashboard's bar chart had none); the stat panel's
+//     percentChangeColorMode "standard"; the heatmap's selectionMode "x"; annotations' builtIn 0.
+//   - The history dashboard's tables, which had no footer, get the hidden one the operator
+//     dashboard's tables have, rather than the SDK's default with reducer null.
+//
+// Grafana reads each of these as it read the hand-written value or its absence.
 package dashboards
 
 import (
@@ -87,7 +103,9 @@ func property(id string, value any) dashboard.DynamicConfigValue {
 	return dashboard.DynamicConfigValue{Id: id, Value: value}
 }
 
-func fixedColor(color string) map[string]any { return map[string]any{"mode": "fixed", "fixedColor": color} }
+func fixedColor(color string) map[string]any {
+	return map[string]any{"mode": "fixed", "fixedColor": color}
+}
 
 func palette() *dashboard.FieldColorBuilder {
 	return dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdPaletteClassic)
