@@ -60,8 +60,14 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests under config
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
+generate: $(CONTROLLER_GEN) dashboards ## Generate DeepCopy methods and the chart's Grafana dashboards.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+DASHBOARDS_DIR := charts/mysqlbench-operator/files/grafana
+
+.PHONY: dashboards
+dashboards: ## Generate the chart's Grafana dashboards (internal/dashboards) into charts/mysqlbench-operator/files/grafana.
+	go run ./hack/gen-dashboards -dir $(DASHBOARDS_DIR)
 
 .PHONY: fmt
 fmt: ## Run gofmt on the code.
@@ -85,6 +91,8 @@ verify: manifests generate ## Fail when generated files, formatting or go.mod/go
 	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy (the diff above): run go mod tidy and commit"; exit 1; }
 	@git diff --exit-code -- config api || { echo "generated files are stale: run make manifests generate and commit"; exit 1; }
 	@test -z "$$(git ls-files --others --exclude-standard config api)" || { git ls-files --others --exclude-standard config api; echo "untracked generated files: commit them"; exit 1; }
+	@git diff --exit-code -- $(DASHBOARDS_DIR) || { echo "the chart's Grafana dashboards are stale: run make dashboards and commit"; exit 1; }
+	@test -z "$$(git ls-files --others --exclude-standard $(DASHBOARDS_DIR))" || { git ls-files --others --exclude-standard $(DASHBOARDS_DIR); echo "untracked files under $(DASHBOARDS_DIR): run make dashboards and commit them"; exit 1; }
 
 .PHONY: host-deps-test host-deps-cluster
 host-deps-test: ## Install (as root) the Debian packages of the real sysbench tests; warn otherwise.

@@ -7,6 +7,8 @@
 // (<= 64) series per gauge; a server version changes only when the run does. The counters and
 // histograms are labelled by namespace and schedule only (schedule="" for standalone runs), and
 // a deleted schedule's series are removed; the queue's decision histogram by its outcome only.
+// The start and completion timestamps hold one series per run present (two outcomes at most),
+// removed with the run or its schedule, so that a dashboard can mark every retained run.
 package metrics
 
 import (
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -81,6 +84,16 @@ var (
 		Name: "mysqlbench_schedule_confirmations_total",
 		Help: "Regressions a schedule set out to confirm, by outcome (Confirmed, NotConfirmed, Skipped, Failed).",
 	}, []string{LabelNamespace, LabelSchedule, LabelOutcome})
+	// The run timestamps are gauges rather than events so that a dashboard can place an
+	// annotation at the time the value carries, however long after the run it is scraped.
+	runStart = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_run_start_timestamp_seconds",
+		Help: "Unix time in seconds at which a BenchmarkRun started.",
+	}, []string{LabelNamespace, LabelSchedule, LabelRun})
+	runCompletion = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_run_completion_timestamp_seconds",
+		Help: "Unix time in seconds at which a BenchmarkRun finished, by outcome (succeeded, failed).",
+	}, []string{LabelNamespace, LabelSchedule, LabelRun, LabelOutcome})
 	queueDecision = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "mysqlbench_queue_decision_seconds",
 		Help: "Time taken to decide whether a target whose server needs a node of its database pool to itself may start now " +
@@ -100,9 +113,12 @@ const (
 // schedule, a deleted run and a deleted schedule remove together.
 var stepGauges = []*prometheus.GaugeVec{stepQPS, stepTPS, stepTpmC, stepP95}
 
+// runGauges are the per-run timestamps: kept for every run present, not only a schedule's newest.
+var runGauges = []*prometheus.GaugeVec{runStart, runCompletion}
+
 func init() {
 	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepTpmC, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells,
-		confirmations, queueDecision)
+		confirmations, queueDecision, runStart, runCompletion)
 }
 
 var (
@@ -120,6 +136,7 @@ func Schedule(run *v1.BenchmarkRun) string { return run.Labels[v1.LabelSchedule]
 // repetition's gauges keep the cell's previous repetition then.
 func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.StepResult) {
 	sched := Schedule(run)
+	recordStart(run, step.StartTime)
 	if sched != "" {
 		key := [2]string{run.Namespace, sched}
 		mu.Lock()
@@ -171,13 +188,38 @@ func observeDuration(run *v1.BenchmarkRun, sched string, step v1.StepResult) {
 // RecordRunStarted makes the run's outcome counters exist, at 0 until a run ends: increase()
 // and rate() cannot count the first sample of a series, so a counter that appeared at 1 with
 // its first outcome would never show that outcome.
+// It also exports the run's start time.
 func RecordRunStarted(run *v1.BenchmarkRun) {
 	for _, o := range []string{"succeeded", "failed"} {
 		runsTotal.WithLabelValues(run.Namespace, Schedule(run), o).Add(0)
 	}
+	recordStart(run, nil)
 }
 
-// RecordOutcome counts a run that reached phase (Succeeded or Failed).
+// recordStart exports the time run started: its status.startTime, or for a run that has none
+// (one that failed before starting) its creation, or failing both (an object built in memory,
+// never stored) the start of its step, if any.
+func recordStart(run *v1.BenchmarkRun, stepStart *metav1.Time) {
+	var at time.Time
+	switch {
+	case run.Status.StartTime != nil:
+		at = run.Status.StartTime.Time
+	case !run.CreationTimestamp.IsZero():
+		at = run.CreationTimestamp.Time
+	case stepStart != nil:
+		at = stepStart.Time
+	default:
+		return
+	}
+	runStart.WithLabelValues(run.Namespace, Schedule(run), run.Name).Set(unixSeconds(at))
+}
+
+// unixSeconds keeps milliseconds, the precision at which Grafana places an annotation: a stored
+// metav1.Time has whole seconds, but a time taken from the clock does not.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1e3 }
+
+// RecordOutcome counts a run that reached phase (Succeeded or Failed) and exports when it did:
+// status.completionTime, or now for a run without one.
 func RecordOutcome(run *v1.BenchmarkRun, phase v1.RunPhase) {
 	outcome := "succeeded"
 	if phase == v1.RunFailed {
@@ -185,7 +227,15 @@ func RecordOutcome(run *v1.BenchmarkRun, phase v1.RunPhase) {
 	}
 	RecordRunStarted(run) // a run that started before the manager did
 	runsTotal.WithLabelValues(run.Namespace, Schedule(run), outcome).Inc()
+	at := now()
+	if run.Status.CompletionTime != nil {
+		at = run.Status.CompletionTime.Time
+	}
+	runCompletion.WithLabelValues(run.Namespace, Schedule(run), run.Name, outcome).Set(unixSeconds(at))
 }
+
+// now is time.Now, replaced by tests.
+var now = time.Now
 
 // RecordComparison exports a schedule's newest comparison.
 func RecordComparison(namespace, schedule string, c v1.Comparison) {
@@ -215,9 +265,9 @@ func RecordHistory(namespace, schedule string, h v1.History) {
 	shiftedCells.WithLabelValues(namespace, schedule).Set(float64(h.RegressedCells))
 }
 
-// ForgetRun removes the result series of a deleted run.
+// ForgetRun removes the result series and timestamps of a deleted run.
 func ForgetRun(namespace, name string) {
-	for _, g := range stepGauges {
+	for _, g := range append(runGauges, stepGauges...) {
 		g.DeletePartialMatch(prometheus.Labels{LabelNamespace: namespace, LabelRun: name})
 	}
 }
@@ -225,7 +275,9 @@ func ForgetRun(namespace, name string) {
 // ForgetSchedule removes every series of a deleted schedule.
 func ForgetSchedule(namespace, name string) {
 	l := prometheus.Labels{LabelNamespace: namespace, LabelSchedule: name}
-	for _, g := range append([]*prometheus.GaugeVec{regressedCells, comparedCells, verdictCells, shiftedCells}, stepGauges...) {
+	gauges := []*prometheus.GaugeVec{regressedCells, comparedCells, verdictCells, shiftedCells}
+	gauges = append(append(gauges, stepGauges...), runGauges...)
+	for _, g := range gauges {
 		g.DeletePartialMatch(l)
 	}
 	runsTotal.DeletePartialMatch(l)
