@@ -83,11 +83,12 @@ func organize(exclude map[string]any, rename map[string]any) dashboard.DataTrans
 	return transformation("organize", map[string]any{"excludeByName": exclude, "indexByName": map[string]any{}, "renameByName": rename})
 }
 
-// convertField converts field to type (number, string).
-func convertField(field, to string) dashboard.DataTransformerConfig {
+// threadsAs converts the threads field to type (number, to sort by it; string, to use it as a
+// category axis).
+func threadsAs(to string) dashboard.DataTransformerConfig {
 	return transformation("convertFieldType", map[string]any{
 		"fields":      map[string]any{},
-		"conversions": []any{map[string]any{"targetField": field, "destinationType": to}},
+		"conversions": []any{map[string]any{"targetField": "threads", "destinationType": to}},
 	})
 }
 

@@ -143,7 +143,7 @@ GROUP BY c.target, t.server_version, c.threads
 		Transformations([]dashboard.DataTransformerConfig{
 			groupingToMatrix("version", "threads", "qps", "null"),
 			organize(nil, map[string]any{"threads\\version": "threads"}),
-			convertField("threads", "string"),
+			threadsAs("string"),
 		}).
 		Unit("short").Min(0).ColorScheme(palette()).
 		AxisLabel("queries/s (tpmC)").FillOpacity(80).LineWidth(1).

@@ -59,9 +59,9 @@ func ladderBars(id uint32, title, description string, pos dashboard.GridPos, uni
 			organize(nil, map[string]any{"threads\\" + runTarget: "threads"}),
 			// Thread counts are labels, strings: sorted as numbers, then strings again so that
 			// the bar chart takes them as categories.
-			convertField("threads", "number"),
+			threadsAs("number"),
 			transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []any{map[string]any{"field": "threads", "desc": false}}}),
-			convertField("threads", "string"),
+			threadsAs("string"),
 		}).
 		Unit(unit).Min(0).ColorScheme(palette()).
 		AxisLabel(axisLabel).AxisPlacement(common.AxisPlacementAuto).FillOpacity(80).GradientMode(common.GraphGradientModeNone).LineWidth(1).
@@ -190,7 +190,7 @@ func Operator() (dashboard.Dashboard, error) {
 				organize(map[string]any{"Time": true}, map[string]any{
 					"Value #A": "QPS", "Value #B": "TPS", "Value #C": "p95 latency", "server_version": "server version", "Value #D": "tpmC",
 				}),
-				convertField("threads", "number"),
+				threadsAs("number"),
 			}).
 			Align(common.FieldTextAlignmentAuto).CellOptions(autoCells()).
 			OverrideByName("p95 latency", []dashboard.DynamicConfigValue{property("unit", "s")}).
