@@ -439,8 +439,8 @@ func interpolate(expr string, values map[string][]string, rng, step time.Duratio
 
 // checkDashboard fills the dashboard's variables from Prometheus and runs every query over the
 // suite's time range, once per value of each single-value variable (as a user picks one) and
-// with every value of the multi-value ones (All): each query must return series for at least
-// one pick.
+// with All picked for the others (the variable's all value, or every value): each query must
+// return series for at least one pick, and every variable must list values.
 func (p *prometheus) checkDashboard() error {
 	time.Sleep(2 * scrapeInterval) // the newest values scraped
 	variables, queries, err := loadDashboard()
@@ -485,6 +485,9 @@ func (p *prometheus) checkDashboard() error {
 			}
 			seen += len(vals)
 			switch {
+			case v.IncludeAll && v.AllValue != "":
+				// What Grafana sends with All picked (its default), values or none.
+				next = append(next, with(pick, v.Name, []string{v.AllValue}))
 			case len(vals) == 0:
 			case v.Multi || v.IncludeAll:
 				next = append(next, with(pick, v.Name, vals))
