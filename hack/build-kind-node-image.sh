@@ -219,7 +219,8 @@ docker_archive() {
 	mv "$dir/config.json" "$dir/$sum.json"
 	jq -n --arg config "$sum.json" --arg ref "$ref" '[{Config: $config, RepoTags: [$ref],
 		Layers: $ARGS.positional}]' --args "${layers[@]}" >"$dir/manifest.json"
-	tar --create --file "$out" --directory "$dir" .
+	# Names without "./": what docker save writes.
+	tar --create --file "$out" --directory "$dir" manifest.json "$sum.json" "${layers[@]}"
 	rm -rf "$dir"
 }
 
@@ -365,7 +366,7 @@ log "preloaded: $(grep -vc '@sha256:' "$work/preload.log") image names"
 # $container (kind's podman provider sets container=podman on the command line as well).
 stage "podman import and save"
 tar --create --numeric-owner --directory "$node" . |
-	podman import \
+	podman import --quiet \
 		--change 'ENV container=docker' \
 		--change 'STOPSIGNAL SIGRTMIN+3' \
 		--change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' \
@@ -373,7 +374,7 @@ tar --create --numeric-owner --directory "$node" . |
 		- "$KIND_NODE_IMAGE" >/dev/null
 mkdir -p "$out_dir"
 rm -f "$out"
-podman save --format docker-archive --output "$out.tmp" "$KIND_NODE_IMAGE"
+podman save --quiet --format docker-archive --output "$out.tmp" "$KIND_NODE_IMAGE"
 mv "$out.tmp" "$out"
 echo "$stamp" >"$out.stamp"
 stage ""
