@@ -313,8 +313,10 @@ chroot_run "$node" '
 	systemctl mask systemd-binfmt.service proc-sys-fs-binfmt_misc.automount 2>&1
 	# containerd default spec minus its RLIMIT_NOFILE 1024 (see /etc/containerd/config.toml).
 	ctr oci spec | jq "del(.process.rlimits)" >/etc/containerd/cri-base.json
-	# The image is built without an identity; the entrypoint makes one per node.
+	# The image is built without an identity; the entrypoint makes one per node. D-Bus keeps
+	# its own copy, which systemd-machine-id-setup would otherwise copy into every node.
 	: >/etc/machine-id
+	ln -sf /etc/machine-id /var/lib/dbus/machine-id
 ' >"$work/node-setup.log" 2>&1 || die "node setup failed: $(tail -20 "$work/node-setup.log")"
 leftover=$(find "$node/usr/lib/sysctl.d" "$node/etc/sysctl.d" ! -type d ! -name 10-kind-node.conf ! -name 'README*')
 [ -z "$leftover" ] || die "sysctl.d files left that may set kernel-wide keys: $leftover"
@@ -365,6 +367,7 @@ log "preloaded: $(grep -vc '@sha256:' "$work/preload.log") image names"
 # stops cleanly on SIGRTMIN+3 (SIGTERM makes it re-execute) and reads the container type from
 # $container (kind's podman provider sets container=podman on the command line as well).
 stage "podman import and save"
+previous=$(podman image inspect --format '{{.Id}}' "$KIND_NODE_IMAGE" 2>/dev/null || true)
 tar --create --numeric-owner --directory "$node" . |
 	podman import --quiet \
 		--change 'ENV container=docker' \
@@ -372,6 +375,10 @@ tar --create --numeric-owner --directory "$node" . |
 		--change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' \
 		--message "kind node $K8S_VERSION built by hack/build-kind-node-image.sh" \
 		- "$KIND_NODE_IMAGE" >/dev/null
+# The image this one replaces is left without a name: drop it unless a container still uses it.
+if [ -n "$previous" ] && [ "$previous" != "$(podman image inspect --format '{{.Id}}' "$KIND_NODE_IMAGE")" ]; then
+	podman rmi "$previous" >/dev/null 2>&1 || true
+fi
 mkdir -p "$out_dir"
 rm -f "$out"
 podman save --quiet --format docker-archive --output "$out.tmp" "$KIND_NODE_IMAGE"
