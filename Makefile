@@ -298,6 +298,10 @@ KIND_NODE_IMAGE ?= localhost/mysqlbench/kind-node:$(K8S_BUILD_VERSION)
 kind-node-image: ## Build the kind node image KIND_NODE_IMAGE offline into podman and the cache (root, podman; first time ~10 min).
 	K8S_VERSION=$(K8S_BUILD_VERSION) ETCD_VERSION=$(ETCD_BUILD_VERSION) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/build-kind-node-image.sh
 
+.PHONY: kind-node-check
+kind-node-check: ## Boot KIND_NODE_IMAGE once without a cluster (podman, --network none) and check what kind relies on.
+	K8S_VERSION=$(K8S_BUILD_VERSION) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/check-kind-node-image.sh
+
 .PHONY: kind-up
 kind-up: $(KIND) ## Create the kind cluster of test/kind/cluster.yaml: database and client pools (needs Docker).
 	$(KIND) create cluster --name $(KIND_CLUSTER) --config test/kind/cluster.yaml

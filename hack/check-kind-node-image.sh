@@ -35,9 +35,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Kernel-wide settings, which a privileged node could change for the whole host (counters left out).
+# Kernel-wide settings, which a privileged node could change for the whole host (counters left
+# out). Only meaningful while nothing else changes them: a kubelet running on the host itself
+# (test/localcluster) sets kernel.panic, kernel.panic_on_oops and vm.overcommit_memory when it starts.
 host_sysctls() {
-	sysctl -a 2>/dev/null | grep -v -e '^net\.' -e '^fs\.\(dentry-state\|file-nr\|inode-\)' -e '^kernel\.pty\.nr' \
+	sysctl -a 2>/dev/null | grep -v -e '^net\.' -e '^fs\.\(dentry-state\|file-nr\|inode-\|aio-nr\)' -e '^kernel\.pty\.nr' \
 		-e '^kernel\.ns_last_pid' -e '^kernel\.random\.' -e '^fs\.quota\.' || true
 }
 host_sysctls >"$work/sysctl.before"
