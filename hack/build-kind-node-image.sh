@@ -126,19 +126,20 @@ chroot_run() {
 # installed_tar NAME PACKAGES: minbase plus PACKAGES (no recommends, services never started),
 # cached by the exact versions apt picks for them, so a point release gives a new tarball.
 installed_tar() {
-	local name=$1 packages=$2 key tarball dir=$work/$1
+	local name=$1 packages key tarball dir=$work/$1
+	packages=$(tr -s '[:space:]' ' ' <<<"$2")
 	# shellcheck disable=SC2086 # a list of package names
 	key=$(candidates $packages | sha256sum | cut -c1-12)
 	tarball=$rootfs_cache/$name-$SUITE-$key.tar
 	if [ ! -f "$tarball" ]; then
 		unpack "$(minbase_tar)" "$dir"
-		log "installing into the $name root filesystem: $(echo $packages)"
+		log "installing into the $name root filesystem: $packages"
 		cp /etc/resolv.conf "$dir/etc/resolv.conf"
 		printf '#!/bin/sh\n# Image build: never start services.\nexit 101\n' >"$dir/usr/sbin/policy-rc.d"
 		chmod 755 "$dir/usr/sbin/policy-rc.d"
 		chroot_run "$dir" "export DEBIAN_FRONTEND=noninteractive
 			apt-get update -qq
-			apt-get install -y -qq --no-install-recommends $(echo $packages)
+			apt-get install -y -qq --no-install-recommends $packages
 			apt-get clean
 			rm -rf /usr/share/doc/* /usr/share/man/* /usr/share/locale/*" \
 			>"$work/$name.log" 2>&1 || die "$name install failed: $(tail -20 "$work/$name.log")"
