@@ -32,8 +32,9 @@ root=$(cd "$hack/.." && pwd)
 . "$hack/lib.sh"
 
 K8S_VERSION=${K8S_VERSION:-v1.33.13}
-# kubeadm v1.33.13 asks for etcd 3.5.24-0, which the module proxy does not have (3.5.21, 3.5.23 and
-# 3.5.31+ it has): the etcd image carries ETCD_VERSION under the name kubeadm asks for.
+# kubeadm v1.33.13 asks for etcd 3.5.24-0, which the module proxy does not have (it has 3.5.21,
+# 3.5.23, and 3.5.31 onwards): the etcd image carries ETCD_VERSION, the project's etcd, under the
+# name kubeadm asks for.
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 CRICTL_VERSION=${CRICTL_VERSION:-v1.34.0}
 KIND_NODE_IMAGE=${KIND_NODE_IMAGE:-localhost/mysqlbench/kind-node:$K8S_VERSION}
@@ -44,8 +45,8 @@ SUITE=bookworm
 
 # What the node needs from Debian: systemd and D-Bus (the systemd cgroup driver), the container
 # runtime, the tools the kubelet and kubeadm call (mount, iptables, conntrack, ethtool, socat,
-# nsenter from util-linux, kmod), and the small tools kind and people use on a node (jq, curl,
-# procps, crictl comes from the proxy).
+# nsenter from util-linux, kmod), and the small tools used when working on a node (jq, curl,
+# procps; crictl comes from the module proxy).
 NODE_PACKAGES="systemd dbus containerd runc containernetworking-plugins
 	iptables nftables conntrack iproute2 ethtool socat util-linux mount kmod libseccomp2
 	bash ca-certificates curl jq procps pigz"
@@ -126,10 +127,13 @@ chroot_run() {
 # installed_tar NAME PACKAGES: minbase plus PACKAGES (no recommends, services never started),
 # cached by the exact versions apt picks for them, so a point release gives a new tarball.
 installed_tar() {
-	local name=$1 packages key tarball dir=$work/$1
+	local name=$1 packages versions key tarball dir=$work/$1
 	packages=$(tr -s '[:space:]' ' ' <<<"$2")
 	# shellcheck disable=SC2086 # a list of package names
-	key=$(candidates $packages | sha256sum | cut -c1-12)
+	versions=$(candidates $packages)
+	! grep -q '=(none)$\|=$' <<<"$versions" ||
+		die "apt has no candidate for: $(grep '=(none)$\|=$' <<<"$versions" | tr '\n' ' ') (apt-get update?)"
+	key=$(sha256sum <<<"$versions" | cut -c1-12)
 	tarball=$rootfs_cache/$name-$SUITE-$key.tar
 	if [ ! -f "$tarball" ]; then
 		unpack "$(minbase_tar)" "$dir"
