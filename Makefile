@@ -290,6 +290,18 @@ gotpc-image: $(CRANE) ## Build the go-tpc client image (go-tpc and the launcher,
 image-offline: $(CRANE) ## Build the manager image without Docker into IMAGE_TAR (docker load / kind load image-archive).
 	CRANE=$(CRANE) IMG=$(IMG) OUT=$(IMAGE_TAR) hack/build-image-offline.sh
 
+# The kind node image built offline (hack/build-kind-node-image.sh); its tarball is cached in
+# ~/.cache/mysqlbench-operator/kind-node/$(K8S_BUILD_VERSION)/kind-node.tar.
+KIND_NODE_IMAGE ?= localhost/mysqlbench/kind-node:$(K8S_BUILD_VERSION)
+
+.PHONY: kind-node-image
+kind-node-image: ## Build the kind node image KIND_NODE_IMAGE offline into podman and the cache (root, podman; first time ~10 min).
+	K8S_VERSION=$(K8S_BUILD_VERSION) ETCD_VERSION=$(ETCD_BUILD_VERSION) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/build-kind-node-image.sh
+
+.PHONY: kind-node-check
+kind-node-check: ## Boot KIND_NODE_IMAGE once without a cluster (podman, --network none) and check what kind relies on.
+	K8S_VERSION=$(K8S_BUILD_VERSION) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/check-kind-node-image.sh
+
 .PHONY: kind-up
 kind-up: $(KIND) ## Create the kind cluster of test/kind/cluster.yaml: database and client pools (needs Docker).
 	$(KIND) create cluster --name $(KIND_CLUSTER) --config test/kind/cluster.yaml

@@ -15,9 +15,9 @@
 # usage: hack/build-cluster-binaries.sh        prints the cache paths as shell assignments at the end
 # env:   K8S_VERSION ETCD_VERSION COREDNS_VERSION MYSQLBENCH_CACHE
 #
-# No crictl: the module proxy refuses every sigs.k8s.io/cri-tools version tried (v1.30.1-v1.33.0,
-# 403) and v1.34.0 is missing from the checksum database. cluster.sh removes pods through the API
-# server and falls back to containerd's own ctr.
+# No crictl: cluster.sh removes pods through the API server and falls back to containerd's own
+# ctr. (The proxy refused sigs.k8s.io/cri-tools v1.30.1-v1.33.0; v1.34.0 downloads and verifies
+# as of 2026-11, and hack/build-kind-node-image.sh builds it for the kind node.)
 set -euo pipefail
 hack=$(cd "$(dirname "$0")" && pwd)
 . "$hack/lib.sh"
@@ -34,19 +34,6 @@ DEBS=(containerd runc containernetworking-plugins busybox-static prometheus
 k8s_dir=$MYSQLBENCH_CACHE/k8s/$K8S_VERSION
 etcd_dir=$MYSQLBENCH_CACHE/etcd/$ETCD_VERSION
 coredns_dir=$MYSQLBENCH_CACHE/coredns/$COREDNS_VERSION
-
-# go_install_into DIR BINARY PKG@VERSION: `go install` into a scratch GOBIN, then move the binary
-# into the cache only once it is complete, so an interrupted build never leaves a broken binary.
-go_install_into() {
-	local dir=$1 bin=$2 pkg=$3 gobin
-	[ -x "$dir/$bin" ] && return 0
-	log "go install $pkg (first time: a few minutes)"
-	gobin=$(mktemp -d)
-	CGO_ENABLED=0 GOBIN=$gobin nice go install -trimpath -ldflags "-s -w" "$pkg"
-	mkdir -p "$dir"
-	mv -f "$gobin/$bin" "$dir/$bin"
-	rm -rf "$gobin"
-}
 
 # The Debian packages are keyed by the exact versions apt would pick, so a point release in the
 # mirror gives a new directory instead of silently changing binaries under a running cluster.

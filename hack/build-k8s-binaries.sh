@@ -6,6 +6,8 @@
 #
 # usage: hack/build-k8s-binaries.sh VERSION OUT_DIR COMMAND...
 #   e.g. hack/build-k8s-binaries.sh v1.33.13 "$cache/k8s/v1.33.13" kube-apiserver kubectl
+#   COMMAND is any k8s.io/kubernetes/cmd/ command: the local cluster uses the control plane,
+#   kubelet, kube-proxy and kubectl; the kind node image (hack/build-kind-node-image.sh) adds kubeadm.
 # Binaries already present in OUT_DIR are not rebuilt.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -13,3 +13,16 @@ go_mod_file() {
 	(cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download -json "$1") |
 		sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p'
 }
+
+# go_install_into DIR BINARY PKG@VERSION: `go install` into a scratch GOBIN, then move the binary
+# into the cache only once it is complete, so an interrupted build never leaves a broken binary.
+go_install_into() {
+	local dir=$1 bin=$2 pkg=$3 gobin
+	[ -x "$dir/$bin" ] && return 0
+	log "go install $pkg (first time: a few minutes)"
+	gobin=$(mktemp -d)
+	CGO_ENABLED=0 GOBIN=$gobin nice go install -trimpath -ldflags "-s -w" "$pkg"
+	mkdir -p "$dir"
+	mv -f "$gobin/$bin" "$dir/$bin"
+	rm -rf "$gobin"
+}
