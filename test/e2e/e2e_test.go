@@ -48,7 +48,7 @@ func TestBenchmarkRunOnARealCluster(t *testing.T) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	images := strings.Split(env("E2E_IMAGES", "mysql:8.4,mysql:9.7,mariadb:11.8"), ",")
+	images := strings.Split(env("E2E_IMAGES", "mysql:9.7,mariadb:11.8"), ",")
 	step, err := time.ParseDuration(env("E2E_STEP", "10s"))
 	if err != nil {
 		t.Fatal(err)
