@@ -44,15 +44,9 @@ var (
 func TestBenchmarkRunOnARealCluster(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
-	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ns := e2eNamespace(ctx, t, c)
 	images := strings.Split(env("E2E_IMAGES", "mysql:9.7,mariadb:11.8"), ",")
-	step, err := time.ParseDuration(env("E2E_STEP", "10s"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	step := e2eStep(t, "10s")
 
 	run := &v1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e", Namespace: ns},
@@ -171,6 +165,26 @@ func TestBenchmarkRunOnARealCluster(t *testing.T) {
 	}
 	waitGone(t, c, got)
 	assertNoChildren(t, c, ns, got.Name)
+}
+
+// e2eNamespace creates the suite's namespace (E2E_NAMESPACE) unless it exists, and names it.
+func e2eNamespace(ctx context.Context, t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+// e2eStep is the ladder step duration E2E_STEP gives, def when unset.
+func e2eStep(t *testing.T, def string) time.Duration {
+	t.Helper()
+	step, err := time.ParseDuration(env("E2E_STEP", def))
+	if err != nil {
+		t.Fatalf("E2E_STEP: %v", err)
+	}
+	return step
 }
 
 // targetName turns an image reference into a target name: "mysql:9.7" -> "mysql-9-7",

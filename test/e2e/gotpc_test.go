@@ -12,7 +12,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,14 +33,8 @@ func TestGoTPCOnARealCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := newClient(t)
-	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	step, err := time.ParseDuration(env("E2E_STEP", "10s"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := e2eNamespace(ctx, t, c)
+	step := e2eStep(t, "10s")
 	step = step.Round(time.Second)
 	var threads []int32
 	for _, s := range strings.Split(env("E2E_GOTPC_THREADS", "1,4"), ",") {

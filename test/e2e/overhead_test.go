@@ -20,7 +20,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -109,10 +108,7 @@ func TestStepOverheadOnARealCluster(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := newClient(t)
-	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ns := e2eNamespace(ctx, t, c)
 	image := env("E2E_OVERHEAD_IMAGE", "mariadb:10.11")
 	step, err := time.ParseDuration(env("E2E_OVERHEAD_STEP", "20s"))
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,10 +39,7 @@ func TestReplicationOnARealCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := newClient(t)
-	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ns := e2eNamespace(ctx, t, c)
 	full := os.Getenv("E2E_REPLICATION_FULL") == "1"
 	images := replicationImages()
 	reps, threads := 2, "1"
@@ -62,10 +58,7 @@ func TestReplicationOnARealCluster(t *testing.T) {
 		}
 		ladder = append(ladder, int32(n))
 	}
-	step, err := time.ParseDuration(env("E2E_STEP", "5s"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	step := e2eStep(t, "5s")
 	spec := func(mode v1.ServerInstanceMode) v1.BenchmarkRunSpec {
 		s := v1.BenchmarkRunSpec{
 			Workload: v1.Workload{Script: "oltp_point_select", Tables: 2, TableSize: 10000},

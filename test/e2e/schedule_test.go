@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -30,14 +29,8 @@ func TestScheduleOnARealCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := newClient(t)
-	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	step, err := time.ParseDuration(env("E2E_STEP", "10s"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := e2eNamespace(ctx, t, c)
+	step := e2eStep(t, "10s")
 	image := env("E2E_SCHEDULE_IMAGE", "mariadb:11.8")
 	threads := []int32{1, 2}
 	sched := &v1.BenchmarkSchedule{

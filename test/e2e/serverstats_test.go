@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,10 +32,7 @@ func TestServerCountersOnARealCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := newClient(t)
-	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ns := e2eNamespace(ctx, t, c)
 	image := env("E2E_SERVERSTATS_IMAGE", "mysql:9.7")
 	// The kubelet samples a container's CPU every 10-15 s; a step needs two samples inside it.
 	step, err := time.ParseDuration(env("E2E_SERVERSTATS_STEP", "40s"))
