@@ -22,7 +22,7 @@ import (
 // been compared with its first: the runs are created by the schedule, measured on the cluster,
 // compared cell by cell, and the verdict lands in the schedule's status, the run's status, the
 // manager's metrics (the dashboard's schedule panels) and the results database. Deleting the
-// schedule deletes its runs. E2E_SCHEDULE_IMAGE (default mariadb:11.8), E2E_STEP (10s).
+// schedule deletes its runs. E2E_SCHEDULE_IMAGE (default mariadb:11.8), E2E_STEP (5s).
 func TestScheduleOnARealCluster(t *testing.T) {
 	if os.Getenv("E2E_SECURITY") == "1" || os.Getenv("E2E_SCHEDULE") == "0" {
 		t.Skip("runs in the cluster-wide phase of the e2e suite")
@@ -30,7 +30,7 @@ func TestScheduleOnARealCluster(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
 	ns := e2eNamespace(ctx, t, c)
-	step := e2eStep(t, "10s")
+	step := e2eStep(t, "5s")
 	image := env("E2E_SCHEDULE_IMAGE", "mariadb:11.8")
 	threads := []int32{1, 2}
 	sched := &v1.BenchmarkSchedule{
@@ -44,10 +44,9 @@ func TestScheduleOnARealCluster(t *testing.T) {
 			// happens and is reported, not its verdict; no confirmation runs.
 			Regression: v1.RegressionPolicy{Confirm: v1.ConfirmPolicy{Enabled: ptr.To(false)}},
 			Template: v1.BenchmarkRunTemplate{Spec: v1.BenchmarkRunSpec{
-				Targets:  []v1.Target{{Name: targetName(image), Image: image}},
-				Workload: v1.Workload{Script: "oltp_point_select", Tables: 1, TableSize: 10000},
-				Ladder: v1.Ladder{Threads: threads, StepDuration: &metav1.Duration{Duration: step.Round(time.Second)},
-					Warmup: &metav1.Duration{Duration: 5 * time.Second}},
+				Targets:        []v1.Target{{Name: targetName(image), Image: image}},
+				Workload:       v1.Workload{Script: "oltp_point_select", Tables: 1, TableSize: 10000},
+				Ladder:         v1.Ladder{Threads: threads, StepDuration: &metav1.Duration{Duration: step.Round(time.Second)}},
 				SysbenchImage:  os.Getenv("E2E_SYSBENCH_IMAGE"),
 				StepRetryLimit: ptr.To[int32](1),
 				Cleanup:        v1.CleanupAlways,
