@@ -23,7 +23,7 @@ import (
 // TestInterleavedAAOnARealCluster runs the same image as two targets in interleaved order
 // (both servers up together on the database node, cells measured in randomized rounds), twice:
 //   - inside each run the two identical targets must compare equal: not Regressed, and the
-//     interval of their geometric-mean QPS ratio must hold 1;
+//     interval of their geometric-mean QPS ratio must reach into 1 ± the minimum effect (5 %);
 //   - the second run compared with the first (an A/A pair of real runs) must not be Regressed.
 //
 // It logs the figures. E2E_INTERLEAVED_IMAGE picks the image; E2E_INTERLEAVED=0 skips it.
@@ -71,9 +71,12 @@ func TestInterleavedAAOnARealCluster(t *testing.T) {
 		res := compare.Compare(asRun(got.Name+"/b", "b"), asRun(got.Name+"/a", "a"), v1.RegressionPolicy{})
 		tc := res.Summary.Targets[0]
 		t.Logf("%s, target b against target a: %s; %s", got.Name, res.Summary.Verdict, compare.DescribeTarget(res.Summary.Metric, tc))
-		// Equal as far as the data can tell: no regression, and the interval of the ratio holds 1
-		// (its width is this cluster's noise, which the log shows).
-		if res.Summary.Verdict == v1.VerdictRegressed || tc.QPSHigh == 0 || tc.QPSLow > 1 || tc.QPSHigh < 1 {
+		// Equal as far as the data can tell: no regression, and the interval of the ratio reaches
+		// into the band the verdicts treat as no change (the minimum effect, 5 %). Requiring it to
+		// hold 1 exactly would fail one A/A pair in twenty by design (a 95 % interval), which is
+		// not a verdict anyone acts on; one wholly outside the band would be.
+		const band = 0.05
+		if res.Summary.Verdict == v1.VerdictRegressed || tc.QPSHigh == 0 || tc.QPSLow > 1+band || tc.QPSHigh < 1-band {
 			t.Errorf("%s: two identical interleaved targets differ: %s", got.Name, res.Summary.Message)
 		}
 	}
