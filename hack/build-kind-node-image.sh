@@ -30,6 +30,7 @@ set -euo pipefail
 hack=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$hack/.." && pwd)
 . "$hack/lib.sh"
+"$hack/host-deps.sh" kind
 
 K8S_VERSION=${K8S_VERSION:-v1.33.13}
 # kubeadm v1.33.13 asks for etcd 3.5.24-0, which the module proxy does not have (it has 3.5.21,

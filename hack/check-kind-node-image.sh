@@ -16,6 +16,7 @@
 set -euo pipefail
 hack=$(cd "$(dirname "$0")" && pwd)
 . "$hack/lib.sh"
+"$hack/host-deps.sh" kind
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$hack/../test/kind/containers.conf}
 
 K8S_VERSION=${K8S_VERSION:-v1.33.13}

@@ -2,7 +2,8 @@
 # Checks that the host has the Debian packages of hack/host-packages.txt that GROUP needs, and
 # installs the missing ones with apt-get when allowed, before anything long starts.
 #
-# usage: hack/host-deps.sh [--install|--check] GROUP...     GROUP: test, cluster or all
+# usage: hack/host-deps.sh [--install|--check] GROUP...     GROUP: test, cluster, kind or all
+#   (all is test and cluster; kind, the offline kind node image, only when named)
 #   --install  install what is missing (root; apt-get update first when apt has no candidate)
 #   --check    only name what is missing and fail (the default when not root)
 #   --optional install as root; otherwise only warn (for make test, whose real-server tests skip
@@ -19,7 +20,7 @@ case ${1:-} in
 --check) mode=check; shift ;;
 --optional) optional=1; shift ;;
 esac
-[ $# -gt 0 ] || die "usage: $0 [--install|--check] test|cluster|all..."
+[ $# -gt 0 ] || die "usage: $0 [--install|--check] test|cluster|kind|all..."
 if [ "$mode" = auto ]; then
 	mode=check
 	if [ "$(id -u)" = 0 ] && [ "${MYSQLBENCH_NO_INSTALL:-0}" != 1 ]; then mode=install; fi
@@ -39,9 +40,9 @@ while read -r package check groups _; do
 	want=0
 	for g in "$@"; do
 		case $g in
-		all) want=1 ;;
-		test | cluster) [ "$g" != "$groups" ] || want=1 ;;
-		*) die "unknown group $g: test, cluster or all" ;;
+		all) [ "$groups" = kind ] || want=1 ;;
+		test | cluster | kind) [ "$g" != "$groups" ] || want=1 ;;
+		*) die "unknown group $g: test, cluster, kind or all" ;;
 		esac
 	done
 	if [ "$want" = 1 ] && ! present "$check"; then
