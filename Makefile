@@ -292,23 +292,32 @@ image-offline: $(CRANE) ## Build the manager image without Docker into IMAGE_TAR
 
 # The kind node image built offline (hack/build-kind-node-image.sh); its tarball is cached in
 # ~/.cache/mysqlbench-operator/kind-node/$(K8S_BUILD_VERSION)/kind-node.tar.
-KIND_NODE_IMAGE ?= localhost/mysqlbench/kind-node:$(K8S_BUILD_VERSION)
+KIND_OFFLINE_NODE_IMAGE ?= localhost/mysqlbench/kind-node:$(K8S_BUILD_VERSION)
+# The node image kind-up starts: empty is kind's own (kindest/node); test-e2e-kind uses the one
+# built offline.
+KIND_NODE_IMAGE ?=
+# What kind-load puts into the nodes: docker builds IMG and SYSBENCH_IMG with CONTAINER_TOOL and
+# loads them from there; archives loads KIND_ARCHIVES, the images make cluster-images builds
+# offline (manager, sysbench, go-tpc and the SERVER_IMAGES).
+KIND_LOAD ?= docker
+KIND_ARCHIVES ?= $(foreach i,manager sysbench go-tpc $(subst :,-,$(SERVER_IMAGES)),$(LOCALBIN)/images/$(i).tar)
+KIND_ENV = KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION)
 
 .PHONY: kind-node-image
-kind-node-image: ## Build the kind node image KIND_NODE_IMAGE offline into podman and the cache (root, podman; first time ~10 min).
-	K8S_VERSION=$(K8S_BUILD_VERSION) ETCD_VERSION=$(ETCD_BUILD_VERSION) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/build-kind-node-image.sh
+kind-node-image: ## Build the kind node image (KIND_OFFLINE_NODE_IMAGE) offline into podman and the cache (root, podman; first time ~15 min).
+	K8S_VERSION=$(K8S_BUILD_VERSION) ETCD_VERSION=$(ETCD_BUILD_VERSION) KIND_NODE_IMAGE=$(or $(KIND_NODE_IMAGE),$(KIND_OFFLINE_NODE_IMAGE)) hack/build-kind-node-image.sh
 
 .PHONY: kind-node-check
-kind-node-check: ## Boot KIND_NODE_IMAGE once without a cluster (podman, --network none) and check what kind relies on.
-	K8S_VERSION=$(K8S_BUILD_VERSION) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/check-kind-node-image.sh
+kind-node-check: ## Boot the offline kind node image once without a cluster (podman, --network none) and check what kind relies on.
+	K8S_VERSION=$(K8S_BUILD_VERSION) KIND_NODE_IMAGE=$(or $(KIND_NODE_IMAGE),$(KIND_OFFLINE_NODE_IMAGE)) hack/check-kind-node-image.sh
 
 .PHONY: kind-up
-kind-up: $(KIND) ## Create the kind cluster of test/kind/cluster.yaml: database and client pools (needs Docker).
-	$(KIND) create cluster --name $(KIND_CLUSTER) --config test/kind/cluster.yaml
+kind-up: $(KIND) ## Create the kind cluster of test/kind/cluster.yaml: database and client pools (Docker; or KIND_EXPERIMENTAL_PROVIDER=podman, KIND_NODE_IMAGE).
+	$(KIND_ENV) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/kind.sh up
 
 .PHONY: kind-load
-kind-load: $(KIND) docker-build docker-build-sysbench ## Build the manager and sysbench images and load them into kind.
-	$(KIND) load docker-image --name $(KIND_CLUSTER) $(IMG) $(SYSBENCH_IMG)
+kind-load: $(KIND) $(if $(filter archives,$(KIND_LOAD)),cluster-images,docker-build docker-build-sysbench) ## Build the manager and sysbench images and load them into kind (KIND_LOAD=archives: all images, built offline).
+	$(KIND_ENV) KIND_LOAD=$(KIND_LOAD) KIND_IMAGES="$(IMG) $(SYSBENCH_IMG)" KIND_ARCHIVES="$(KIND_ARCHIVES)" hack/kind.sh load
 
 .PHONY: kind-deploy
 kind-deploy: $(HELM) ## helm upgrade --install the chart into kind with the loaded images.
@@ -318,8 +327,12 @@ kind-deploy: $(HELM) ## helm upgrade --install the chart into kind with the load
 		--set sysbenchImage=$(SYSBENCH_IMG) --wait --timeout 5m
 
 .PHONY: kind-down
-kind-down: $(KIND) ## Delete the kind cluster.
-	$(KIND) delete cluster --name $(KIND_CLUSTER)
+kind-down: $(KIND) ## Delete the kind cluster (and put back what kind-up changed on the host).
+	$(KIND_ENV) hack/kind.sh down
+
+.PHONY: test-e2e-kind
+test-e2e-kind: $(KIND) $(HELM) ## From nothing, offline, with podman: node image, kind-up, kind-load, kind-deploy, README's first run, test-e2e, kind-down (root; KEEP_CLUSTER=1 keeps it).
+	$(KIND_ENV) KIND_NODE_IMAGE=$(or $(KIND_NODE_IMAGE),$(KIND_OFFLINE_NODE_IMAGE)) hack/kind.sh e2e
 
 .PHONY: helm kustomize kubeconform crane kind
 helm: $(HELM) ## Install helm into bin/ (a ~5 min build).

@@ -24,13 +24,14 @@
 #
 # env: K8S_VERSION (v1.33.13), ETCD_VERSION (v3.5.21), COREDNS_VERSION (the tag kubeadm asks
 #      for), CRICTL_VERSION (v1.34.0), KIND_NODE_IMAGE (localhost/mysqlbench/kind-node:K8S_VERSION),
-#      DEBIAN_MIRROR, MYSQLBENCH_CACHE
+#      DEBIAN_MIRROR, MYSQLBENCH_CACHE, CONTAINERS_CONF (see podman_env in hack/lib.sh)
 # needs: root (debootstrap, chroot), podman, jq
 set -euo pipefail
 hack=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$hack/.." && pwd)
 . "$hack/lib.sh"
 "$hack/host-deps.sh" kind
+podman_env
 
 K8S_VERSION=${K8S_VERSION:-v1.33.13}
 # kubeadm v1.33.13 asks for etcd 3.5.24-0, which the module proxy does not have (it has 3.5.21,

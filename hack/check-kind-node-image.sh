@@ -12,12 +12,13 @@
 # Removes its container and volume at the end, also on failure.
 #
 # env: KIND_NODE_IMAGE (localhost/mysqlbench/kind-node:v1.33.13), K8S_VERSION (v1.33.13),
-#      CONTAINERS_CONF (default test/kind/containers.conf: the podman settings these hosts need)
+#      CONTAINERS_CONF (default: test/kind/containers.conf, the podman settings these hosts need,
+#      with storage in the cache; see podman_env in hack/lib.sh)
 set -euo pipefail
 hack=$(cd "$(dirname "$0")" && pwd)
 . "$hack/lib.sh"
 "$hack/host-deps.sh" kind
-export CONTAINERS_CONF=${CONTAINERS_CONF:-$hack/../test/kind/containers.conf}
+podman_env
 
 K8S_VERSION=${K8S_VERSION:-v1.33.13}
 KIND_NODE_IMAGE=${KIND_NODE_IMAGE:-localhost/mysqlbench/kind-node:$K8S_VERSION}

@@ -26,9 +26,11 @@ if [ "$mode" = auto ]; then
 	if [ "$(id -u)" = 0 ] && [ "${MYSQLBENCH_NO_INSTALL:-0}" != 1 ]; then mode=install; fi
 fi
 
-# present CHECK: the command exists, or (python3:MODULE) python3 can run that module.
+# present CHECK: the command exists, (python3:MODULE) python3 can run that module, or (/PATH) that
+# file is executable (helpers installed outside PATH, such as podman's).
 present() {
 	case $1 in
+	/*) [ -x "$1" ] ;;
 	python3:*) command -v python3 >/dev/null && python3 -m "${1#python3:}" --version >/dev/null 2>&1 ;;
 	*) command -v "$1" >/dev/null ;;
 	esac

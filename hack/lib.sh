@@ -26,3 +26,18 @@ go_install_into() {
 	mv -f "$gobin/$bin" "$dir/$bin"
 	rm -rf "$gobin"
 }
+
+# podman_env points podman at the project's settings for kind nodes (test/kind/containers.conf)
+# and keeps everything podman stores for the project in the cache: images and volumes in
+# $MYSQLBENCH_CACHE/podman/storage, networks in .../networks, run-time state in the temp
+# directory. A CONTAINERS_CONF set by the caller wins (then podman's storage is the caller's too).
+podman_env() {
+	[ -z "${CONTAINERS_CONF:-}" ] || return 0
+	local dir=$MYSQLBENCH_CACHE/podman run
+	run=${TMPDIR:-/tmp}/mysqlbench-podman-$(id -u)
+	mkdir -p "$dir/networks" "$run"
+	sed -e "s|@RUN@|$run|g" -e "s|@NETWORKS@|$dir/networks|g" \
+		"$(dirname "${BASH_SOURCE[0]}")/../test/kind/containers.conf" >"$dir/containers.conf"
+	printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' "$dir/storage" "$run/storage" >"$dir/storage.conf"
+	export CONTAINERS_CONF=$dir/containers.conf CONTAINERS_STORAGE_CONF=$dir/storage.conf
+}
