@@ -20,7 +20,9 @@
 #   - /lib/modules, which kind mounts into every node, is created if missing (down removes it);
 #   - the kernel-wide sysctls every kubelet rewrites at start (kernel.panic, vm.overcommit_memory,
 #     ...: a privileged node shares the host's kernel) are saved before the cluster starts and
-#     put back once it runs, and again by down.
+#     put back once it runs, and again by down;
+#   - down also puts back IP forwarding, which podman's network turns on, removes the kind
+#     network kind leaves behind, and netavark's base iptables chains once they are idle.
 #
 # env: KIND (the kind binary; make sets it), KIND_CLUSTER (mysqlbench), KIND_NODE_IMAGE,
 #      KIND_EXPERIMENTAL_PROVIDER, KIND_LOAD, KIND_IMAGES, KIND_ARCHIVES, KUBECONFIG (kind writes
@@ -32,10 +34,17 @@ cd "$(dirname "$0")/.."
 KIND=${KIND:?KIND must name the kind binary (make sets it)}
 cluster=${KIND_CLUSTER:-mysqlbench}
 provider=${KIND_EXPERIMENTAL_PROVIDER:-}
+# kind picks podman by itself when there is no docker; so does this script then.
+if [ -z "$provider" ] && ! command -v docker >/dev/null && command -v podman >/dev/null; then
+	provider=podman
+fi
 state=$PWD/test/kind/.state/$cluster
 # The sysctls the kubelet sets at start (setupKernelTunables), as test/localcluster/cluster.sh.
 SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
 	kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
+# podman's network turns on forwarding on the host (netavark, like CNI's bridge plugin); the
+# nodes need it while they run, so down puts it back.
+NET_SYSCTLS=(net.ipv4.ip_forward net.ipv6.conf.all.forwarding)
 
 is_root() { [ "$(id -u)" = 0 ]; }
 exists() { "$KIND" get clusters 2>/dev/null | grep -qx "$cluster"; }
@@ -52,22 +61,28 @@ save_sysctls() {
 	is_root || return 0
 	mkdir -p "$state"
 	[ -f "$state/sysctls" ] && return 0
+	local s
 	for s in "${SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$state/sysctls.tmp"
 	mv "$state/sysctls.tmp" "$state/sysctls"
+	if [ "$provider" = podman ]; then
+		for s in "${NET_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$state/net-sysctls"
+	fi
 }
 
+# restore_sysctls FILE WHO: put back the host sysctls saved in FILE that WHO changed.
 restore_sysctls() {
-	[ -f "$state/sysctls" ] || return 0
+	[ -f "$state/$1" ] || return 0
 	local line changed=()
 	while IFS= read -r line; do
 		[ "$(sysctl -n "${line%%=*}")" = "${line#*=}" ] && continue
-		sysctl -qw "$line" && changed+=("$line") || log "could not restore $line"
-	done <"$state/sysctls"
-	[ ${#changed[@]} -eq 0 ] || log "host sysctls put back (the kubelets had changed them): ${changed[*]}"
+		if sysctl -qw "$line"; then changed+=("$line"); else log "could not restore $line"; fi
+	done <"$state/$1"
+	[ ${#changed[@]} -eq 0 ] || log "host sysctls put back ($2 had changed them): ${changed[*]}"
 }
 
 up() {
 	prepare_podman
+	mkdir -p "$state"
 	if exists; then
 		log "kind cluster $cluster exists already (make kind-down removes it)"
 		return 0
@@ -84,7 +99,7 @@ up() {
 	[ -z "${KIND_NODE_IMAGE:-}" ] || image=(--image "$KIND_NODE_IMAGE")
 	local rc=0
 	"$KIND" create cluster --name "$cluster" --config test/kind/cluster.yaml "${image[@]}" --wait 3m || rc=$?
-	restore_sysctls
+	restore_sysctls sysctls "the kubelets"
 	[ "$rc" = 0 ] || die "kind create cluster failed (exit $rc); make kind-down cleans up what it left"
 }
 
@@ -109,6 +124,29 @@ load() {
 	esac
 }
 
+# netavark leaves its base chains in the host's iptables after its last network is gone. Once
+# none of them holds a rule of its own (no port forwarded, no network's forwarding rules) they
+# serve nothing, and they go with the jumps to them; netavark adds them again when needed.
+remove_idle_netavark_chains() {
+	is_root || return 0
+	local ipt table line chain
+	for ipt in iptables ip6tables; do
+		command -v "$ipt" >/dev/null || continue
+		"$ipt" -t nat -S NETAVARK-HOSTPORT-DNAT >/dev/null 2>&1 || "$ipt" -S NETAVARK_FORWARD >/dev/null 2>&1 || continue
+		[ -z "$("$ipt" -t nat -S NETAVARK-HOSTPORT-DNAT 2>/dev/null | grep -v '^-N')" ] || continue
+		[ -z "$("$ipt" -S NETAVARK_FORWARD 2>/dev/null | grep -v '^-N')" ] || continue
+		for table in nat filter; do
+			while IFS= read -r line; do
+				eval "\"\$ipt\" -t $table ${line/#-A/-D}"
+			done < <("$ipt" -t "$table" -S | grep -E '^-A (PREROUTING|INPUT|OUTPUT|POSTROUTING|FORWARD) .*-j NETAVARK')
+			for chain in $("$ipt" -t "$table" -S | sed -n 's/^-N \(NETAVARK[-_A-Z]*\)$/\1/p'); do
+				"$ipt" -t "$table" -F "$chain" && "$ipt" -t "$table" -X "$chain"
+			done
+		done
+		log "$ipt: removed netavark's idle chains"
+	done
+}
+
 down() {
 	prepare_podman
 	if exists; then "$KIND" delete cluster --name "$cluster"; fi
@@ -118,7 +156,9 @@ down() {
 			podman network rm kind >/dev/null
 		fi
 	fi
-	restore_sysctls
+	[ "$provider" != podman ] || remove_idle_netavark_chains
+	restore_sysctls sysctls "the kubelets"
+	restore_sysctls net-sysctls "podman's kind network"
 	if [ -f "$state/created-lib-modules" ]; then
 		rmdir /lib/modules 2>/dev/null || log "left /lib/modules in place: it is not empty any more"
 	fi

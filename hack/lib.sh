@@ -34,7 +34,8 @@ go_install_into() {
 podman_env() {
 	[ -z "${CONTAINERS_CONF:-}" ] || return 0
 	local dir=$MYSQLBENCH_CACHE/podman run
-	run=${TMPDIR:-/tmp}/mysqlbench-podman-$(id -u)
+	# One run-time directory per storage: two caches must not share podman's locks and mount state.
+	run=${TMPDIR:-/tmp}/mysqlbench-podman-$(id -u)-$(printf %s "$dir" | md5sum | cut -c1-8)
 	mkdir -p "$dir/networks" "$run"
 	sed -e "s|@RUN@|$run|g" -e "s|@NETWORKS@|$dir/networks|g" \
 		"$(dirname "${BASH_SOURCE[0]}")/../test/kind/containers.conf" >"$dir/containers.conf"
