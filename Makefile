@@ -304,7 +304,7 @@ KIND_ARCHIVES ?= $(foreach i,manager sysbench go-tpc $(subst :,-,$(SERVER_IMAGES
 KIND_ENV = KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION)
 
 .PHONY: kind-node-image
-kind-node-image: ## Build the kind node image (KIND_OFFLINE_NODE_IMAGE) offline into podman and the cache (root, podman; first time ~15 min).
+kind-node-image: ## Build the kind node image (KIND_OFFLINE_NODE_IMAGE) offline into podman and the cache (root, podman; first time ~10 min).
 	K8S_VERSION=$(K8S_BUILD_VERSION) ETCD_VERSION=$(ETCD_BUILD_VERSION) KIND_NODE_IMAGE=$(or $(KIND_NODE_IMAGE),$(KIND_OFFLINE_NODE_IMAGE)) hack/build-kind-node-image.sh
 
 .PHONY: kind-node-check

@@ -202,11 +202,11 @@ e2e() {
 	trap 'rc=$?; if [ "${KEEP_CLUSTER:-0}" != 1 ]; then phase "make kind-down (KEEP_CLUSTER=1 keeps the cluster)"; make --no-print-directory kind-down || rc=1; fi; exit $rc' EXIT
 	trap 'exit 130' INT TERM
 
-	phase "1/6 the kind node image, built offline (cached; first time ~15 min on 2 cores)"
+	phase "1/6 the kind node image, built offline (cached; first time ~10 min on 2 cores)"
 	make --no-print-directory kind-node-image
 	phase "2/6 make kind-up: $KIND_NODE_IMAGE with podman"
 	make --no-print-directory kind-up
-	phase "3/6 make kind-load: manager, sysbench, go-tpc and server images built offline (first time ~10 min)"
+	phase "3/6 make kind-load: manager, sysbench, go-tpc and server images built offline (first time ~5 min)"
 	make --no-print-directory kind-load
 	phase "4/6 make kind-deploy"
 	make --no-print-directory kind-deploy
