@@ -59,7 +59,6 @@ prepare_podman() {
 
 save_sysctls() {
 	is_root || return 0
-	mkdir -p "$state"
 	[ -f "$state/sysctls" ] && return 0
 	local s
 	for s in "${SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$state/sysctls.tmp"
@@ -91,7 +90,7 @@ up() {
 		# kind mounts it read-only into every node and podman refuses a missing source
 		# ("statfs /lib/modules: no such file or directory"); kind offers no way to leave it out.
 		is_root || die "kind mounts /lib/modules, which this host lacks: create it as root (mkdir -p /lib/modules)"
-		mkdir -p "$state" /lib/modules
+		mkdir /lib/modules
 		: >"$state/created-lib-modules"
 	fi
 	save_sysctls
@@ -155,8 +154,8 @@ down() {
 		if podman network exists kind && [ -z "$(podman ps -aq --filter network=kind)" ]; then
 			podman network rm kind >/dev/null
 		fi
+		remove_idle_netavark_chains
 	fi
-	[ "$provider" != podman ] || remove_idle_netavark_chains
 	restore_sysctls sysctls "the kubelets"
 	restore_sysctls net-sysctls "podman's kind network"
 	if [ -f "$state/created-lib-modules" ]; then
