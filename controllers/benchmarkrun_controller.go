@@ -222,6 +222,11 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 				return res, err
 			}
 		}
+		if controllerutil.ContainsFinalizer(run, ServerReleaseFinalizer) {
+			if res, err := r.releaseServers(ctx, run); err != nil || !res.IsZero() {
+				return res, err
+			}
+		}
 		if controllerutil.ContainsFinalizer(run, ExternalCleanupFinalizer) {
 			return r.finalizeDeletion(ctx, run)
 		}
@@ -235,6 +240,10 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return res, err
 		}
 		return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)
+	}
+	// Before any server that only another operator lets go is created.
+	if wrote, err := r.ensureReleaseFinalizer(ctx, run); wrote || err != nil {
+		return ctrl.Result{}, err
 	}
 	if hasExternalData(run) {
 		// Before any table exists on a server the operator does not run.

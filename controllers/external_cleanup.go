@@ -148,8 +148,9 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 			}
 		}
 	}
+	hide := r.eventRedactor(ctx, run)
 	for _, f := range failures {
-		r.recorder.Eventf(run, warning, "CleanupFailed", "the sbtest tables on the external server may be left: %s; drop them by hand", f)
+		r.recorder.Event(run, warning, "CleanupFailed", hide("the sbtest tables on the external server may be left: "+f+"; drop them by hand"))
 	}
 	log.Info("external tables dropped, releasing the run", "failures", len(failures))
 	return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)
