@@ -40,7 +40,7 @@ func TestOverlongStringsAreCutToTheirColumns(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, got, prefix string
-		chars, bytes     int
+		chars, bytes      int
 	}{
 		{"server_version", version, "11.8.3-éé", 255, 0},
 		{"message", message, "😀😀", 0, 65535},
