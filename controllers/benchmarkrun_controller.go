@@ -83,6 +83,8 @@ type BenchmarkRunReconciler struct {
 	schedulingGrace time.Duration
 	// results writes finished runs into the results database; nil when there is none.
 	results ResultsWriter
+	// outboxTimeout bounds how long a deleted run waits for the results database.
+	outboxTimeout time.Duration
 	// CPU gives each ladder step its server container's CPU time from the kubelet; nil means
 	// off (the manager's --kubelet-cpu-interval=0), and steps then say CPUOff.
 	CPU StepCPUSource
@@ -126,6 +128,9 @@ type RunOptions struct {
 	// SchedulingGrace is how long a pod may stay unschedulable before a condition says so
 	// (DefaultSchedulingGrace).
 	SchedulingGrace time.Duration
+	// ResultsOutboxTimeout bounds how long a deleted run waits for the results database to take
+	// its rows (DefaultResultsOutboxTimeout).
+	ResultsOutboxTimeout time.Duration
 }
 
 // NewBenchmarkRunReconciler is the one way to build the reconciler, for the manager and the
@@ -150,9 +155,9 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 		sort.Strings(missing)
 		return nil, fmt.Errorf("BenchmarkRun reconciler: missing dependencies: %s", strings.Join(missing, ", "))
 	}
-	if o.ServerReadyTimeout < 0 || o.SchedulingGrace < 0 {
-		return nil, fmt.Errorf("BenchmarkRun reconciler: negative timeout (server ready timeout %s, scheduling grace %s)",
-			o.ServerReadyTimeout, o.SchedulingGrace)
+	if o.ServerReadyTimeout < 0 || o.SchedulingGrace < 0 || o.ResultsOutboxTimeout < 0 {
+		return nil, fmt.Errorf("BenchmarkRun reconciler: negative timeout (server ready timeout %s, scheduling grace %s, "+
+			"results outbox timeout %s)", o.ServerReadyTimeout, o.SchedulingGrace, o.ResultsOutboxTimeout)
 	}
 	return &BenchmarkRunReconciler{
 		kubeClient:      d.Client,
@@ -166,6 +171,7 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 		defaultImage:    cmp.Or(o.SysbenchImage, DefaultSysbenchImage),
 		readyTimeout:    cmp.Or(o.ServerReadyTimeout, DefaultServerReadyTimeout),
 		schedulingGrace: cmp.Or(o.SchedulingGrace, DefaultSchedulingGrace),
+		outboxTimeout:   cmp.Or(o.ResultsOutboxTimeout, DefaultResultsOutboxTimeout),
 	}, nil
 }
 
