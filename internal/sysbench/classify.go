@@ -85,6 +85,15 @@ func Classify(exitCode int32, out Output) *Failure {
 	if exitCode == 0 && out.Final != nil && len(out.Fatal) == 0 {
 		return nil
 	}
+	for _, line := range out.Fatal {
+		if strings.HasPrefix(line, DigestMismatch) {
+			// The Lua mounted in the pod is not what the operator checked: someone changed a
+			// ConfigMap under the run. Another attempt would mount the same, so it is not retried.
+			return &Failure{Deterministic: true, Reason: "the step did not run: a script mounted into its pod is not the " +
+				"content the operator checked (its ConfigMap was changed or replaced after the check; find out who changed it, " +
+				"restore it and start a new run): " + strings.TrimSpace(strings.TrimPrefix(line, "FATAL: mysqlbench: "))}
+		}
+	}
 	if code, detail, ok := mysqlError(out.Fatal); ok {
 		meaning, known := meanings[code]
 		if !known {
