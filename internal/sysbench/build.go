@@ -366,7 +366,7 @@ func credentialVolumes(secretName string) []corev1.Volume {
 	}, {
 		Name: optionsVolume,
 		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-			Medium:    corev1.StorageMediumMemory,
+			Medium: corev1.StorageMediumMemory,
 			// The option file and the checked copies of the Lua (a custom script may be
 			// up to a ConfigMap's 1 MiB).
 			SizeLimit: ptr.To(resource.MustParse("3Mi")),
