@@ -27,7 +27,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -83,6 +83,8 @@ type BenchmarkRunReconciler struct {
 	schedulingGrace time.Duration
 	// results writes finished runs into the results database; nil when there is none.
 	results ResultsWriter
+	// outboxTimeout bounds how long a deleted run waits for the results database.
+	outboxTimeout time.Duration
 	// CPU gives each ladder step its server container's CPU time from the kubelet; nil means
 	// off (the manager's --kubelet-cpu-interval=0), and steps then say CPUOff.
 	CPU StepCPUSource
@@ -126,6 +128,9 @@ type RunOptions struct {
 	// SchedulingGrace is how long a pod may stay unschedulable before a condition says so
 	// (DefaultSchedulingGrace).
 	SchedulingGrace time.Duration
+	// ResultsOutboxTimeout bounds how long a deleted run waits for the results database to take
+	// its rows (DefaultResultsOutboxTimeout).
+	ResultsOutboxTimeout time.Duration
 }
 
 // NewBenchmarkRunReconciler is the one way to build the reconciler, for the manager and the
@@ -150,9 +155,9 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 		sort.Strings(missing)
 		return nil, fmt.Errorf("BenchmarkRun reconciler: missing dependencies: %s", strings.Join(missing, ", "))
 	}
-	if o.ServerReadyTimeout < 0 || o.SchedulingGrace < 0 {
-		return nil, fmt.Errorf("BenchmarkRun reconciler: negative timeout (server ready timeout %s, scheduling grace %s)",
-			o.ServerReadyTimeout, o.SchedulingGrace)
+	if o.ServerReadyTimeout < 0 || o.SchedulingGrace < 0 || o.ResultsOutboxTimeout < 0 {
+		return nil, fmt.Errorf("BenchmarkRun reconciler: negative timeout (server ready timeout %s, scheduling grace %s, "+
+			"results outbox timeout %s)", o.ServerReadyTimeout, o.SchedulingGrace, o.ResultsOutboxTimeout)
 	}
 	return &BenchmarkRunReconciler{
 		kubeClient:      d.Client,
@@ -166,6 +171,7 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 		defaultImage:    cmp.Or(o.SysbenchImage, DefaultSysbenchImage),
 		readyTimeout:    cmp.Or(o.ServerReadyTimeout, DefaultServerReadyTimeout),
 		schedulingGrace: cmp.Or(o.SchedulingGrace, DefaultSchedulingGrace),
+		outboxTimeout:   cmp.Or(o.ResultsOutboxTimeout, DefaultResultsOutboxTimeout),
 	}, nil
 }
 
@@ -222,6 +228,11 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 				return res, err
 			}
 		}
+		if controllerutil.ContainsFinalizer(run, ServerReleaseFinalizer) {
+			if res, err := r.releaseServers(ctx, run); err != nil || !res.IsZero() {
+				return res, err
+			}
+		}
 		if controllerutil.ContainsFinalizer(run, ExternalCleanupFinalizer) {
 			return r.finalizeDeletion(ctx, run)
 		}
@@ -235,6 +246,10 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return res, err
 		}
 		return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)
+	}
+	// Before any server that only another operator lets go is created.
+	if wrote, err := r.ensureReleaseFinalizer(ctx, run); wrote || err != nil {
+		return ctrl.Result{}, err
 	}
 	if hasExternalData(run) {
 		// Before any table exists on a server the operator does not run.
@@ -344,70 +359,25 @@ func isOurs(obj client.Object) bool {
 // to 1 MiB (its annotations another 256 KiB, kubectl apply's copy of the data among them), so
 // the cache keeps their metadata only, and the code that reads a Secret's content (the engines'
 // content checks, the external target's Secret, the redaction of failures) reads it from the
-// API server. Never Update a cached Pod, Job, ConfigMap or Secret: the trimmed fields would be
-// written back.
+// API server. Beyond that every cached object keeps only the metadata the operator reads
+// (internal/cachetrim): anyone who may create a labelled object must not be able to grow the manager's
+// memory with its labels, annotations or spec. Never Update a cached object of these kinds: the
+// trimmed fields would be written back.
 func CacheOptions(opts cache.Options) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{specs.LabelManagedBy: specs.ManagedBy})
 	opts.DefaultTransform = cache.TransformStripManagedFields()
 	opts.ByObject = map[client.Object]cache.ByObject{
-		&corev1.Pod{}:         {Label: ours, Transform: trimPod},
-		&corev1.Secret{}:      {Label: ours, Transform: trimSecret},
-		&corev1.ConfigMap{}:   {Label: ours, Transform: trimConfigMap},
-		&corev1.Service{}:     {Label: ours},
-		&batchv1.Job{}:        {Label: ours, Transform: trimJob},
-		&appsv1.StatefulSet{}: {Label: ours, Transform: trimStatefulSet},
+		&corev1.Pod{}:         {Label: ours, Transform: cachetrim.Pod},
+		&corev1.Secret{}:      {Label: ours, Transform: cachetrim.Secret},
+		&corev1.ConfigMap{}:   {Label: ours, Transform: cachetrim.ConfigMap},
+		&corev1.Service{}:     {Label: ours, Transform: cachetrim.Service},
+		&batchv1.Job{}:        {Label: ours, Transform: cachetrim.Job},
+		&appsv1.StatefulSet{}: {Label: ours, Transform: cachetrim.StatefulSet},
 		// Only the operator's own: without the filter the informer would hold every policy
 		// of the watched namespaces.
-		&networkingv1.NetworkPolicy{}: {Label: ours},
+		&networkingv1.NetworkPolicy{}: {Label: ours, Transform: cachetrim.NetworkPolicy},
 	}
 	return opts
-}
-
-func trimPod(in any) (any, error) {
-	if pod, ok := in.(*corev1.Pod); ok {
-		pod.ManagedFields = nil
-		pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
-	}
-	return in, nil
-}
-
-// trimStatefulSet keeps of a server's StatefulSet what the queue and the engines read: its
-// metadata, status, and its pod template's labels and node selector.
-func trimStatefulSet(in any) (any, error) {
-	if sts, ok := in.(*appsv1.StatefulSet); ok {
-		sts.ManagedFields = nil
-		tmpl := sts.Spec.Template
-		sts.Spec.Template = corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels},
-			Spec:       corev1.PodSpec{NodeSelector: tmpl.Spec.NodeSelector},
-		}
-		sts.Spec.VolumeClaimTemplates = nil
-	}
-	return in, nil
-}
-
-func trimSecret(in any) (any, error) {
-	if s, ok := in.(*corev1.Secret); ok {
-		s.ManagedFields, s.Annotations = nil, nil
-		s.Data, s.StringData = nil, nil
-	}
-	return in, nil
-}
-
-func trimConfigMap(in any) (any, error) {
-	if cm, ok := in.(*corev1.ConfigMap); ok {
-		cm.ManagedFields = nil
-		cm.Data, cm.BinaryData = nil, nil
-	}
-	return in, nil
-}
-
-func trimJob(in any) (any, error) {
-	if job, ok := in.(*batchv1.Job); ok {
-		job.ManagedFields = nil
-		job.Spec.Template = corev1.PodTemplateSpec{}
-	}
-	return in, nil
 }
 
 // engineFor returns the engine of a target.

@@ -2,11 +2,13 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -66,5 +68,63 @@ func TestCacheKeepsNoSecretData(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(plain), &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the unlabelled Secret in the cache: %v", err)
+	}
+}
+
+// The same through the manager's real cache: a tenant's labelled ConfigMap, Service and
+// NetworkPolicy are cached with the metadata the operator reads only (their labels cut to the
+// operator's, no annotations, no data or spec).
+func TestCacheKeepsOnlyWhatTheOperatorReads(t *testing.T) {
+	ns := newNamespace(t)
+	opts := controllers.CacheOptions(cacheFor(ns))
+	opts.Scheme = testenv.Scheme
+	c, err := cache.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = c.Start(ctx) }()
+	labels := map[string]string{specs.LabelManagedBy: specs.ManagedBy, specs.LabelRun: "r"}
+	for i := 0; i < 200; i++ {
+		labels[fmt.Sprintf("example.com/k%03d", i)] = strings.Repeat("v", 63)
+	}
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels,
+			Annotations: map[string]string{"example.com/blob": strings.Repeat("a", 200<<10)}}
+	}
+	objs := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: meta("cm"), Data: map[string]string{"k": strings.Repeat("c", 200<<10)}},
+		&corev1.Service{ObjectMeta: meta("svc"), Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 3306}}}},
+		&networkingv1.NetworkPolicy{ObjectMeta: meta("np")},
+	}
+	for _, o := range objs {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range objs {
+		got := o.DeepCopyObject().(client.Object)
+		deadline := time.Now().Add(20 * time.Second)
+		for c.Get(ctx, client.ObjectKeyFromObject(o), got) != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never reached the cache", o.GetName())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if len(got.GetLabels()) != 2 || got.GetLabels()[specs.LabelRun] != "r" || got.GetAnnotations() != nil || got.GetUID() != o.GetUID() {
+			t.Errorf("%s cached with %d labels and %d annotations, want the operator's 2 labels and none", o.GetName(),
+				len(got.GetLabels()), len(got.GetAnnotations()))
+		}
+		switch g := got.(type) {
+		case *corev1.ConfigMap:
+			if g.Data != nil {
+				t.Errorf("the ConfigMap's data is cached")
+			}
+		case *corev1.Service:
+			if len(g.Spec.Ports) != 0 {
+				t.Errorf("the Service's spec is cached")
+			}
+		}
 	}
 }

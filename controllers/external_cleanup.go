@@ -148,8 +148,9 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 			}
 		}
 	}
+	hide := r.eventRedactor(ctx, run)
 	for _, f := range failures {
-		r.recorder.Eventf(run, warning, "CleanupFailed", "the sbtest tables on the external server may be left: %s; drop them by hand", f)
+		r.recorder.Event(run, warning, "CleanupFailed", hide("the sbtest tables on the external server may be left: "+f+"; drop them by hand"))
 	}
 	log.Info("external tables dropped, releasing the run", "failures", len(failures))
 	return ctrl.Result{}, r.removeExternalFinalizer(ctx, run)
@@ -177,7 +178,15 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	if err := r.reporterCheck(ctx, run); err != nil {
 		return nil, err
 	}
-	step := loadclient.Step{Phase: loadclient.PhaseCleanup}
+	// The script the run measured with, when it recorded one; else the one there is now (the run
+	// was deleted before its first Job): either way the pod runs only that content.
+	digest := run.Status.CustomScriptSHA256
+	if digest == "" {
+		if digest, err = r.customScriptDigest(ctx, run); err != nil {
+			return nil, err
+		}
+	}
+	step := loadclient.Step{Phase: loadclient.PhaseCleanup, ScriptSHA256: digest}
 	inv, image, err := loadclient.For(run.Spec.Workload).Container(run.Spec, t, step, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
 	if err != nil {
 		return nil, fmt.Errorf("build the cleanup of target %s: %w", t.Name, err)

@@ -703,3 +703,59 @@ func TestPerconaForeignStuckDeletionKeepsItsFinalizers(t *testing.T) {
 		})
 	}
 }
+
+// Deleting a run lets its Percona resource go, Percona operator or not: with none running (as
+// here), the delete-PVC finalizer the resource was created with is removed once the grace has
+// passed, the run and the resource are gone, and a Warning says that the PVCs may be left.
+func TestPerconaResourceReleasedWhenItsRunIsDeleted(t *testing.T) {
+	restCfg, c := perconaAPI(t)
+	ns := perconaNamespace(t, c, "percona-release")
+	ctx := context.Background()
+	target := v1.Target{Name: "ps84", Engine: v1.EnginePerconaServer}
+	startOperator(t, ns, operatorOptions{restConfig: restCfg, stuckDeletionGrace: 2 * time.Second})
+	run := perconaRun(ns, "doomed", target)
+	run.Spec.Storage = &v1.Storage{Size: resource.MustParse("5Gi")}
+	if err := c.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	name := specs.PerconaName(run, "ps84")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(specs.PerconaServerMySQLKind)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err == nil && len(u.GetFinalizers()) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never created its PerconaServerMySQL with its delete-PVC finalizer")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := c.Delete(ctx, getRun(t, c, run)); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(specs.PerconaServerMySQLKind)
+		rerr := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.Name}, &v1.BenchmarkRun{})
+		uerr := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
+		if apierrors.IsNotFound(rerr) && apierrors.IsNotFound(uerr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted run (%v) or its PerconaServerMySQL (%v, finalizers %v) is still there", rerr, uerr, u.GetFinalizers())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	events := &corev1.EventList{}
+	if err := c.List(ctx, events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == "ServerFinalizerRemoved" && strings.Contains(e.Message, "percona.com/delete-mysql-pvc") {
+			return
+		}
+	}
+	t.Error("no ServerFinalizerRemoved Warning naming the removed finalizer")
+}

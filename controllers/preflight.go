@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // referenceRecheck is how often a missing reference is looked up again within the grace: the
@@ -119,4 +120,51 @@ func (r *BenchmarkRunReconciler) checkConnectionSecret(ctx context.Context, tx *
 	tx.stalled(v1.ReasonMissingReference, fmt.Sprintf("target %s: %s; its next sysbench Job waits for it until %s, then the target fails",
 		t.Name, missing, since.Add(r.schedulingGrace).UTC().Format(time.RFC3339)))
 	return false, ctrl.Result{RequeueAfter: min(referenceRecheck, r.schedulingGrace-waited)}, nil
+}
+
+// customScriptDigest is the digest (sysbench.Digest) of the content of workload.customScript
+// as its ConfigMap holds it now, read from the API server; "" for a run without one.
+func (r *BenchmarkRunReconciler) customScriptDigest(ctx context.Context, run *v1.BenchmarkRun) (string, error) {
+	cs := run.Spec.Workload.CustomScript
+	if cs == nil {
+		return "", nil
+	}
+	cm := &corev1.ConfigMap{}
+	if err := r.apiReader().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: cs.Name}, cm); err != nil {
+		return "", fmt.Errorf("get configmap %s: %w", cs.Name, err)
+	}
+	if s, ok := cm.Data[cs.Key]; ok {
+		return sysbench.Digest([]byte(s)), nil
+	}
+	if b, ok := cm.BinaryData[cs.Key]; ok {
+		return sysbench.Digest(b), nil
+	}
+	return "", fmt.Errorf("ConfigMap %s has no key %s", cs.Name, cs.Key)
+}
+
+// pinCustomScript is the digest a step Job of the run checks its custom script against: the
+// one the run recorded in its status when it first read the script (recorded now, in this
+// reconcile's status write, when there is none yet). A run measures one fixed configuration: a
+// script changed since it was recorded is an *engine.ConfigError that names the ConfigMap, and no
+// Job runs it. The pod checks the mounted script against the digest too, which also catches a
+// change between this read and the kubelet's mount.
+func (r *BenchmarkRunReconciler) pinCustomScript(ctx context.Context, tx *transition) (string, error) {
+	run := tx.run
+	digest, err := r.customScriptDigest(ctx, run)
+	if err != nil || digest == "" {
+		return "", err
+	}
+	pinned := run.Status.CustomScriptSHA256
+	if pinned == "" {
+		run.Status.CustomScriptSHA256 = digest
+		return digest, nil
+	}
+	if digest != pinned {
+		cs := run.Spec.Workload.CustomScript
+		return "", &engine.ConfigError{Message: fmt.Sprintf("ConfigMap %s/%s, key %s (workload.customScript) changed during "+
+			"the run: it had sha256 %s when the run first read it (status.customScriptSHA256) and has %s now, and a run "+
+			"measures one fixed script, so no more steps run; put the original script back to let the run go on, or start "+
+			"a new run to measure the new one", run.Namespace, cs.Name, cs.Key, pinned, digest)}
+	}
+	return digest, nil
 }

@@ -76,3 +76,60 @@ func TestStepFailureNeverCarriesThePassword(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Every Event is redacted, not only the step failures: a step's log the operator cannot read
+// (here a mysqlslap report line that quotes the password where a number belongs) is quoted by the
+// SeriesUnavailable Warning, which must show the line without the password.
+func TestSeriesUnavailableEventIsRedacted(t *testing.T) {
+	const password = "Pw-series-9Zk-only-in-the-secret"
+	ns := newNamespace(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "external-db", Namespace: ns},
+		StringData: map[string]string{"host": "db.example", "port": "3306", "user": "sbtest", "password": password}}
+	if err := k8s.Create(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	log := "Benchmark\n\tAverage number of seconds to run all queries: 0.944 seconds\n" +
+		"\tAverage number of queries per client: " + password + "\n"
+	startOperator(t, ns, operatorOptions{log: log})
+	slap := mysqlslapCapture(t, "mysql-9.7-stats.term")
+	startKubelet(t, ns, func(job *batchv1.Job) outcome {
+		if job.Labels[specs.LabelStep] == "probe" {
+			return outcome{message: probeMessage}
+		}
+		return outcome{message: slap}
+	})
+	run := baseRun(ns, "slapleak", 1)
+	run.Spec.Targets = []v1.Target{{Name: "ext", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "external-db"}}}
+	run.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap,
+		Mysqlslap: &v1.MysqlslapWorkload{LoadType: "key", Queries: 2000, Image: "mysql:9.7"}}
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "slapleak", 60*time.Second, "the run to finish", finished)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		events := &corev1.EventList{}
+		if err := k8s.List(context.Background(), events, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		var series []string
+		for _, e := range events.Items {
+			if strings.Contains(e.Message, password[:8]) {
+				t.Fatalf("Event %s carries the password: %q", e.Reason, e.Message)
+			}
+			if e.Reason == "SeriesUnavailable" {
+				series = append(series, e.Message)
+			}
+		}
+		if len(series) > 0 {
+			if !strings.Contains(series[0], "Average number of queries per client: [redacted]") {
+				t.Errorf("SeriesUnavailable %q, want the line quoted with the password redacted", series[0])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no SeriesUnavailable Event")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

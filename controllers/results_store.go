@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,6 +22,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/resultsdb"
@@ -29,8 +31,16 @@ import (
 
 // ResultsOutboxFinalizer holds a finished run whose rows are not in the results database yet, so
 // that deleting it (by hand, or a schedule pruning its history) does not lose them: the deletion
-// completes once they are written. Removing it by hand gives them up.
+// completes once they are written, or once the results outbox timeout has passed since it began
+// (a Warning Event and mysqlbench_results_lost_total record the loss). Removing it by hand gives
+// them up.
 const ResultsOutboxFinalizer = "mysqlbench.io/results-outbox"
+
+// DefaultResultsOutboxTimeout is how long a deleted run waits for the results database to take
+// its rows: long enough to ride out a database's maintenance or a night's outage, short enough
+// that a database gone for good (or one that refuses the run's rows) does not hold a run, and
+// with it its namespace's deletion, for ever.
+const DefaultResultsOutboxTimeout = 24 * time.Hour
 
 // ResultsWriter writes finished runs into the results database.
 type ResultsWriter interface {
@@ -64,18 +74,35 @@ type ResultsDatabase struct {
 	// Timeout bounds one Write: connecting, migrating and writing (default 1 minute).
 	Timeout time.Duration
 
+	// mu guards the fields below; it is held to open the store, never during a run's write, so
+	// that one run's slow write does not hold up another's.
 	mu    sync.Mutex
 	store *resultsdb.Store
 	key   [32]byte // of the Secret data store was opened with
 	// lastErr is the last failure to reach the database, failed when it happened: writes within
 	// failFast of it return it at once rather than each waiting for a connection timeout while
-	// the database is down (every finished run retries).
+	// the database is down (every finished run retries). Only failures to reach the database
+	// count, and only in words that name no run: a write the database refused is that run's
+	// alone, and must neither fail another run's nor show it that run's names.
 	lastErr error
 	failed  time.Time
 }
 
 // failFast is how long a failure to reach the database stands for the next writes.
 const failFast = 5 * time.Second
+
+// UnreachableError is a failure to reach the results database, as every write within failFast
+// of it is told: the database and the cause, never a run.
+type UnreachableError struct {
+	Database string
+	Cause    error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("results database %s cannot be reached: %v", e.Database, e.Cause)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Cause }
 
 // Write stores run into the database.
 func (d *ResultsDatabase) Write(ctx context.Context, run *v1.BenchmarkRun, doc *results.Doc) (StoredResults, error) {
@@ -86,17 +113,39 @@ func (d *ResultsDatabase) Write(ctx context.Context, run *v1.BenchmarkRun, doc *
 	ctx, cancel := context.WithTimeout(ctx, d.timeout())
 	defer cancel()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	store, where, err := d.open(ctx)
+	d.mu.Unlock()
 	if err != nil {
 		return StoredResults{}, err
 	}
 	w, err := store.Write(ctx, rec)
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if err != nil {
-		return StoredResults{}, d.fail(err)
+		if cause := unreachable(err); cause != nil {
+			return StoredResults{}, d.fail(&UnreachableError{Database: where, Cause: cause})
+		}
+		return StoredResults{}, err
 	}
 	d.lastErr = nil
 	return StoredResults{Database: where, Rows: w.Rows}, nil
+}
+
+// unreachable is the cause of err when err says the database could not be reached (no answer
+// from the server, as opposed to an answer refusing the run's rows), nil otherwise. The cause is
+// the innermost error, which the store's wrapping (naming the run) does not reach.
+func unreachable(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 func (d *ResultsDatabase) timeout() time.Duration {
@@ -136,7 +185,10 @@ func (d *ResultsDatabase) open(ctx context.Context) (*resultsdb.Store, string, e
 	d.key = key
 	store, err := resultsdb.Open(ctx, cfg, resultsdb.OpenOptions{})
 	if err != nil {
-		return nil, where, d.fail(err)
+		if cause := unreachable(err); cause != nil {
+			return nil, where, d.fail(&UnreachableError{Database: where, Cause: cause})
+		}
+		return nil, where, err
 	}
 	d.store = store
 	return store, where, nil
@@ -159,7 +211,10 @@ func (d *ResultsDatabase) Start(ctx context.Context) error {
 			}
 			version, err := store.Version(octx)
 			if err != nil {
-				return d.fail(err)
+				if cause := unreachable(err); cause != nil {
+					return d.fail(&UnreachableError{Database: where, Cause: cause})
+				}
+				return err
 			}
 			log.Info("results database ready", "database", where, "schemaVersion", version)
 			return nil
@@ -266,6 +321,13 @@ func (r *BenchmarkRunReconciler) flushResults(ctx context.Context, run *v1.Bench
 	if !pending {
 		return ctrl.Result{}, r.removeOutboxFinalizer(ctx, run)
 	}
+	var left time.Duration // of the deadline of a deleted run; 0 while the run is not deleted
+	if !run.DeletionTimestamp.IsZero() {
+		left = r.outboxTimeout - r.clock.Since(run.DeletionTimestamp.Time)
+		if left <= 0 {
+			return ctrl.Result{}, r.giveUpResults(ctx, run)
+		}
+	}
 	doc, err := r.resultsDoc(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -274,6 +336,9 @@ func (r *BenchmarkRunReconciler) flushResults(ctx context.Context, run *v1.Bench
 	retry := r.storeResults(ctx, tx, doc)
 	if err := tx.commit(ctx); err != nil {
 		return reconciled(ctx, ctrl.Result{}, nil, err)
+	}
+	if retry > 0 && left > 0 {
+		retry = min(retry, left)
 	}
 	if retry > 0 {
 		if run.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(run, ResultsOutboxFinalizer) {
@@ -284,6 +349,24 @@ func (r *BenchmarkRunReconciler) flushResults(ctx context.Context, run *v1.Bench
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	return ctrl.Result{}, r.removeOutboxFinalizer(ctx, run)
+}
+
+// giveUpResults lets a deleted run go without its rows in the results database: its deletion
+// has waited the results outbox timeout. The loss is a Warning Event on the run (kept by the
+// API server after the run is gone, for the Events' lifetime), a log line and a count in
+// mysqlbench_results_lost_total.
+func (r *BenchmarkRunReconciler) giveUpResults(ctx context.Context, run *v1.BenchmarkRun) error {
+	why := "never tried"
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionResultsStored); c != nil {
+		why = c.Message
+	}
+	logf.FromContext(ctx).Info("results outbox timeout passed: the deleted run goes without its rows in the results database",
+		"timeout", r.outboxTimeout.String(), "lastAttempt", why)
+	r.recorder.Event(run, warning, "ResultsLost", r.eventRedactor(ctx, run)(fmt.Sprintf(
+		"the run was deleted %s ago and its rows are still not in the results database (the results outbox timeout, "+
+			"--results-outbox-timeout, has passed): they are lost; the last attempt: %s", r.outboxTimeout, why)))
+	metrics.RecordResultsLost(run.Namespace)
+	return r.removeOutboxFinalizer(ctx, run)
 }
 
 func (r *BenchmarkRunReconciler) removeOutboxFinalizer(ctx context.Context, run *v1.BenchmarkRun) error {

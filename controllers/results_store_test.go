@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,12 +12,15 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
@@ -238,4 +242,131 @@ func TestResultsDatabaseMisconfigured(t *testing.T) {
 	if run.Status.Phase != v1.RunSucceeded || !strings.Contains(c.Message, missing.String()+" naming the results database does not exist") {
 		t.Fatalf("phase %s, message %q", run.Status.Phase, c.Message)
 	}
+}
+
+// One run whose rows the database refuses fails only its own write: the next run's write, at
+// once after it, is stored, and no error another run is shown names the refused run. Before,
+// the refusal stood for every write for five seconds, with the refused run's UID in it.
+func TestResultsRefusedRunFailsOnlyItself(t *testing.T) {
+	ns := newNamespace(t)
+	srv, secret, db := resultsDatabase(t, ns)
+	d := &controllers.ResultsDatabase{Secret: secret, Reader: k8s, Clock: clock.RealClock{}}
+	ctx := context.Background()
+	finished := func(name, uid string) *v1.BenchmarkRun {
+		run := baseRun(ns, name, 1)
+		run.UID = types.UID(uid)
+		run.Status = v1.BenchmarkRunStatus{Phase: v1.RunSucceeded, Targets: []v1.TargetStatus{{Name: "mariadb", Phase: v1.TargetSucceeded}}}
+		return run
+	}
+	// A first write opens (and migrates) the database.
+	if _, err := d.Write(ctx, finished("first", "00000000-0000-4000-8000-00000000f157"), nil); err != nil {
+		t.Fatal(err)
+	}
+	// The database refuses the rows of one run (a constraint standing in for any refusal).
+	srv.MustSQL(t, "ALTER TABLE history.runs ADD CONSTRAINT not_this_one CHECK (name <> 'refused')")
+	const refusedUID = "00000000-0000-4000-8000-0000000bad00"
+	if _, err := d.Write(ctx, finished("refused", refusedUID), nil); err == nil || !strings.Contains(err.Error(), "not_this_one") {
+		t.Fatalf("the refused run's write: %v, want the database's refusal", err)
+	}
+	other := finished("other", "00000000-0000-4000-8000-0000000600d0")
+	stored, err := d.Write(ctx, other, nil)
+	if err != nil {
+		if strings.Contains(err.Error(), refusedUID) {
+			t.Fatalf("another run's write failed with the refused run's error: %v", err)
+		}
+		t.Fatalf("another run's write: %v", err)
+	}
+	if runs, _ := storedRows(t, db, other.UID); runs != 1 || stored.Rows == 0 {
+		t.Fatalf("the other run: %d rows in runs (%d written), want it stored", runs, stored.Rows)
+	}
+	// A database that cannot be reached is another matter: every write is told at once, in
+	// words that name the database and the cause, not a run.
+	srv.Stop()
+	_, err = d.Write(ctx, finished("during-outage", "00000000-0000-4000-8000-00000000d0e1"), nil)
+	var unreachable *controllers.UnreachableError
+	if !errors.As(err, &unreachable) {
+		t.Fatalf("a write while the database is down: %v, want an UnreachableError", err)
+	}
+	start := time.Now()
+	_, err = d.Write(ctx, finished("next", "00000000-0000-4000-8000-0000000e0e1d"), nil)
+	if !errors.As(err, &unreachable) || strings.Contains(err.Error(), "00000000d0e1") || time.Since(start) > time.Second {
+		t.Fatalf("the next write within the fail-fast window: %v after %s, want the unreachable error at once, naming no run",
+			err, time.Since(start))
+	}
+}
+
+// A deleted run whose rows the database never takes goes once the results outbox timeout has
+// passed since its deletion, with a ResultsLost Warning and a count in
+// mysqlbench_results_lost_total: a database down for good does not hold the run (nor its
+// namespace's deletion) for ever.
+func TestResultsOutboxEndsByItsDeadline(t *testing.T) {
+	ns := newNamespace(t)
+	srv, secret, _ := resultsDatabase(t, ns)
+	srv.Stop()
+	startKubelet(t, ns, succeedAll(t))
+	startOperator(t, ns, operatorOptions{resultsSecret: &secret, outboxTimeout: 3 * time.Second})
+	ctx := context.Background()
+	if err := k8s.Create(ctx, baseRun(ns, "lost", 1)); err != nil {
+		t.Fatal(err)
+	}
+	run := waitFor(t, ns, "lost", time.Minute, "the outbox finalizer", func(r *v1.BenchmarkRun) bool {
+		return controllerutil.ContainsFinalizer(r, controllers.ResultsOutboxFinalizer)
+	})
+	before := resultsLostCounted(t, ns)
+	if err := k8s.Delete(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(run), &v1.BenchmarkRun{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted run is still there 30 s after its 3 s outbox timeout (%v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := resultsLostCounted(t, ns); got != before+1 {
+		t.Errorf("mysqlbench_results_lost_total{namespace=%q} = %v, want %v", ns, got, before+1)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		events := &corev1.EventList{}
+		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events.Items {
+			if e.Reason == "ResultsLost" && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "--results-outbox-timeout") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no ResultsLost Warning Event")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// resultsLostCounted reads mysqlbench_results_lost_total of namespace ns from the registry the
+// suite's managers serve.
+func resultsLostCounted(t *testing.T, ns string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "mysqlbench_results_lost_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "namespace" && l.GetValue() == ns {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

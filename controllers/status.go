@@ -12,7 +12,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 )
 
@@ -49,9 +48,10 @@ func (tx *transition) target(name string) *v1.TargetStatus {
 	return &st.Targets[len(st.Targets)-1]
 }
 
-// event queues an Event, recorded once the status is written.
+// event queues an Event, recorded once the status is written. Its message is redacted and cut at
+// commit (redactEvents), not here: cut first, a credential at the edge would escape redaction.
 func (tx *transition) event(kind, reason, format string, args ...any) {
-	tx.queue(kind, reason, bounded.Head(fmt.Sprintf(format, args...), bounded.Event))
+	tx.queue(kind, reason, fmt.Sprintf(format, args...))
 }
 
 // progressing marks the run as moving, with what it is doing now.
@@ -72,6 +72,7 @@ func (tx *transition) stalled(reason, message string) {
 // resourceVersion (Reconcile reads past a cache that has not caught up) and exports the new step
 // results and the outcome as metrics.
 func (tx *transition) commit(ctx context.Context) error {
+	tx.redactEvents(ctx)
 	wrote, err := tx.statusTx.commit(ctx, tx.r.Status(), tx.r.recorder, tx.kstatusConditions)
 	if !wrote {
 		return err

@@ -360,6 +360,11 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 	if err := r.reporterCheck(ctx, run); err != nil {
 		return r.blocked(ctx, tx, t, ts, err)
 	}
+	digest, err := r.pinCustomScript(ctx, tx)
+	if err != nil {
+		return r.blocked(ctx, tx, t, ts, err)
+	}
+	step.Sysbench.ScriptSHA256 = digest
 	job, err := specs.StepJob(run, t, step, attempt, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
 	if err != nil {
 		return r.failTarget(ctx, tx, t, ts, err.Error())

@@ -152,6 +152,8 @@ type operatorOptions struct {
 	stuckDeletionGrace time.Duration
 	// resultsSecret, when set, names the results database's Secret (controllers.ResultsDatabase).
 	resultsSecret *types.NamespacedName
+	// outboxTimeout is the reconciler's ResultsOutboxTimeout; its default when 0.
+	outboxTimeout time.Duration
 }
 
 func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
@@ -191,9 +193,10 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 		Clock:     clock.RealClock{},
 		Results:   results,
 	}, controllers.RunOptions{
-		SysbenchImage:      "sysbench:test",
-		ServerReadyTimeout: o.readyTimeout,
-		SchedulingGrace:    o.schedulingGrace,
+		SysbenchImage:        "sysbench:test",
+		ServerReadyTimeout:   o.readyTimeout,
+		SchedulingGrace:      o.schedulingGrace,
+		ResultsOutboxTimeout: o.outboxTimeout,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -528,8 +528,10 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Storage *Storage `json:"storage,omitempty"`
 
-	// SysbenchImage is the sysbench 1.0.x image the Jobs run. When unset, the operator's default
-	// (its --sysbench-image flag: the project's Debian bookworm sysbench 1.0.20 image).
+	// SysbenchImage is the sysbench 1.0.x image the Jobs run, with /bin/sh, cp, mkdir and
+	// sha256sum (coreutils or busybox: each step checks the Lua it runs against the digests the
+	// operator put in its Job). When unset, the operator's default (its --sysbench-image flag: the
+	// project's Debian bookworm sysbench 1.0.20 image).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:[.][a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$')",message="sysbenchImage must be an image reference such as mysql:8.4 or registry.example.com:5000/sysbench@sha256:<64 hex digits> (lower-case repository, a tag of letters, digits, '_', '.' and '-')"
@@ -1046,6 +1048,13 @@ type BenchmarkRunStatus struct {
 	// ResultsConfigMap names the ConfigMap holding results.json, results.csv and report.md.
 	// +optional
 	ResultsConfigMap string `json:"resultsConfigMap,omitempty"`
+	// CustomScriptSHA256 is the sha256 (hex) of workload.customScript's content when the run
+	// first read it, before its first Job: every step runs exactly that content (its pod checks
+	// the mounted script against it), and a ConfigMap changed during the run fails the run's
+	// remaining steps instead of running other code.
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	// +optional
+	CustomScriptSHA256 string `json:"customScriptSHA256,omitempty"`
 	// StartTime is when the run started.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

@@ -111,6 +111,19 @@ type ForeignKind interface {
 	SetWatched(bool)
 }
 
+// DeletionReleaser is implemented by engines whose servers carry a finalizer that only another
+// operator runs (the Percona engines' delete-PVC finalizers). The run holds its own finalizer
+// while it has such a target, and lets go only once Release says the server is gone: without it,
+// a missing or stopped foreign operator would leave the server, and the namespace it is in,
+// in deletion for ever.
+type DeletionReleaser interface {
+	// Release deletes target t's server for its run being deleted and, when the foreign
+	// operator has not run the server's finalizers within a grace, removes them itself. It
+	// returns a *WaitError while the server is still there, and says in removed which
+	// finalizers it removed (the cleanup they stood for did not happen).
+	Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (removed []string, err error)
+}
+
 // ConfigError is a spec that cannot work as written; retrying does not help.
 type ConfigError struct{ Message string }
 

@@ -87,8 +87,9 @@ func NewPerconaXtraDBCluster(c client.Client, scheme *runtime.Scheme) *Percona {
 }
 
 var (
-	_ Engine      = (*Percona)(nil)
-	_ ForeignKind = (*Percona)(nil)
+	_ Engine           = (*Percona)(nil)
+	_ ForeignKind      = (*Percona)(nil)
+	_ DeletionReleaser = (*Percona)(nil)
 )
 
 // ServerKind is the Percona kind this engine creates.
@@ -278,6 +279,52 @@ func (p *Percona) awaitDeletion(ctx context.Context, existing *unstructured.Unst
 	return &WaitError{After: time.Second, Message: fmt.Sprintf(
 		"%s of an earlier run was stuck in deletion for %s: removed its finalizers %v, which no Percona operator ran; "+
 			"its PersistentVolumeClaims may be left (delete them by hand)", describe(existing), waited.Round(time.Second), stripped)}
+}
+
+// Release deletes the run's Percona resource of target t, its run being deleted, and waits for it
+// to go. The Percona operator's delete-PVC finalizer deletes its PVCs and lets it go; with no
+// Percona operator running (uninstalled, or stopped), nothing ever would, so once the resource has
+// waited StuckDeletionGrace the percona.com/ finalizers are removed here, and removed says which
+// (its PVCs may be left). A resource the run does not control, or a kind the cluster no longer
+// has, is left alone.
+func (p *Percona) Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) ([]string, error) {
+	u, err := p.get(ctx, run, t)
+	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s %s: %w", p.flavor.kind.Kind, specs.PerconaName(run, t.Name), err)
+	}
+	if !metav1.IsControlledBy(u, run) {
+		return nil, nil
+	}
+	grace := cmp.Or(p.StuckDeletionGrace, DefaultStuckDeletionGrace)
+	if u.GetDeletionTimestamp() == nil {
+		if err := p.Client.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("delete %s: %w", describe(u), err)
+		}
+		return nil, &WaitError{After: min(time.Second, grace), Message: fmt.Sprintf("deleting %s", describe(u))}
+	}
+	waited := time.Since(u.GetDeletionTimestamp().Time)
+	var kept, stripped []string
+	for _, f := range u.GetFinalizers() {
+		if strings.HasPrefix(f, "percona.com/") {
+			stripped = append(stripped, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	if len(stripped) == 0 || waited < grace {
+		return nil, &WaitError{After: min(10*time.Second, max(grace-waited, time.Second)), Message: fmt.Sprintf(
+			"waiting for %s to be deleted (finalizers %v; the operator removes its Percona ones after %s if no Percona "+
+				"operator runs them)", describe(u), u.GetFinalizers(), grace)}
+	}
+	patch := client.MergeFromWithOptions(u.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	u.SetFinalizers(kept)
+	if err := p.Client.Patch(ctx, u, patch); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("remove finalizers %v from %s: %w", stripped, describe(u), err)
+	}
+	return stripped, nil
 }
 
 func (p *Percona) get(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstructured, error) {

@@ -80,6 +80,11 @@ var (
 		Name: "mysqlbench_schedule_compared_cells",
 		Help: "Cells a schedule's newest compared run had in common with its baseline.",
 	}, []string{LabelNamespace, LabelSchedule})
+	resultsLost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mysqlbench_results_lost_total",
+		Help: "Deleted runs whose rows never reached the results database: their outbox finalizer was given up after " +
+			"--results-outbox-timeout.",
+	}, []string{LabelNamespace})
 	confirmations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mysqlbench_schedule_confirmations_total",
 		Help: "Regressions a schedule set out to confirm, by outcome (Confirmed, NotConfirmed, Skipped, Failed).",
@@ -118,7 +123,7 @@ var runGauges = []*prometheus.GaugeVec{runStart, runCompletion}
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepTpmC, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells,
-		confirmations, queueDecision, runStart, runCompletion)
+		confirmations, queueDecision, runStart, runCompletion, resultsLost)
 }
 
 var (
@@ -252,6 +257,11 @@ func RecordComparison(namespace, schedule string, c v1.Comparison) {
 // RecordConfirmation counts a confirmation that ended with outcome (its final state).
 func RecordConfirmation(namespace, schedule string, outcome v1.ConfirmationState) {
 	confirmations.WithLabelValues(namespace, schedule, string(outcome)).Inc()
+}
+
+// RecordResultsLost counts a deleted run of namespace whose rows the results database never took.
+func RecordResultsLost(namespace string) {
+	resultsLost.WithLabelValues(namespace).Inc()
 }
 
 // ObserveQueueDecision records how long one decision of a pool's queue took and its outcome

@@ -79,9 +79,6 @@ var meanings = map[int]string{
 	2059: "the server's authentication plugin cannot be loaded by mysqlslap's client library: use an image whose client matches the server (workload.mysqlslap.image)",
 }
 
-// maxReason keeps a reason readable in a condition message.
-const maxReason = 480
-
 // Classify decides a finished mysqlslap container from its exit code and output (a log, or its
 // termination message, read with ParseOutput): sysbench.Classify's counterpart for mysqlslap's
 // formats. It returns nil when the step succeeded: exit 0, a Benchmark report with queries and a
@@ -99,17 +96,17 @@ func Classify(exitCode int32, out sysbench.Output) *sysbench.Failure {
 		if _, known := meanings[code]; !known {
 			reason = fmt.Sprintf("error %d: mysqlslap reported: %s", code, line)
 		}
-		return &sysbench.Failure{Code: code, Reason: bounded.Head(reason, maxReason)}
+		return &sysbench.Failure{Code: code, Reason: reason}
 	}
 	for _, line := range out.Fatal {
 		if strings.Contains(line, "unknown variable") || strings.Contains(line, "unknown option") ||
 			strings.Contains(line, "ambiguous option") {
-			return &sysbench.Failure{Reason: bounded.Head("mysqlslap rejected an option (check workload.mysqlslap.args): "+line, maxReason)}
+			return &sysbench.Failure{Reason: "mysqlslap rejected an option (check workload.mysqlslap.args): " + line}
 		}
 	}
 	if len(out.Fatal) > 0 {
 		line := strings.TrimSpace(strings.TrimPrefix(out.Fatal[0], "FATAL:"))
-		return &sysbench.Failure{Reason: bounded.Head(fmt.Sprintf("mysqlslap failed (exit code %d): %s", exitCode, line), maxReason)}
+		return &sysbench.Failure{Reason: fmt.Sprintf("mysqlslap failed (exit code %d): %s", exitCode, line)}
 	}
 	switch {
 	case exitCode != 0:

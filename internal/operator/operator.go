@@ -53,6 +53,8 @@ type Options struct {
 	// ResultsDatabaseSecret names the Secret ("namespace/name") of the results database every
 	// finished run is written into; empty: none.
 	ResultsDatabaseSecret string
+	// ResultsOutboxTimeout bounds how long a deleted run waits for the results database.
+	ResultsOutboxTimeout time.Duration
 
 	// Not flags, for tests: ScheduleClock is the BenchmarkSchedule controller's clock (the real
 	// one when nil), set ahead to make a schedule due at once; SkipNameValidation lets one process
@@ -92,6 +94,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"NAMESPACE/NAME of a Secret naming a MySQL-family database that every finished run is written into (keys host, "+
 			"user, password, optional port, database, tls; or dsn alone); the tables are created and migrated on first use. "+
 			"Empty: no results database.")
+	fs.DurationVar(&o.ResultsOutboxTimeout, "results-outbox-timeout", controllers.DefaultResultsOutboxTimeout,
+		"How long a deleted run waits for the results database to take its rows before it goes without them (a "+
+			"ResultsLost Warning Event and mysqlbench_results_lost_total record the loss).")
 }
 
 // ResultsSecret parses --results-database-secret; a zero name when it is empty.
@@ -194,9 +199,10 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Clock:     clock.RealClock{},
 		Results:   resultsDB,
 	}, controllers.RunOptions{
-		SysbenchImage:      o.SysbenchImage,
-		ServerReadyTimeout: o.ReadyTimeout,
-		SchedulingGrace:    o.SchedulingGrace,
+		SysbenchImage:        o.SysbenchImage,
+		ServerReadyTimeout:   o.ReadyTimeout,
+		SchedulingGrace:      o.SchedulingGrace,
+		ResultsOutboxTimeout: o.ResultsOutboxTimeout,
 	})
 	if err != nil {
 		return nil, err

@@ -150,6 +150,16 @@ func (b *builder) add(table string, row ...any) {
 	if b.rows == nil {
 		b.rows = map[string][][]any{}
 	}
+	for i, v := range row {
+		if s, ok := v.(string); ok {
+			l, ok := limits[table][columns[table][i]]
+			if !ok {
+				panic(fmt.Sprintf("resultsdb: table %s: column %s holds a string but the migrations declare no string type for it",
+					table, columns[table][i]))
+			}
+			row[i] = fit(s, l)
+		}
+	}
 	b.rows[table] = append(b.rows[table], row)
 }
 

@@ -1,6 +1,8 @@
 package sysbench
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -82,7 +84,34 @@ const (
 	// EnvServerStats set to "1" makes the reporter print a server snapshot (ServerSnapshot)
 	// before and after a run.
 	EnvServerStats = "MYSQLBENCH_SERVER_STATS"
+	// EnvReporterSHA256 and EnvScriptSHA256 are the sha256 digests (hex) of the reporter and of
+	// the custom script as the operator checked them; the launcher runs only content with these
+	// digests (see launcherScript).
+	EnvReporterSHA256 = "MYSQLBENCH_REPORTER_SHA256"
+	EnvScriptSHA256   = "MYSQLBENCH_SCRIPT_SHA256"
 )
+
+// DigestMismatch starts the line the launcher prints when a mounted script is not the content
+// the operator checked (Classify recognises it).
+const DigestMismatch = "FATAL: mysqlbench: content digest mismatch"
+
+// VerifiedDir is where the launcher copies the mounted Lua before it checks the copies' digests:
+// sysbench runs the copies, which nothing outside the container can change (the kubelet updates
+// a mounted ConfigMap in place when the ConfigMap changes, and sysbench loads the scripts again
+// in every thread it starts).
+const VerifiedDir = OptionsMountPath + "/lua"
+
+// VerifiedReporterPath is the checked copy of the reporter that sysbench runs.
+const VerifiedReporterPath = VerifiedDir + "/" + ReporterConfigMapKey
+
+// Digest is the hex sha256 of content, as sha256sum prints it.
+func Digest(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}
+
+// ReporterSHA256 is the digest of ReporterScript().
+var ReporterSHA256 = Digest([]byte(reporterScript))
 
 // PrepareMaxThreads caps prepare's parallelism: each thread fills whole tables, and more than
 // this mostly contends on the server's redo log.
@@ -112,13 +141,48 @@ const (
 //   - applies the one default Kubernetes cannot express: the database key of the Secret is
 //     optional, an env var from a missing optional key is simply not set, and a $(VAR) reference
 //     to an unset variable is left unexpanded;
-//   - execs sysbench with the args untouched ("$@"), so nothing from the spec is ever parsed by
-//     the shell.
+//   - execs sysbench with the args untouched ("$@", the first replaced by the checked copy of
+//     the reporter), so nothing from the spec is ever parsed by the shell.
 //
-// It must not contain "$(": the kubelet expands that in commands too. read returns non-zero at
-// the end of the file without a newline; it succeeds only when the file holds a line break.
-// dash (the sysbench image's /bin/sh), bash and busybox sh all have these builtins.
+// Before that it copies the mounted reporter, and the custom script when the step runs one, into
+// VerifiedDir and checks each copy's sha256 against the digest the operator put in the Job
+// (EnvReporterSHA256, EnvScriptSHA256): a ConfigMap swapped between the operator's check and
+// the kubelet's mount (or changed while the step runs) must not run with the database's
+// credentials. A mismatch, or a custom script without a digest, ends the container with a
+// DigestMismatch line. sysbench gets the checked copy of the reporter in place of the first
+// argument (ReporterPath, which the printed command lines show). This needs cp, mkdir and
+// sha256sum in the image (coreutils or busybox).
+//
+// It must not contain "$(": the kubelet expands that in commands too; the digest is read with
+// backquotes. read returns non-zero at the end of the file without a newline; it succeeds only
+// when the file holds a line break. dash (the sysbench image's /bin/sh), bash and busybox sh all
+// have these builtins.
 var launcherScript = `umask 077
+verified() {
+  if ! cp "$1" "$2"; then echo "FATAL: mysqlbench: cannot copy $3 from $1" >&2; exit 1; fi
+  if ! d=` + "`sha256sum \"$2\"`" + `; then
+    echo "FATAL: mysqlbench: cannot compute the sha256 of $3: the image needs sha256sum (coreutils or busybox)" >&2; exit 1
+  fi
+  d=${d%% *}
+  if [ "$d" != "$4" ]; then
+    echo "` + DigestMismatch + `: $3 at $1 has sha256 $d, not the content the operator checked (sha256 $4): its ConfigMap changed after the check, so this step does not run it" >&2; exit 1
+  fi
+}
+if [ "$1" != '` + ReporterPath + `' ]; then
+  echo "FATAL: mysqlbench: the first argument is $1, not the reporter ` + ReporterPath + `" >&2; exit 1
+fi
+mkdir -p '` + VerifiedDir + `' || { echo "FATAL: mysqlbench: cannot create ` + VerifiedDir + `" >&2; exit 1; }
+verified '` + ReporterPath + `' '` + VerifiedReporterPath + `' 'the reporter' "$` + EnvReporterSHA256 + `"
+case $` + EnvScript + ` in
+'` + CustomScriptMountPath + `'/*)
+  k=${` + EnvScript + `#'` + CustomScriptMountPath + `/'}
+  if [ -z "$` + EnvScriptSHA256 + `" ]; then
+    echo "` + DigestMismatch + `: the custom script ${k} has no digest to check it against (the Job sets no ` + EnvScriptSHA256 + `): only the operator's Jobs, which set it, run custom scripts" >&2; exit 1
+  fi
+  verified "$` + EnvScript + `" '` + VerifiedDir + `/'"$k" "the custom script $k" "$` + EnvScriptSHA256 + `"
+  ` + EnvScript + `='` + VerifiedDir + `/'"$k"; export ` + EnvScript + `
+  ;;
+esac
 f='` + PasswordFile + `' o='` + OptionFile + `'
 if ! [ -r "$f" ]; then
   echo "FATAL: cannot read the connection password at $f (the connection Secret's password key)" >&2; exit 1
@@ -138,7 +202,8 @@ printf 'mysql-password=%s%s%s\n' "$q" "$p" "$q" >"$o" || {
   echo "FATAL: cannot write sysbench's option file $o" >&2; exit 1
 }
 p=
-exec sysbench --config-file="$o" --mysql-db="${` + EnvDatabase + `:-` + DefaultDatabase + `}" "$@"`
+shift
+exec sysbench --config-file="$o" --mysql-db="${` + EnvDatabase + `:-` + DefaultDatabase + `}" '` + VerifiedReporterPath + `' "$@"`
 
 var launcher = []string{"/bin/sh", "-c", launcherScript, "sysbench"}
 
@@ -152,6 +217,11 @@ type Step struct {
 	// benchmark account needs ServerStatsGrants for all of it; without them the snapshots say
 	// what they could not read, and the step is unaffected.
 	ServerStats bool
+	// ScriptSHA256 is the digest (Digest) of workload.customScript's content as the operator
+	// read it: the step runs the mounted script only when it has this digest. Empty with a
+	// custom script, the step refuses to run (the operator always sets it; a printed plan
+	// cannot know it).
+	ScriptSHA256 string
 }
 
 // Invocation is what one sysbench container runs. Volumes are the pod volumes its VolumeMounts
@@ -265,6 +335,10 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error
 		secretEnv(EnvDatabase, secretName, SecretKeyDatabase, true),
 		{Name: EnvScript, Value: script},
 		{Name: EnvResultFile, Value: TerminationMessagePath},
+		{Name: EnvReporterSHA256, Value: ReporterSHA256},
+	}
+	if w.CustomScript != nil {
+		env = append(env, corev1.EnvVar{Name: EnvScriptSHA256, Value: step.ScriptSHA256})
 	}
 	if step.ServerStats && step.Phase == PhaseRun {
 		env = append(env, corev1.EnvVar{Name: EnvServerStats, Value: "1"})
@@ -292,8 +366,10 @@ func credentialVolumes(secretName string) []corev1.Volume {
 	}, {
 		Name: optionsVolume,
 		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-			Medium:    corev1.StorageMediumMemory,
-			SizeLimit: ptr.To(resource.MustParse("1Mi")),
+			Medium: corev1.StorageMediumMemory,
+			// The option file and the checked copies of the Lua (a custom script may be
+			// up to a ConfigMap's 1 MiB).
+			SizeLimit: ptr.To(resource.MustParse("3Mi")),
 		}},
 	}}
 }

@@ -52,6 +52,8 @@ func TestBuild(t *testing.T) {
 		wantArgs        []string
 		wantScript      string
 		wantServerStats bool
+		// wantScriptSHA256 is the custom script's digest in the env, "-" for no such variable.
+		wantScriptSHA256 string
 	}{{
 		name:       "run",
 		w:          pointSelect(4),
@@ -127,17 +129,20 @@ func TestBuild(t *testing.T) {
 			"--rand-type=uniform", "--range-size=100", "--skip-trx=on", "--x=$$(MYSQLBENCH_USER)", "run")...)...),
 		wantScript: "oltp_point_select",
 	}, {
-		name:       "custom script from a ConfigMap",
-		w:          custom,
-		step:       Step{Phase: PhaseRun, Threads: 2, Duration: 10 * time.Second},
-		wantArgs:   with(connArgs, with([]string{"--tables=2", "--table-size=500"}, with(runArgs("2", "10"), "run")...)...),
-		wantScript: CustomScriptMountPath + "/my_select.lua",
+		name:             "custom script from a ConfigMap",
+		w:                custom,
+		step:             Step{Phase: PhaseRun, Threads: 2, Duration: 10 * time.Second, ScriptSHA256: Digest([]byte("x"))},
+		wantArgs:         with(connArgs, with([]string{"--tables=2", "--table-size=500"}, with(runArgs("2", "10"), "run")...)...),
+		wantScript:       CustomScriptMountPath + "/my_select.lua",
+		wantScriptSHA256: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
 	}, {
-		name:       "custom script prepare",
-		w:          custom,
-		step:       Step{Phase: PhasePrepare},
-		wantArgs:   with(connArgs, "--tables=2", "--table-size=500", "--threads=2", "prepare"),
-		wantScript: CustomScriptMountPath + "/my_select.lua",
+		// A printed plan knows no digest: the step then refuses to run the script.
+		name:             "custom script prepare without its digest",
+		w:                custom,
+		step:             Step{Phase: PhasePrepare},
+		wantArgs:         with(connArgs, "--tables=2", "--table-size=500", "--threads=2", "prepare"),
+		wantScript:       CustomScriptMountPath + "/my_select.lua",
+		wantScriptSHA256: "",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,7 +156,11 @@ func TestBuild(t *testing.T) {
 			if !slices.Equal(inv.Args, tc.wantArgs) {
 				t.Errorf("args =\n%q\nwant\n%q", inv.Args, tc.wantArgs)
 			}
-			assertEnv(t, inv.Env, tc.wantScript, tc.wantServerStats)
+			digest := tc.wantScriptSHA256
+			if tc.w.CustomScript == nil {
+				digest = "-"
+			}
+			assertEnv(t, inv.Env, tc.wantScript, tc.wantServerStats, digest)
 			assertCredentialVolumes(t, inv)
 			assertNoPassword(t, inv)
 		})
@@ -160,11 +169,16 @@ func TestBuild(t *testing.T) {
 
 // assertEnv checks the env: connection settings only through secretKeyRef, database optional,
 // the reporter's settings as literals, MYSQLBENCH_SERVER_STATS=1 only when serverStats.
-func assertEnv(t *testing.T, env []corev1.EnvVar, wantScript string, serverStats bool) {
+// The reporter's digest is always there; scriptSHA256 is the custom script's, "-" for none.
+func assertEnv(t *testing.T, env []corev1.EnvVar, wantScript string, serverStats bool, scriptSHA256 string) {
 	t.Helper()
 	wantRefs := map[string]string{EnvHost: SecretKeyHost, EnvPort: SecretKeyPort, EnvUser: SecretKeyUser,
 		EnvDatabase: SecretKeyDatabase}
-	wantValues := map[string]string{EnvScript: wantScript, EnvResultFile: TerminationMessagePath}
+	wantValues := map[string]string{EnvScript: wantScript, EnvResultFile: TerminationMessagePath,
+		EnvReporterSHA256: ReporterSHA256}
+	if scriptSHA256 != "-" {
+		wantValues[EnvScriptSHA256] = scriptSHA256
+	}
 	if serverStats {
 		wantValues[EnvServerStats] = "1"
 	}
@@ -226,8 +240,8 @@ func assertCredentialVolumes(t *testing.T, inv Invocation) {
 	}
 	dir := inv.Volumes[1]
 	if dir.Name != "sysbench-options" || dir.EmptyDir == nil || dir.EmptyDir.Medium != corev1.StorageMediumMemory ||
-		dir.EmptyDir.SizeLimit == nil || dir.EmptyDir.SizeLimit.Cmp(resource.MustParse("1Mi")) != 0 {
-		t.Errorf("volume %+v, want an in-memory emptyDir of 1Mi", dir)
+		dir.EmptyDir.SizeLimit == nil || dir.EmptyDir.SizeLimit.Cmp(resource.MustParse("3Mi")) != 0 {
+		t.Errorf("volume %+v, want an in-memory emptyDir of 3Mi (the option file and the checked Lua)", dir)
 	}
 	if filepath.Dir(OptionFile) != OptionsMountPath {
 		t.Errorf("the option file %s is not in the emptyDir %s", OptionFile, OptionsMountPath)

@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 )
 
 // Failure says why a sysbench container failed, for status conditions and Events.
@@ -14,8 +12,9 @@ type Failure struct {
 	// Code is the MySQL (server or client library) error code, 0 when there is none.
 	Code int `json:"code"`
 	// Reason is a sentence for the user: what happened and what to change. It quotes sysbench's
-	// error lines, which never contain the password (the drivers never echo it, and the options
-	// that would print it are refused by Build).
+	// error lines, which never contain the password unless a custom script prints it (the
+	// drivers never echo it, and the options that would print it are refused by Build). It is
+	// not cut: see MaxReason.
 	Reason string `json:"reason"`
 	// Deterministic says that another attempt would fail the same way (the script or the
 	// options decide it, not the server's state): the step is not retried.
@@ -73,8 +72,11 @@ var genericFatal = []string{
 	"SQL API error",
 }
 
-// maxReason keeps a reason readable in a condition message.
-const maxReason = 480
+// MaxReason keeps a reason readable in a condition message. Classify does not cut its reasons
+// (they quote the client's lines, which a custom script may fill with anything): whoever shows
+// one hides the credentials first and cuts it to MaxReason after, so that no credential is cut
+// in half and half shown.
+const MaxReason = 480
 
 // Classify decides a finished sysbench container from its exit code and output (a log, or a
 // termination message read with ParseOutput). It returns nil when the step succeeded: exit 0, a
@@ -82,6 +84,15 @@ const maxReason = 480
 func Classify(exitCode int32, out Output) *Failure {
 	if exitCode == 0 && out.Final != nil && len(out.Fatal) == 0 {
 		return nil
+	}
+	for _, line := range out.Fatal {
+		if strings.HasPrefix(line, DigestMismatch) {
+			// The Lua mounted in the pod is not what the operator checked: someone changed a
+			// ConfigMap under the run. Another attempt would mount the same, so it is not retried.
+			return &Failure{Deterministic: true, Reason: "the step did not run: a script mounted into its pod is not the " +
+				"content the operator checked (its ConfigMap was changed or replaced after the check; find out who changed it, " +
+				"restore it and start a new run): " + strings.TrimSpace(strings.TrimPrefix(line, "FATAL: mysqlbench: "))}
+		}
 	}
 	if code, detail, ok := mysqlError(out.Fatal); ok {
 		meaning, known := meanings[code]
@@ -93,15 +104,15 @@ func Classify(exitCode int32, out Output) *Failure {
 		if detail != "" {
 			reason += "; sysbench reported: " + detail
 		}
-		return &Failure{Code: code, Reason: bounded.Head(reason, maxReason)}
+		return &Failure{Code: code, Reason: reason}
 	}
 	for _, line := range out.Fatal {
 		if strings.HasPrefix(line, "invalid option") {
-			return &Failure{Reason: bounded.Head("sysbench rejected an option (check workload.extraArgs and the script's options): "+line, maxReason)}
+			return &Failure{Reason: "sysbench rejected an option (check workload.extraArgs and the script's options): " + line}
 		}
 	}
 	if line := firstSpecific(out.Fatal); line != "" {
-		return &Failure{Reason: bounded.Head(fmt.Sprintf("sysbench failed (exit code %d): %s", exitCode, line), maxReason)}
+		return &Failure{Reason: fmt.Sprintf("sysbench failed (exit code %d): %s", exitCode, line)}
 	}
 	switch {
 	case exitCode == 0 && out.Final == nil:

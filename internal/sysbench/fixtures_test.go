@@ -295,7 +295,7 @@ func checkRunFixture(t *testing.T, base string, g golden) {
 	default:
 		t.Errorf("unexpected failing fixture %s: add it to wantFailureCodes", base)
 	}
-	if len(g.Failure.Reason) > maxReason {
+	if len(g.Failure.Reason) > MaxReason {
 		t.Errorf("reason is %d bytes long", len(g.Failure.Reason))
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
@@ -63,6 +65,10 @@ func randomPassword(tb testing.TB) string {
 // container stands in for the sysbench container: a directory playing the mounts.
 type container struct {
 	root string
+	// scripts are the custom scripts by key, as their ConfigMap holds them: run gives a step
+	// that runs one the digest of its content, as the operator does from the ConfigMap it read,
+	// unless the Invocation carries one already.
+	scripts map[string]string
 }
 
 // newContainer writes the reporter, as the operator's ConfigMap would hold it, and the custom
@@ -70,7 +76,7 @@ type container struct {
 func newContainer(tb testing.TB, customScripts map[string]string) *container {
 	tb.Helper()
 	root := tb.TempDir()
-	c := &container{root: root}
+	c := &container{root: root, scripts: customScripts}
 	if err := os.MkdirAll(c.path(CustomScriptMountPath), 0o755); err != nil {
 		tb.Fatal(err)
 	}
@@ -125,6 +131,28 @@ func (c *container) relocate(inv Invocation) Invocation {
 	return out
 }
 
+// pinScript sets an empty EnvScriptSHA256 of inv to the digest of the custom script it runs.
+func (c *container) pinScript(inv Invocation) Invocation {
+	script := ""
+	for _, e := range inv.Env {
+		if e.Name == EnvScript {
+			script = strings.TrimPrefix(e.Value, CustomScriptMountPath+"/")
+		}
+	}
+	src, ok := c.scripts[script]
+	if !ok {
+		return inv
+	}
+	env := append([]corev1.EnvVar(nil), inv.Env...)
+	for i, e := range env {
+		if e.Name == EnvScriptSHA256 && e.Value == "" {
+			env[i].Value = Digest([]byte(src))
+		}
+	}
+	inv.Env = env
+	return inv
+}
+
 // result is what the kubelet would know after the container finished, and what /proc showed
 // while it ran.
 type result struct {
@@ -175,6 +203,7 @@ func (c *container) run(tb testing.TB, inv Invocation, secret map[string]string)
 			tb.Fatal(err)
 		}
 	}
+	inv = c.pinScript(inv)
 	argv, env, err := containerProcess(c.relocate(inv), secret)
 	if err != nil {
 		tb.Fatal(err)

@@ -16,7 +16,9 @@
 //   - the Invocation's Volumes and VolumeMounts (the Secret's password key as PasswordFile, an
 //     in-memory directory for OptionFile), and a pod fsGroup that is a group of the container's
 //     user, so that it can read PasswordFile (mode 0440);
-//   - an image with /bin/sh and sysbench 1.0.x on PATH.
+//   - an image with /bin/sh, sysbench 1.0.x, cp, mkdir and sha256sum on PATH;
+//   - EnvReporterSHA256 (Build sets it) and, with a custom script, EnvScriptSHA256 set to the
+//     digests of the content the operator checked: the launcher runs nothing else.
 //
 // Build's command is a fixed /bin/sh line rather than sysbench itself for two reasons: the
 // password must reach sysbench without being in its argv or environment, which only an option

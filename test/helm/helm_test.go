@@ -474,7 +474,7 @@ func TestManagerDeploymentIsHardened(t *testing.T) {
 		args: []string{"--leader-elect", "--leader-election-namespace=mysqlbench-system",
 			"--sysbench-image=ghcr.io/mysqlbench/sysbench:1.0.20", "--metrics-bind-address=:8443", "--metrics-secure",
 			"--health-probe-bind-address=:8081"},
-		noArgs:  []string{"--watch-namespaces", "--server-ready-timeout"},
+		noArgs:  []string{"--watch-namespaces", "--server-ready-timeout", "--results-outbox-timeout"},
 		metrics: 8443,
 	}, {
 		name: "helm with plain HTTP metrics",
@@ -491,12 +491,14 @@ func TestManagerDeploymentIsHardened(t *testing.T) {
 		render: func(t *testing.T) []*unstructured.Unstructured {
 			return helmTemplate(t, "--set", "watchNamespaces={team-a,team-b}", "--set", "replicas=2",
 				"--set", "sysbenchImage=registry.example/sysbench:1.0.20-1", "--set", "image.repository=registry.example/op",
-				"--set", "image.tag=v9", "--set", "serverReadyTimeout=20m", "--set", "logVerbosity=2")
+				"--set", "image.tag=v9", "--set", "serverReadyTimeout=20m", "--set", "logVerbosity=2",
+				"--set", "resultsDatabase.outboxTimeout=48h")
 		},
 		image:    "registry.example/op:v9",
 		replicas: 2,
 		args: []string{"--leader-elect", "--watch-namespaces=team-a,team-b",
-			"--sysbench-image=registry.example/sysbench:1.0.20-1", "--server-ready-timeout=20m", "-v=2"},
+			"--sysbench-image=registry.example/sysbench:1.0.20-1", "--server-ready-timeout=20m", "-v=2",
+			"--results-outbox-timeout=48h"},
 		metrics: 8443,
 	}, {
 		name:     "kustomize",
