@@ -83,6 +83,8 @@ type BenchmarkRunReconciler struct {
 	schedulingGrace time.Duration
 	// results writes finished runs into the results database; nil when there is none.
 	results ResultsWriter
+	// admission says whether the admission policy is in force.
+	admission AdmissionPolicyState
 	// CPU gives each ladder step its server container's CPU time from the kubelet; nil means
 	// off (the manager's --kubelet-cpu-interval=0), and steps then say CPUOff.
 	CPU StepCPUSource
@@ -114,6 +116,9 @@ type RunDependencies struct {
 	// Results, optional, writes every finished run into the results database (ResultsDatabase);
 	// nil when the operator has none.
 	Results ResultsWriter
+	// AdmissionPolicy says whether the admission policy is in force (AdmissionPolicyCheck); a
+	// run that starts without it gets a Warning Event saying so.
+	AdmissionPolicy AdmissionPolicyState
 }
 
 // RunOptions are the settings of a BenchmarkRunReconciler; a zero field takes its default.
@@ -136,6 +141,7 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 	for name, absent := range map[string]bool{
 		"Client": d.Client == nil, "APIReader": d.APIReader == nil, "Scheme": d.Scheme == nil,
 		"Recorder": d.Recorder == nil, "Engines": len(d.Engines) == 0, "Logs": d.Logs == nil, "Clock": d.Clock == nil,
+		"AdmissionPolicy": d.AdmissionPolicy == nil,
 	} {
 		if absent {
 			missing = append(missing, name)
@@ -163,6 +169,7 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 		logs:            d.Logs,
 		clock:           d.Clock,
 		results:         d.Results,
+		admission:       d.AdmissionPolicy,
 		defaultImage:    cmp.Or(o.SysbenchImage, DefaultSysbenchImage),
 		readyTimeout:    cmp.Or(o.ServerReadyTimeout, DefaultServerReadyTimeout),
 		schedulingGrace: cmp.Or(o.SchedulingGrace, DefaultSchedulingGrace),
