@@ -132,9 +132,14 @@ const admissionPolicyConsequence = "the API server does not check that who creat
 // check lists the policies and bindings and says what is missing, "" when a policy of that name is
 // bound with the Deny action.
 func (c *AdmissionPolicyCheck) check(ctx context.Context) (string, error) {
+	// Both lists every time, so that a missing permission on either shows at the first check.
 	policies := &admissionregistrationv1.ValidatingAdmissionPolicyList{}
 	if err := c.Reader.List(ctx, policies); err != nil {
 		return "", fmt.Errorf("list validatingadmissionpolicies: %w", err)
+	}
+	bindings := &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{}
+	if err := c.Reader.List(ctx, bindings); err != nil {
+		return "", fmt.Errorf("list validatingadmissionpolicybindings: %w", err)
 	}
 	var names []string
 	for _, p := range policies.Items {
@@ -144,10 +149,6 @@ func (c *AdmissionPolicyCheck) check(ctx context.Context) (string, error) {
 	}
 	if len(names) == 0 {
 		return fmt.Sprintf("no ValidatingAdmissionPolicy %s (or *-%s) is installed", AdmissionPolicyName, AdmissionPolicyName), nil
-	}
-	bindings := &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{}
-	if err := c.Reader.List(ctx, bindings); err != nil {
-		return "", fmt.Errorf("list validatingadmissionpolicybindings: %w", err)
 	}
 	for _, b := range bindings.Items {
 		if slices.Contains(names, b.Spec.PolicyName) && slices.Contains(b.Spec.ValidationActions, admissionregistrationv1.Deny) {

@@ -2,6 +2,8 @@ package controllers_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,10 +13,14 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
@@ -274,5 +280,180 @@ func TestExternalSecretWithoutOptInIsNeverMounted(t *testing.T) {
 	}
 	if !said {
 		t.Errorf("no TargetFailed Event says %q", want)
+	}
+}
+
+// applyAdmissionPolicy installs the real policy of config/admission with a binding like
+// config/admission's, narrowed to namespace ns so the suite's other tests are not checked; both
+// are removed when the test ends.
+func applyAdmissionPolicy(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	for file, obj := range map[string]any{"policy.yaml": policy, "binding.yaml": binding} {
+		b, err := os.ReadFile(filepath.Join("..", "config", "admission", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.UnmarshalStrict(b, obj); err != nil {
+			t.Fatalf("config/admission/%s: %v", file, err)
+		}
+	}
+	binding.Spec.MatchResources = &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+		MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}}
+	for _, o := range []client.Object{policy, binding} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := k8s.Delete(context.Background(), o); err != nil {
+				t.Errorf("remove %s: %v", o.GetName(), err)
+			}
+		})
+	}
+}
+
+// userClient is a client of the suite's API server authenticated as user name, with no groups
+// beyond system:authenticated: RBAC decides what it may do.
+func userClient(t *testing.T, name string) client.Client {
+	t.Helper()
+	u, err := env.AddUser(envtest.User{Name: name}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(u.Config(), client.Options{Scheme: testenv.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The admission policy of config/admission against the suite's CRDs: bob may update every run
+// and schedule of the namespace but may not get Secret prod-db. alice's run, pending, and her
+// schedule name prod-db. Every change bob makes to what they run or read (a script ConfigMap of
+// his, his sysbench image, a longer ladder) is refused with the policy's message, for the run and
+// for the schedule's template: the operator would mount prod-db's password into his code. What
+// changes nothing that runs (labels, annotations; a schedule's suspend) still passes, and alice
+// may change her own. The policy used to check only the names a request adds, and let all of
+// bob's patches through.
+func TestAdmissionPolicyRechecksEveryChange(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	applyAdmissionPolicy(t, ns)
+	rbac := func(name string, rules ...rbacv1.PolicyRule) []client.Object {
+		return []client.Object{
+			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: rules},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+				Subjects: []rbacv1.Subject{{Kind: "User", Name: name}},
+				RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name}},
+		}
+	}
+	runs := rbacv1.PolicyRule{APIGroups: []string{"mysqlbench.io"}, Resources: []string{"benchmarkruns", "benchmarkschedules"},
+		Verbs: []string{"get", "create", "update", "patch"}}
+	objs := []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "prod-db", Namespace: ns, Labels: map[string]string{v1.LabelAllowBenchmark: v1.AllowBenchmark}},
+			StringData: map[string]string{"host": "db", "port": "3306", "user": "u", "password": "alice-only"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bob-script", Namespace: ns}, Data: map[string]string{"bench.lua": "-- bob's"}},
+	}
+	objs = append(objs, rbac("alice", runs, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"},
+		ResourceNames: []string{"prod-db"}, Verbs: []string{"get"}})...)
+	objs = append(objs, rbac("bob", runs, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"},
+		ResourceNames: []string{"bob-script"}, Verbs: []string{"get"}})...)
+	for _, o := range objs {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alice, bob := userClient(t, "alice"), userClient(t, "bob")
+
+	run := baseRun(ns, "alice-ext", 1)
+	run.Spec.Targets = []v1.Target{{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "prod-db"}}}
+	// A new policy takes a moment to be enforced: wait until bob's create naming prod-db is refused.
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		probe := run.DeepCopy()
+		probe.Name = "bob-probe"
+		if err = bob.Create(ctx, probe, client.DryRunAll); err != nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "user bob may not get every Secret that spec.targets[].secretRef names (prod-db)") {
+		t.Fatalf("bob's run naming prod-db: %v, want the policy's refusal", err)
+	}
+	if err := alice.Create(ctx, run); err != nil {
+		t.Fatalf("alice's run naming her Secret: %v", err)
+	}
+	sched := &v1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "alice-nightly", Namespace: ns},
+		Spec: v1.BenchmarkScheduleSpec{Schedule: "0 2 * * *", Template: v1.BenchmarkRunTemplate{Spec: run.Spec}}}
+	if err := alice.Create(ctx, sched); err != nil {
+		t.Fatalf("alice's schedule naming her Secret: %v", err)
+	}
+
+	// patchAs reads obj as c, applies edit and sends the difference as a merge patch.
+	patchAs := func(c client.Client, obj client.Object, edit func()) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			t.Fatal(err)
+		}
+		base := obj.DeepCopyObject().(client.Object)
+		edit()
+		return c.Patch(ctx, obj, client.MergeFrom(base))
+	}
+	refusedRun := "user bob may not get every Secret that spec.targets[].secretRef names (prod-db) in namespace " + ns +
+		", so may not change the spec of BenchmarkRun alice-ext, which names them"
+	refusedSchedule := "user bob may not get every Secret that spec.template.spec.targets[].secretRef names (prod-db) in namespace " + ns +
+		", so may not change the spec of BenchmarkSchedule alice-nightly, which names them"
+	changes := []struct {
+		name string
+		edit func(*v1.BenchmarkRunSpec)
+	}{
+		{"his Lua script", func(s *v1.BenchmarkRunSpec) {
+			s.Workload.Script = ""
+			s.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "bob-script", Key: "bench.lua"}
+		}},
+		{"his sysbench image", func(s *v1.BenchmarkRunSpec) { s.SysbenchImage = "registry.example/bob/sysbench:1.0.20" }},
+		{"a longer ladder", func(s *v1.BenchmarkRunSpec) { s.Ladder.Threads = []int32{1, 2} }},
+	}
+	for _, ch := range changes {
+		r := &v1.BenchmarkRun{ObjectMeta: run.ObjectMeta}
+		if err := patchAs(bob, r, func() { ch.edit(&r.Spec) }); err == nil || !strings.Contains(err.Error(), refusedRun) {
+			t.Errorf("bob patching alice's pending run with %s: %v, want refused with %q", ch.name, err, refusedRun)
+		}
+		s := &v1.BenchmarkSchedule{ObjectMeta: sched.ObjectMeta}
+		if err := patchAs(bob, s, func() { ch.edit(&s.Spec.Template.Spec) }); err == nil || !strings.Contains(err.Error(), refusedSchedule) {
+			t.Errorf("bob patching alice's schedule template with %s: %v, want refused with %q", ch.name, err, refusedSchedule)
+		}
+	}
+	got := &v1.BenchmarkRun{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.SysbenchImage != "" || got.Spec.Workload.CustomScript != nil || len(got.Spec.Ladder.Threads) != 1 {
+		t.Errorf("alice's run was changed: %+v", got.Spec)
+	}
+
+	// Nothing of what runs changes: admitted, whoever asks.
+	r := &v1.BenchmarkRun{ObjectMeta: run.ObjectMeta}
+	if err := patchAs(bob, r, func() {
+		r.Labels = map[string]string{"team": "a"}
+		r.Annotations = map[string]string{"note": "bob was here"}
+	}); err != nil {
+		t.Errorf("bob labelling alice's run: %v, want it admitted", err)
+	}
+	s := &v1.BenchmarkSchedule{ObjectMeta: sched.ObjectMeta}
+	if err := patchAs(bob, s, func() {
+		s.Labels = map[string]string{"team": "a"}
+		s.Spec.Suspend = ptr.To(true)
+	}); err != nil {
+		t.Errorf("bob labelling and suspending alice's schedule (its template unchanged): %v, want it admitted", err)
+	}
+	// alice may change hers.
+	r = &v1.BenchmarkRun{ObjectMeta: run.ObjectMeta}
+	if err := patchAs(alice, r, func() { r.Spec.SysbenchImage = "registry.example/alice/sysbench:1.0.20" }); err != nil {
+		t.Errorf("alice changing her run's image: %v", err)
+	}
+	s = &v1.BenchmarkSchedule{ObjectMeta: sched.ObjectMeta}
+	if err := patchAs(alice, s, func() { s.Spec.Template.Spec.Ladder.Threads = []int32{1, 2, 4} }); err != nil {
+		t.Errorf("alice changing her schedule's template: %v", err)
 	}
 }
