@@ -459,3 +459,38 @@ func TestAdmissionPolicyRechecksEveryChange(t *testing.T) {
 		t.Errorf("alice changing her schedule's template: %v", err)
 	}
 }
+
+// A run deleted after its tables were prepared drops them with a Job that mounts the Secret: once
+// the Secret's owner has removed the opt-in, that Job is not created either. The run goes, and an
+// Event says the tables may be left and why.
+func TestDeletedRunDropsNothingWithoutTheOptIn(t *testing.T) {
+	w := newFakeWorld(t)
+	run := fakeExternalRun(t, w, "wd")
+	secret := &corev1.Secret{}
+	if err := w.api.Get(w.ctx, client.ObjectKey{Namespace: fakeNS, Name: "wd-db"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Labels = nil
+	if err := w.api.Update(w.ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10 && !w.gone(run.Name); i++ {
+		if _, err := w.reconcile(run.Name); err != nil {
+			t.Fatalf("reconcile %d of the deleted run: %v", i+1, err)
+		}
+		w.finishJobs(succeedAll(t))
+		w.clock.Step(time.Second)
+	}
+	if !w.gone(run.Name) {
+		t.Fatalf("the deleted run is still there: finalizers %v", w.run(run.Name).Finalizers)
+	}
+	drop := specs.JobName(run, "prod", "drop", specs.Attempt{})
+	if creates, _, _ := w.counters(); creates["Job/"+drop] != 0 {
+		t.Errorf("the drop Job %s was created for a Secret whose opt-in was removed", drop)
+	}
+	failed := withReason(w.allEvents(), "CleanupFailed")
+	if len(failed) != 1 || !strings.Contains(failed[0], "the sbtest tables on the external server may be left") ||
+		!strings.Contains(failed[0], "Secret bench/wd-db named by target prod does not carry the label mysqlbench.io/allow-benchmark") {
+		t.Errorf("CleanupFailed Events %q, want one saying the tables may be left because of the missing label", failed)
+	}
+}
