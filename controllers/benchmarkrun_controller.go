@@ -85,6 +85,8 @@ type BenchmarkRunReconciler struct {
 	results ResultsWriter
 	// outboxTimeout bounds how long a deleted run waits for the results database.
 	outboxTimeout time.Duration
+	// admission says whether the admission policy is in force.
+	admission AdmissionPolicyState
 	// CPU gives each ladder step its server container's CPU time from the kubelet; nil means
 	// off (the manager's --kubelet-cpu-interval=0), and steps then say CPUOff.
 	CPU StepCPUSource
@@ -116,6 +118,9 @@ type RunDependencies struct {
 	// Results, optional, writes every finished run into the results database (ResultsDatabase);
 	// nil when the operator has none.
 	Results ResultsWriter
+	// AdmissionPolicy says whether the admission policy is in force (AdmissionPolicyCheck); a
+	// run that starts without it gets a Warning Event saying so.
+	AdmissionPolicy AdmissionPolicyState
 }
 
 // RunOptions are the settings of a BenchmarkRunReconciler; a zero field takes its default.
@@ -141,6 +146,7 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 	for name, absent := range map[string]bool{
 		"Client": d.Client == nil, "APIReader": d.APIReader == nil, "Scheme": d.Scheme == nil,
 		"Recorder": d.Recorder == nil, "Engines": len(d.Engines) == 0, "Logs": d.Logs == nil, "Clock": d.Clock == nil,
+		"AdmissionPolicy": d.AdmissionPolicy == nil,
 	} {
 		if absent {
 			missing = append(missing, name)
@@ -168,6 +174,7 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 		logs:            d.Logs,
 		clock:           d.Clock,
 		results:         d.Results,
+		admission:       d.AdmissionPolicy,
 		defaultImage:    cmp.Or(o.SysbenchImage, DefaultSysbenchImage),
 		readyTimeout:    cmp.Or(o.ServerReadyTimeout, DefaultServerReadyTimeout),
 		schedulingGrace: cmp.Or(o.SchedulingGrace, DefaultSchedulingGrace),

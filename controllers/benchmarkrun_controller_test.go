@@ -493,7 +493,7 @@ func TestExternalTargetAndCleanupNeverKeepsServers(t *testing.T) {
 		return ok(job)
 	})
 	if err := k8s.Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "prod-db", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "prod-db", Namespace: ns, Labels: map[string]string{v1.LabelAllowBenchmark: v1.AllowBenchmark}},
 		StringData: map[string]string{"host": "db.example", "port": "3306", "user": "bench", "password": "s3cret-value"},
 	}); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ func TestNewBenchmarkRunReconcilerRefusesMissingDependencies(t *testing.T) {
 		return controllers.RunDependencies{
 			Client: c, APIReader: c, Scheme: testenv.Scheme, Recorder: record.NewFakeRecorder(1),
 			Engines: engine.All(c, c, testenv.Scheme), Logs: &fakeLogs{}, Clock: clock.RealClock{},
+			AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: c},
 		}
 	}
 	cases := []struct {
@@ -39,7 +40,7 @@ func TestNewBenchmarkRunReconcilerRefusesMissingDependencies(t *testing.T) {
 		{"a nil engine", func(d *controllers.RunDependencies) { d.Engines = map[v1.Engine]engine.Engine{v1.EngineBuiltin: nil} },
 			controllers.RunOptions{}, "Engines[builtin]"},
 		{"nothing", func(d *controllers.RunDependencies) { *d = controllers.RunDependencies{} }, controllers.RunOptions{},
-			"missing dependencies: APIReader, Client, Clock, Engines, Logs, Recorder, Scheme"},
+			"missing dependencies: APIReader, AdmissionPolicy, Client, Clock, Engines, Logs, Recorder, Scheme"},
 		{"negative grace", func(*controllers.RunDependencies) {}, controllers.RunOptions{SchedulingGrace: -time.Second}, "negative"},
 	}
 	for _, tc := range cases {

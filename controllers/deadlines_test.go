@@ -24,7 +24,8 @@ import (
 
 // fakeExternal is a one-target run against a user's server in the fake world, with its Secret.
 func fakeExternal(w *fakeWorld, name string) *v1.BenchmarkRun {
-	w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-db", Namespace: fakeNS},
+	w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-db", Namespace: fakeNS,
+		Labels: map[string]string{v1.LabelAllowBenchmark: v1.AllowBenchmark}},
 		Data: map[string][]byte{"host": []byte("db.example"), "port": []byte("3306"), "user": []byte("bench"), "password": []byte("pw")}})
 	r := fakeRun(name, 1, 2, 4)
 	r.Spec.Targets = []v1.Target{{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: name + "-db"}}}

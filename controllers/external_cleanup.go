@@ -172,6 +172,16 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	if err == nil || !apierrors.IsNotFound(err) {
 		return job, err
 	}
+	// The Job mounts the user's Secret, with the same consent as every Job of the run: a label
+	// removed since leaves the tables rather than the password to the run's image.
+	secret, err := r.secretMetadata(ctx, run.Namespace, eng.ConnectionSecret(run, t))
+	if err == nil {
+		if why := engine.ConsentMissing(secret, t.Name); why != "" {
+			return nil, &engine.ConfigError{Message: why}
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("get secret %s: %w", eng.ConnectionSecret(run, t), err)
+	}
 	if err := r.ensureReporter(ctx, run); err != nil {
 		return nil, err
 	}

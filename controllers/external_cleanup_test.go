@@ -25,7 +25,7 @@ import (
 func externalRun(t *testing.T, ns, name string) *v1.BenchmarkRun {
 	t.Helper()
 	if err := k8s.Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-db", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-db", Namespace: ns, Labels: map[string]string{v1.LabelAllowBenchmark: v1.AllowBenchmark}},
 		StringData: map[string]string{"host": "db.example", "port": "3306", "user": "bench", "password": "pw"},
 	}); err != nil {
 		t.Fatal(err)
@@ -130,7 +130,8 @@ func TestDeletedRunDropsExternalTables(t *testing.T) {
 // then deleted. It returns the run as the deletion left it.
 func fakeExternalRun(t *testing.T, w *fakeWorld, name string) *v1.BenchmarkRun {
 	t.Helper()
-	w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-db", Namespace: fakeNS},
+	w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-db", Namespace: fakeNS,
+		Labels: map[string]string{v1.LabelAllowBenchmark: v1.AllowBenchmark}},
 		Data: map[string][]byte{"host": []byte("db.example"), "port": []byte("3306"), "user": []byte("bench"), "password": []byte("pw")}})
 	r := fakeRun(name, 1, 2)
 	r.Spec.Targets = []v1.Target{{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: name + "-db"}}}

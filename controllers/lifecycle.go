@@ -26,7 +26,7 @@ import (
 func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (ctrl.Result, error) {
 	run := tx.run
 	if run.Status.Phase == "" {
-		r.start(tx)
+		r.start(ctx, tx)
 		return ctrl.Result{}, nil
 	}
 	switch {
@@ -86,8 +86,10 @@ func unusable(err error) string {
 	return ""
 }
 
-// start records the run's start: every target Pending, the first one up next.
-func (r *BenchmarkRunReconciler) start(tx *transition) {
+// start records the run's start: every target Pending, the first one up next. Without the
+// admission policy in force the run's Events say so, once: nobody checked that its author may
+// read what it names.
+func (r *BenchmarkRunReconciler) start(ctx context.Context, tx *transition) {
 	run := tx.run
 	now := tx.now()
 	run.Status.StartTime = &now
@@ -103,6 +105,9 @@ func (r *BenchmarkRunReconciler) start(tx *transition) {
 	tx.progressing(v1.ReasonRunning, what)
 	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, v1.ReasonRunning, "the run has not finished")
 	tx.event(normal, "Started", "%s", what)
+	if absent := r.admission.AdmissionPolicyAbsent(ctx); absent != "" {
+		tx.event(warning, v1.ReasonAdmissionPolicyAbsent, "%s: %s", absent, admissionPolicyConsequence)
+	}
 }
 
 // advanceTarget moves the current target one phase further.

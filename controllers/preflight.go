@@ -51,11 +51,11 @@ func (r *BenchmarkRunReconciler) missingReference(ctx context.Context, run *v1.B
 
 // checkReferences holds the target back while a reference is missing: within the scheduling
 // grace after the run started (a GitOps tool may apply the ConfigMap after the run) the run says
-// what it waits for; after that the target fails with what to create. Once the target's server is
-// provisioned, its connection Secret is checked too (checkConnectionSecret).
+// what it waits for; after that the target fails with what to create. Then its connection Secret
+// is checked (checkConnectionSecret): before the target leaves Pending and before every Job.
 func (r *BenchmarkRunReconciler) checkReferences(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus) (ok bool, res ctrl.Result, err error) {
 	missing, err := r.missingReference(ctx, tx.run)
-	if err == nil && missing == "" && ts.Phase != v1.TargetPending && ts.Phase != "" {
+	if err == nil && missing == "" {
 		return r.checkConnectionSecret(ctx, tx, t, ts)
 	}
 	if err != nil || missing == "" {
@@ -74,13 +74,21 @@ func (r *BenchmarkRunReconciler) checkReferences(ctx context.Context, tx *transi
 // apiReader reads the user's objects from the API server, past the operator's label-filtered cache.
 func (r *BenchmarkRunReconciler) apiReader() client.Reader { return r.reader }
 
-// checkConnectionSecret holds back a Job whose pod could not start: the Secret the target's
-// sysbench Jobs connect with must still be there (the pod of a Job without it waits in
-// CreateContainerConfigError until the Job's deadline, attempt after attempt). One the operator
-// generated cannot come back (its server was set up with those passwords): the target fails at
-// once. A user's Secret may be created again (a GitOps tool replacing it): the target waits up to
-// the scheduling grace from when the run first said it is missing (the Progressing condition's
-// transition), then fails with what to do.
+// checkConnectionSecret holds back a Job that must not start, or whose pod could not:
+//   - a user's Secret (an external target's) is used only with its owner's consent, the label
+//     v1.LabelAllowBenchmark: without it the target fails before anything mounts the Secret, as
+//     it does when the label is removed during the run (no later Job mounts it, not even the one
+//     that would drop the run's tables). The run's author chose what runs with the Secret (an
+//     image, a script), and naming a Secret takes nothing but the right to create runs;
+//   - the Secret the target's sysbench Jobs connect with must still be there (the pod of a Job
+//     without it waits in CreateContainerConfigError until the Job's deadline, attempt after
+//     attempt). One the operator generated cannot come back (its server was set up with those
+//     passwords): the target fails at once. A user's Secret may be created again (a GitOps tool
+//     replacing it): the target waits up to the scheduling grace from when the run first said it
+//     is missing (the Progressing condition's transition), then fails with what to do. A Pending
+//     target does not wait here.
+//
+// Only the Secret's metadata is read.
 func (r *BenchmarkRunReconciler) checkConnectionSecret(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus) (bool, ctrl.Result, error) {
 	run := tx.run
 	eng, err := r.engineFor(t)
@@ -89,17 +97,31 @@ func (r *BenchmarkRunReconciler) checkConnectionSecret(ctx context.Context, tx *
 		return false, res, err
 	}
 	name := eng.ConnectionSecret(run, t)
-	if name == "" {
+	pending := ts.Phase == v1.TargetPending || ts.Phase == ""
+	users := !engine.FactsOf(t.Engine).CreatesServer
+	if name == "" || (pending && !users) {
+		// The operator creates its own Secret once the target is provisioned.
 		return true, ctrl.Result{}, nil
 	}
-	err = r.apiReader().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &corev1.Secret{})
-	if !apierrors.IsNotFound(err) {
-		if err != nil {
-			return false, ctrl.Result{}, fmt.Errorf("get secret %s: %w", name, err)
+	secret, err := r.secretMetadata(ctx, run.Namespace, name)
+	if err == nil {
+		if users {
+			if why := engine.ConsentMissing(secret, t.Name); why != "" {
+				res, err := r.failTarget(ctx, tx, t, ts, why+", then start a new run")
+				return false, res, err
+			}
 		}
 		return true, ctrl.Result{}, nil
 	}
-	if engine.FactsOf(t.Engine).CreatesServer {
+	if pending {
+		// Looked at early only to fail early: the external engine waits for a missing Secret
+		// (and bounds a read that keeps failing) once provisioning, and every Job checks again.
+		return true, ctrl.Result{}, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, ctrl.Result{}, fmt.Errorf("get secret %s: %w", name, err)
+	}
+	if !users {
 		res, err := r.failTarget(ctx, tx, t, ts, fmt.Sprintf("Secret %s/%s with the credentials the operator generated for "+
 			"target %s was deleted during the run: its server was set up with those passwords, which are gone, so the "+
 			"target cannot go on; start a new run, and find out who deleted it", run.Namespace, name, t.Name))
@@ -167,4 +189,14 @@ func (r *BenchmarkRunReconciler) pinCustomScript(ctx context.Context, tx *transi
 			"a new run to measure the new one", run.Namespace, cs.Name, cs.Key, pinned, digest)}
 	}
 	return digest, nil
+}
+
+// secretMetadata reads a Secret's metadata from the API server: its labels, never its data.
+func (r *BenchmarkRunReconciler) secretMetadata(ctx context.Context, namespace, name string) (*metav1.PartialObjectMetadata, error) {
+	s := &metav1.PartialObjectMetadata{}
+	s.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err := r.apiReader().Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

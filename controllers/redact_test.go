@@ -21,7 +21,8 @@ import (
 func TestStepFailureNeverCarriesThePassword(t *testing.T) {
 	const password = "Pw-7Kq9-only-in-the-secret"
 	ns := newNamespace(t)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "external-db", Namespace: ns},
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "external-db", Namespace: ns,
+		Labels: map[string]string{v1.LabelAllowBenchmark: v1.AllowBenchmark}},
 		StringData: map[string]string{"host": "db.example", "port": "3306", "user": "sbtest", "password": password}}
 	if err := k8s.Create(context.Background(), secret); err != nil {
 		t.Fatal(err)

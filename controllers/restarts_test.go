@@ -195,6 +195,7 @@ func TestStaleCacheDoesNotRedoATransition(t *testing.T) {
 	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
 		Client: c, APIReader: k8s, Scheme: testenv.Scheme, Recorder: record.NewFakeRecorder(100),
 		Engines: engine.All(engineClient, k8s, testenv.Scheme), Logs: &fakeLogs{}, Clock: clock.RealClock{},
+		AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: k8s},
 	}, controllers.RunOptions{ServerReadyTimeout: time.Minute, SchedulingGrace: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -313,13 +313,14 @@ func startScaleOperator(b *testing.B, ns string, counter *requestCounter) (conte
 		b.Fatal(err)
 	}
 	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Engines:   engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
-		Logs:      &fakeLogs{log: withServerSnapshots(b, captured(b, "run_point_select_t4.txt"))},
-		Clock:     clock.RealClock{},
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Scheme:          mgr.GetScheme(),
+		Recorder:        mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines:         engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
+		Logs:            &fakeLogs{log: withServerSnapshots(b, captured(b, "run_point_select_t4.txt"))},
+		Clock:           clock.RealClock{},
+		AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: mgr.GetAPIReader()},
 	}, controllers.RunOptions{SysbenchImage: "sysbench:test"})
 	if err != nil {
 		b.Fatal(err)

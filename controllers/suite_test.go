@@ -183,15 +183,21 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	if o.resultsSecret != nil {
 		results = &controllers.ResultsDatabase{Secret: *o.resultsSecret, Reader: mgr.GetAPIReader(), Clock: clock.RealClock{}}
 	}
+	// As the manager has it (internal/operator): a Runnable, and the run reconciler's source.
+	admission := &controllers.AdmissionPolicyCheck{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("admission-policy")}
+	if err := mgr.Add(admission); err != nil {
+		t.Fatal(err)
+	}
 	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Engines:   engines,
-		Logs:      logs,
-		Clock:     clock.RealClock{},
-		Results:   results,
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Scheme:          mgr.GetScheme(),
+		Recorder:        mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines:         engines,
+		Logs:            logs,
+		Clock:           clock.RealClock{},
+		Results:         results,
+		AdmissionPolicy: admission,
 	}, controllers.RunOptions{
 		SysbenchImage:        "sysbench:test",
 		ServerReadyTimeout:   o.readyTimeout,

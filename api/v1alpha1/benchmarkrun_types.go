@@ -23,6 +23,19 @@ const (
 	EngineExternal Engine = "external"
 )
 
+// The opt-in on a user's Secret.
+const (
+	// LabelAllowBenchmark, with the value AllowBenchmark, on a Secret is its owner's consent that
+	// BenchmarkRuns in its namespace connect with it: the operator mounts an external target's
+	// Secret into a sysbench pod only while the Secret carries this label. A run is code of its
+	// author's choice (an image, a Lua script, client arguments) running with the Secret's
+	// password, and naming a Secret in a run takes only the right to create runs; a label on the
+	// Secret takes the right to update the Secret, which its owner has.
+	LabelAllowBenchmark = "mysqlbench.io/allow-benchmark"
+	// AllowBenchmark is the value of LabelAllowBenchmark that opts a Secret in.
+	AllowBenchmark = "true"
+)
+
 // CleanupPolicy says what happens to a target's server once its ladder has finished.
 // +kubebuilder:validation:Enum=Always;OnSuccess;Never
 type CleanupPolicy string
@@ -130,6 +143,8 @@ type Target struct {
 
 	// SecretRef names a Secret in the run's namespace with the keys host, port, user and password
 	// (and optionally database, default sbtest) of an existing server. Only for engine external.
+	// The Secret is used only while it carries the label mysqlbench.io/allow-benchmark=true, its
+	// owner's consent (kubectl label secret NAME mysqlbench.io/allow-benchmark=true).
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 

@@ -103,6 +103,10 @@ const (
 	// so no server of the run can be placed; the target waits (not provisioning anything) and
 	// fails when none comes.
 	ReasonNoPoolNodes = "NoPoolNodes"
+	// ReasonAdmissionPolicyAbsent (a Warning Event when a run starts): the admission policy
+	// that lets only users who may read a Secret or ConfigMap name it in a run is not installed
+	// and bound, so the API server did not check who named what (docs/security.md).
+	ReasonAdmissionPolicyAbsent = "AdmissionPolicyAbsent"
 )
 
 // Reasons a target's server is not ready; the engines report them and the run's Progressing

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -56,6 +57,24 @@ func (e *External) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target)
 			run.Namespace, name, t.Name, strings.Join(missing, ", "))}, nil
 	}
 	return State{Ready: true}, nil
+}
+
+// ConsentMissing says why the runs may not connect with the user's Secret s, which target names:
+// its owner has not opted in with the label v1.LabelAllowBenchmark. "" when they may. Only the
+// Secret's metadata is needed.
+func ConsentMissing(s metav1.Object, target string) string {
+	value, labelled := s.GetLabels()[v1.LabelAllowBenchmark]
+	if value == v1.AllowBenchmark {
+		return ""
+	}
+	has := "does not carry the label " + v1.LabelAllowBenchmark
+	if labelled {
+		has = fmt.Sprintf("carries the label %s=%q, not %q", v1.LabelAllowBenchmark, value, v1.AllowBenchmark)
+	}
+	return fmt.Sprintf("Secret %s/%s named by target %s %s, by which its owner lets BenchmarkRuns connect with it "+
+		"(the run's pods would mount its password): the operator does not use it. If the Secret's owner agrees, they run "+
+		"`kubectl label secret %s -n %s %s=%s`",
+		s.GetNamespace(), s.GetName(), target, has, s.GetName(), s.GetNamespace(), v1.LabelAllowBenchmark, v1.AllowBenchmark)
 }
 
 // ConnectionSecret is the user's Secret.

@@ -189,6 +189,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create clientset: %w", err)
 	}
+	// Says once in the log, and in the Events of every run that starts meanwhile, when the
+	// admission policy is not in force.
+	admission := &controllers.AdmissionPolicyCheck{Reader: mgr.GetAPIReader(), Log: mgr.GetLogger().WithName("admission-policy")}
+	if err := mgr.Add(admission); err != nil {
+		return nil, fmt.Errorf("add the admission policy check: %w", err)
+	}
 	reconciler, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -198,6 +204,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Logs:      controllers.ClientsetLogs{Clientset: clientset},
 		Clock:     clock.RealClock{},
 		Results:   resultsDB,
+		// The same check as the Runnable above: its first finding serves both.
+		AdmissionPolicy: admission,
 	}, controllers.RunOptions{
 		SysbenchImage:        o.SysbenchImage,
 		ServerReadyTimeout:   o.ReadyTimeout,

@@ -141,13 +141,14 @@ func startOperator(cfg *rest.Config, k *fakeKubelet) (func(), error) {
 		return nil, err
 	}
 	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorderFor("mysqlbench-operator"),
-		Engines:   engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
-		Logs:      k,
-		Clock:     clock.RealClock{},
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Scheme:          mgr.GetScheme(),
+		Recorder:        mgr.GetEventRecorderFor("mysqlbench-operator"),
+		Engines:         engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
+		Logs:            k,
+		Clock:           clock.RealClock{},
+		AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: mgr.GetAPIReader()},
 	}, controllers.RunOptions{SysbenchImage: "sysbench:test"})
 	if err != nil {
 		return nil, err

@@ -132,7 +132,8 @@ func fidelitySetup(b *testing.B, name, serverImage, defaultThreads string) fidel
 	})
 	const password = "fidelity-pass"
 	f.secret = &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "fidelity-server", Namespace: f.ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "fidelity-server", Namespace: f.ns,
+			Labels: map[string]string{v1.LabelAllowBenchmark: v1.AllowBenchmark}},
 		StringData: map[string]string{"host": "fidelity-server." + f.ns + ".svc", "port": "3306",
 			"user": "sbtest", "password": password, "database": "sbtest", "root-password": password},
 	}

@@ -16,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+	"github.com/mysqlbench/mysqlbench-operator/test/clustertest"
 )
 
 // TestSecurityOnARealCluster runs with the operator installed for one namespace only
@@ -40,7 +42,11 @@ import (
 //   - the run's NetworkPolicy selects its server and admits only its sysbench pods;
 //   - a reporter ConfigMap planted under the run's derived name stops the run's target before
 //     any sysbench Job exists, and stays as it was;
-//   - a run in a namespace the operator does not watch is left alone.
+//   - a run in a namespace the operator does not watch is left alone;
+//   - the admission policy refuses a user who may update runs but not read a Secret when they
+//     patch someone else's run that names it (a script or image of theirs), and admits their
+//     label-only update;
+//   - an external target whose Secret lacks its owner's opt-in label fails, no Job created.
 func TestSecurityOnARealCluster(t *testing.T) {
 	if os.Getenv("E2E_SECURITY") != "1" {
 		t.Skip("E2E_SECURITY=1 runs it, with the operator installed for E2E_SECURITY_NAMESPACE only (hack/e2e-local.sh)")
@@ -65,6 +71,10 @@ func TestSecurityOnARealCluster(t *testing.T) {
 	}
 	ignored := securityRun(unwatched, "ignored", image, step)
 	recreate(t, c, ignored)
+
+	// Both quick: nothing is provisioned.
+	checkUpdateRechecked(t, c, unwatched)
+	checkSecretOptIn(t, c, ns)
 
 	// The attack the issue measured: a reporter ConfigMap planted before the run exists.
 	planted := securityRun(ns, "planted", image, step)
@@ -418,4 +428,122 @@ func checkNetworkPolicy(t *testing.T, c client.Client, run *v1.BenchmarkRun, tar
 		return
 	}
 	t.Errorf("no NetworkPolicy of run %s selects its server pod %s", run.Name, server.Name)
+}
+
+// checkUpdateRechecked: a run naming Secret prod-db waits in namespace ns (one the operator does
+// not watch, so it stays as created, like a run waiting in the node queue). e2e-sec-bob may get,
+// update and patch runs there but may not get prod-db: his patches that put his own Lua script or
+// sysbench image next to prod-db are refused by the admission policy, naming the Secret; a label
+// is admitted.
+func checkUpdateRechecked(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	const bobName = "e2e-sec-bob"
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "prod-db", Namespace: ns,
+			Labels: map[string]string{v1.LabelAllowBenchmark: v1.AllowBenchmark}},
+			StringData: map[string]string{"host": "db.invalid", "port": "3306", "user": "u", "password": "not-bobs"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bob-script", Namespace: ns}, Data: map[string]string{"bench.lua": "-- bob's"}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "bob-runs", Namespace: ns}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"mysqlbench.io"}, Resources: []string{"benchmarkruns"}, Verbs: []string{"get", "update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"bob-script"}, Verbs: []string{"get"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bob-runs", Namespace: ns},
+			Subjects: []rbacv1.Subject{{Kind: "User", Name: bobName}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "bob-runs"}},
+	} {
+		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "names-prod-db", Namespace: ns}, Spec: v1.BenchmarkRunSpec{
+		Targets:  []v1.Target{{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "prod-db"}}},
+		Workload: v1.Workload{Script: "oltp_point_select"},
+		Ladder:   v1.Ladder{Threads: []int32{1}},
+	}}
+	recreate(t, c, run)
+	defer func() { _ = c.Delete(ctx, run) }()
+	bob := clustertest.NewClientAs(t, bobName)
+	patch := func(edit func(*v1.BenchmarkRun)) error {
+		got := &v1.BenchmarkRun{}
+		if err := bob.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return err
+		}
+		base := got.DeepCopy()
+		edit(got)
+		return bob.Patch(ctx, got, client.MergeFrom(base))
+	}
+	image := func(r *v1.BenchmarkRun) { r.Spec.SysbenchImage = "registry.example/bob/sysbench:1.0.20" }
+	want := "user " + bobName + " may not get every Secret that spec.targets[].secretRef names (prod-db) in namespace " + ns +
+		", so may not change the spec of BenchmarkRun " + run.Name
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		// RBAC reaches the API server's caches a moment after its create.
+		err = patch(image)
+		if (err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy")) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s setting his sysbench image on a run naming prod-db: %v, want the admission policy's refusal %q", bobName, err, want)
+	}
+	err = patch(func(r *v1.BenchmarkRun) {
+		r.Spec.Workload.Script = ""
+		r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "bob-script", Key: "bench.lua"}
+	})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s setting his Lua script on a run naming prod-db: %v, want the admission policy's refusal %q", bobName, err, want)
+	}
+	if err := patch(func(r *v1.BenchmarkRun) { r.Labels = map[string]string{"seen-by": "bob"} }); err != nil {
+		t.Errorf("%s labelling the run: %v, want it admitted (nothing that runs changes)", bobName, err)
+	}
+	got := &v1.BenchmarkRun{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.SysbenchImage != "" || got.Spec.Workload.CustomScript != nil {
+		t.Errorf("the run was changed by %s: %+v", bobName, got.Spec)
+	}
+}
+
+// checkSecretOptIn: an external target whose Secret has no mysqlbench.io/allow-benchmark label
+// fails naming the Secret and the label, and no Job of the run is ever created.
+func checkSecretOptIn(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unconsented-db", Namespace: ns},
+		StringData: map[string]string{"host": "db.invalid", "port": "3306", "user": "u", "password": "not-for-runs"}}
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "unconsented", Namespace: ns}, Spec: v1.BenchmarkRunSpec{
+		Targets:  []v1.Target{{Name: "prod", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: secret.Name}}},
+		Workload: v1.Workload{Script: "oltp_point_select"},
+		Ladder:   v1.Ladder{Threads: []int32{1}},
+	}}
+	recreate(t, c, run)
+	got := &v1.BenchmarkRun{}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase == v1.RunFailed || got.Status.Phase == v1.RunSucceeded || time.Now().After(deadline) {
+			break
+		}
+	}
+	want := "Secret " + ns + "/" + secret.Name + " named by target prod does not carry the label " + v1.LabelAllowBenchmark
+	if ts := targetStatus(got, "prod"); got.Status.Phase != v1.RunFailed || ts == nil || !strings.Contains(ts.Message, want) {
+		t.Errorf("run %s whose Secret lacks the opt-in: phase %q, targets %+v; want Failed saying %q", run.Name, got.Status.Phase, got.Status.Targets, want)
+	}
+	jobs := &batchv1.JobList{}
+	if err := c.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{specs.LabelRun: run.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) > 0 {
+		t.Errorf("run %s whose Secret lacks the opt-in created %d Jobs, want none", run.Name, len(jobs.Items))
+	}
+	if err := c.Delete(ctx, run); err != nil && !apierrors.IsNotFound(err) {
+		t.Error(err)
+	}
+	waitGone(t, c, run)
+	_ = c.Delete(ctx, secret)
 }

@@ -138,16 +138,20 @@ func checkAdmissionPolicy(t *testing.T, objs []*unstructured.Unstructured) {
 		t.Errorf("alice's schedule: %v", err)
 	}
 
-	// bob may still label alice's run, or lengthen its ladder: the request adds no name. Pointing
-	// it at a Secret he may not read is refused like a create.
+	// bob may still label alice's run: its spec stays as it was. Any change to its spec (here a
+	// longer ladder) is checked against every name it holds, as a create is: refused. Pointing
+	// his own run at a Secret he may not read is refused too.
 	got := &v1.BenchmarkRun{}
 	if err := bob.Get(ctx, client.ObjectKey{Namespace: ns, Name: "alice-ext"}, got); err != nil {
 		t.Fatal(err)
 	}
 	got.Labels = map[string]string{"team": "a"}
-	got.Spec.Ladder.Threads = []int32{1, 2}
 	if err := bob.Update(ctx, got); err != nil {
-		t.Errorf("bob labelling alice's run and lengthening its ladder: %v, want it allowed (no new name)", err)
+		t.Errorf("bob labelling alice's run: %v, want it allowed (its spec unchanged)", err)
+	}
+	got.Spec.Ladder.Threads = []int32{1, 2}
+	if err := bob.Update(ctx, got); err == nil || !strings.Contains(err.Error(), "so may not change the spec of BenchmarkRun alice-ext, which names them") {
+		t.Errorf("bob lengthening the ladder of alice's run naming her Secret: %v, want it refused", err)
 	}
 	builtinRun := &v1.BenchmarkRun{}
 	if err := bob.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bob-builtin"}, builtinRun); err != nil {
