@@ -336,11 +336,6 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 				r.Spec.Ladder.Threads = append(r.Spec.Ladder.Threads, i)
 			}
 		}, "with repetitions, targets × ladder.threads × repetitions must be at most 512 steps"},
-		{"a new server per repetition, interleaved", func(r *v1.BenchmarkRun) {
-			r.Spec.Repetitions = ptr.To[int32](3)
-			r.Spec.ServerInstance = v1.ServerInstancePerRepetition
-			r.Spec.Order = v1.OrderInterleaved
-		}, "serverInstance PerRepetition cannot be combined with order Interleaved"},
 		{"a new server per repetition of an external server", func(r *v1.BenchmarkRun) {
 			r.Spec.ServerInstance = v1.ServerInstancePerRepetition
 			r.Spec.Targets[0] = v1.Target{Name: "ext", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "db"}}
