@@ -373,3 +373,90 @@ func TestConfirmationCondition(t *testing.T) {
 		}
 	}
 }
+
+// A pinned baseline may name only Secrets and ConfigMaps the template names too; the schedule's
+// own runs (the default baseline) are not checked: they carried the template's references.
+func TestBaselineRefusal(t *testing.T) {
+	sched := &v1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"}}
+	sched.Spec.Template.Spec.Targets = []v1.Target{{Name: "db", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "team-db"}}}
+	sched.Spec.Template.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "team-lua", Key: "bench.lua"}
+	baseline := func(secret, script string) *v1.BenchmarkRun {
+		r := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "release", Namespace: "ns"}}
+		r.Spec.Targets = []v1.Target{{Name: "db", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: secret}}}
+		if script != "" {
+			r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: script, Key: "bench.lua"}
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name     string
+		baseline *v1.BenchmarkRun
+		want     []string // empty: accepted
+	}{
+		{"the template's own references", baseline("team-db", "team-lua"), nil},
+		{"fewer references", baseline("team-db", ""), nil},
+		{"another Secret", baseline("prod-db", "team-lua"),
+			[]string{"spec.regression.baselineRun release names Secret prod-db (target db's secretRef), which spec.template does not name"}},
+		{"another ConfigMap and Secret", baseline("prod-db", "their-lua"),
+			[]string{"Secret prod-db (target db's secretRef), ConfigMap their-lua (workload.customScript)", "remove baselineRun"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := baselineRefusal(sched, tc.baseline)
+			if len(tc.want) == 0 && got != "" {
+				t.Errorf("refused: %s", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("refusal %q lacks %q", got, w)
+				}
+			}
+		})
+	}
+	// Only the pinned baseline is checked.
+	if got := pinnedBaselineRefusal(sched, baseline("prod-db", "")); got != "" {
+		t.Errorf("the previous run (no baselineRun) refused: %s", got)
+	}
+	sched.Spec.Regression.BaselineRun = "release"
+	if got := pinnedBaselineRefusal(sched, baseline("prod-db", "")); got == "" {
+		t.Error("the pinned baseline naming another Secret was accepted")
+	}
+}
+
+// A re-measurement doubles the repetitions within 10 and 512 steps, and is named after the
+// first with its attempt's letter.
+func TestNextConfirmationRepetitionsAndNames(t *testing.T) {
+	conf := func(reps int32, targets, threads int) *v1.BenchmarkRun {
+		r := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "nightly-c2611220100"}}
+		r.Spec.Repetitions = &reps
+		for i := 0; i < targets; i++ {
+			r.Spec.Targets = append(r.Spec.Targets, v1.Target{Name: fmt.Sprint("t", i)})
+		}
+		for i := 1; i <= threads; i++ {
+			r.Spec.Ladder.Threads = append(r.Spec.Ladder.Threads, int32(i))
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		reps             int32
+		targets, threads int
+		want             int32
+	}{
+		{5, 2, 2, 10}, {3, 2, 2, 6}, {6, 2, 2, 10}, {10, 2, 2, 0},
+		{2, 16, 10, 3}, // 160 steps a repetition: 3 fit 512
+		{3, 16, 10, 0},
+	} {
+		if got := nextConfirmationRepetitions(conf(tc.reps, tc.targets, tc.threads)); got != tc.want {
+			t.Errorf("%d repetitions of %d targets x %d threads: next %d, want %d", tc.reps, tc.targets, tc.threads, got, tc.want)
+		}
+	}
+	at := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+	first := conf(5, 2, 2)
+	if got := nextAttemptName(first, 2); got != "nightly-c2611220100b" || got != ConfirmationAttemptName("nightly", at, 2) {
+		t.Errorf("second attempt %q", got)
+	}
+	second := conf(10, 2, 2)
+	second.Name, second.Annotations = "nightly-c2611220100b", map[string]string{v1.AnnotationConfirmationAttempt: "2"}
+	if got := nextAttemptName(second, 3); got != "nightly-c2611220100c" || len(ConfirmationAttemptName(strings.Repeat("s", 50), at, 4)) > 63 {
+		t.Errorf("third attempt %q", got)
+	}
+}
