@@ -88,7 +88,7 @@ var (
 	}, []string{LabelNamespace, LabelSchedule})
 	confirmations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mysqlbench_schedule_confirmations_total",
-		Help: "Regressions a schedule set out to confirm, by outcome (Confirmed, NotConfirmed, Skipped, Failed).",
+		Help: "Regressions a schedule set out to confirm, by outcome (Confirmed, NotConfirmed, Inconclusive, Skipped, Failed).",
 	}, []string{LabelNamespace, LabelSchedule, LabelOutcome})
 	// The run timestamps are gauges rather than events so that a dashboard can place an
 	// annotation at the time the value carries, however long after the run it is scraped.
