@@ -663,6 +663,17 @@ func TestValidationAcceptsEveryEngine(t *testing.T) {
 	}
 }
 
+// A new server instance per round of an interleaved run (what confirmation runs use) is accepted.
+func TestValidationAcceptsInterleavedRoundsOnNewInstances(t *testing.T) {
+	r := validRun("interleaved-fresh")
+	r.Spec.Repetitions = ptr.To[int32](3)
+	r.Spec.ServerInstance = v1.ServerInstancePerRepetition
+	r.Spec.Order = v1.OrderInterleaved
+	if err := k8s.Create(context.Background(), r); err != nil {
+		t.Fatalf("an interleaved run with serverInstance PerRepetition was refused: %v", err)
+	}
+}
+
 func TestSpecImmutableOnceStarted(t *testing.T) {
 	ctx := context.Background()
 	r := validRun("immutable")
@@ -832,6 +843,9 @@ func TestScheduleValidation(t *testing.T) {
 		sp.FailedRunsHistoryLimit == nil || *sp.FailedRunsHistoryLimit != 1 || sp.Regression.QPSDropPercent == nil ||
 		*sp.Regression.QPSDropPercent != 5 || *sp.Regression.P95RisePercent != 10 || sp.Template.Spec.Cleanup != v1.CleanupAlways {
 		t.Errorf("defaults not applied: %+v", sp)
+	}
+	if c := sp.Regression.Confirm; c.MaxRuns == nil || *c.MaxRuns != 3 || c.Repetitions == nil || *c.Repetitions != 5 {
+		t.Errorf("confirm defaults not applied: %+v", c)
 	}
 }
 
