@@ -199,6 +199,7 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 	spec.Ladder.Threads = threads
 	spec.Repetitions = &reps
 	spec.Order = v1.OrderSequential
+	spec.Parallelism = nil // only read with order Parallel, which a confirmation never has
 	spec.ServerInstance = ""
 	if interleaved {
 		// Each round measures both sides on new server instances: what differs between two
