@@ -101,6 +101,7 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		baseTargets[0].Image = "mysql:8.4.2"
 		baseline := confirmTestRun("nightly-202611210100", baseTargets, threads, flat(1000))
 		run := confirmTestRun("nightly-202611220100", targetsNamed("a", "b", "c"), threads, slower("a@8", "c@2"))
+		run.Spec.Order, run.Spec.Parallelism = v1.OrderParallel, ptr.To[int32](2)
 		res := flaggedResult(run.Spec.Targets, threads, []string{"a@8", "c@2"})
 		conf, cells, err := confirmationRun(sched, run, baseline, res, decided, 1, 0)
 		if err != nil {
@@ -122,7 +123,8 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		if want := []int32{2, 8}; !reflect.DeepEqual(conf.Spec.Ladder.Threads, want) {
 			t.Errorf("threads %v, want %v", conf.Spec.Ladder.Threads, want)
 		}
-		if *conf.Spec.Repetitions != 5 || conf.Spec.Order != v1.OrderInterleaved || conf.Spec.Workload.Script != "oltp_point_select" {
+		if *conf.Spec.Repetitions != 5 || conf.Spec.Order != v1.OrderInterleaved || conf.Spec.Workload.Script != "oltp_point_select" ||
+			conf.Spec.Parallelism != nil {
 			t.Errorf("repetitions %d, order %s, workload %+v", *conf.Spec.Repetitions, conf.Spec.Order, conf.Spec.Workload)
 		}
 		if conf.Name != "nightly-c2611220100" || conf.Labels[v1.LabelSchedule] != "" || conf.Labels[v1.LabelConfirms] != run.Name ||
