@@ -461,6 +461,10 @@ func TestInconclusiveConfirmationMeasuresAgainWithTwiceTheRepetitions(t *testing
 		t.Errorf("first confirmation run: %d repetitions, order %s, serverInstance %q; want 5, Interleaved, PerRepetition",
 			*conf.Spec.Repetitions, conf.Spec.Order, conf.Spec.ServerInstance)
 	}
+	// Read once the status that records the confirmation is written: the gauges follow it.
+	waitSchedule(t, ns, "icf", "confirmation running", func(s *v1.BenchmarkSchedule) bool {
+		return s.Status.Confirmation != nil && s.Status.Confirmation.State == v1.ConfirmationRunning
+	})
 	regressedGauges(t, ns, "icf", 0, 0)
 	noWarning(t, ns, "icf", v1.ReasonRegressed)
 
