@@ -126,6 +126,8 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		for _, o := range u.outcomes {
 			metrics.RecordConfirmation(sched.Namespace, sched.Name, o)
 		}
+		targets, cells := alarmingRegressions(sched)
+		metrics.RecordRegressions(sched.Namespace, sched.Name, targets, cells)
 	}
 	return reconciled(ctx, result, err, werr)
 }
@@ -233,21 +235,46 @@ func (r *BenchmarkScheduleReconciler) summarize(u *scheduleUpdate, children []*v
 		}
 		// A Regressed comparison that is to be confirmed is announced by confirm instead.
 		toConfirm := c.Verdict == v1.VerdictRegressed && (sched.Spec.Regression.ConfirmEnabled() || awaitsConfirmation(children, c.Run))
+		status, reason := regressedCondition(*c)
+		refused := false
+		if cond := meta.FindStatusCondition(children[i].Status.Conditions, v1.ConditionRegressed); cond != nil && cond.Reason == v1.ReasonBaselineRefused {
+			// The run controller refused the pinned baseline: the schedule says so too, as only
+			// its spec can fix it.
+			reason, refused = v1.ReasonBaselineRefused, true
+		}
 		if prev := u.before.Status.LastComparison; (prev == nil || prev.Run != c.Run) && !toConfirm {
 			kind := corev1.EventTypeNormal
-			if c.Verdict == v1.VerdictRegressed {
+			if c.Verdict == v1.VerdictRegressed || refused {
 				kind = corev1.EventTypeWarning
 			}
-			_, reason := regressedCondition(*c)
 			u.event(kind, reason, c.Run+": "+c.Message)
 		}
 		st.LastComparison = c.DeepCopy()
 		st.Verdict = compare.Short(*c)
-		status, reason := regressedCondition(*c)
 		u.setCondition(v1.ConditionRegressed, status, reason, c.Run+": "+c.Message)
 		metrics.RecordComparison(sched.Namespace, sched.Name, *c)
 		break
 	}
+}
+
+// alarmingRegressions are the regressed targets and cells of the schedule's newest comparison
+// that alarm: a confirmed regression's, as its confirmation run found them; the comparison's own
+// when confirmation is off (it alarms at once); none while confirming, and none when the
+// confirmation did not confirm it (not found again, or undecided: those alarm through the
+// Regressed condition and confirmations_total, not as a confirmed regression).
+func alarmingRegressions(sched *v1.BenchmarkSchedule) (targets, cells int32) {
+	c, rec := sched.Status.LastComparison, sched.Status.Confirmation
+	if c == nil || c.Verdict != v1.VerdictRegressed {
+		return 0, 0
+	}
+	ours := rec != nil && rec.Run == c.Run
+	switch {
+	case ours && rec.State == v1.ConfirmationConfirmed && rec.Result != nil:
+		return regressedTargets(*rec.Result), rec.Result.RegressedCells
+	case !sched.Spec.Regression.ConfirmEnabled() && (!ours || rec.State == v1.ConfirmationSkipped):
+		return regressedTargets(*c), c.RegressedCells
+	}
+	return 0, 0
 }
 
 // analyseHistory looks for change points across the retained successful runs once per newly

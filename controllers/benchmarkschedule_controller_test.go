@@ -155,6 +155,15 @@ func waitRuns(t *testing.T, ns, schedule string, want ...string) []v1.BenchmarkR
 // ConfigMap and the final phase. finish waits for that phase.
 func finish(t *testing.T, ns, name string, phase v1.RunPhase, cells map[string][2]float64) {
 	t.Helper()
+	// Five repetitions spread by ±0.4 % around the given values (their median): enough for the
+	// U test to decide at alpha 0.05.
+	finishRounds(t, ns, name, phase, cells, map[string][]float64{"": {1, 1.002, 0.998, 1.004, 0.996}})
+}
+
+// finishRounds is finish with one repetition per factor: repetition k of a cell of target measures
+// its QPS times factors[target][k] (factors[""] for targets not named), and its p95 divided by it.
+func finishRounds(t *testing.T, ns, name string, phase v1.RunPhase, cells map[string][2]float64, factors map[string][]float64) {
+	t.Helper()
 	ctx := context.Background()
 	byTarget := map[string][]v1.StepResult{}
 	var targets []string
@@ -167,9 +176,11 @@ func finish(t *testing.T, ns, name string, phase v1.RunPhase, cells map[string][
 		if _, ok := byTarget[target]; !ok {
 			targets = append(targets, target)
 		}
-		// Five repetitions spread by ±0.4 % around the given values (their median): enough for
-		// the U test to decide at alpha 0.05.
-		for k, f := range []float64{1, 1.002, 0.998, 1.004, 0.996} {
+		fs, ok := factors[target]
+		if !ok {
+			fs = factors[""]
+		}
+		for k, f := range fs {
 			qps, p95 := v[0]*f, v[1]/f
 			byTarget[target] = append(byTarget[target], v1.StepResult{
 				Threads: threads, Repetition: int32(k + 1), TPS: qps, QPS: v1.QPS{Total: qps, Read: qps},

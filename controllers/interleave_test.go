@@ -165,3 +165,112 @@ func TestInterleavedFit(t *testing.T) {
 		}
 	}
 }
+
+// Interleaved with serverInstance PerRepetition (what a schedule's confirmation runs use): every
+// round measures both targets on new server instances. Each target is replaced at its first step
+// of a round, brought up again (probe, prepare, warm-up) while the other waits, and the ladder
+// keeps the interleaved order; each step records the instance of its round.
+func TestInterleavedRunWithANewInstancePerRound(t *testing.T) {
+	ns := newNamespace(t)
+	pool := interleavedPool(t, "4", "8Gi")
+	startOperator(t, ns, operatorOptions{})
+	k := startKubelet(t, ns, succeedAll(t))
+	run := interleavedRun(ns, "fresh-rounds", pool)
+	run.Spec.ServerInstance = v1.ServerInstancePerRepetition
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// The pods each target's server had, by UID, as the run goes.
+	uids := map[string]map[string]bool{}
+	got := &v1.BenchmarkRun{}
+	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		for _, tg := range run.Spec.Targets {
+			pod := &corev1.Pod{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: specs.ServerName(run, tg.Name) + "-0"}, pod); err == nil {
+				if uids[tg.Name] == nil {
+					uids[tg.Name] = map[string]bool{}
+				}
+				uids[tg.Name][string(pod.UID)] = true
+			}
+		}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			t.Fatal(err)
+		}
+		if finished(got) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not finish: %+v", got.Status)
+		}
+	}
+	if got.Status.Phase != v1.RunSucceeded {
+		t.Fatalf("run %s: %+v", got.Status.Phase, got.Status)
+	}
+	for _, ts := range got.Status.Targets {
+		if len(ts.Steps) != 6 {
+			t.Fatalf("target %s: %d steps, want 6 (2 thread counts x 3 rounds)", ts.Name, len(ts.Steps))
+		}
+		for i, s := range ts.Steps {
+			if s.Instance != s.Repetition {
+				t.Errorf("target %s step %d (round %d) measured instance %d, want %d", ts.Name, i+1, s.Repetition, s.Instance, s.Repetition)
+			}
+		}
+		if ts.ServerRestarts != 0 || ts.Instances != 3 || ts.LastReplacement == nil || ts.LastReplacement.Repetition != 3 {
+			t.Errorf("target %s: serverRestarts %d, instances %d, lastReplacement %+v: want 0, 3, round 3",
+				ts.Name, ts.ServerRestarts, ts.Instances, ts.LastReplacement)
+		}
+		if n := len(uids[ts.Name]); n != 3 {
+			t.Errorf("target %s's server had %d pods, want 3 (one per round)", ts.Name, n)
+		}
+	}
+
+	// The ladder kept the interleaved order, and each new instance was brought up after the
+	// previous round's steps of every target and before its target's first step of the round.
+	// A Job of round r > 1 is its instance's (Attempt.Replaced r).
+	rungs := len(got.Spec.Ladder.Threads)
+	jobOf := func(s specs.InterleavedSlot) string {
+		var a specs.Attempt
+		if round := int32(s.Step/rungs + 1); round > 1 {
+			a.Replaced = round
+		}
+		return specs.JobName(got, s.Target, specs.LadderStepAt(got, s.Step).Name, a)
+	}
+	var want []string
+	for _, s := range specs.InterleavedOrder(got) {
+		want = append(want, jobOf(s))
+	}
+	done := k.finished()
+	var ladder []string
+	for _, name := range done {
+		if slices.Contains(want, name) {
+			ladder = append(ladder, name)
+		}
+	}
+	if !slices.Equal(ladder, want) {
+		t.Errorf("ladder Jobs ran in the order\n%v\nwant the interleaved order\n%v", ladder, want)
+	}
+	for round := int32(2); round <= 3; round++ {
+		for _, tg := range got.Spec.Targets {
+			probe := slices.Index(done, specs.JobName(got, tg.Name, specs.StepProbe, specs.Attempt{Replaced: round}))
+			if probe < 0 {
+				t.Errorf("target %s: no probe of round %d's instance in %v", tg.Name, round, done)
+				continue
+			}
+			first, lastBefore := -1, -1
+			for _, s := range specs.InterleavedOrder(got) {
+				i := slices.Index(done, jobOf(s))
+				if int32(s.Step/rungs+1) == round-1 {
+					lastBefore = max(lastBefore, i)
+				}
+				if s.Target == tg.Name && s.Step == int(round-1)*rungs {
+					first = i
+				}
+			}
+			if probe < lastBefore || probe > first {
+				t.Errorf("target %s: round %d's instance probed at %d, want after round %d's last step (%d) and before its own first step (%d)",
+					tg.Name, round, probe, round-1, lastBefore, first)
+			}
+		}
+	}
+}

@@ -52,6 +52,18 @@ func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *tr
 	if err != nil {
 		return err
 	}
+	if why := pinnedBaselineRefusal(sched, baseline); why != "" {
+		// Not compared at all: the comparison would copy the baseline's results into this run's
+		// status and comparison.md. The baseline is named in the message only, so that nothing
+		// reads it again (comparisonMarkdown).
+		p := sched.Spec.Regression
+		run.Status.Comparison = &v1.Comparison{Run: run.Name, Verdict: v1.VerdictNoBaseline, Message: "baseline refused: " + why,
+			QPSDropPercent: p.QPSDropPercentOrDefault(), P95RisePercent: p.P95RisePercentOrDefault(), Alpha: p.AlphaOrDefault()}
+		tx.setCondition(v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonBaselineRefused, run.Status.Comparison.Message)
+		tx.event(warning, v1.ReasonBaselineRefused, "%s", run.Status.Comparison.Message)
+		logf.FromContext(ctx).Info("baseline refused", "schedule", sched.Name, "baseline", baseline.Name)
+		return nil
+	}
 	res := compare.Compare(run, baseline, sched.Spec.Regression)
 	if note != "" {
 		res.Summary.Message = note
@@ -119,14 +131,17 @@ func (r *BenchmarkRunReconciler) settleConfirmation(ctx context.Context, run *v1
 }
 
 // confirmedCondition is the Regressed condition of a compared run once its confirmation ended:
-// True for a confirmed regression and for one that could not be confirmed (skipped or failed,
-// which alarm rather than swallow it), False when the confirmation did not find it again.
+// True for a confirmed regression and for one that could not be confirmed (skipped, failed, or
+// inconclusive within the bounds: they alarm rather than swallow it), False when the confirmation
+// did not find it again.
 func confirmedCondition(s v1.ConfirmationState) (metav1.ConditionStatus, string) {
 	switch s {
 	case v1.ConfirmationConfirmed:
 		return metav1.ConditionTrue, v1.ReasonRegressed
 	case v1.ConfirmationNotConfirmed:
 		return metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed
+	case v1.ConfirmationInconclusive:
+		return metav1.ConditionTrue, v1.ReasonConfirmationInconclusive
 	case v1.ConfirmationSkipped:
 		return metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed
 	case v1.ConfirmationFailed:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,18 +25,22 @@ import (
 // alert before anyone is paged: one nightly comparison pits two server instances measured hours
 // (or a day) apart, and noise between instances or nights that the repetitions do not see can
 // pass for a change. The confirmation run brings up the baseline's server and the run's side by
-// side, interleaved where the engines allow, and measures only the flagged cells, with more
-// repetitions. Its comparison decides.
+// side, interleaved where the engines allow, each on a new server instance every round, and
+// measures only the flagged cells, with at least the run's repetitions. Its comparison, paired
+// round by round (compare.PairedByRound), decides; when it cannot (Inconclusive), the regression
+// stays unconfirmed and is measured again with twice the repetitions, within spec.regression.
+// confirm.maxRuns, 10 repetitions and 512 steps.
 //
 // The schedule controller writes the decision (status.confirmation), creates the confirmation
 // run in a later reconcile, and reads its result when it ends; the run controller only runs it
 // and, for the compared run, records that its Regressed condition awaits the confirmation.
 
-// Bounds of a confirmation run: a run holds at most 16 targets, two per regressed target, and
-// 512 steps.
+// Bounds of a confirmation run: a run holds at most 16 targets, two per regressed target, 512
+// steps and 10 repetitions.
 const (
 	maxConfirmTargets = 8
 	maxRunSteps       = 512
+	maxRepetitions    = 10
 	// keepConfirmations is how many finished confirmation runs are kept beyond the last 24 hours
 	// (maxPerDay counts those of the last 24 hours, so they are kept anyway).
 	keepConfirmations = 3
@@ -49,6 +54,25 @@ const (
 // at most 62 characters (a schedule's name has at most 50).
 func ConfirmationName(schedule string, at time.Time) string {
 	return schedule + "-c" + at.UTC().Format("0601021504")
+}
+
+// ConfirmationAttemptName is the name of the attempt-th confirmation run of the scheduled run due
+// at at: ConfirmationName for the first, then a letter appended (b for the second, c for the
+// third...), the one character a 50-character schedule name leaves within 63.
+func ConfirmationAttemptName(schedule string, at time.Time, attempt int32) string {
+	name := ConfirmationName(schedule, at)
+	if attempt > 1 {
+		name += string(rune('a' + attempt - 1))
+	}
+	return name
+}
+
+// confirmationAttempt is which confirmation run of its regression conf is (1 when unrecorded).
+func confirmationAttempt(conf *v1.BenchmarkRun) int32 {
+	if n, err := strconv.Atoi(conf.Annotations[v1.AnnotationConfirmationAttempt]); err == nil && n > 1 {
+		return int32(n)
+	}
+	return 1
 }
 
 // flaggedCells are the thread counts to re-measure per target: every regressed cell that no
@@ -80,14 +104,25 @@ func flaggedCells(res compare.Result) map[string]map[int32]bool {
 	return out
 }
 
-// confirmationRun builds the confirmation run of run, compared Regressed against baseline (res):
-// for each regressed target T, in the run's order, T-base with the baseline's target spec (its
-// my.cnf as written, its image pinned to the digest the baseline's server ran where the status
-// recorded one) and T with the run's (pinned likewise); the run's workload, placement and other settings; the
-// flagged thread counts; policy's repetitions (fewer if the run would exceed 512 steps); order
-// Interleaved when every target is engine builtin, else Sequential. It returns the run without
-// owner and the cells it re-measures, or an error saying why no confirmation run fits.
-func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun, res compare.Result, decided time.Time) (*v1.BenchmarkRun, []string, error) {
+// confirmationRun builds attempt (1 for the first) of the confirmation run of run, compared
+// Regressed against baseline (res): for each regressed target T, in the run's order, T-base with
+// the baseline's server (its engine, image, my.cnf and resources as written, its image pinned to
+// the digest the baseline's server ran where the status recorded one) and T with the run's
+// (pinned likewise); the run's workload, placement and other settings; the flagged thread counts;
+// order Interleaved with a new server instance per round on both sides when every target is
+// engine builtin, else Sequential. Its repetitions are reps, or for the first attempt (reps 0)
+// policy's or the run's, whichever is more, lowered to fit 512 steps but never below the run's.
+// It returns the run without owner and the cells it re-measures, or an error saying why no
+// confirmation run fits.
+//
+// Nothing the confirmation mounts or runs comes from the baseline's spec but the server it
+// re-creates: the Secrets and ConfigMaps it names, its sysbench image and its workload are the
+// compared run's, whose spec named them together (the schedule created it from its template). A
+// baseline target's secretRef is never copied: an external server cannot be brought back as the
+// baseline measured it, so a regressed external target is not confirmed at all; that also means a
+// confirmation never pairs another user's Secret with this schedule's code.
+func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun, res compare.Result, decided time.Time,
+	attempt, reps int32) (*v1.BenchmarkRun, []string, error) {
 	flagged := flaggedCells(res)
 	if len(flagged) == 0 {
 		return nil, nil, fmt.Errorf("the comparison flags no cell to re-measure")
@@ -120,6 +155,11 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 		if base == nil {
 			return nil, nil, fmt.Errorf("baseline %s has no target %s", baseline.Name, t.Name)
 		}
+		if base.EngineOrDefault() == v1.EngineExternal || t.EngineOrDefault() == v1.EngineExternal {
+			return nil, nil, fmt.Errorf("target %s is engine external: a confirmation cannot bring back the server the baseline "+
+				"measured (it would measure the run's server on both sides), so the regression is not re-measured", t.Name)
+		}
+		base.SecretRef = nil // external only, refused above: never the baseline's
 		base.Name = baseTargetName(t.Name, i, taken)
 		taken[base.Name] = true
 		// Each side's image as it ran, by digest where the kubelet reported one: a tag that
@@ -147,13 +187,11 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 	}
 	sort.Slice(threads, func(a, b int) bool { return threads[a] < threads[b] })
 
-	reps := sched.Spec.Regression.ConfirmRepetitions()
-	if perRep := int32(len(targets) * len(threads)); reps*perRep > maxRunSteps {
-		reps = maxRunSteps / perRep
-	}
-	if reps < 2 {
-		return nil, nil, fmt.Errorf("%d targets x %d thread counts leave fewer than 2 repetitions within a run's %d steps",
-			len(targets), len(threads), maxRunSteps)
+	if reps == 0 {
+		var err error
+		if reps, err = firstConfirmationRepetitions(sched.Spec.Regression, run, len(targets), len(threads)); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	spec := run.Spec.DeepCopy()
@@ -161,14 +199,18 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 	spec.Ladder.Threads = threads
 	spec.Repetitions = &reps
 	spec.Order = v1.OrderSequential
+	spec.Parallelism = nil // only read with order Parallel, which a confirmation never has
+	spec.ServerInstance = ""
 	if interleaved {
+		// Each round measures both sides on new server instances: what differs between two
+		// instances, or two nights, then varies from round to round and shows in the paired
+		// ratios, instead of hiding in one shared instance per side.
 		spec.Order = v1.OrderInterleaved
-		// The interleaved rounds pair the two sides on the instances they share.
-		spec.ServerInstance = ""
+		spec.ServerInstance = v1.ServerInstancePerRepetition
 	}
 	conf := &v1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        ConfirmationName(sched.Name, scheduledTime(run)),
+			Name:        ConfirmationAttemptName(sched.Name, scheduledTime(run), attempt),
 			Namespace:   sched.Namespace,
 			Labels:      map[string]string{},
 			Annotations: map[string]string{},
@@ -183,7 +225,39 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 	conf.Labels[v1.LabelConfirms] = run.Name
 	conf.Annotations[v1.AnnotationConfirmationBaseline] = baseline.Name
 	conf.Annotations[v1.AnnotationConfirmationTime] = decided.UTC().Format(time.RFC3339)
+	if attempt > 1 {
+		conf.Annotations[v1.AnnotationConfirmationAttempt] = strconv.Itoa(int(attempt))
+	}
 	return conf, cells, nil
+}
+
+// firstConfirmationRepetitions are the repetitions of a regression's first confirmation run of
+// targets x threads steps per repetition: policy's or the compared run's, whichever is more (a
+// confirmation that measured less than the run it confirms would decide less well than the
+// comparison it overrules), lowered to fit maxRunSteps, but never below the run's nor below 2.
+func firstConfirmationRepetitions(policy v1.RegressionPolicy, run *v1.BenchmarkRun, targets, threads int) (int32, error) {
+	floor := max(int32(run.Spec.RepetitionsOrDefault()), 2)
+	reps := min(max(policy.ConfirmRepetitions(), floor), maxRepetitions)
+	if perRep := int32(targets * threads); reps*perRep > maxRunSteps {
+		reps = maxRunSteps / perRep
+	}
+	if reps < floor {
+		return 0, fmt.Errorf("%d targets (both sides of each regressed one) x %d thread counts leave fewer than the %d repetitions "+
+			"of %s within a run's %d steps", targets, threads, floor, run.Name, maxRunSteps)
+	}
+	return reps, nil
+}
+
+// nextConfirmationRepetitions are the repetitions of the confirmation run after conf, which was
+// Inconclusive: twice conf's, within 10 and maxRunSteps; 0 when that is not more than conf's.
+func nextConfirmationRepetitions(conf *v1.BenchmarkRun) int32 {
+	prev := int32(conf.Spec.RepetitionsOrDefault())
+	perRep := max(int32(len(conf.Spec.Targets)*len(conf.Spec.Ladder.Threads)), 1)
+	next := min(2*prev, maxRepetitions, maxRunSteps/perRep)
+	if next <= prev {
+		return 0
+	}
+	return next
 }
 
 // baseTargetName names the baseline's side of target name in a confirmation run: name-base when
@@ -210,26 +284,14 @@ func confirmationPairs(conf *v1.BenchmarkRun) [][2]string {
 }
 
 // confirmationResult compares, inside a finished confirmation run, each target's run side with
-// its baseline side: two views of the run, each target named as in the compared run, so
+// its baseline side, round by round, each target named as in the compared run, so
 // acknowledgements apply as they did.
 func confirmationResult(conf *v1.BenchmarkRun, policy v1.RegressionPolicy) compare.Result {
-	view := func(name string, side int) *v1.BenchmarkRun {
-		r := conf.DeepCopy()
-		r.Name = name
-		r.Status.Targets = nil
-		for _, p := range confirmationPairs(conf) {
-			for _, ts := range conf.Status.Targets {
-				if ts.Name == p[side] {
-					ts.Name = p[1]
-					r.Status.Targets = append(r.Status.Targets, ts)
-				}
-			}
-		}
-		return r
+	var pairs []compare.TargetPair
+	for _, p := range confirmationPairs(conf) {
+		pairs = append(pairs, compare.TargetPair{Name: p[1], Base: p[0], Cand: p[1]})
 	}
-	run := conf.Labels[v1.LabelConfirms]
-	baseline := conf.Annotations[v1.AnnotationConfirmationBaseline]
-	return compare.Compare(view(run, 1), view(baseline, 0), policy)
+	return compare.PairedByRound(conf, pairs, policy, conf.Labels[v1.LabelConfirms], conf.Annotations[v1.AnnotationConfirmationBaseline])
 }
 
 // confirmedNames are the targets and cells a confirmation's comparison found regressed.
@@ -248,17 +310,43 @@ func confirmedNames(res compare.Result) []string {
 	return names
 }
 
-// concludeConfirmation is the state and message of a confirmation whose run succeeded.
+// concludeConfirmation is the state and message of a confirmation whose run succeeded:
+// Confirmed, NotConfirmed, or Inconclusive (which followConfirmation measures again while the
+// bounds allow).
 func concludeConfirmation(rec *v1.Confirmation, conf *v1.BenchmarkRun, res compare.Result) (v1.ConfirmationState, string) {
-	how := fmt.Sprintf("%s measured the baseline's servers and the run's %s, %s", conf.Name,
-		map[v1.RunOrder]string{v1.OrderInterleaved: "interleaved on one node", v1.OrderSequential: "one after another"}[conf.Spec.Order],
-		cellsText(rec.Cells))
-	if res.Summary.Verdict == v1.VerdictRegressed {
-		return v1.ConfirmationConfirmed, fmt.Sprintf("regression against %s confirmed: %s, and found again: %s",
-			rec.Baseline, how, strings.Join(confirmedNames(res), "; "))
+	order := map[v1.RunOrder]string{v1.OrderInterleaved: "interleaved on one node", v1.OrderSequential: "one after another"}[conf.Spec.Order]
+	if conf.Spec.InstancePerRepetition() {
+		order += ", on new server instances every round"
+	}
+	how := fmt.Sprintf("%s measured the baseline's servers and the run's %s, %d repetitions, %s", conf.Name, order,
+		conf.Spec.RepetitionsOrDefault(), cellsText(rec.Cells))
+	switch res.Summary.Verdict {
+	case v1.VerdictRegressed:
+		return v1.ConfirmationConfirmed, fmt.Sprintf("regression against %s confirmed: %s, and found again %s: %s",
+			rec.Baseline, how, regressedCount(res.Summary), strings.Join(confirmedNames(res), "; "))
+	case v1.VerdictInconclusive, v1.VerdictNoBaseline:
+		return v1.ConfirmationInconclusive, fmt.Sprintf("regression against %s unconfirmed: %s, and could not decide: %s (%s)",
+			rec.Baseline, how, compare.Short(res.Summary), res.Summary.Message)
 	}
 	return v1.ConfirmationNotConfirmed, fmt.Sprintf("regression against %s not confirmed: %s, and found %s (%s)",
 		rec.Baseline, how, compare.Short(res.Summary), res.Summary.Message)
+}
+
+// regressedCount says how many targets (by their geometric mean) and cells a comparison found
+// regressed, e.g. "1 target(s) and 2 cell(s) regressed".
+func regressedCount(c v1.Comparison) string {
+	return fmt.Sprintf("%d target(s) and %d cell(s) regressed", regressedTargets(c), c.RegressedCells)
+}
+
+// regressedTargets counts the targets whose geometric mean regressed.
+func regressedTargets(c v1.Comparison) int32 {
+	var n int32
+	for _, t := range c.Targets {
+		if t.Verdict == v1.CellRegressed {
+			n++
+		}
+	}
+	return n
 }
 
 func cellsText(cells []string) string {
@@ -367,12 +455,13 @@ func awaitsConfirmation(children []*v1.BenchmarkRun, name string) bool {
 
 // confirmationCondition is the schedule's Regressed condition and the verdict's suffix for a
 // confirmation's state. Only Confirmed is a confirmed alarm; a confirmation that could not decide
-// (Skipped, Failed) alarms too, saying it is unconfirmed, so that no regression is swallowed.
+// (Skipped, Failed, Inconclusive) alarms too, saying it is unconfirmed, so that no regression is
+// swallowed; only Confirmed counts in the regressed metrics and sends the Regressed Warning.
 func confirmationCondition(s v1.ConfirmationState) (metav1.ConditionStatus, string, string) {
 	status, reason := confirmedCondition(s)
 	suffix := map[v1.ConfirmationState]string{
 		v1.ConfirmationConfirmed: "confirmed", v1.ConfirmationNotConfirmed: "not confirmed",
-		v1.ConfirmationSkipped: "unconfirmed", v1.ConfirmationFailed: "unconfirmed",
+		v1.ConfirmationSkipped: "unconfirmed", v1.ConfirmationFailed: "unconfirmed", v1.ConfirmationInconclusive: "unconfirmed",
 	}[s]
 	if suffix == "" {
 		suffix = "confirming"
@@ -394,14 +483,16 @@ func (r *BenchmarkScheduleReconciler) decideConfirmation(ctx context.Context, sc
 	maxPerDay := sched.Spec.Regression.ConfirmMaxPerDay()
 	recent := 0
 	for _, conf := range confs {
-		if t := confirmationTime(conf); now.Sub(t) < 24*time.Hour {
+		// A re-measurement belongs to its regression's confirmation: maxRuns bounds those.
+		if t := confirmationTime(conf); now.Sub(t) < 24*time.Hour && confirmationAttempt(conf) == 1 {
 			recent++
 		}
 	}
 	if recent >= maxPerDay {
-		return skip(fmt.Sprintf("%d confirmation run(s) started in the last 24 hours, the most spec.regression.confirm.maxPerDay (%d) allows",
+		return skip(fmt.Sprintf("%d regression(s) set out to confirm in the last 24 hours, the most spec.regression.confirm.maxPerDay (%d) allows",
 			recent, maxPerDay)), nil
 	}
+	rec.Attempt = 1
 	conf, cells, why, err := r.buildConfirmation(ctx, sched, children, rec)
 	if err != nil {
 		return nil, err
@@ -410,8 +501,9 @@ func (r *BenchmarkScheduleReconciler) decideConfirmation(ctx context.Context, sc
 		return skip(why), nil
 	}
 	rec.State, rec.ConfirmationRun, rec.Cells, rec.Order = v1.ConfirmationPending, conf.Name, cells, conf.Spec.Order
-	rec.Message = fmt.Sprintf("regressed against %s (%s); awaiting confirmation by %s, which re-measures %s",
-		c.Baseline, compare.Short(*c), conf.Name, cellsText(cells))
+	rec.Repetitions = *conf.Spec.Repetitions
+	rec.Message = fmt.Sprintf("regressed against %s (%s); awaiting confirmation by %s, which re-measures %s with %d repetitions",
+		c.Baseline, compare.Short(*c), conf.Name, cellsText(cells), rec.Repetitions)
 	if conf.Spec.Order == v1.OrderSequential {
 		rec.Message += " one target after another (a target's engine is not builtin, so they cannot be interleaved)"
 	}
@@ -442,8 +534,15 @@ func (r *BenchmarkScheduleReconciler) buildConfirmation(ctx context.Context, sch
 		}
 		return nil, nil, "", fmt.Errorf("get baseline %s: %w", rec.Baseline, err)
 	}
+	if why := pinnedBaselineRefusal(sched, baseline); why != "" {
+		return nil, nil, why, nil
+	}
 	res := compare.Compare(run, baseline, sched.Spec.Regression)
-	conf, cells, berr := confirmationRun(sched, run, baseline, res, rec.StartTime.Time)
+	attempt, reps := max(rec.Attempt, 1), rec.Repetitions
+	if attempt == 1 {
+		reps = 0 // the first attempt's rule; a record from before attempts were counted has none
+	}
+	conf, cells, berr := confirmationRun(sched, run, baseline, res, rec.StartTime.Time, attempt, reps)
 	if berr != nil {
 		return nil, nil, berr.Error(), nil
 	}
@@ -523,9 +622,17 @@ func (r *BenchmarkScheduleReconciler) followConfirmation(ctx context.Context, u 
 		summary := res.Summary
 		rec.Result = &summary
 		state, msg := concludeConfirmation(rec, conf, res)
+		if state == v1.ConfirmationInconclusive {
+			again, why := r.measureAgain(u, rec, conf, msg, now)
+			if again {
+				return 0, nil
+			}
+			msg += "; " + why
+		}
 		r.end(u, rec, state, msg)
 		return 0, nil
 	}
+	// Each confirmation run has the whole timeout: StartTime is when it was decided.
 	timeout := sched.Spec.Regression.ConfirmTimeout()
 	if since < timeout {
 		return timeout - since, nil
@@ -539,6 +646,43 @@ func (r *BenchmarkScheduleReconciler) followConfirmation(ctx context.Context, u 
 	}
 	r.fail(u, rec, fmt.Sprintf("confirmation run %s did not finish within spec.regression.confirm.timeoutMinutes (%s)", conf.Name, timeout))
 	return 0, nil
+}
+
+// measureAgain decides, for a confirmation whose run conf was Inconclusive (msg says how), the
+// next confirmation run: twice the repetitions, recorded Pending for startConfirmation to create.
+// It returns false, with what bound stopped it and what to change, when maxRuns, 10 repetitions or
+// 512 steps leave no room for more.
+func (r *BenchmarkScheduleReconciler) measureAgain(u *scheduleUpdate, rec *v1.Confirmation, conf *v1.BenchmarkRun,
+	msg string, now time.Time) (bool, string) {
+	sched := u.sched
+	attempt := max(rec.Attempt, confirmationAttempt(conf))
+	if maxRuns := sched.Spec.Regression.ConfirmMaxRuns(); attempt >= maxRuns {
+		return false, fmt.Sprintf("no confirmation run left: %d of spec.regression.confirm.maxRuns (%d) ran; raise maxRuns, or lower the noise "+
+			"(dedicated nodes, equal requests and limits)", attempt, maxRuns)
+	}
+	reps := nextConfirmationRepetitions(conf)
+	if reps == 0 {
+		return false, fmt.Sprintf("no room for more repetitions: %s measured %d, and a run has at most %d repetitions and %d steps; "+
+			"flag fewer cells (spec.regression.acknowledged) or lower the noise", conf.Name, conf.Spec.RepetitionsOrDefault(),
+			maxRepetitions, maxRunSteps)
+	}
+	start := metav1.NewTime(now.Truncate(time.Second))
+	rec.Attempt, rec.Repetitions, rec.StartTime = attempt+1, reps, &start
+	rec.State = v1.ConfirmationPending
+	rec.ConfirmationRun = nextAttemptName(conf, rec.Attempt)
+	rec.Message = fmt.Sprintf("%s; measuring again with %d repetitions: awaiting confirmation by %s", msg, reps, rec.ConfirmationRun)
+	u.event(corev1.EventTypeNormal, v1.ReasonConfirmationInconclusive, rec.Run+": "+rec.Message)
+	return true, ""
+}
+
+// nextAttemptName is the name of confirmation run attempt after conf (ConfirmationAttemptName):
+// conf's own name without its attempt's letter, and the next letter.
+func nextAttemptName(conf *v1.BenchmarkRun, attempt int32) string {
+	name := conf.Name
+	if confirmationAttempt(conf) > 1 {
+		name = name[:len(name)-1]
+	}
+	return name + string(rune('a'+attempt-1))
 }
 
 // fail ends rec as Failed: the regression alarms unconfirmed.

@@ -101,8 +101,9 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		baseTargets[0].Image = "mysql:8.4.2"
 		baseline := confirmTestRun("nightly-202611210100", baseTargets, threads, flat(1000))
 		run := confirmTestRun("nightly-202611220100", targetsNamed("a", "b", "c"), threads, slower("a@8", "c@2"))
+		run.Spec.Order, run.Spec.Parallelism = v1.OrderParallel, ptr.To[int32](2)
 		res := flaggedResult(run.Spec.Targets, threads, []string{"a@8", "c@2"})
-		conf, cells, err := confirmationRun(sched, run, baseline, res, decided)
+		conf, cells, err := confirmationRun(sched, run, baseline, res, decided, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,8 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		if want := []int32{2, 8}; !reflect.DeepEqual(conf.Spec.Ladder.Threads, want) {
 			t.Errorf("threads %v, want %v", conf.Spec.Ladder.Threads, want)
 		}
-		if *conf.Spec.Repetitions != 5 || conf.Spec.Order != v1.OrderInterleaved || conf.Spec.Workload.Script != "oltp_point_select" {
+		if *conf.Spec.Repetitions != 5 || conf.Spec.Order != v1.OrderInterleaved || conf.Spec.Workload.Script != "oltp_point_select" ||
+			conf.Spec.Parallelism != nil {
 			t.Errorf("repetitions %d, order %s, workload %+v", *conf.Spec.Repetitions, conf.Spec.Order, conf.Spec.Workload)
 		}
 		if conf.Name != "nightly-c2611220100" || conf.Labels[v1.LabelSchedule] != "" || conf.Labels[v1.LabelConfirms] != run.Name ||
@@ -133,15 +135,14 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		}
 	})
 
-	t.Run("each side's image pinned to the digest its server ran; interleaved shares instances", func(t *testing.T) {
+	t.Run("each side's image pinned to the digest its server ran; a new instance per round on both sides", func(t *testing.T) {
 		old, cur := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64)
 		baseline := confirmTestRun("old", targetsNamed("a", "b"), threads, flat(1000))
 		baseline.Status.Targets[0].ServerImageDigest = old
 		run := confirmTestRun("new", targetsNamed("a", "b"), threads, slower("a@8", "b@8"))
 		run.Status.Targets[0].ServerImageDigest = cur
-		run.Spec.ServerInstance = v1.ServerInstancePerRepetition
 		res := flaggedResult(run.Spec.Targets, threads, []string{"a@8", "b@8"})
-		conf, _, err := confirmationRun(sched, run, baseline, res, decided)
+		conf, _, err := confirmationRun(sched, run, baseline, res, decided, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,8 +155,8 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		if !reflect.DeepEqual(images, want) {
 			t.Errorf("images %v, want %v", images, want)
 		}
-		if conf.Spec.Order != v1.OrderInterleaved || conf.Spec.ServerInstance != "" {
-			t.Errorf("order %s, serverInstance %q: want Interleaved on shared instances", conf.Spec.Order, conf.Spec.ServerInstance)
+		if conf.Spec.Order != v1.OrderInterleaved || conf.Spec.ServerInstance != v1.ServerInstancePerRepetition {
+			t.Errorf("order %s, serverInstance %q: want Interleaved on new instances every round", conf.Spec.Order, conf.Spec.ServerInstance)
 		}
 	})
 
@@ -164,7 +165,7 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		run := confirmTestRun("new", targetsNamed("a", "b"), threads, flat(900))
 		res := flaggedResult(run.Spec.Targets, threads, []string{"a@2"}, "a")
 		res.Cells[0].Acknowledged = true // a@1: covered by an acknowledgement, not re-measured
-		conf, cells, err := confirmationRun(sched, run, baseline, res, decided)
+		conf, cells, err := confirmationRun(sched, run, baseline, res, decided, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,12 +179,13 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		ts[0].Engine, ts[0].Image = v1.EnginePerconaServer, ""
 		baseline := confirmTestRun("old", ts, threads, flat(1000))
 		run := confirmTestRun("new", ts, threads, slower("a@1"))
-		conf, _, err := confirmationRun(sched, run, baseline, flaggedResult(ts, threads, []string{"a@1"}), decided)
+		conf, _, err := confirmationRun(sched, run, baseline, flaggedResult(ts, threads, []string{"a@1"}), decided, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if conf.Spec.Order != v1.OrderSequential {
-			t.Errorf("order %s", conf.Spec.Order)
+		if conf.Spec.Order != v1.OrderSequential || conf.Spec.ServerInstance != "" {
+			t.Errorf("order %s, serverInstance %q: want Sequential on shared instances (only builtin servers are replaced)",
+				conf.Spec.Order, conf.Spec.ServerInstance)
 		}
 	})
 
@@ -191,7 +193,7 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		long := strings.Repeat("x", 38)
 		baseline := confirmTestRun("old", targetsNamed(long), threads, flat(1000))
 		run := confirmTestRun("new", targetsNamed(long), threads, slower(long+"@1"))
-		conf, _, err := confirmationRun(sched, run, baseline, flaggedResult(run.Spec.Targets, threads, []string{long + "@1"}), decided)
+		conf, _, err := confirmationRun(sched, run, baseline, flaggedResult(run.Spec.Targets, threads, []string{long + "@1"}), decided, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,21 +202,74 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 		}
 	})
 
-	t.Run("repetitions lowered to fit 512 steps", func(t *testing.T) {
+	t.Run("repetitions lowered to fit 512 steps, not below the run's", func(t *testing.T) {
 		var many []int32
 		for i := int32(1); i <= 40; i++ {
 			many = append(many, i)
 		}
 		baseline := confirmTestRun("old", targetsNamed("a", "b"), many, flat(1000))
 		run := confirmTestRun("new", targetsNamed("a", "b"), many, flat(800))
+		run.Spec.Repetitions = ptr.To[int32](2)
 		s := sched.DeepCopy()
 		s.Spec.Regression.Confirm.Repetitions = ptr.To[int32](10)
-		conf, _, err := confirmationRun(s, run, baseline, flaggedResult(run.Spec.Targets, many, nil, "a", "b"), decided)
+		conf, _, err := confirmationRun(s, run, baseline, flaggedResult(run.Spec.Targets, many, nil, "a", "b"), decided, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := *conf.Spec.Repetitions; got != 3 { // 4 targets x 40 threads x 3 = 480 <= 512
 			t.Errorf("repetitions %d, want 3", got)
+		}
+		run.Spec.Repetitions = ptr.To[int32](5)
+		_, _, err = confirmationRun(s, run, baseline, flaggedResult(run.Spec.Targets, many, nil, "a", "b"), decided, 1, 0)
+		if err == nil || !strings.Contains(err.Error(), "4 targets (both sides of each regressed one) x 40 thread counts leave fewer than the 5 repetitions of new within a run's 512 steps") {
+			t.Errorf("error %v: a confirmation with fewer repetitions than the run must not be built", err)
+		}
+	})
+
+	t.Run("at least the run's repetitions; a later attempt's as decided", func(t *testing.T) {
+		baseline := confirmTestRun("old", targetsNamed("a"), threads, flat(1000))
+		run := confirmTestRun("new", targetsNamed("a"), threads, slower("a@1"))
+		run.Spec.Repetitions = ptr.To[int32](8)
+		res := flaggedResult(run.Spec.Targets, threads, []string{"a@1"})
+		conf, _, err := confirmationRun(sched, run, baseline, res, decided, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := *conf.Spec.Repetitions; got != 8 {
+			t.Errorf("repetitions %d, want the run's 8 (the policy says 5)", got)
+		}
+		conf, _, err = confirmationRun(sched, run, baseline, res, decided, 2, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *conf.Spec.Repetitions != 10 || conf.Name != "nightly-c2611220100b" || conf.Annotations[v1.AnnotationConfirmationAttempt] != "2" {
+			t.Errorf("second attempt: %s with %d repetitions, annotations %v", conf.Name, *conf.Spec.Repetitions, conf.Annotations)
+		}
+	})
+
+	t.Run("no secretRef from the baseline: external targets are not confirmed", func(t *testing.T) {
+		ext := []v1.Target{{Name: "a", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "team-db"}}}
+		theirs := []v1.Target{{Name: "a", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "prod-db"}}}
+		baseline := confirmTestRun("old", theirs, threads, flat(1000))
+		run := confirmTestRun("new", ext, threads, slower("a@1"))
+		_, _, err := confirmationRun(sched, run, baseline, flaggedResult(ext, threads, []string{"a@1"}), decided, 1, 0)
+		if err == nil || !strings.Contains(err.Error(), "target a is engine external: a confirmation cannot bring back the server") {
+			t.Errorf("error %v", err)
+		}
+		// A builtin baseline target that carried a secretRef (stored before the API refused it)
+		// does not pass it on either.
+		base := targetsNamed("a")
+		base[0].SecretRef = &v1.LocalObjectReference{Name: "prod-db"}
+		baseline = confirmTestRun("old", base, threads, flat(1000))
+		run = confirmTestRun("new", targetsNamed("a"), threads, slower("a@1"))
+		conf, _, err := confirmationRun(sched, run, baseline, flaggedResult(run.Spec.Targets, threads, []string{"a@1"}), decided, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tg := range conf.Spec.Targets {
+			if tg.SecretRef != nil {
+				t.Errorf("target %s carries secretRef %s, which the run's spec does not name", tg.Name, tg.SecretRef.Name)
+			}
 		}
 	})
 
@@ -231,7 +286,7 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 				ts = append(ts, i)
 			}
 			return ts
-		}(), "16 targets x 17 thread counts leave fewer than 2 repetitions"},
+		}(), "16 targets (both sides of each regressed one) x 17 thread counts leave fewer than the 5 repetitions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var names []string
@@ -240,7 +295,7 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 			}
 			baseline := confirmTestRun("old", targetsNamed(names...), tc.threads, flat(1000))
 			run := confirmTestRun("new", targetsNamed(names...), tc.threads, flat(800))
-			_, _, err := confirmationRun(sched, run, baseline, flaggedResult(run.Spec.Targets, tc.threads, nil, names...), decided)
+			_, _, err := confirmationRun(sched, run, baseline, flaggedResult(run.Spec.Targets, tc.threads, nil, names...), decided, 1, 0)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
@@ -255,7 +310,7 @@ func TestConfirmationDecidesOnThePairsInsideTheRun(t *testing.T) {
 	threads := []int32{1, 2, 4, 8}
 	baseline := confirmTestRun("nightly-202611210100", targetsNamed("a", "b"), threads, flat(1000))
 	run := confirmTestRun("nightly-202611220100", targetsNamed("a", "b"), threads, flat(850))
-	conf, cells, err := confirmationRun(sched, run, baseline, flaggedResult(run.Spec.Targets, threads, nil, "a", "b"), time.Now())
+	conf, cells, err := confirmationRun(sched, run, baseline, flaggedResult(run.Spec.Targets, threads, nil, "a", "b"), time.Now(), 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,6 +364,7 @@ func TestConfirmationCondition(t *testing.T) {
 		{v1.ConfirmationNotConfirmed, metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed},
 		{v1.ConfirmationSkipped, metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed},
 		{v1.ConfirmationFailed, metav1.ConditionTrue, v1.ReasonConfirmationFailed},
+		{v1.ConfirmationInconclusive, metav1.ConditionTrue, v1.ReasonConfirmationInconclusive},
 	} {
 		status, reason, _ := confirmationCondition(tc.state)
 		if status != tc.status || reason != tc.reason {
@@ -317,5 +373,92 @@ func TestConfirmationCondition(t *testing.T) {
 		if final := tc.state.Final(); final != (tc.status != metav1.ConditionUnknown) {
 			t.Errorf("%s: Final() = %v", tc.state, final)
 		}
+	}
+}
+
+// A pinned baseline may name only Secrets and ConfigMaps the template names too; the schedule's
+// own runs (the default baseline) are not checked: they carried the template's references.
+func TestBaselineRefusal(t *testing.T) {
+	sched := &v1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"}}
+	sched.Spec.Template.Spec.Targets = []v1.Target{{Name: "db", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "team-db"}}}
+	sched.Spec.Template.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "team-lua", Key: "bench.lua"}
+	baseline := func(secret, script string) *v1.BenchmarkRun {
+		r := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "release", Namespace: "ns"}}
+		r.Spec.Targets = []v1.Target{{Name: "db", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: secret}}}
+		if script != "" {
+			r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: script, Key: "bench.lua"}
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name     string
+		baseline *v1.BenchmarkRun
+		want     []string // empty: accepted
+	}{
+		{"the template's own references", baseline("team-db", "team-lua"), nil},
+		{"fewer references", baseline("team-db", ""), nil},
+		{"another Secret", baseline("prod-db", "team-lua"),
+			[]string{"spec.regression.baselineRun release names Secret prod-db (target db's secretRef), which spec.template does not name"}},
+		{"another ConfigMap and Secret", baseline("prod-db", "their-lua"),
+			[]string{"Secret prod-db (target db's secretRef), ConfigMap their-lua (workload.customScript)", "remove baselineRun"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := baselineRefusal(sched, tc.baseline)
+			if len(tc.want) == 0 && got != "" {
+				t.Errorf("refused: %s", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("refusal %q lacks %q", got, w)
+				}
+			}
+		})
+	}
+	// Only the pinned baseline is checked.
+	if got := pinnedBaselineRefusal(sched, baseline("prod-db", "")); got != "" {
+		t.Errorf("the previous run (no baselineRun) refused: %s", got)
+	}
+	sched.Spec.Regression.BaselineRun = "release"
+	if got := pinnedBaselineRefusal(sched, baseline("prod-db", "")); got == "" {
+		t.Error("the pinned baseline naming another Secret was accepted")
+	}
+}
+
+// A re-measurement doubles the repetitions within 10 and 512 steps, and is named after the
+// first with its attempt's letter.
+func TestNextConfirmationRepetitionsAndNames(t *testing.T) {
+	conf := func(reps int32, targets, threads int) *v1.BenchmarkRun {
+		r := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "nightly-c2611220100"}}
+		r.Spec.Repetitions = &reps
+		for i := 0; i < targets; i++ {
+			r.Spec.Targets = append(r.Spec.Targets, v1.Target{Name: fmt.Sprint("t", i)})
+		}
+		for i := 1; i <= threads; i++ {
+			r.Spec.Ladder.Threads = append(r.Spec.Ladder.Threads, int32(i))
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		reps             int32
+		targets, threads int
+		want             int32
+	}{
+		{5, 2, 2, 10}, {3, 2, 2, 6}, {6, 2, 2, 10}, {10, 2, 2, 0},
+		{2, 16, 10, 3}, // 160 steps a repetition: 3 fit 512
+		{3, 16, 10, 0},
+	} {
+		if got := nextConfirmationRepetitions(conf(tc.reps, tc.targets, tc.threads)); got != tc.want {
+			t.Errorf("%d repetitions of %d targets x %d threads: next %d, want %d", tc.reps, tc.targets, tc.threads, got, tc.want)
+		}
+	}
+	at := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+	first := conf(5, 2, 2)
+	if got := nextAttemptName(first, 2); got != "nightly-c2611220100b" || got != ConfirmationAttemptName("nightly", at, 2) {
+		t.Errorf("second attempt %q", got)
+	}
+	second := conf(10, 2, 2)
+	second.Name, second.Annotations = "nightly-c2611220100b", map[string]string{v1.AnnotationConfirmationAttempt: "2"}
+	if got := nextAttemptName(second, 3); got != "nightly-c2611220100c" || len(ConfirmationAttemptName(strings.Repeat("s", 50), at, 4)) > 63 {
+		t.Errorf("third attempt %q", got)
 	}
 }

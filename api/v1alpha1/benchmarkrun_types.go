@@ -512,7 +512,6 @@ type Storage struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.order) || self.order != 'Interleaved' || self.targets.all(t, !has(t.engine) || t.engine == 'builtin')",message="order Interleaved keeps every target's server up together on one database node, which only the builtin engine's servers are: use order Sequential with engines percona-server, percona-xtradb-cluster or external"
 // +kubebuilder:validation:XValidation:rule="!has(self.serverInstance) || self.serverInstance != 'PerRepetition' || self.targets.all(t, !has(t.engine) || t.engine == 'builtin')",message="serverInstance PerRepetition replaces each target's server pod between repetitions, which only the builtin engine's servers are: use serverInstance Shared with engines percona-server, percona-xtradb-cluster or external"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || (has(self.order) && self.order == 'Parallel')",message="spec.parallelism is only read with order: Parallel: set the order, or remove parallelism"
-// +kubebuilder:validation:XValidation:rule="!has(self.serverInstance) || self.serverInstance != 'PerRepetition' || !has(self.order) || self.order != 'Interleaved'",message="serverInstance PerRepetition cannot be combined with order Interleaved: the interleaved rounds pair the targets on the server instances they share; use order Sequential for a new server per repetition"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
 	// one column of the results table. 1 to 16 targets with unique names.
@@ -630,8 +629,9 @@ type BenchmarkRunSpec struct {
 	// measures. A cell's spread then includes what differs between server instances, which is
 	// what a comparison of two runs on two nights must count on. Each step records the instance
 	// it measured (steps[].instance). This deliberate replacement is not a server restart: it
-	// discards nothing and counts against no limit. Not with order Interleaved, whose rounds
-	// pair the targets on the instances they share.
+	// discards nothing and counts against no limit. With order Interleaved every target gets its
+	// new instance at its first step of each round, so the targets of a round are compared on
+	// fresh instances on every side (a schedule's confirmation runs measure this way).
 	// +kubebuilder:validation:Enum=Shared;PerRepetition
 	// +optional
 	ServerInstance ServerInstanceMode `json:"serverInstance,omitempty"`

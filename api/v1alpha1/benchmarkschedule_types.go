@@ -34,9 +34,12 @@ const (
 	LabelConfirms = "mysqlbench.io/confirms"
 	// AnnotationConfirmationBaseline names that run's baseline.
 	AnnotationConfirmationBaseline = "mysqlbench.io/confirmation-baseline"
-	// AnnotationConfirmationTime is when the schedule decided to confirm (RFC 3339, UTC), on
-	// its clock: maxPerDay counts these.
+	// AnnotationConfirmationTime is when the schedule decided to create the confirmation run
+	// (RFC 3339, UTC), on its clock: maxPerDay counts these, of first attempts.
 	AnnotationConfirmationTime = "mysqlbench.io/confirmation-time"
+	// AnnotationConfirmationAttempt is which confirmation run of its regression a run is: 1 for
+	// the first, 2 for the one after an Inconclusive first, and so on (unset: 1).
+	AnnotationConfirmationAttempt = "mysqlbench.io/confirmation-attempt"
 )
 
 // BenchmarkRunTemplate is the BenchmarkRun a schedule creates each time.
@@ -102,15 +105,23 @@ type RegressionPolicy struct {
 	Acknowledged []Acknowledgement `json:"acknowledged,omitempty"`
 	// BaselineRun pins the BenchmarkRun (same namespace, Succeeded) every run is compared with,
 	// e.g. a run of the last release. When unset, each run is compared with the previous
-	// successful run of this schedule.
+	// successful run of this schedule. Every Secret and ConfigMap the pinned run names
+	// (targets[].secretRef, workload.customScript) must be named by spec.template too: the
+	// operator reads and re-measures the baseline on behalf of this schedule's author, whom the
+	// admission policy checked only for the template's names. A baseline naming others is
+	// refused (Regressed=False, reason BaselineRefused, with a Warning Event saying which).
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	BaselineRun string `json:"baselineRun,omitempty"`
 	// Confirm re-measures a regression before it alarms: when a run's comparison is Regressed,
-	// the schedule creates one confirmation run that measures, for each regressed target, the
+	// the schedule creates a confirmation run that measures, for each regressed target, the
 	// baseline's server (its image and my.cnf) and the run's side by side (interleaved when the
-	// engines allow), at the flagged thread counts only, with more repetitions. Only a regression
-	// the confirmation run finds again sets Regressed and sends the Warning.
+	// engines allow), each side on a new server instance every round, at the flagged thread
+	// counts only, with at least the run's repetitions. Its verdict pairs the two sides round by
+	// round. An Inconclusive confirmation is measured again with twice the repetitions, within
+	// maxRuns, 10 repetitions and 512 steps. Only a regression a confirmation run finds again
+	// sets Regressed=True with reason Regressed, sends the Regressed Warning and sets the
+	// regressed metrics.
 	// +optional
 	Confirm ConfirmPolicy `json:"confirm,omitempty"`
 }
@@ -122,21 +133,33 @@ type ConfirmPolicy struct {
 	// +kubebuilder:default=true
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
-	// Repetitions each cell of the confirmation run measures, per side, 2 to 10 (default 5).
-	// Lowered, if need be, so the run stays within 512 steps.
+	// Repetitions each cell of the first confirmation run measures, per side, 2 to 10 (default
+	// 5), raised to the compared run's repetitions when it had more: a confirmation never
+	// measures less than what it confirms. Lowered, if need be, so the run stays within 512
+	// steps, but never below the compared run's (the regression then alarms unconfirmed).
 	// +kubebuilder:default=5
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=10
 	// +optional
 	Repetitions *int32 `json:"repetitions,omitempty"`
-	// MaxPerDay is how many confirmation runs the schedule starts in any 24 hours, 1 to 24
-	// (default 2). A regression beyond it alarms without confirmation, saying so
-	// (reason RegressionUnconfirmed).
+	// MaxPerDay is how many regressions the schedule sets out to confirm in any 24 hours, 1 to
+	// 24 (default 2): first confirmation runs, as a re-measurement of an Inconclusive one belongs
+	// to its regression (maxRuns bounds those). A regression beyond it alarms without
+	// confirmation, saying so (reason RegressionUnconfirmed).
 	// +kubebuilder:default=2
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=24
 	// +optional
 	MaxPerDay *int32 `json:"maxPerDay,omitempty"`
+	// MaxRuns is how many confirmation runs one regression may take, 1 to 4 (default 3): the
+	// first, then, while each ends Inconclusive, another with twice the repetitions, as long as
+	// that stays within 10 repetitions and 512 steps. When none of them decides, the regression
+	// alarms unconfirmed (reason ConfirmationInconclusive).
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4
+	// +optional
+	MaxRuns *int32 `json:"maxRuns,omitempty"`
 	// TimeoutMinutes: a confirmation run not finished this many minutes after it was decided,
 	// 10 to 1440 (default 360), is deleted and the regression alarms without confirmation
 	// (reason ConfirmationFailed).
@@ -148,7 +171,7 @@ type ConfirmPolicy struct {
 }
 
 // ConfirmationState is where the confirmation of a regression is.
-// +kubebuilder:validation:Enum=Pending;Running;Confirmed;NotConfirmed;Skipped;Failed
+// +kubebuilder:validation:Enum=Pending;Running;Confirmed;NotConfirmed;Inconclusive;Skipped;Failed
 type ConfirmationState string
 
 const (
@@ -161,6 +184,9 @@ const (
 	// ConfirmationNotConfirmed: the baseline's servers and the run's, measured side by side, do
 	// not differ by a regression: no alarm.
 	ConfirmationNotConfirmed ConfirmationState = "NotConfirmed"
+	// ConfirmationInconclusive: every confirmation run the bounds allowed (maxRuns, 10
+	// repetitions, 512 steps) was Inconclusive: the regression alarms unconfirmed.
+	ConfirmationInconclusive ConfirmationState = "Inconclusive"
 	// ConfirmationSkipped: no confirmation run was started (maxPerDay reached, the baseline is
 	// gone, or the cells do not fit one run): the regression alarms unconfirmed.
 	ConfirmationSkipped ConfirmationState = "Skipped"
@@ -180,12 +206,20 @@ type Confirmation struct {
 	Run string `json:"run"`
 	// +optional
 	Baseline string `json:"baseline,omitempty"`
-	// State: Pending, Running, Confirmed, NotConfirmed, Skipped or Failed.
+	// State: Pending, Running, Confirmed, NotConfirmed, Inconclusive, Skipped or Failed.
 	State ConfirmationState `json:"state"`
-	// ConfirmationRun is the BenchmarkRun that re-measures the flagged cells: for each regressed
-	// target T a target T-base (the baseline's server) and T (the run's).
+	// ConfirmationRun is the BenchmarkRun that re-measures the flagged cells (the newest, when
+	// an Inconclusive one was measured again): for each regressed target T a target T-base (the
+	// baseline's server) and T (the run's).
 	// +optional
 	ConfirmationRun string `json:"confirmationRun,omitempty"`
+	// Attempt is which confirmation run of this regression ConfirmationRun is: 1 for the first,
+	// one more for each re-measurement after an Inconclusive one.
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
+	// Repetitions of ConfirmationRun, per side.
+	// +optional
+	Repetitions int32 `json:"repetitions,omitempty"`
 	// Cells are the flagged cells re-measured, "target@threads".
 	// +kubebuilder:validation:MaxItems=128
 	// +listType=atomic
@@ -195,13 +229,15 @@ type Confirmation struct {
 	// Sequential (hours apart, so less able to tell a regression from a slow night).
 	// +optional
 	Order RunOrder `json:"order,omitempty"`
-	// StartTime is when the confirmation was decided; CompletionTime when it ended.
+	// StartTime is when ConfirmationRun was decided (for a re-measurement, when the previous
+	// run ended Inconclusive); CompletionTime when the confirmation ended.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// Result is the confirmation run's comparison: each target's servers of the run against its
-	// baseline's servers (targets named as in the run).
+	// Result is the comparison of the newest finished confirmation run: each target's servers
+	// of the run against its baseline's servers, paired round by round (targets named as in the
+	// run).
 	// +optional
 	Result *Comparison `json:"result,omitempty"`
 	// Message says what was decided and why, naming the confirmed targets and cells.
@@ -222,7 +258,15 @@ func (p RegressionPolicy) ConfirmRepetitions() int32 {
 	return *p.Confirm.Repetitions
 }
 
-// ConfirmMaxPerDay is how many confirmation runs may start in 24 hours (default 2).
+// ConfirmMaxRuns is how many confirmation runs one regression may take (default 3).
+func (p RegressionPolicy) ConfirmMaxRuns() int32 {
+	if p.Confirm.MaxRuns == nil {
+		return 3
+	}
+	return *p.Confirm.MaxRuns
+}
+
+// ConfirmMaxPerDay is how many regressions may be set out to confirm in 24 hours (default 2).
 func (p RegressionPolicy) ConfirmMaxPerDay() int {
 	if p.Confirm.MaxPerDay == nil {
 		return 2

@@ -23,7 +23,8 @@ package v1alpha1
 //     failed, which no retry heals (a new run is needed). A run waiting on the cluster is
 //     Progressing=False but not Stalled: it is not finished and may still succeed.
 //   - Regressed (runs created by a schedule): True when at least one cell regressed against the
-//     baseline (Regressed); False with NoRegression, NoBaseline or Inconclusive; Unknown with
+//     baseline (Regressed); False with NoRegression, NoBaseline, Inconclusive or BaselineRefused
+//     (spec.regression.baselineRun names a Secret or ConfigMap the template does not); Unknown with
 //     AwaitingConfirmation while the schedule confirms the regression before alarming, then the
 //     schedule's outcome (its status.confirmation): True Regressed, False RegressionNotConfirmed,
 //     True RegressionUnconfirmed or ConfirmationFailed.
@@ -155,4 +156,12 @@ const (
 	// ReasonConfirmationFailed: the confirmation run failed, was deleted or timed out: the
 	// regression alarms unconfirmed (Regressed=True).
 	ReasonConfirmationFailed = "ConfirmationFailed"
+	// ReasonConfirmationInconclusive (a Normal Event): a confirmation run could not decide, and
+	// the regression is measured again with more repetitions; as a Regressed=True reason: no
+	// confirmation run within the bounds could decide, so it alarms unconfirmed.
+	ReasonConfirmationInconclusive = "ConfirmationInconclusive"
+	// ReasonBaselineRefused: spec.regression.baselineRun names a run whose Secrets or ConfigMaps
+	// the schedule's template does not name, so it is neither compared with nor re-measured
+	// (Regressed=False on the run and the schedule; a Warning Event names what to fix).
+	ReasonBaselineRefused = "BaselineRefused"
 )

@@ -336,11 +336,6 @@ func TestValidationRejectsBadSpecs(t *testing.T) {
 				r.Spec.Ladder.Threads = append(r.Spec.Ladder.Threads, i)
 			}
 		}, "with repetitions, targets × ladder.threads × repetitions must be at most 512 steps"},
-		{"a new server per repetition, interleaved", func(r *v1.BenchmarkRun) {
-			r.Spec.Repetitions = ptr.To[int32](3)
-			r.Spec.ServerInstance = v1.ServerInstancePerRepetition
-			r.Spec.Order = v1.OrderInterleaved
-		}, "serverInstance PerRepetition cannot be combined with order Interleaved"},
 		{"a new server per repetition of an external server", func(r *v1.BenchmarkRun) {
 			r.Spec.ServerInstance = v1.ServerInstancePerRepetition
 			r.Spec.Targets[0] = v1.Target{Name: "ext", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "db"}}
@@ -668,6 +663,17 @@ func TestValidationAcceptsEveryEngine(t *testing.T) {
 	}
 }
 
+// A new server instance per round of an interleaved run (what confirmation runs use) is accepted.
+func TestValidationAcceptsInterleavedRoundsOnNewInstances(t *testing.T) {
+	r := validRun("interleaved-fresh")
+	r.Spec.Repetitions = ptr.To[int32](3)
+	r.Spec.ServerInstance = v1.ServerInstancePerRepetition
+	r.Spec.Order = v1.OrderInterleaved
+	if err := k8s.Create(context.Background(), r); err != nil {
+		t.Fatalf("an interleaved run with serverInstance PerRepetition was refused: %v", err)
+	}
+}
+
 func TestSpecImmutableOnceStarted(t *testing.T) {
 	ctx := context.Background()
 	r := validRun("immutable")
@@ -837,6 +843,9 @@ func TestScheduleValidation(t *testing.T) {
 		sp.FailedRunsHistoryLimit == nil || *sp.FailedRunsHistoryLimit != 1 || sp.Regression.QPSDropPercent == nil ||
 		*sp.Regression.QPSDropPercent != 5 || *sp.Regression.P95RisePercent != 10 || sp.Template.Spec.Cleanup != v1.CleanupAlways {
 		t.Errorf("defaults not applied: %+v", sp)
+	}
+	if c := sp.Regression.Confirm; c.MaxRuns == nil || *c.MaxRuns != 3 || c.Repetitions == nil || *c.Repetitions != 5 {
+		t.Errorf("confirm defaults not applied: %+v", c)
 	}
 }
 

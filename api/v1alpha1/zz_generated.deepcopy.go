@@ -494,6 +494,11 @@ func (in *ConfirmPolicy) DeepCopyInto(out *ConfirmPolicy) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MaxRuns != nil {
+		in, out := &in.MaxRuns, &out.MaxRuns
+		*out = new(int32)
+		**out = **in
+	}
 	if in.TimeoutMinutes != nil {
 		in, out := &in.TimeoutMinutes, &out.TimeoutMinutes
 		*out = new(int32)

@@ -117,6 +117,7 @@ func exportedFamilies(t *testing.T) map[string]metricFamily {
 	t.Cleanup(func() { ForgetRun(ns, tpcc.Name) })
 	RecordOutcome(run, v1.RunSucceeded)
 	RecordComparison(ns, sched, v1.Comparison{ComparedCells: 2, RegressedCells: 1, NoChangeCells: 1})
+	RecordRegressions(ns, sched, 1, 1)
 	RecordHistory(ns, sched, v1.History{RegressedCells: 1})
 	t.Cleanup(func() { ForgetSchedule(ns, sched) })
 

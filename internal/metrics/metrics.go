@@ -66,7 +66,13 @@ var (
 	}, []string{LabelNamespace, LabelSchedule})
 	regressedCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mysqlbench_schedule_regressed_cells",
-		Help: "Cells (target x thread count) of a schedule's newest compared run whose verdict is Regressed.",
+		Help: "Cells (target x thread count) found regressed in a schedule's newest compared run by the comparison that decides: " +
+			"its confirmation once Confirmed (0 while confirming and when not confirmed), or the comparison itself with confirmation off.",
+	}, []string{LabelNamespace, LabelSchedule})
+	regressedTargets = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mysqlbench_schedule_regressed_targets",
+		Help: "Targets whose geometric mean over their cells regressed in a schedule's newest compared run, counted as " +
+			"mysqlbench_schedule_regressed_cells is: only once a confirmation confirmed it (or with confirmation off).",
 	}, []string{LabelNamespace, LabelSchedule})
 	shiftedCells = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mysqlbench_schedule_shifted_cells",
@@ -87,7 +93,7 @@ var (
 	}, []string{LabelNamespace})
 	confirmations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mysqlbench_schedule_confirmations_total",
-		Help: "Regressions a schedule set out to confirm, by outcome (Confirmed, NotConfirmed, Skipped, Failed).",
+		Help: "Regressions a schedule set out to confirm, by outcome (Confirmed, NotConfirmed, Inconclusive, Skipped, Failed).",
 	}, []string{LabelNamespace, LabelSchedule, LabelOutcome})
 	// The run timestamps are gauges rather than events so that a dashboard can place an
 	// annotation at the time the value carries, however long after the run it is scraped.
@@ -122,7 +128,7 @@ var stepGauges = []*prometheus.GaugeVec{stepQPS, stepTPS, stepTpmC, stepP95}
 var runGauges = []*prometheus.GaugeVec{runStart, runCompletion}
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepTpmC, stepP95, runsTotal, stepDuration, regressedCells, comparedCells, verdictCells, shiftedCells,
+	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepTpmC, stepP95, runsTotal, stepDuration, regressedCells, regressedTargets, comparedCells, verdictCells, shiftedCells,
 		confirmations, queueDecision, runStart, runCompletion, resultsLost)
 }
 
@@ -242,9 +248,9 @@ func RecordOutcome(run *v1.BenchmarkRun, phase v1.RunPhase) {
 // now is time.Now, replaced by tests.
 var now = time.Now
 
-// RecordComparison exports a schedule's newest comparison.
+// RecordComparison exports a schedule's newest comparison, cell by cell: what it found, confirmed
+// or not (RecordRegressions exports what alarms).
 func RecordComparison(namespace, schedule string, c v1.Comparison) {
-	regressedCells.WithLabelValues(namespace, schedule).Set(float64(c.RegressedCells))
 	comparedCells.WithLabelValues(namespace, schedule).Set(float64(c.ComparedCells))
 	for verdict, n := range map[v1.CellVerdict]int32{
 		v1.CellRegressed: c.RegressedCells, v1.CellImproved: c.ImprovedCells,
@@ -252,6 +258,15 @@ func RecordComparison(namespace, schedule string, c v1.Comparison) {
 	} {
 		verdictCells.WithLabelValues(namespace, schedule, string(verdict)).Set(float64(n))
 	}
+}
+
+// RecordRegressions exports the regressed targets and cells of a schedule's newest compared run
+// that alarm: those of a confirmed regression (or of the comparison itself when it is not
+// confirmed before alarming), 0 otherwise. Alerting on them pages only for what a confirmation
+// found again.
+func RecordRegressions(namespace, schedule string, targets, cells int32) {
+	regressedTargets.WithLabelValues(namespace, schedule).Set(float64(targets))
+	regressedCells.WithLabelValues(namespace, schedule).Set(float64(cells))
 }
 
 // RecordConfirmation counts a confirmation that ended with outcome (its final state).
@@ -285,7 +300,7 @@ func ForgetRun(namespace, name string) {
 // ForgetSchedule removes every series of a deleted schedule.
 func ForgetSchedule(namespace, name string) {
 	l := prometheus.Labels{LabelNamespace: namespace, LabelSchedule: name}
-	gauges := []*prometheus.GaugeVec{regressedCells, comparedCells, verdictCells, shiftedCells}
+	gauges := []*prometheus.GaugeVec{regressedCells, regressedTargets, comparedCells, verdictCells, shiftedCells}
 	gauges = append(append(gauges, stepGauges...), runGauges...)
 	for _, g := range gauges {
 		g.DeletePartialMatch(l)

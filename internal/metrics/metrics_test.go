@@ -494,8 +494,13 @@ func TestRecordComparison(t *testing.T) {
 	}
 	for _, tt := range tests {
 		RecordComparison(ns, tt.schedule, tt.c)
-		if got := testutil.ToFloat64(regressedCells.WithLabelValues(ns, tt.schedule)); got != tt.wantRegressed {
-			t.Errorf("%s regressed = %v, want %v", tt.schedule, got, tt.wantRegressed)
+		// What the comparison found, confirmed or not, is by verdict; the regressed gauges are
+		// RecordRegressions' alone.
+		if got := testutil.ToFloat64(verdictCells.WithLabelValues(ns, tt.schedule, "Regressed")); got != tt.wantRegressed {
+			t.Errorf("%s Regressed cells = %v, want %v", tt.schedule, got, tt.wantRegressed)
+		}
+		if got := testutil.ToFloat64(regressedCells.WithLabelValues(ns, tt.schedule)); got != 0 {
+			t.Errorf("%s: mysqlbench_schedule_regressed_cells = %v from a comparison that no confirmation decided, want 0", tt.schedule, got)
 		}
 		if got := testutil.ToFloat64(comparedCells.WithLabelValues(ns, tt.schedule)); got != tt.wantComp {
 			t.Errorf("%s compared = %v, want %v", tt.schedule, got, tt.wantComp)
@@ -510,12 +515,18 @@ func TestRecordComparison(t *testing.T) {
 			t.Errorf("inc %s cells = %v, want %v", verdict, got, want)
 		}
 	}
+	RecordRegressions(ns, "nightly", 0, 0)
+	RecordRegressions(ns, "weekly", 0, 0)
+	RecordRegressions(ns, "inc", 1, 3)
+	if c, tg := testutil.ToFloat64(regressedCells.WithLabelValues(ns, "inc")), testutil.ToFloat64(regressedTargets.WithLabelValues(ns, "inc")); c != 3 || tg != 1 {
+		t.Errorf("inc regressed cells %v, targets %v; want 3 and 1", c, tg)
+	}
 	RecordHistory(ns, "inc", v1.History{RegressedCells: 2})
 	if got := testutil.ToFloat64(shiftedCells.WithLabelValues(ns, "inc")); got != 2 {
 		t.Errorf("inc shifted cells = %v, want 2", got)
 	}
 	ForgetSchedule(ns, "inc")
-	for _, name := range []string{"mysqlbench_schedule_regressed_cells", "mysqlbench_schedule_compared_cells"} {
+	for _, name := range []string{"mysqlbench_schedule_regressed_cells", "mysqlbench_schedule_regressed_targets", "mysqlbench_schedule_compared_cells"} {
 		if n := len(series(t, ns, name)); n != 2 {
 			t.Errorf("%s: %d series, want 2 (nightly, weekly)", name, n)
 		}
@@ -534,6 +545,7 @@ func TestForgetSchedule(t *testing.T) {
 		RecordOutcome(r, v1.RunFailed)
 		if schedule != "" {
 			RecordComparison(namespace, schedule, v1.Comparison{RegressedCells: 1, ComparedCells: 2})
+			RecordRegressions(namespace, schedule, 1, 1)
 		}
 	}
 	populate(ns, "nightly", "nightly-1")
@@ -544,7 +556,7 @@ func TestForgetSchedule(t *testing.T) {
 	families := []string{
 		"mysqlbench_step_qps", "mysqlbench_step_tps", "mysqlbench_step_latency_p95_seconds",
 		"mysqlbench_runs_total", "mysqlbench_step_duration_seconds",
-		"mysqlbench_schedule_regressed_cells", "mysqlbench_schedule_compared_cells",
+		"mysqlbench_schedule_regressed_cells", "mysqlbench_schedule_regressed_targets", "mysqlbench_schedule_compared_cells",
 	}
 	count := func(namespace, schedule, family string) int {
 		n := 0

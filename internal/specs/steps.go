@@ -172,8 +172,11 @@ func StepJob(run *v1.BenchmarkRun, t v1.Target, s Step, attempt Attempt, secret,
 // wait for a new server instance, and which repetition that instance is for: with
 // spec.serverInstance PerRepetition, the first step of each repetition after the first, unless
 // the instance for it was made already (last, the target's latest replacement; nil before any).
+// With order Interleaved a repetition is a round (specs.InterleavedOrder numbers a target's steps
+// round by round alike), so each target is replaced at its first step of every round after the
+// first: while it is brought up again, the others wait with their servers idle, as at the start.
 func ReplacementDue(run *v1.BenchmarkRun, i int, last *v1.ServerReplacement) (int32, bool) {
-	if !run.Spec.InstancePerRepetition() || run.Spec.Interleaved() || i <= 0 || i >= run.Spec.StepCount() {
+	if !run.Spec.InstancePerRepetition() || i <= 0 || i >= run.Spec.StepCount() {
 		return 0, false
 	}
 	_, rep := run.Spec.LadderPosition(i)

@@ -309,7 +309,10 @@ func TestReplacementDue(t *testing.T) {
 		{"shared instance", run(v1.ServerInstanceShared, 3, ""), 3, nil, 0, false},
 		{"unset is shared", run("", 3, ""), 3, nil, 0, false},
 		{"one repetition", run(v1.ServerInstancePerRepetition, 1, ""), 3, nil, 0, false},
-		{"interleaved never", run(v1.ServerInstancePerRepetition, 3, v1.OrderInterleaved), 3, nil, 0, false},
+		// Interleaved steps are numbered round by round, as a sequential target's repetitions.
+		{"interleaved: first step of round 2", run(v1.ServerInstancePerRepetition, 3, v1.OrderInterleaved), 3, nil, 2, true},
+		{"interleaved: round 2 made already", run(v1.ServerInstancePerRepetition, 3, v1.OrderInterleaved), 4, rep(2), 2, false},
+		{"interleaved, shared", run(v1.ServerInstanceShared, 3, v1.OrderInterleaved), 3, nil, 0, false},
 	} {
 		gotRep, got := ReplacementDue(c.run, c.i, c.last)
 		if got != c.want || (got && gotRep != c.wantRep) {

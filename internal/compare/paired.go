@@ -1,0 +1,478 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	moremath "github.com/aclements/go-moremath/stats"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
+)
+
+// TargetPair is one target measured twice inside one run: Base is the target holding the
+// baseline's side, Cand the one holding the candidate's, Name how the comparison reports it (the
+// compared run's name of the target, so that acknowledgements apply as they did there).
+type TargetPair struct {
+	Name, Base, Cand string
+}
+
+// PairedByRound compares, inside one run whose targets come in pairs (a schedule's confirmation
+// run), each pair's candidate side with its baseline side, round by round.
+//
+// Two runs measured on two nights differ by more than their repetitions show: each night has its
+// own server instances and its own machine. A confirmation run measures both sides in the same
+// rounds (interleaved, a new server instance on each side every round), so the log ratio
+// cand/base of one round holds what the two sides share that night and cancels it; what is left
+// varies from round to round, instances included. So:
+//
+//  1. Per cell (a pair at one thread count), the log ratios of the rounds both sides measured,
+//     with a one-sample t test of "the mean log ratio is 0" and an interval at 1 - 2·alpha.
+//  2. Per target, the mean over its cells of each round's log ratios: one number per round, and
+//     the same test over the rounds (a round's cells share its instances, so they are not
+//     independent of each other; the rounds are).
+//  3. Every p-value (targets and cells, throughput and p95) adjusted together by
+//     Benjamini-Hochberg. A target or cell regressed when its adjusted p-value is below alpha and
+//     its ratio is at least the minimum effect in the harmful direction; NoRegression needs every
+//     target's interval to exclude the minimum effect and no cell's interval to lie wholly
+//     beyond it on the harmful side; anything else is Inconclusive.
+//
+// With order Sequential (engines that cannot share a node) round r of one side ran hours from
+// round r of the other: the pairing then cancels nothing, and the test is as valid, only less
+// able to decide. Acknowledged cells are left out as in Compare.
+func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, policy v1.RegressionPolicy, runName, baselineName string) Result {
+	qpsThr, p95Thr, alpha := policy.QPSDropPercentOrDefault(), policy.P95RisePercentOrDefault(), policy.AlphaOrDefault()
+	res := Result{Summary: v1.Comparison{Run: runName, Baseline: baselineName, QPSDropPercent: qpsThr, P95RisePercent: p95Thr, Alpha: alpha}}
+	if c := loadclient.For(run.Spec.Workload); c.Capabilities().Metric.Name != "QPS" {
+		res.Summary.Metric = c.Capabilities().Metric.Name
+	}
+	at := finishedAt(run)
+	conf := 1 - 2*alpha
+	qpsLimit, p95Limit := math.Log(1-qpsThr/100), math.Log(1+p95Thr/100)
+
+	var tests []pairedTest
+	rounds := 0
+	// beyond marks the cells whose interval lies wholly past the minimum effect on the harmful
+	// side: they keep the comparison from NoRegression even when not significant once adjusted.
+	beyond := map[int]bool{}
+	for _, pair := range pairs {
+		base, cand := pairedSteps(run, pair.Base), pairedSteps(run, pair.Cand)
+		var threads []int32
+		for th := range cand {
+			if base[th] != nil {
+				threads = append(threads, th)
+			}
+		}
+		slices.Sort(threads)
+		// Per round, the log ratios of the target's cells no acknowledgement covers.
+		qpsByRound, p95ByRound := map[int32][]float64{}, map[int32][]float64{}
+		qpsCells, p95Cells := 0, 0
+		for _, th := range threads {
+			c, qpsLogs, p95Logs := pairedCell(pair.Name, th, base[th], cand[th])
+			i := len(res.Cells)
+			res.Cells = append(res.Cells, c)
+			rounds = max(rounds, len(qpsLogs))
+			k := cellKey{pair.Name, th}
+			for _, m := range []struct {
+				logs           map[int32]float64
+				metric         v1.AckMetric
+				byRound        map[int32][]float64
+				entered        *int
+				limit          float64
+				higherIsBetter bool
+			}{
+				{qpsLogs, v1.AckQPS, qpsByRound, &qpsCells, qpsLimit, true},
+				{p95Logs, v1.AckP95, p95ByRound, &p95Cells, p95Limit, false},
+			} {
+				if len(m.logs) == 0 {
+					continue
+				}
+				t := pairedT(values(m.logs), conf)
+				// By index: res.Cells grows, so no pointer into it outlives this loop.
+				set := func(q float64, adjusted bool) {
+					c := &res.Cells[i]
+					v := t.verdict(q, alpha, m.limit, m.higherIsBetter)
+					if m.metric == v1.AckQPS {
+						c.QPSP, c.QPSVerdict = round4(t.p), v
+						if adjusted {
+							c.QPSQ = round4(q)
+						}
+					} else {
+						c.P95P, c.P95Verdict = round4(t.p), v
+						if adjusted {
+							c.P95Q = round4(q)
+						}
+					}
+				}
+				// An acknowledged metric keeps its own test's verdict, shown but deciding nothing
+				// (finishCell); the others are judged once adjusted.
+				set(t.p, false)
+				if ackCovers(policy.Acknowledged, k, m.metric, at) {
+					continue
+				}
+				*m.entered++
+				for r, l := range m.logs {
+					m.byRound[r] = append(m.byRound[r], l)
+				}
+				tests = append(tests, pairedTest{p: t.p, apply: func(q float64) {
+					set(q, true)
+					if t.beyond(m.limit, m.higherIsBetter) {
+						beyond[i] = true
+					}
+				}})
+			}
+		}
+		if len(threads) == 0 {
+			continue
+		}
+		tc := v1.TargetChange{Target: pair.Name, Confidence: conf}
+		qps := pairedT(roundMeans(qpsByRound, qpsCells), conf)
+		tc.Cells = int32(qpsCells)
+		notes := []string{fmt.Sprintf("paired by round over %d round(s)", qps.n)}
+		if qpsCells > 0 {
+			tc.QPSRatio, tc.QPSLow, tc.QPSHigh, tc.QPSP = round4(math.Exp(qps.mean)), round4(qps.low()), round4(qps.high()), round4(qps.p)
+			if qps.reason != "" {
+				notes = append(notes, "QPS: "+qps.reason)
+			}
+		}
+		var p95 pairedResult
+		if p95Cells > 0 {
+			p95 = pairedT(roundMeans(p95ByRound, p95Cells), conf)
+			tc.P95Ratio, tc.P95Low, tc.P95High, tc.P95P = round4(math.Exp(p95.mean)), round4(p95.low()), round4(p95.high()), round4(p95.p)
+			if p95.reason != "" {
+				notes = append(notes, "p95: "+p95.reason)
+			}
+		}
+		tc.Note = strings.Join(notes, "; ")
+		res.Targets = append(res.Targets, tc)
+		j := len(res.Targets) - 1
+		switch {
+		case qpsCells == 0:
+		case qps.valid():
+			tests = append(tests, pairedTest{p: qps.p, apply: func(q float64) {
+				res.Targets[j].QPSQ = round4(q)
+				res.Targets[j].QPSVerdict = qps.verdict(q, alpha, qpsLimit, true)
+			}})
+		default:
+			res.Targets[j].QPSVerdict = v1.CellInconclusive
+		}
+		switch {
+		case p95Cells == 0:
+		case p95.valid():
+			tests = append(tests, pairedTest{p: p95.p, apply: func(q float64) {
+				res.Targets[j].P95Q = round4(q)
+				res.Targets[j].P95Verdict = p95.verdict(q, alpha, p95Limit, false)
+			}})
+		default:
+			res.Targets[j].P95Verdict = v1.CellInconclusive
+		}
+	}
+
+	ps := make([]float64, len(tests))
+	for i, t := range tests {
+		ps[i] = t.p
+	}
+	for i, q := range stats.AdjustBH(ps) {
+		tests[i].apply(q)
+	}
+	res.Summary.Tests = int32(len(tests))
+	for i := range res.Cells {
+		finishCell(&res.Cells[i], policy.Acknowledged, at)
+	}
+	for i := range res.Targets {
+		t := &res.Targets[i]
+		switch {
+		case t.QPSVerdict == "" && t.P95Verdict == "":
+			t.Verdict, t.Note = v1.CellNoChange, "every cell is acknowledged"
+		case t.P95Verdict == "":
+			t.Verdict = t.QPSVerdict
+		case t.QPSVerdict == "":
+			t.Verdict = t.P95Verdict
+		default:
+			t.Verdict = combine(t.QPSVerdict, t.P95Verdict)
+		}
+	}
+	pairedSummary(&res, rounds, len(beyond))
+	return res
+}
+
+// pairedSteps are a target's comparable ladder steps by thread count and round (repetition).
+func pairedSteps(run *v1.BenchmarkRun, target string) map[int32]map[int32]v1.StepResult {
+	out := map[int32]map[int32]v1.StepResult{}
+	for _, ts := range run.Status.Targets {
+		if ts.Name != target {
+			continue
+		}
+		for _, s := range ts.Steps {
+			if !cells.Comparable(s) {
+				continue
+			}
+			if out[s.Threads] == nil {
+				out[s.Threads] = map[int32]v1.StepResult{}
+			}
+			out[s.Threads][s.RepetitionOrDefault()] = s
+		}
+	}
+	return out
+}
+
+// pairedCell is one cell of a pair: the medians of each side (for the table), and the log
+// ratios cand/base of the rounds both sides measured, by round, for throughput and p95 (p95
+// only when every such round measured it on both sides).
+func pairedCell(name string, threads int32, base, cand map[int32]v1.StepResult) (Cell, map[int32]float64, map[int32]float64) {
+	qpsLogs, p95Logs := map[int32]float64{}, map[int32]float64{}
+	var bq, cq, bp, cp []float64
+	p95OK := true
+	for r, c := range cand {
+		b, ok := base[r]
+		if !ok {
+			continue
+		}
+		qpsLogs[r] = math.Log(c.Throughput() / b.Throughput())
+		bq, cq = append(bq, b.Throughput()), append(cq, c.Throughput())
+		if b.Latency.P95Ms > 0 && c.Latency.P95Ms > 0 {
+			p95Logs[r] = math.Log(c.Latency.P95Ms / b.Latency.P95Ms)
+			bp, cp = append(bp, b.Latency.P95Ms), append(cp, c.Latency.P95Ms)
+		} else {
+			p95OK = false
+		}
+	}
+	if !p95OK {
+		p95Logs, bp, cp = map[int32]float64{}, nil, nil
+	}
+	bs, cs := stats.Summarize(bq), stats.Summarize(cq)
+	c := v1.CellChange{
+		Target: name, Threads: threads, BaselineN: int32(len(bq)), N: int32(len(cq)),
+		BaselineQPS: bs.Median, QPS: cs.Median,
+		QPSChangePercent: round1((math.Exp(meanOf(values(qpsLogs))) - 1) * 100),
+		BaselineQPSCV:    round1(bs.CV * 100), QPSCV: round1(cs.CV * 100),
+		BaselineQPSSpread: round1(spread(bs)), QPSSpread: round1(spread(cs)),
+		SpreadConfidence: round4(min(bs.CIConfidence, cs.CIConfidence)),
+	}
+	if len(p95Logs) > 0 {
+		c.BaselineP95Ms, c.P95Ms = stats.Summarize(bp).Median, stats.Summarize(cp).Median
+		c.P95ChangePercent = round1((math.Exp(meanOf(values(p95Logs))) - 1) * 100)
+	}
+	return Cell{CellChange: c}, qpsLogs, p95Logs
+}
+
+// values are m's values in the order of its keys (the rounds).
+func values(m map[int32]float64) []float64 {
+	keys := make([]int32, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]float64, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}
+
+// roundMeans are, per round in which all of a target's cells were paired, the mean of their log
+// ratios: a round missing a cell would weigh the others differently, so it is left out.
+func roundMeans(byRound map[int32][]float64, cellCount int) []float64 {
+	rounds := make([]int32, 0, len(byRound))
+	for r, ls := range byRound {
+		if len(ls) == cellCount {
+			rounds = append(rounds, r)
+		}
+	}
+	slices.Sort(rounds)
+	out := make([]float64, len(rounds))
+	for i, r := range rounds {
+		out[i] = meanOf(byRound[r])
+	}
+	return out
+}
+
+func meanOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// pairedResult is a one-sample t test of log ratios: their mean, the interval's half-width at
+// the given confidence (log scale), and the two-sided p-value of "the mean is 0".
+type pairedResult struct {
+	n          int
+	mean, half float64
+	p          float64
+	reason     string
+}
+
+// pairedT tests xs (log ratios, one per round). Fewer than 2 rounds give no interval. Rounds
+// that agree exactly (no spread at all) give a zero-width interval: p 1 when they are all 0,
+// else 0 (every round moved by the same amount).
+func pairedT(xs []float64, conf float64) pairedResult {
+	r := pairedResult{n: len(xs), mean: meanOf(xs), p: 1}
+	if r.n < 2 {
+		r.reason = fmt.Sprintf("%d round(s) measured on both sides: 2 are needed for an interval", r.n)
+		return r
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - r.mean) * (x - r.mean)
+	}
+	se := math.Sqrt(ss/float64(r.n-1)) / math.Sqrt(float64(r.n))
+	if se == 0 {
+		if r.mean != 0 {
+			r.p = 0
+		}
+		return r
+	}
+	df := float64(r.n - 1)
+	r.half = stats.TQuantile(df, 1-(1-conf)/2) * se
+	r.p = 2 * (1 - moremath.TDist{V: df}.CDF(math.Abs(r.mean)/se))
+	return r
+}
+
+func (r pairedResult) valid() bool { return r.n >= 2 }
+
+// low and high bound the ratio's interval; 0 when there is none.
+func (r pairedResult) low() float64 {
+	if !r.valid() {
+		return 0
+	}
+	return math.Exp(r.mean - r.half)
+}
+
+func (r pairedResult) high() float64 {
+	if !r.valid() {
+		return 0
+	}
+	return math.Exp(r.mean + r.half)
+}
+
+// verdict judges the mean log ratio against limit, the log of the minimum effect's ratio (below
+// 0 for a throughput drop, above 0 for a latency rise), with q its adjusted p-value: significant
+// and at least the minimum effect is Regressed (harmful) or Improved; an interval inside the
+// minimum effect on the harmful side is NoChange; anything else is Inconclusive.
+func (r pairedResult) verdict(q, alpha, limit float64, higherIsBetter bool) v1.CellVerdict {
+	if !r.valid() {
+		return v1.CellInconclusive
+	}
+	harmful := (r.mean < 0) == higherIsBetter
+	big := math.Abs(r.mean) >= math.Abs(limit)
+	switch {
+	case q < alpha && big && harmful:
+		return v1.CellRegressed
+	case q < alpha && big:
+		return v1.CellImproved
+	case higherIsBetter && r.mean-r.half > limit:
+		return v1.CellNoChange
+	case !higherIsBetter && r.mean+r.half < limit:
+		return v1.CellNoChange
+	default:
+		return v1.CellInconclusive
+	}
+}
+
+// beyond says whether the whole interval lies past the minimum effect on the harmful side.
+func (r pairedResult) beyond(limit float64, higherIsBetter bool) bool {
+	if !r.valid() {
+		return false
+	}
+	if higherIsBetter {
+		return r.mean+r.half < limit
+	}
+	return r.mean-r.half > limit
+}
+
+// pairedTest is one p-value of a paired comparison and what to do with its adjusted value.
+type pairedTest struct {
+	p     float64
+	apply func(q float64)
+}
+
+// pairedSummary counts the cells and decides the verdict of a paired comparison: Regressed when
+// a target or cell regressed; Inconclusive when a target could not rule out the minimum effect,
+// or a cell's interval lies wholly beyond it on the harmful side without reaching significance
+// once adjusted (beyond counts those); else NoRegression.
+func pairedSummary(res *Result, rounds, beyond int) {
+	s := &res.Summary
+	s.ComparedCells = int32(len(res.Cells))
+	var regressed []v1.CellChange
+	for _, c := range res.Cells {
+		switch {
+		case c.Acknowledged:
+			s.AcknowledgedCells++
+		case c.Verdict == v1.CellRegressed:
+			regressed = append(regressed, c.CellChange)
+		case c.Verdict == v1.CellImproved:
+			s.ImprovedCells++
+		case c.Verdict == v1.CellNoChange:
+			s.NoChangeCells++
+		default:
+			s.InconclusiveCells++
+		}
+	}
+	s.RegressedCells = int32(len(regressed))
+	sort.SliceStable(regressed, func(i, j int) bool {
+		return severity(regressed[i], s.QPSDropPercent, s.P95RisePercent) > severity(regressed[j], s.QPSDropPercent, s.P95RisePercent)
+	})
+	if len(regressed) > MaxWorst {
+		regressed = regressed[:MaxWorst]
+	}
+	s.Worst = regressed
+	s.Targets = res.Targets
+
+	var regressedTargets, openTargets []string
+	for _, t := range res.Targets {
+		switch t.Verdict {
+		case v1.CellRegressed:
+			regressedTargets = append(regressedTargets, DescribeTarget(s.Metric, t))
+		case v1.CellInconclusive:
+			openTargets = append(openTargets, DescribeTarget(s.Metric, t))
+		}
+	}
+	rule := fmt.Sprintf("paired by round over %d round(s), alpha %g over %d tests (Benjamini-Hochberg), minimum effect %s -%s%%, p95 +%s%%",
+		rounds, s.Alpha, s.Tests, metricName(s.Metric), pct(s.QPSDropPercent), pct(s.P95RisePercent))
+	counts := fmt.Sprintf("cells: %d regressed, %d improved, %d unchanged, %d inconclusive", s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells)
+	if s.AcknowledgedCells > 0 {
+		counts += fmt.Sprintf(", %d acknowledged", s.AcknowledgedCells)
+	}
+	switch {
+	case len(res.Cells) == 0:
+		s.Verdict = v1.VerdictNoBaseline
+		s.Message = fmt.Sprintf("no cell measured on both sides against %s", s.Baseline)
+	case len(regressedTargets) > 0 || s.RegressedCells > 0:
+		s.Verdict = v1.VerdictRegressed
+		var what []string
+		if len(regressedTargets) > 0 {
+			what = append(what, "targets: "+strings.Join(regressedTargets, "; "))
+		}
+		if len(regressed) > 0 {
+			worst := make([]string, 0, len(regressed))
+			for _, c := range regressed {
+				worst = append(worst, Describe(s.Metric, c))
+			}
+			what = append(what, "worst cells: "+strings.Join(worst, "; "))
+		}
+		s.Message = fmt.Sprintf("regressed against %s (%s; %s); %s", s.Baseline, rule, counts, strings.Join(what, "; "))
+	case len(openTargets) > 0 || beyond > 0:
+		s.Verdict = v1.VerdictInconclusive
+		var why []string
+		if len(openTargets) > 0 {
+			why = append(why, "a drop of the minimum effect cannot be ruled out for "+strings.Join(openTargets, "; "))
+		}
+		if beyond > 0 {
+			why = append(why, fmt.Sprintf("%d cell(s) lie wholly beyond the minimum effect without being significant over all tests", beyond))
+		}
+		s.Message = fmt.Sprintf("nothing regressed against %s, but %s (%s; %s)", s.Baseline, strings.Join(why, ", and "), rule, counts)
+	default:
+		s.Verdict = v1.VerdictNoRegression
+		s.Message = fmt.Sprintf("no regression against %s: every target's interval rules out the minimum effect (%s; %s)", s.Baseline, rule, counts)
+	}
+}
