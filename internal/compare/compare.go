@@ -221,6 +221,12 @@ func CompareWith(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy, opt
 					f.abs = newEst(d, within, wdf, 2*f.sigmaAbs*f.sigmaAbs)
 				}
 			}
+			f.own = make([]est, len(f.logs))
+			for j, l := range f.logs {
+				if l.ok {
+					f.own[j] = newEst(l.d, l.v, l.df, 2*f.sigmaAbs*f.sigmaAbs)
+				}
+			}
 			// Each cell against the target's other cells: shifts of the whole target cancel.
 			f.shape = make([]est, len(f.logs))
 			if len(f.logs) >= 2 {

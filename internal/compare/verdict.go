@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"slices"
 
 	moremath "github.com/aclements/go-moremath/stats"
 
@@ -145,11 +146,18 @@ type family struct {
 	rel    est
 	// shape are the cells' changes against the target's other cells, in cells' order.
 	shape []est
+	// own are the cells' changes against the baseline with the between-run allowance.
+	own []est
 	// p is the family's p-value (Bonferroni over its components), decisive the component with
 	// the smallest p ("abs", "rel" or "cells"), q the p adjusted over all families.
 	p        float64
 	decisive string
 	q        float64
+	// comps is how many components p combines; threshold is the adjusted level the family's p
+	// had to reach (alpha·R/M in Benjamini-Hochberg), which a component alone must reach too,
+	// times comps, to decide the target's level.
+	comps     int
+	threshold float64
 	// allowance: the between-run variance of one run's level allowed for in abs (sigmaAbs²)
 	// and per target in rel and shape (sigmaTarget²), with the source.
 	sigmaAbs, sigmaTarget float64
@@ -280,6 +288,7 @@ func judgeFamilies(res *Result, fams []*family, alpha float64) int {
 				f.p, f.decisive = p, name
 			}
 		}
+		f.comps = len(comps)
 		f.p = math.Min(1, f.p*float64(len(comps)))
 		ps[i] = f.p
 	}
@@ -292,6 +301,9 @@ func judgeFamilies(res *Result, fams []*family, alpha float64) int {
 		}
 	}
 	conf := 1 - 2*alpha
+	for _, f := range fams {
+		f.threshold = alpha * float64(max(rejected, 1)) / float64(len(fams))
+	}
 	for _, f := range fams {
 		t := &res.Targets[f.target]
 		verdict := familyVerdict(f, alpha, conf)
@@ -318,16 +330,25 @@ func judgeFamilies(res *Result, fams []*family, alpha float64) int {
 				t.P95Low, t.P95High = round4(lo), round4(hi)
 			}
 		}
-		// Level 2: the cells of a rejected family, adjusted over that family's cells.
+		// Level 2: the cells of a rejected family, adjusted over that family's cells. A cell's
+		// p-value is the Bonferroni combination of its change against the baseline (with the
+		// allowance) and against the target's other cells (without: shifts cancel).
 		var idx []int
 		var cellP []float64
-		for j, s := range f.shape {
-			if s.ok {
+		byShape := make([]bool, len(f.cells))
+		for j := range f.cells {
+			own, shape := f.own[j], f.shape[j]
+			switch {
+			case own.ok && shape.ok:
 				idx = append(idx, j)
-				cellP = append(cellP, s.p)
+				cellP = append(cellP, math.Min(1, 2*math.Min(own.p, shape.p)))
+				byShape[j] = shape.p < own.p
+			case own.ok:
+				idx = append(idx, j)
+				cellP = append(cellP, own.p)
 			}
 		}
-		qs := make([]float64, len(f.shape))
+		qs := make([]float64, len(f.cells))
 		for j := range qs {
 			qs[j] = 1
 		}
@@ -338,7 +359,11 @@ func judgeFamilies(res *Result, fams []*family, alpha float64) int {
 			}
 		}
 		for j, ci := range f.cells {
-			setCell(&res.Cells[ci], f, j, qs[j], verdict, alpha, conf)
+			p := 1.0
+			if n := slices.Index(idx, j); n >= 0 {
+				p = cellP[n]
+			}
+			setCell(&res.Cells[ci], f, j, p, qs[j], byShape[j], alpha, conf)
 		}
 	}
 	return tests
@@ -355,12 +380,14 @@ func familyVerdict(f *family, alpha, conf float64) v1.CellVerdict {
 	}
 	change := math.Exp(f.abs.d) - 1
 	harmful := (change < 0) == f.m.higher
+	decides := func(e est) bool { return e.ok && e.p*float64(f.comps) <= f.threshold }
 	big := math.Abs(change) >= f.m.minEffect
-	if f.decisive == "rel" {
+	byRel := false
+	if decides(f.rel) {
 		rc := math.Exp(f.rel.d) - 1
-		big = big && math.Abs(rc) >= f.m.minEffect && (rc < 0) == (change < 0)
+		byRel = math.Abs(rc) >= f.m.minEffect && (rc < 0) == (change < 0)
 	}
-	if f.q < alpha && big && (f.decisive == "abs" || f.decisive == "rel") {
+	if f.q < alpha && big && (decides(f.abs) || byRel) {
 		if harmful {
 			return v1.CellRegressed
 		}
@@ -373,35 +400,33 @@ func familyVerdict(f *family, alpha, conf float64) v1.CellVerdict {
 	return v1.CellInconclusive
 }
 
-// setCell records one metric of a cell: the p-value of its change against the target's other
-// cells, q adjusted at level 2 (1 when its family was not rejected), and its verdict.
-func setCell(c *Cell, f *family, j int, q float64, familyV v1.CellVerdict, alpha, conf float64) {
+// setCell records one metric of a cell: its level-2 p-value, q adjusted at level 2 (1 when its
+// family was not rejected), and its verdict: Regressed (Improved) when q < alpha and the cell
+// moved by at least the minimum effect (against the other cells too, when that test decided);
+// NoChange when its interval with the allowance rules the minimum effect out; else Inconclusive.
+func setCell(c *Cell, f *family, j int, p, q float64, byShape bool, alpha, conf float64) {
 	l := f.logs[j]
-	s := f.shape[j]
 	var verdict v1.CellVerdict
-	var p float64
 	switch {
 	case !l.ok:
 		verdict, p, q = v1.CellInconclusive, 1, 1
 		c.setNeeded(f.m.ack, minTestRepetitions)
-	case !s.ok:
-		// A target of one thread count: its level is the cell.
-		verdict, p, q = familyV, f.abs.p, f.q
 	default:
-		p = s.p
 		change := math.Exp(l.d) - 1
-		vsOthers := math.Exp(s.d) - 1
 		harmful := (change < 0) == f.m.higher
-		if q < alpha && math.Abs(change) >= f.m.minEffect && math.Abs(vsOthers) >= f.m.minEffect && (change < 0) == (vsOthers < 0) {
+		big := math.Abs(change) >= f.m.minEffect
+		if byShape {
+			vsOthers := math.Exp(f.shape[j].d) - 1
+			big = big && math.Abs(vsOthers) >= f.m.minEffect && (change < 0) == (vsOthers < 0)
+		}
+		if q < alpha && big {
 			verdict = v1.CellImproved
 			if harmful {
 				verdict = v1.CellRegressed
 			}
 			break
 		}
-		// The cell's own interval with the allowance for the run's level.
-		e := newEst(l.d, l.v, l.df, 2*f.sigmaAbs*f.sigmaAbs)
-		lo, hi := e.interval(conf)
+		lo, hi := f.own[j].interval(conf)
 		if 1-f.m.minEffect < lo && hi < 1+f.m.minEffect {
 			verdict = v1.CellNoChange
 		} else {
