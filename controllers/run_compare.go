@@ -52,7 +52,11 @@ func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *tr
 	if err != nil {
 		return err
 	}
-	res := compare.Compare(run, baseline, sched.Spec.Regression)
+	hist, err := r.history(ctx, sched, run)
+	if err != nil {
+		return err
+	}
+	res := compare.CompareWith(run, baseline, sched.Spec.Regression, compare.Options{History: hist})
 	if note != "" {
 		res.Summary.Message = note
 	}
@@ -211,6 +215,37 @@ func (r *BenchmarkRunReconciler) baseline(ctx context.Context, sched *v1.Benchma
 	return newest, "", nil
 }
 
+// history are the schedule's successful runs before run (its between-run noise, see
+// compare.Options).
+func (r *BenchmarkRunReconciler) history(ctx context.Context, sched *v1.BenchmarkSchedule, run *v1.BenchmarkRun) ([]*v1.BenchmarkRun, error) {
+	list := &v1.BenchmarkRunList{}
+	if err := r.List(ctx, list, client.InNamespace(sched.Namespace), client.MatchingLabels{v1.LabelSchedule: sched.Name}); err != nil {
+		return nil, fmt.Errorf("list runs of schedule %s: %w", sched.Name, err)
+	}
+	runs := make([]*v1.BenchmarkRun, 0, len(list.Items))
+	for i := range list.Items {
+		runs = append(runs, &list.Items[i])
+	}
+	return historyOf(sched, run, runs), nil
+}
+
+// historyOf are the runs of runs that the schedule controls, that succeeded before run with
+// run's client: the nights whose spread a comparison of run may take as its between-run noise.
+func historyOf(sched *v1.BenchmarkSchedule, run *v1.BenchmarkRun, runs []*v1.BenchmarkRun) []*v1.BenchmarkRun {
+	at := scheduledTime(run)
+	var out []*v1.BenchmarkRun
+	for _, other := range runs {
+		if other.Name == run.Name || other.Status.Phase != v1.RunSucceeded || !metav1.IsControlledBy(other, sched) ||
+			other.Labels[v1.LabelConfirms] != "" ||
+			loadclient.For(other.Spec.Workload).Name() != loadclient.For(run.Spec.Workload).Name() ||
+			scheduledTime(other).After(at) {
+			continue
+		}
+		out = append(out, other)
+	}
+	return out
+}
+
 // comparisonMarkdown is comparison.md for the comparison in run's status: the full table when
 // its baseline can still be read, else the summary alone (the baseline was deleted since).
 func (r *BenchmarkRunReconciler) comparisonMarkdown(ctx context.Context, run *v1.BenchmarkRun) string {
@@ -219,7 +254,8 @@ func (r *BenchmarkRunReconciler) comparisonMarkdown(ctx context.Context, run *v1
 		baseline := &v1.BenchmarkRun{}
 		if sched, err := r.schedule(ctx, run); err == nil && sched != nil &&
 			r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: summary.Baseline}, baseline) == nil {
-			res := compare.Compare(run, baseline, sched.Spec.Regression)
+			hist, _ := r.history(ctx, sched, run) // without it the verdict may differ: then the summary alone
+			res := compare.CompareWith(run, baseline, sched.Spec.Regression, compare.Options{History: hist})
 			if res.Summary.Verdict == summary.Verdict && res.Summary.RegressedCells == summary.RegressedCells {
 				res.Summary = summary
 				md := compare.Markdown(res)

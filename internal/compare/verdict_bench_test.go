@@ -206,7 +206,6 @@ var shiftCases = []struct {
 		policy: v1.RegressionPolicy{RunToRunCVPercent: ptrTo(0.0)}}, v1.VerdictRegressed, 0.80, false},
 }
 
-
 // TestVerdictRates holds the verdict to its error rates over pairs of runs that differ by more
 // than their repetitions' noise. Seeded: the same pairs every time, so a change of the verdict
 // that misses a rate fails here rather than at random.
