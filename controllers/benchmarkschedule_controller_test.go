@@ -78,7 +78,7 @@ func nightly(ns, name, cron string) *v1.BenchmarkSchedule {
 	return &v1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: v1.BenchmarkScheduleSpec{
-			Schedule:   cron,
+			Schedule: cron,
 			// The fake runs differ by their repetitions' jitter only: no between-run allowance,
 			// so the thresholds decide (compare's tests cover the allowance).
 			Regression: v1.RegressionPolicy{Confirm: v1.ConfirmPolicy{Enabled: ptr.To(false)}, RunToRunCVPercent: ptr.To(0.0)},
