@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+
+	moremath "github.com/aclements/go-moremath/stats"
 )
 
 // CPOptions configures ChangePoint. The zero value is usable.
@@ -173,10 +175,10 @@ func energyTest(series []float64, minSeg, perms, stopAfter int, seed uint64) (id
 }
 
 // PooledPhi estimates the lag-1 autocorrelation shared by several series of the same nights
-// (a schedule's cells). Each series' residuals around a line plus a step (a jump at the one
-// split, at least minSegment points from either end and counted from the newest night, that fits
-// all series best together), scaled to the same weight, are pooled into one raw lag-1
-// correlation; that raw value is badly biased low for
+// (a schedule's cells). Each series' residuals around its line (plus a step, when a jump at one
+// split shared by all series, at least minSegment points from either end and counted from the
+// newest night, fits them clearly better: see rawLag1), scaled to the same weight, are pooled
+// into one raw lag-1 correlation; that raw value is badly biased low for
 // 10-30 nights (the fit absorbs much of an autocorrelated wander), so it is inverted by
 // simulation: the φ in [0, 0.9] whose AR(1) series of the same length and number, put through the same fit,
 // give the same raw value on average (indirect inference, with a fixed seed so the answer is
@@ -252,18 +254,29 @@ func rawLag1Grid(n, k, minSeg int) []float64 {
 	return g
 }
 
-// rawLag1 is the pooled lag-1 correlation of the series' residuals around their lines with a
-// step at the split (counted from the newest point) that fits all of them best together: a
-// shift of many series on one night is removed, while one split for all cannot follow each
-// series' own wander.
+// rawLag1 is the pooled lag-1 correlation of the series' residuals around their lines, or, when
+// a step at one split (counted from the newest point) shared by all series fits them clearly
+// better, around their lines with that step: a shift of many series on one night is removed,
+// while nights that merely wander rarely pass the bar (and the simulation behind the inversion
+// applies the same bar, so its choices are accounted for).
 func rawLag1(series [][]float64, minSeg int) (float64, bool) {
 	shortest := len(series[0])
+	points := 0
 	for _, xs := range series {
 		shortest = min(shortest, len(xs))
+		points += len(xs)
 	}
-	var best [][]float64
-	bestSS := math.Inf(1)
+	best := make([][]float64, len(series))
+	var lineSS float64
+	for i, xs := range series {
+		best[i] = detrend(xs)
+		lineSS += sumSquares(best[i])
+	}
+	var step [][]float64
+	stepSS := math.Inf(1)
+	splits := 0
 	for last := minSeg; last <= shortest-minSeg; last++ {
+		splits++
 		var all [][]float64
 		var ss float64
 		for _, xs := range series {
@@ -274,14 +287,12 @@ func rawLag1(series [][]float64, minSeg int) (float64, bool) {
 			all = append(all, r)
 			ss += sumSquares(r)
 		}
-		if ss < bestSS {
-			best, bestSS = all, ss
+		if ss < stepSS {
+			step, stepSS = all, ss
 		}
 	}
-	if best == nil {
-		for _, xs := range series {
-			best = append(best, detrend(xs))
-		}
+	if step != nil && stepIsClear(lineSS, stepSS, len(series), points, splits) {
+		best = step
 	}
 	var num, den float64
 	for _, res := range best {
@@ -303,6 +314,22 @@ func rawLag1(series [][]float64, minSeg int) (float64, bool) {
 		return 0, false
 	}
 	return num / den, true
+}
+
+// stepIsClear says whether a step in each of k series at the best of splits common splits
+// reduces the residual sum of squares of their lines (lineSS) to stepSS by more than white
+// nights would, at a 0.1 % level after Bonferroni over the splits: the F statistic of the k
+// step coefficients, taken as k·F ~ χ²(k) with the Wilson-Hilferty normal approximation. The
+// level only decides how often a step is removed; PooledPhi's calibration applies the same rule.
+func stepIsClear(lineSS, stepSS float64, k, points, splits int) bool {
+	dfRes := points - 3*k
+	if dfRes <= 0 || stepSS <= 0 || lineSS <= stepSS {
+		return lineSS > stepSS && stepSS == 0
+	}
+	chi := (lineSS - stepSS) / (stepSS / float64(dfRes))
+	kf := float64(k)
+	z := (math.Cbrt(chi/kf) - (1 - 2/(9*kf))) / math.Sqrt(2/(9*kf))
+	return z > moremath.StdNormal.InvCDF(1-0.001/float64(splits))
 }
 
 // expectedRawLag1 is rawLag1's mean over simulated groups of k AR(1) series of length n with
