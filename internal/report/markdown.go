@@ -13,8 +13,8 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
-	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 

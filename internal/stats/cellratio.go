@@ -99,4 +99,3 @@ func meanVar(xs []float64) (float64, float64) {
 	}
 	return m, ss / float64(len(xs)-1)
 }
-
