@@ -224,6 +224,17 @@ func TestVerdictRates(t *testing.T) {
 	}
 }
 
+// tradeOffCases show what the allowance costs where nothing vouches for a target: no measured
+// instances, or no other target to compare with (printed by BenchmarkVerdictShifts, not bounds).
+var tradeOffCases = []simCase{
+	{name: "target-0 -10 %, CV 5 %, one instance per target", targets: 2, threads: 8, cv: 0.05, factor: dropTarget0(0.10)},
+	{name: "target-0 -10 %, CV 5 %, a single target", targets: 1, threads: 8, cv: 0.05, instances: true, factor: dropTarget0(0.10)},
+	{name: "target-0 -20 %, CV 5 %, a single target", targets: 1, threads: 8, cv: 0.05, instances: true, factor: dropTarget0(0.20)},
+	{name: "both targets -10 %, CV 5 %", targets: 2, threads: 8, cv: 0.05, instances: true, factor: func(int, int) float64 { return 0.9 }},
+	{name: "A/A, CV 5 %, runToRunCVPercent 0, run shift 3 %", targets: 2, threads: 8, cv: 0.05, runShift: 0.03, instances: true,
+		policy: v1.RegressionPolicy{RunToRunCVPercent: ptrTo(0.0)}},
+}
+
 // BenchmarkVerdictShifts prints the rates TestVerdictRates asserts.
 func BenchmarkVerdictShifts(b *testing.B) {
 	var table strings.Builder
@@ -243,6 +254,11 @@ func BenchmarkVerdictShifts(b *testing.B) {
 		}
 		fmt.Fprintf(&table, "%-62s %10.3f %13.3f %13.3f   %s\n", c.name, rates[v1.VerdictRegressed], rates[v1.VerdictNoRegression],
 			rates[v1.VerdictInconclusive], bound)
+	}
+	for i, c := range tradeOffCases {
+		rates := c.rates(uint64(2000+i), verdictPairs, 5)
+		fmt.Fprintf(&table, "%-62s %10.3f %13.3f %13.3f   %s\n", c.name, rates[v1.VerdictRegressed], rates[v1.VerdictNoRegression],
+			rates[v1.VerdictInconclusive], "(trade-off)")
 	}
 	fmt.Print("\n" + table.String())
 }
