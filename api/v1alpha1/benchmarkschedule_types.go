@@ -597,6 +597,10 @@ type TargetChange struct {
 	// instances and the comparison with the other targets needs no allowance for it.
 	// +optional
 	InstancesMeasured bool `json:"instancesMeasured,omitempty"`
+	// InstanceCVPercent is, when InstancesMeasured, the spread between server instances measured
+	// inside the two runs: the CV of the target's QPS repetitions, pooled over its cells.
+	// +optional
+	InstanceCVPercent float64 `json:"instanceCVPercent,omitempty"`
 	// MinDetectablePercent is about the smallest QPS drop, in percent, this comparison would
 	// find in 4 of 5 pairs of runs with the same noise: above the policy's qpsDropPercent the
 	// setup is too noisy to judge a drop of that size.

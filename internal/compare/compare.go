@@ -187,6 +187,9 @@ func CompareWith(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy, opt
 			}
 			f.ratio = stats.Ratio(pairs, stats.RatioOptions{Confidence: conf})
 			f.instances = instancesMeasured(run, name) && instancesMeasured(baseline, name)
+			if f.instances && m.ack == v1.AckQPS {
+				res.Targets[ti].InstanceCVPercent = round1(100 * pooledCV(pairs))
+			}
 			// Per target: what differs between two server instances, unless the repetitions
 			// saw it; in common: what differs between two nights, unless both sides are one run.
 			f.sigmaTarget = policySigma
@@ -372,6 +375,26 @@ func CompareWith(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy, opt
 	return res
 }
 
+// pooledCV is the coefficient of variation of the repetitions of both sides of every pair,
+// pooled (the log standard deviation, weighted by degrees of freedom).
+func pooledCV(pairs []stats.Pair) float64 {
+	var ss, df float64
+	for _, p := range pairs {
+		for _, xs := range [][]float64{positiveValues(p.Base), positiveValues(p.Cur)} {
+			if len(xs) < 2 {
+				continue
+			}
+			_, v := logMeanVar(xs)
+			ss += v * float64(len(xs)-1)
+			df += float64(len(xs) - 1)
+		}
+	}
+	if df == 0 {
+		return 0
+	}
+	return math.Sqrt(math.Expm1(ss / df))
+}
+
 // familyVerdictOf is a target's verdict in one metric.
 func familyVerdictOf(t v1.TargetChange, m v1.AckMetric) v1.CellVerdict {
 	if m == v1.AckQPS {
@@ -433,7 +456,8 @@ func runToRunNote(t v1.TargetChange) string {
 		return ""
 	}
 	if t.InstancesMeasured {
-		s += "; every repetition on its own server instance, so the comparison with the other targets allows nothing more"
+		s += fmt.Sprintf("; every repetition on its own server instance (their CV %s %%, the spread between instances "+
+			"included), so the comparison with the other targets allows nothing more", pct(t.InstanceCVPercent))
 	}
 	if t.RepetitionsCannotDecide {
 		s += "; more repetitions cannot decide: the run-to-run allowance alone is wider than the minimum effect"

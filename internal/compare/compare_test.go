@@ -823,6 +823,7 @@ func TestCompareRunToRun(t *testing.T) {
 	oneSlow := append(scaled(cells[:3], 0.92), cells[3:]...)
 	s = Compare(withInstances(mkRun("run-2", oneSlow...)), withInstances(mkRun("run-1", cells...)), v1.RegressionPolicy{}).Summary
 	if s.Verdict != v1.VerdictRegressed || s.Targets[0].Verdict != v1.CellRegressed || !s.Targets[0].InstancesMeasured ||
+		s.Targets[0].InstanceCVPercent < 0.2 || s.Targets[0].InstanceCVPercent > 0.4 ||
 		s.Targets[0].QPSVsOthers > 0.93 || s.Targets[1].Verdict == v1.CellRegressed {
 		t.Errorf("one target 8 %% slower, instances measured: %+v", s)
 	}

@@ -122,7 +122,7 @@ func NoiseTable(s v1.Comparison) string {
 		}
 		inst := "no (one per target)"
 		if t.InstancesMeasured {
-			inst = "yes: in the repetitions' spread"
+			inst = fmt.Sprintf("yes: CV %s %% between instances, in the repetitions' spread", pct(t.InstanceCVPercent))
 		}
 		mde := "-"
 		if t.MinDetectablePercent > 0 {
