@@ -122,7 +122,7 @@ func NoiseTable(s v1.Comparison) string {
 		}
 		inst := "no (one per target)"
 		if t.InstancesMeasured {
-			inst = fmt.Sprintf("yes: CV %s %% between instances, in the repetitions' spread", pct(t.InstanceCVPercent))
+			inst = fmt.Sprintf("yes: the repetitions' CV %s %% includes them", pct(t.InstanceCVPercent))
 		}
 		mde := "-"
 		if t.MinDetectablePercent > 0 {

@@ -315,7 +315,7 @@ func noiseLines(s v1.Comparison) []string {
 		}
 		line := fmt.Sprintf("  %s: run-to-run CV %s %% (%s)", t.Target, strconv.FormatFloat(t.RunToRunCVPercent, 'f', -1, 64), t.RunToRunSource)
 		if t.InstancesMeasured {
-			line += fmt.Sprintf(", every repetition on its own server instance (CV %s %% between instances)", strconv.FormatFloat(t.InstanceCVPercent, 'f', -1, 64))
+			line += fmt.Sprintf(", every repetition on its own server instance (their CV %s %%, instances included)", strconv.FormatFloat(t.InstanceCVPercent, 'f', -1, 64))
 		}
 		if t.QPSVsOthersHigh > 0 {
 			line += "; vs the other targets " + compare.GeomeanChange(t.QPSVsOthers, t.QPSVsOthersLow, t.QPSVsOthersHigh, t.QPSVsOthersP, 0, s.Alpha)
