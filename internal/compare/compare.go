@@ -204,7 +204,10 @@ func CompareWith(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy, opt
 			if f.ratio.Valid() {
 				within, wdf = f.ratio.LogSE*f.ratio.LogSE, f.ratio.DF
 			}
-			if f.ratio.Cells > 0 && (f.ratio.Valid() || f.sigmaAbs > 0) {
+			// Without an interval of its own (single repetitions of 1-2 thread counts) a target
+			// is judged only when the history measured whole nights: an allowance for the
+			// night alone would pass the repetitions' unknown noise for none.
+			if f.ratio.Cells > 0 && f.ratio.Ratio > 0 {
 				d := math.Log(f.ratio.Ratio)
 				if hl := historyLevels(histLevels, keys); len(hl) >= MinHistoryRuns {
 					// The nights' own spread: a difference of two nights' levels has twice the
@@ -217,10 +220,7 @@ func CompareWith(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy, opt
 						f.abs = newEst(d, within, wdf, 0)
 					}
 					f.abs.within, f.abs.added = within, math.Max(0, 2*vh-within)
-				} else if f.ratio.Valid() || f.sigmaAbs > 0 {
-					if !f.ratio.Valid() {
-						wdf = math.Inf(1)
-					}
+				} else if f.ratio.Valid() {
 					f.abs = newEst(d, within, wdf, 2*f.sigmaAbs*f.sigmaAbs)
 				}
 			}
