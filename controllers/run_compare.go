@@ -226,24 +226,7 @@ func (r *BenchmarkRunReconciler) history(ctx context.Context, sched *v1.Benchmar
 	for i := range list.Items {
 		runs = append(runs, &list.Items[i])
 	}
-	return historyOf(sched, run, runs), nil
-}
-
-// historyOf are the runs of runs that the schedule controls, that succeeded before run with
-// run's client: the nights whose spread a comparison of run may take as its between-run noise.
-func historyOf(sched *v1.BenchmarkSchedule, run *v1.BenchmarkRun, runs []*v1.BenchmarkRun) []*v1.BenchmarkRun {
-	at := scheduledTime(run)
-	var out []*v1.BenchmarkRun
-	for _, other := range runs {
-		if other.Name == run.Name || other.Status.Phase != v1.RunSucceeded || !metav1.IsControlledBy(other, sched) ||
-			other.Labels[v1.LabelConfirms] != "" ||
-			loadclient.For(other.Spec.Workload).Name() != loadclient.For(run.Spec.Workload).Name() ||
-			scheduledTime(other).After(at) {
-			continue
-		}
-		out = append(out, other)
-	}
-	return out
+	return compare.HistoryOf(run, runs), nil
 }
 
 // comparisonMarkdown is comparison.md for the comparison in run's status: the full table when

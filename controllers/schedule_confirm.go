@@ -443,7 +443,7 @@ func (r *BenchmarkScheduleReconciler) buildConfirmation(ctx context.Context, sch
 		return nil, nil, "", fmt.Errorf("get baseline %s: %w", rec.Baseline, err)
 	}
 	// The comparison the run recorded, with the same history, so the same cells are flagged.
-	res := compare.CompareWith(run, baseline, sched.Spec.Regression, compare.Options{History: historyOf(sched, run, children)})
+	res := compare.CompareWith(run, baseline, sched.Spec.Regression, compare.Options{History: compare.HistoryOf(run, children)})
 	conf, cells, berr := confirmationRun(sched, run, baseline, res, rec.StartTime.Time)
 	if berr != nil {
 		return nil, nil, berr.Error(), nil

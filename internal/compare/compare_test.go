@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
@@ -879,5 +880,39 @@ func TestCompareNoNoRegressionOverABadCell(t *testing.T) {
 	}
 	if s.Verdict == v1.VerdictInconclusive && !strings.Contains(s.Message, "a at 8 threads") {
 		t.Errorf("Message does not name the cell: %q", s.Message)
+	}
+}
+
+func TestHistoryOf(t *testing.T) {
+	owner := func(uid string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{Kind: "BenchmarkSchedule", Name: "nightly", UID: types.UID(uid), Controller: ptrTo(true)}}
+	}
+	mk := func(name, uid string, hour int, phase v1.RunPhase, labels map[string]string) *v1.BenchmarkRun {
+		r := mkRun(name, meas{"a", 1, 1000, 5})
+		r.OwnerReferences = owner(uid)
+		r.Labels = labels
+		r.Annotations = map[string]string{v1.AnnotationScheduledTime: time.Date(2026, 11, 1, hour, 0, 0, 0, time.UTC).Format(time.RFC3339)}
+		r.Status.Phase = phase
+		return r
+	}
+	run := mk("n-5", "s", 5, v1.RunSucceeded, nil)
+	runs := []*v1.BenchmarkRun{
+		mk("n-1", "s", 1, v1.RunSucceeded, nil),
+		mk("n-2", "s", 2, v1.RunFailed, nil),
+		mk("n-3", "other", 3, v1.RunSucceeded, nil),
+		mk("c-4", "s", 4, v1.RunSucceeded, map[string]string{v1.LabelConfirms: "n-3"}),
+		mk("n-4", "s", 4, v1.RunSucceeded, nil),
+		run,
+		mk("n-6", "s", 6, v1.RunSucceeded, nil),
+	}
+	var names []string
+	for _, r := range HistoryOf(run, runs) {
+		names = append(names, r.Name)
+	}
+	if strings.Join(names, ",") != "n-1,n-4" {
+		t.Errorf("HistoryOf = %v, want the schedule's earlier successful runs n-1, n-4", names)
+	}
+	if got := HistoryOf(mkRun("alone"), runs); got != nil {
+		t.Errorf("a run no schedule controls has a history: %v", got)
 	}
 }

@@ -3,11 +3,14 @@ package compare
 import (
 	"math"
 	"slices"
+	"time"
 
 	moremath "github.com/aclements/go-moremath/stats"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 )
 
@@ -522,4 +525,36 @@ func neededRepetitions(f *family, alpha float64) (int32, bool) {
 	}
 	n := int32(math.Ceil(float64(f.reps) * f.abs.within / room))
 	return min(max(n, f.reps+1), 10), true
+}
+
+// HistoryOf are the runs of runs that the schedule controlling run also controls and that
+// succeeded, with run's client, scheduled no later than run (its scheduled-time annotation, else
+// its creation): the nights whose spread CompareWith may take as run's between-run noise.
+// Confirmation runs are not nights of the schedule. None when no schedule controls run.
+func HistoryOf(run *v1.BenchmarkRun, runs []*v1.BenchmarkRun) []*v1.BenchmarkRun {
+	owner := metav1.GetControllerOf(run)
+	if owner == nil || owner.Kind != "BenchmarkSchedule" {
+		return nil
+	}
+	at := scheduledAt(run)
+	client := loadclient.For(run.Spec.Workload).Name()
+	var out []*v1.BenchmarkRun
+	for _, other := range runs {
+		o := metav1.GetControllerOf(other)
+		if other.Name == run.Name || o == nil || o.UID != owner.UID || other.Status.Phase != v1.RunSucceeded ||
+			other.Labels[v1.LabelConfirms] != "" || loadclient.For(other.Spec.Workload).Name() != client ||
+			scheduledAt(other).After(at) {
+			continue
+		}
+		out = append(out, other)
+	}
+	return out
+}
+
+// scheduledAt is when a schedule's run was due: its annotation, else its creation.
+func scheduledAt(run *v1.BenchmarkRun) time.Time {
+	if t, err := time.Parse(time.RFC3339, run.Annotations[v1.AnnotationScheduledTime]); err == nil {
+		return t
+	}
+	return run.CreationTimestamp.Time
 }

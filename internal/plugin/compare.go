@@ -44,8 +44,9 @@ func newCompareCommand(e *env) *cobra.Command {
 			"probability. A target or cell regressed when significant and its median QPS fell by at least --qps-drop " +
 			"percent or its p95 rose by at least --p95-rise percent; \"no regression\" needs every target's interval to " +
 			"exclude such a drop. The output ends with the smallest drop each target could have shown. In the table, ~ " +
-			"means no significant change, ! a noisy median (CV above 5 %). Unlike the operator, it does not read the " +
-			"schedule's earlier runs: their spread, which replaces the run-to-run CV there, is not applied here. The policy is NEW's schedule's spec.regression when " +
+			"means no significant change, ! a noisy median (CV above 5 %). For a scheduled run, as in the operator, the " +
+			"spread of the schedule's earlier successful runs (in the cluster, or in the files of --from) replaces the " +
+			"run-to-run CV once there are 5. The policy is NEW's schedule's spec.regression when " +
 			"NEW was created by a BenchmarkSchedule, else the operator's defaults; the flags override it." + fromHelp +
 			" Without OLD and NEW give two --from, each holding one run: the first is OLD, the baseline " +
 			"(compare --from old.json --from new.json; the runs may have the same name). A results.json does not say " +
@@ -125,7 +126,7 @@ func (e *env) compare(cmd *cobra.Command, args []string, o *compareOptions) erro
 	if flags.Changed("run-to-run-cv") {
 		policy.RunToRunCVPercent = &o.runToRun
 	}
-	res := compare.Compare(run, baseline, policy)
+	res := compare.CompareWith(run, baseline, policy, compare.Options{History: src.history(ctx, run)})
 	if o.output == "markdown" {
 		_, err = io.WriteString(e.Out, compare.Markdown(res))
 	} else {
