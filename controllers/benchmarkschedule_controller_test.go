@@ -78,8 +78,10 @@ func nightly(ns, name, cron string) *v1.BenchmarkSchedule {
 	return &v1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: v1.BenchmarkScheduleSpec{
-			Schedule:   cron,
-			Regression: v1.RegressionPolicy{Confirm: v1.ConfirmPolicy{Enabled: ptr.To(false)}},
+			Schedule: cron,
+			// The fake runs differ by their repetitions' jitter only: no between-run allowance,
+			// so the thresholds decide (compare's tests cover the allowance).
+			Regression: v1.RegressionPolicy{Confirm: v1.ConfirmPolicy{Enabled: ptr.To(false)}, RunToRunCVPercent: ptr.To(0.0)},
 			Template: v1.BenchmarkRunTemplate{
 				Metadata: v1.RunTemplateMetadata{Labels: map[string]string{"team": "db"}, Annotations: map[string]string{"build": "nightly"}},
 				Spec:     run.Spec,
@@ -773,7 +775,7 @@ func TestThresholdsAndPinnedBaselineAreHonoured(t *testing.T) {
 	finish(t, ns, "release-1", v1.RunSucceeded, cellsOf(10000, 1.0))
 
 	sched := nightly(ns, "lax", "0 * * * *")
-	sched.Spec.Regression = v1.RegressionPolicy{QPSDropPercent: ptr.To(20.0), P95RisePercent: ptr.To(50.0), BaselineRun: "release-1"}
+	sched.Spec.Regression = v1.RegressionPolicy{QPSDropPercent: ptr.To(20.0), P95RisePercent: ptr.To(50.0), BaselineRun: "release-1", RunToRunCVPercent: ptr.To(0.0)}
 	createSchedule(t, sched)
 	h1 := sched.CreationTimestamp.Truncate(time.Hour).Add(time.Hour)
 	name := func(i int) string { return "lax-" + h1.Add(time.Duration(i)*time.Hour).UTC().Format("200601021504") }
@@ -832,9 +834,9 @@ func TestScheduledRunsEndToEndWithMetrics(t *testing.T) {
 		return s.Status.LastComparison != nil && s.Status.LastComparison.Baseline != ""
 	})
 	// One repetition a cell: identical captured results must not regress, and no test can call
-	// them unchanged either.
+	// them unchanged either; a cell's t test needs 3 repetitions a side.
 	if c := got.Status.LastComparison; c.Verdict != v1.VerdictInconclusive || c.ComparedCells != 4 || c.InconclusiveCells != 4 ||
-		c.NeededRepetitions != 4 || got.Status.Verdict != "Inconclusive 2/2 targets" {
+		c.NeededRepetitions != 3 || got.Status.Verdict != "Inconclusive 2/2 targets" {
 		t.Errorf("comparison %+v, verdict %q", c, got.Status.Verdict)
 	}
 	if !hasCondition(got.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonInconclusive) {

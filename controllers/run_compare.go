@@ -64,7 +64,11 @@ func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *tr
 		logf.FromContext(ctx).Info("baseline refused", "schedule", sched.Name, "baseline", baseline.Name)
 		return nil
 	}
-	res := compare.Compare(run, baseline, sched.Spec.Regression)
+	hist, err := r.history(ctx, sched, run)
+	if err != nil {
+		return err
+	}
+	res := compare.CompareWith(run, baseline, sched.Spec.Regression, compare.Options{History: hist})
 	if note != "" {
 		res.Summary.Message = note
 	}
@@ -226,6 +230,20 @@ func (r *BenchmarkRunReconciler) baseline(ctx context.Context, sched *v1.Benchma
 	return newest, "", nil
 }
 
+// history are the schedule's successful runs before run (its between-run noise, see
+// compare.Options).
+func (r *BenchmarkRunReconciler) history(ctx context.Context, sched *v1.BenchmarkSchedule, run *v1.BenchmarkRun) ([]*v1.BenchmarkRun, error) {
+	list := &v1.BenchmarkRunList{}
+	if err := r.List(ctx, list, client.InNamespace(sched.Namespace), client.MatchingLabels{v1.LabelSchedule: sched.Name}); err != nil {
+		return nil, fmt.Errorf("list runs of schedule %s: %w", sched.Name, err)
+	}
+	runs := make([]*v1.BenchmarkRun, 0, len(list.Items))
+	for i := range list.Items {
+		runs = append(runs, &list.Items[i])
+	}
+	return compare.HistoryOf(run, runs), nil
+}
+
 // comparisonMarkdown is comparison.md for the comparison in run's status: the full table when
 // its baseline can still be read, else the summary alone (the baseline was deleted since).
 func (r *BenchmarkRunReconciler) comparisonMarkdown(ctx context.Context, run *v1.BenchmarkRun) string {
@@ -234,7 +252,8 @@ func (r *BenchmarkRunReconciler) comparisonMarkdown(ctx context.Context, run *v1
 		baseline := &v1.BenchmarkRun{}
 		if sched, err := r.schedule(ctx, run); err == nil && sched != nil &&
 			r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: summary.Baseline}, baseline) == nil {
-			res := compare.Compare(run, baseline, sched.Spec.Regression)
+			hist, _ := r.history(ctx, sched, run) // without it the verdict may differ: then the summary alone
+			res := compare.CompareWith(run, baseline, sched.Spec.Regression, compare.Options{History: hist})
 			if res.Summary.Verdict == summary.Verdict && res.Summary.RegressedCells == summary.RegressedCells {
 				res.Summary = summary
 				md := compare.Markdown(res)

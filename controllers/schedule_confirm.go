@@ -537,7 +537,8 @@ func (r *BenchmarkScheduleReconciler) buildConfirmation(ctx context.Context, sch
 	if why := pinnedBaselineRefusal(sched, baseline); why != "" {
 		return nil, nil, why, nil
 	}
-	res := compare.Compare(run, baseline, sched.Spec.Regression)
+	// The comparison the run recorded, with the same history, so the same cells are flagged.
+	res := compare.CompareWith(run, baseline, sched.Spec.Regression, compare.Options{History: compare.HistoryOf(run, children)})
 	attempt, reps := max(rec.Attempt, 1), rec.Repetitions
 	if attempt == 1 {
 		reps = 0 // the first attempt's rule; a record from before attempts were counted has none

@@ -306,7 +306,10 @@ func TestConfirmationRunIsBuiltFromTheFlaggedCells(t *testing.T) {
 // The confirmation's verdict is the comparison, inside the confirmation run, of each target's run
 // side with its baseline side: a difference found again confirms, none does not.
 func TestConfirmationDecidesOnThePairsInsideTheRun(t *testing.T) {
-	sched := &v1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"}}
+	// The fake servers have no instance of their own: nothing differs between the two sides but
+	// the repetitions' noise (compare's tests cover the per-target allowance).
+	sched := &v1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"},
+		Spec: v1.BenchmarkScheduleSpec{Regression: v1.RegressionPolicy{RunToRunCVPercent: new(float64)}}}
 	threads := []int32{1, 2, 4, 8}
 	baseline := confirmTestRun("nightly-202611210100", targetsNamed("a", "b"), threads, flat(1000))
 	run := confirmTestRun("nightly-202611220100", targetsNamed("a", "b"), threads, flat(850))

@@ -96,6 +96,19 @@ type RegressionPolicy struct {
 	// +kubebuilder:validation:Maximum=10
 	// +optional
 	MaxRepetitions *int32 `json:"maxRepetitions,omitempty"`
+	// RunToRunCVPercent is how much, in percent (coefficient of variation), a target's level
+	// moves between two runs beyond what its repetitions show: another night, another server
+	// instance, other neighbours. Two runs differing by less than this allows cannot be called
+	// Regressed on their own (the comparison says Inconclusive, and the schedule confirms). It is
+	// the last of three sources, each recorded in the comparison: the spread between server
+	// instances seen inside the run (serverInstance PerRepetition) removes the per-target part;
+	// the spread of the schedule's retained runs (5 or more) replaces it; otherwise this value,
+	// default 6 (measured on the local cluster: instances add 6-8 % to a one-thread cell's CV;
+	// docs/statistics.md has the derivation). 0 says runs differ only by their repetitions' noise.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=50
+	// +optional
+	RunToRunCVPercent *float64 `json:"runToRunCVPercent,omitempty"`
 	// Acknowledged are known regressions that must stop alerting: a Regressed cell (or change
 	// point) they cover counts as acknowledged instead, so it no longer makes the run Regressed.
 	// At most 32.
@@ -603,6 +616,45 @@ type TargetChange struct {
 	// Confidence of the intervals (1 - 2·alpha: the two one-sided tests' level).
 	// +optional
 	Confidence float64 `json:"confidence,omitempty"`
+	// QPSVsOthers is the target's QPS ratio divided by the other targets' geometric mean ratio:
+	// a change the other targets of the same runs did not see, which a shift of the whole run
+	// (night, machine) cannot explain. 0 with a single target. QPSVsOthersLow/High bound it at
+	// Confidence, QPSVsOthersP is its two-sided p-value.
+	// +optional
+	QPSVsOthers float64 `json:"qpsVsOthers,omitempty"`
+	// +optional
+	QPSVsOthersLow float64 `json:"qpsVsOthersLow,omitempty"`
+	// +optional
+	QPSVsOthersHigh float64 `json:"qpsVsOthersHigh,omitempty"`
+	// +optional
+	QPSVsOthersP float64 `json:"qpsVsOthersP,omitempty"`
+	// RunToRunCVPercent is the between-run spread of the target's level the QPS interval
+	// allows for beyond the repetitions, and RunToRunSource where it comes from: "history" (the
+	// schedule's retained runs), "policy" (spec.regression.runToRunCVPercent), "default" or
+	// "same run" (both sides measured in one run).
+	// +optional
+	RunToRunCVPercent float64 `json:"runToRunCVPercent,omitempty"`
+	// +optional
+	RunToRunSource string `json:"runToRunSource,omitempty"`
+	// InstancesMeasured: every repetition of the target had its own server instance in both runs
+	// (serverInstance PerRepetition), so the repetitions' spread includes the spread between
+	// instances and the comparison with the other targets needs no allowance for it.
+	// +optional
+	InstancesMeasured bool `json:"instancesMeasured,omitempty"`
+	// InstanceCVPercent is, when InstancesMeasured, the spread between server instances measured
+	// inside the two runs: the CV of the target's QPS repetitions, pooled over its cells.
+	// +optional
+	InstanceCVPercent float64 `json:"instanceCVPercent,omitempty"`
+	// MinDetectablePercent is about the smallest QPS drop, in percent, this comparison would
+	// find in 4 of 5 pairs of runs with the same noise: above the policy's qpsDropPercent the
+	// setup is too noisy to judge a drop of that size.
+	// +optional
+	MinDetectablePercent float64 `json:"minDetectablePercent,omitempty"`
+	// RepetitionsCannotDecide: the target is inconclusive and more repetitions would not
+	// change that, because the run-to-run allowance alone is wider than the distance to the
+	// minimum effect (a confirmation run, or the schedule's history, can).
+	// +optional
+	RepetitionsCannotDecide bool `json:"repetitionsCannotDecide,omitempty"`
 	// Note says why an interval is missing or which noise estimate it used.
 	// +optional
 	Note string `json:"note,omitempty"`

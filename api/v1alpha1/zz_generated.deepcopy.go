@@ -794,6 +794,11 @@ func (in *RegressionPolicy) DeepCopyInto(out *RegressionPolicy) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.RunToRunCVPercent != nil {
+		in, out := &in.RunToRunCVPercent, &out.RunToRunCVPercent
+		*out = new(float64)
+		**out = **in
+	}
 	if in.Acknowledged != nil {
 		in, out := &in.Acknowledged, &out.Acknowledged
 		*out = make([]Acknowledgement, len(*in))

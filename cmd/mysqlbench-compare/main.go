@@ -2,13 +2,17 @@
 // schedule compares a run with its baseline: per target the geometric mean of the cells' ratios
 // with an interval, per cell a Mann-Whitney U test over the repetitions, every p-value adjusted
 // together (Benjamini-Hochberg) so a run with no real change is called regressed with at most
-// alpha probability, the percentages as the minimum effect. It reads the runs as kubectl prints
-// them (also runs recorded by older versions: it recomputes from their steps) and writes
-// comparison.md:
+// alpha probability, the percentages as the minimum effect, and an allowance for how much two
+// runs differ beyond their repetitions (-run-to-run-cv). It reads what kubectl mysqlbench's
+// --from reads: a BenchmarkRun as kubectl prints it (also runs recorded by older versions: it
+// recomputes from their steps), a results.json (kubectl mysqlbench export -o json) or a bundle
+// (export --bundle: its directory or .tar.gz), and writes comparison.md:
 //
 //	kubectl get bmr release-1 -o yaml > base.yaml
 //	kubectl get bmr candidate -o yaml > run.yaml
 //	mysqlbench-compare -alpha 0.05 -qps-drop 5 -p95-rise 10 base.yaml run.yaml
+//
+// A run of one repetition per cell is refused: no interval can be formed from it.
 //
 // The exit status is 0 for NoRegression, 1 for an error, 2 for Regressed and 3 for Inconclusive
 // or no common cells, so scripts can gate on it.
@@ -20,10 +24,9 @@ import (
 	"io"
 	"os"
 
-	"sigs.k8s.io/yaml"
-
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
 )
 
 func main() {
@@ -36,8 +39,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	alpha := fs.Float64("alpha", v1.DefaultAlpha, "false-alarm rate of the whole comparison (Benjamini-Hochberg over every target and cell test)")
 	qpsDrop := fs.Float64("qps-drop", v1.DefaultQPSDropPercent, "smallest QPS drop that matters, in percent")
 	p95Rise := fs.Float64("p95-rise", v1.DefaultP95RisePercent, "smallest p95 latency rise that matters, in percent")
+	runToRun := fs.Float64("run-to-run-cv", v1.DefaultRunToRunCVPercent, "how much, in percent (CV), a target's level moves between two runs "+
+		"beyond its repetitions' spread (another night, another server instance); 0 when both runs shared everything but the repetitions")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintln(stderr, "usage: mysqlbench-compare [flags] OLD.yaml NEW.yaml  (the baseline first, as benchstat; BenchmarkRuns as kubectl get -o yaml/json prints them)")
+		_, _ = fmt.Fprintln(stderr, "usage: mysqlbench-compare [flags] OLD NEW  (the baseline first, as benchstat; each a BenchmarkRun as kubectl get -o yaml/json "+
+			"prints it, a results.json, or a bundle directory or .tar.gz, as kubectl mysqlbench --from reads them)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -49,18 +55,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var runs [2]*v1.BenchmarkRun
 	for i, path := range fs.Args() {
-		data, err := os.ReadFile(path)
+		set, err := exported.Load([]string{path})
 		if err != nil {
 			_, _ = fmt.Fprintln(stderr, err)
 			return 1
 		}
-		runs[i] = &v1.BenchmarkRun{}
-		if err := yaml.Unmarshal(data, runs[i]); err != nil || runs[i].Kind != "BenchmarkRun" {
-			_, _ = fmt.Fprintf(stderr, "%s: not a BenchmarkRun (kind %q): %v\n", path, runs[i].Kind, err)
+		r, err := set.Only()
+		if err != nil {
+			_, _ = fmt.Fprintln(stderr, err)
+			return 1
+		}
+		runs[i] = r.ObjectOrResults()
+		if n := maxRepetitions(runs[i]); n < 2 {
+			_, _ = fmt.Fprintf(stderr, "%s: run %s has at most %d repetition per cell: no interval can be formed from one "+
+				"measurement, so no comparison can say whether a difference is noise; measure both runs with spec.repetitions 3 or more\n",
+				path, runs[i].Name, n)
 			return 1
 		}
 	}
-	res := compare.Compare(runs[1], runs[0], v1.RegressionPolicy{Alpha: alpha, QPSDropPercent: qpsDrop, P95RisePercent: p95Rise})
+	policy := v1.RegressionPolicy{Alpha: alpha, QPSDropPercent: qpsDrop, P95RisePercent: p95Rise}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "run-to-run-cv" {
+			// Set: the comparison says it came from the user, not the default.
+			policy.RunToRunCVPercent = runToRun
+		}
+	})
+	res := compare.Compare(runs[1], runs[0], policy)
 	if _, err := fmt.Fprint(stdout, compare.Markdown(res)); err != nil {
 		_, _ = fmt.Fprintln(stderr, err)
 		return 1
@@ -73,4 +93,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	default:
 		return 3
 	}
+}
+
+// maxRepetitions is the most repetitions any measured cell of run has.
+func maxRepetitions(run *v1.BenchmarkRun) int {
+	most := 0
+	for _, t := range run.Status.Targets {
+		per := map[int32]int{}
+		for _, s := range t.Steps {
+			if s.Throughput() > 0 {
+				per[s.Threads]++
+				most = max(most, per[s.Threads])
+			}
+		}
+	}
+	return most
 }

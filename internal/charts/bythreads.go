@@ -30,6 +30,10 @@ type point struct {
 	n          int32
 	// steps is how many steps value is the median of when it does not come from a cell.
 	steps int
+	// samples are the comparable steps' values and reps their repetitions, for the interval
+	// of a ratio to another line.
+	samples []float64
+	reps    []int32
 }
 
 type series struct {
@@ -39,6 +43,8 @@ type series struct {
 	// lines out.
 	look   look
 	points []point
+	// doc is the run the line is from: two lines of one interleaved run pair by round.
+	doc *results.Doc
 }
 
 // byThreads is a target's points, thread counts ascending. A cell summarizes the repetitions
@@ -56,6 +62,16 @@ func byThreads(d *results.Doc, t *results.Target, m Metric) []point {
 		steps[i] = s.StepResult
 	}
 	var out []point
+	defer func() {
+		for i := range out {
+			for _, st := range steps {
+				if st.Threads == out[i].threads && cells.Comparable(st) {
+					out[i].samples = append(out[i].samples, stepMetric(st, m))
+					out[i].reps = append(out[i].reps, st.Repetition)
+				}
+			}
+		}
+	}()
 	for _, c := range cells.Of(steps) {
 		// A cell of one repetition (a run still going) has no interval: draw its step.
 		if cell, ok := cellOf[c.Threads]; ok && cell.N > 1 {
@@ -68,6 +84,17 @@ func byThreads(d *results.Doc, t *results.Target, m Metric) []point {
 		out = append(out, point{threads: c.Threads, value: stats.Summarize(samples).Median, steps: len(samples)})
 	}
 	return out
+}
+
+// stepMetric is one step's value of m.
+func stepMetric(s v1alpha1.StepResult, m Metric) float64 {
+	switch m {
+	case TPS:
+		return s.TPS
+	case P95:
+		return s.Latency.P95Ms
+	}
+	return s.Throughput()
 }
 
 func cellMetric(c v1alpha1.CellStats, m Metric) v1alpha1.MetricStats {
@@ -206,7 +233,7 @@ func threadLines(docs []*results.Doc, m measure, relativeTo string) (lines []ser
 	var gaps []serverGap
 	lks := looks(srcs, false)
 	for i, s := range srcs {
-		ln := series{label: s.label, legend: legendName(s), look: lks[i]}
+		ln := series{label: s.label, legend: legendName(s), look: lks[i], doc: s.doc}
 		if m.server == nil {
 			ln.points = byThreads(s.doc, s.target, m.metric)
 		} else {
@@ -295,23 +322,41 @@ func baseline(srcs []source, unmeasured []string, name string) (int, error) {
 
 // relative divides every line by base at the same thread count, leaving out thread counts base
 // lacks (or measured as 0) and the lines that then have no point left. The ratio of two
-// intervals is not the interval of the ratio, so the intervals are not carried over.
+// intervals is not the interval of the ratio: each ratio's own interval comes from the
+// repetitions of both lines (stats.RatioOfCells), paired by round when both are targets of one
+// interleaved run.
 func relative(lines []series, base series) (out []series, apart []string) {
-	baseAt := map[int32]float64{}
+	baseAt := map[int32]point{}
 	for _, pt := range base.points {
 		if pt.value != 0 {
-			baseAt[pt.threads] = pt.value
+			baseAt[pt.threads] = pt
 		}
 	}
 	for _, ln := range lines {
-		r := series{label: ln.label, legend: ln.legend, look: ln.look}
+		r := series{label: ln.label, legend: ln.legend, look: ln.look, doc: ln.doc}
+		paired := ln.doc == base.doc && ln.doc != nil && ln.doc.Ladder.Order == string(v1alpha1.OrderInterleaved)
 		for _, pt := range ln.points {
 			b, ok := baseAt[pt.threads]
 			if !ok {
 				continue
 			}
-			r.points = append(r.points, point{threads: pt.threads, value: pt.value / b,
-				confidence: pt.confidence, n: pt.n, steps: pt.steps})
+			rp := point{threads: pt.threads, value: pt.value / b.value, n: pt.n, steps: pt.steps}
+			if ln.label != base.label {
+				var pairs [][2]int
+				if paired {
+					pairs = [][2]int{}
+					for i, rb := range b.reps {
+						if j := slices.Index(pt.reps, rb); j >= 0 && rb > 0 {
+							pairs = append(pairs, [2]int{i, j})
+						}
+					}
+				}
+				if cr := stats.RatioOfCells(b.samples, pt.samples, pairs, relativeConfidence); cr.Valid() {
+					rp.low, rp.high, rp.hasCI, rp.confidence = cr.Low, cr.High, true, cr.Confidence
+					rp.n = int32(cr.N)
+				}
+			}
+			r.points = append(r.points, rp)
 		}
 		if len(r.points) == 0 {
 			apart = append(apart, ln.label)
@@ -321,6 +366,9 @@ func relative(lines []series, base series) (out []series, apart []string) {
 	}
 	return out, apart
 }
+
+// relativeConfidence is the level of a relative chart's bars.
+const relativeConfidence = 0.95
 
 // summaryNotes say what the points are: medians of repetitions and how sure their intervals are.
 func summaryNotes(lines []series, ratios bool) []string {
@@ -351,7 +399,8 @@ func summaryNotes(lines []series, ratios bool) []string {
 			reps = fmt.Sprintf("%d-%d repetitions", nMin, nMax)
 		}
 		if ratios {
-			notes = append(notes, "ratios of the medians of "+reps+" (intervals not drawn: a ratio's interval is not the ratio of the intervals)")
+			notes = append(notes, "ratios of the medians of "+reps+"; bars: 95 % interval of each ratio from the repetitions "+
+				"of both lines (paired by round for targets of one interleaved run); a bar across 1 is within noise")
 		} else {
 			points := "points"
 			if fromSteps || single {

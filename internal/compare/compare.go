@@ -58,23 +58,34 @@ func samples(run *v1.BenchmarkRun) ([]cellKey, map[cellKey]cells.Cell) {
 	return order, out
 }
 
-// Compare compares run with baseline (nil: no baseline) under policy, and decides the run's
-// verdict with its false-alarm rate controlled over the whole run, not per cell:
-//
-//  1. Per target, the geometric mean over its cells of run/baseline median QPS (and p95), with
-//     a t interval at 1 - 2·alpha (stats.Ratio): one number per target, whose noise is the
-//     larger of the cells' disagreement and the repetitions' spread.
-//  2. Per cell, a two-sided Mann-Whitney U test over the repetitions (stats.Compare).
-//  3. Every p-value of both levels (targets and cells, QPS and p95) is adjusted together by
-//     Benjamini-Hochberg; a target or cell regressed when its adjusted p-value is below alpha
-//     and its change is at least the minimum effect in the harmful direction. When nothing
-//     changed, the chance that any of them fires is at most alpha.
-//  4. NoRegression is a run-level equivalence statement: nothing regressed and every target's
-//     interval excludes a QPS drop (p95 rise) of the minimum effect. Cells need not each be
-//     proven: a single cell with few repetitions never can.
-//
-// Acknowledged cells are left out of their target's geometric mean and of the adjustment.
+// Compare compares run with baseline (nil: no baseline) under policy, with nothing known of
+// other runs; see CompareWith.
 func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result {
+	return CompareWith(run, baseline, policy, Options{})
+}
+
+// CompareWith compares run with baseline (nil: no baseline) under policy and decides the run's
+// verdict with its false-alarm rate controlled over the whole run, and over the noise between
+// runs that the repetitions of one run cannot see:
+//
+//  1. Per target and metric (QPS, p95), its level: the geometric mean over its cells of
+//     run/baseline medians (stats.Ratio), whose noise is the larger of the cells' disagreement
+//     and the repetitions' spread, plus an allowance for how much a target's level moves
+//     between runs: from opts.History (the spread of the target's level over the schedule's
+//     retained runs, MinHistoryRuns or more), else policy.RunToRunCVPercent (default 6 %). Two
+//     views of one run (a confirmation) need the per-target part only.
+//  2. Per target, its level against the other targets' (a shift of the whole run, which moves
+//     every target, cancels), with the per-target part of the allowance only: none when every
+//     repetition had its own server instance in both runs (the repetitions saw the instances).
+//  3. Per cell, its change against its target's other cells (Welch t on the log repetitions).
+//  4. A hierarchy (judgeFamilies): targets first, adjusted together; then the cells of a
+//     changed target, adjusted over that target's cells. A target or cell regressed when
+//     significant and its change is at least the minimum effect in the harmful direction.
+//  5. NoRegression: nothing regressed, every target's interval (with the allowance) excludes a
+//     drop of the minimum effect, and no cell's own interval lies wholly beyond it.
+//
+// Acknowledged cells are left out of their target's level and of the tests.
+func CompareWith(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy, opts Options) Result {
 	qpsThr, p95Thr, alpha := policy.QPSDropPercentOrDefault(), policy.P95RisePercentOrDefault(), policy.AlphaOrDefault()
 	res := Result{Summary: v1.Comparison{Run: run.Name, QPSDropPercent: qpsThr, P95RisePercent: p95Thr, Alpha: alpha}}
 	if baseline == nil {
@@ -94,14 +105,15 @@ func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result 
 		return res
 	}
 	at := finishedAt(run)
-	qpsOpts := stats.Options{Alpha: alpha, MinEffect: qpsThr / 100, HigherIsBetter: true}
-	p95Opts := stats.Options{Alpha: alpha, MinEffect: p95Thr / 100}
+	metrics := []metricSpec{
+		{v1.AckQPS, true, qpsThr / 100, func(c cells.Cell) []float64 { return c.QPS }},
+		{v1.AckP95, false, p95Thr / 100, func(c cells.Cell) []float64 { return c.P95Ms }},
+	}
 
 	baseOrder, base := samples(baseline)
 	runOrder, cur := samples(run)
-	var tests []test
 	var targets []string
-	perTarget := map[string][]cellKey{}
+	perTarget := map[string][]int{}
 	for _, k := range runOrder {
 		b, ok := base[k]
 		if !ok {
@@ -111,24 +123,8 @@ func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result 
 		if _, seen := perTarget[k.target]; !seen {
 			targets = append(targets, k.target)
 		}
-		perTarget[k.target] = append(perTarget[k.target], k)
-		i := len(res.Cells)
-		c, qpsV, p95V := cell(k, b, cur[k], qpsOpts, p95Opts)
-		res.Cells = append(res.Cells, c)
-		if !ackCovers(policy.Acknowledged, k, v1.AckQPS, at) {
-			tests = append(tests, test{p: qpsV.P, apply: func(q float64) {
-				v := stats.Adjust(qpsV, q, len(b.QPS), len(cur[k].QPS), qpsOpts)
-				res.Cells[i].QPSQ, res.Cells[i].QPSVerdict = round4(q), v1.CellVerdict(v.Kind)
-				res.Cells[i].neededQPS = v.NeededN
-			}})
-		}
-		if c.P95Ms > 0 && c.BaselineP95Ms > 0 && !ackCovers(policy.Acknowledged, k, v1.AckP95, at) {
-			tests = append(tests, test{p: p95V.P, apply: func(q float64) {
-				v := stats.Adjust(p95V, q, len(b.P95Ms), len(cur[k].P95Ms), p95Opts)
-				res.Cells[i].P95Q, res.Cells[i].P95Verdict = round4(q), v1.CellVerdict(v.Kind)
-				res.Cells[i].neededP95 = v.NeededN
-			}})
-		}
+		perTarget[k.target] = append(perTarget[k.target], len(res.Cells))
+		res.Cells = append(res.Cells, cell(k, b, cur[k]))
 	}
 	for _, k := range baseOrder {
 		if _, ok := cur[k]; !ok {
@@ -136,68 +132,228 @@ func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result 
 		}
 	}
 
-	// Per-target geometric means over the cells no acknowledgement covers.
-	conf := 1 - 2*alpha
-	for _, name := range targets {
-		tc := v1.TargetChange{Target: name, Confidence: conf}
-		var qpsPairs, p95Pairs []stats.Pair
-		for _, k := range perTarget[name] {
-			b, c := base[k], cur[k]
-			if !ackCovers(policy.Acknowledged, k, v1.AckQPS, at) {
-				qpsPairs = append(qpsPairs, stats.Pair{Base: b.QPS, Cur: c.QPS})
-			}
-			if positive(b.P95Ms) && positive(c.P95Ms) && !ackCovers(policy.Acknowledged, k, v1.AckP95, at) {
-				p95Pairs = append(p95Pairs, stats.Pair{Base: b.P95Ms, Cur: c.P95Ms})
-			}
-		}
-		q := stats.Ratio(qpsPairs, stats.RatioOptions{Confidence: conf})
-		tc.Cells = int32(q.Cells)
-		tc.QPSRatio, tc.QPSLow, tc.QPSHigh, tc.QPSP = round4(q.Ratio), round4(q.Low), round4(q.High), round4(q.P)
-		notes := []string{}
-		if len(qpsPairs) == 0 {
-			notes = append(notes, "QPS: every cell acknowledged")
-		} else if q.Reason != "" {
-			notes = append(notes, "QPS: "+q.Reason)
-		} else if q.Spread != "" {
-			notes = append(notes, "noise "+q.Spread)
-		}
-		var p95 stats.RatioResult
-		if len(p95Pairs) > 0 {
-			p95 = stats.Ratio(p95Pairs, stats.RatioOptions{Confidence: conf})
-			tc.P95Ratio, tc.P95Low, tc.P95High, tc.P95P = round4(p95.Ratio), round4(p95.Low), round4(p95.High), round4(p95.P)
-			if p95.Reason != "" {
-				notes = append(notes, "p95: "+p95.Reason)
-			}
-		}
-		tc.Note = strings.Join(notes, "; ")
-		res.Targets = append(res.Targets, tc)
-		j := len(res.Targets) - 1
-		if q.Valid() {
-			tests = append(tests, test{p: q.P, apply: func(adj float64) {
-				res.Targets[j].QPSQ = round4(adj)
-				res.Targets[j].QPSVerdict = ratioVerdict(q, adj, alpha, qpsThr/100, true)
-			}})
-		} else if q.Cells > 0 {
-			res.Targets[j].QPSVerdict = v1.CellInconclusive
-		}
-		if p95.Valid() {
-			tests = append(tests, test{p: p95.P, apply: func(adj float64) {
-				res.Targets[j].P95Q = round4(adj)
-				res.Targets[j].P95Verdict = ratioVerdict(p95, adj, alpha, p95Thr/100, false)
-			}})
-		} else if p95.Cells > 0 {
-			res.Targets[j].P95Verdict = v1.CellInconclusive
+	// The between-run allowance, per source (see RegressionPolicy.RunToRunCVPercent).
+	same := sameRun(run, baseline)
+	policySigma := policy.RunToRunCVPercentOrDefault() / 100
+	policySource := SourceDefault
+	if policy.RunToRunCVPercent != nil {
+		policySource = SourcePolicy
+	}
+	var hist []*v1.BenchmarkRun
+	for _, h := range opts.History {
+		if h != nil && h.Name != run.Name {
+			hist = append(hist, h)
 		}
 	}
 
-	ps := make([]float64, len(tests))
-	for i, t := range tests {
-		ps[i] = t.p
+	conf := 1 - 2*alpha
+	var fams []*family
+	for _, m := range metrics {
+		var histLevels []map[cellKey]float64
+		if !same {
+			for _, h := range hist {
+				histLevels = append(histLevels, levels(h, m))
+			}
+		}
+		var mf []*family
+		for ti, name := range targets {
+			if m.ack == v1.AckQPS {
+				res.Targets = append(res.Targets, v1.TargetChange{Target: name, Confidence: conf})
+			}
+			f := &family{target: ti, m: m}
+			var pairs []stats.Pair
+			var keys []cellKey
+			for _, ci := range perTarget[name] {
+				c := &res.Cells[ci]
+				k := cellKey{c.Target, c.Threads}
+				bv, cv := m.values(base[k]), m.values(cur[k])
+				if !positive(bv) || !positive(cv) {
+					continue
+				}
+				if ackCovers(policy.Acknowledged, k, m.ack, at) {
+					rawCellVerdict(c, m, logDiff(bv, cv), alpha)
+					continue
+				}
+				f.cells = append(f.cells, ci)
+				f.logs = append(f.logs, logDiff(bv, cv))
+				pairs = append(pairs, stats.Pair{Base: bv, Cur: cv})
+				keys = append(keys, k)
+				if f.reps == 0 || min(c.BaselineN, c.N) < f.reps {
+					f.reps = min(c.BaselineN, c.N)
+				}
+			}
+			if len(pairs) == 0 {
+				continue
+			}
+			f.ratio = stats.Ratio(pairs, stats.RatioOptions{Confidence: conf})
+			f.instances = instancesMeasured(run, name) && instancesMeasured(baseline, name)
+			if f.instances && m.ack == v1.AckQPS {
+				res.Targets[ti].InstanceCVPercent = round1(100 * pooledCV(pairs))
+			}
+			// Per target: what differs between two server instances, unless the repetitions
+			// saw it; in common: what differs between two nights, unless both sides are one run.
+			f.sigmaTarget = policySigma
+			if f.instances {
+				f.sigmaTarget = 0
+			}
+			f.sigmaAbs, f.source = policySigma, policySource
+			if same {
+				f.sigmaAbs, f.source = f.sigmaTarget, SourceSameRun
+			}
+			within, wdf := 0.0, 0.0
+			if f.ratio.Valid() {
+				within, wdf = f.ratio.LogSE*f.ratio.LogSE, f.ratio.DF
+			}
+			// Without an interval of its own (single repetitions of 1-2 thread counts) a target
+			// is judged only when the history measured whole nights: an allowance for the
+			// night alone would pass the repetitions' unknown noise for none.
+			if f.ratio.Cells > 0 && f.ratio.Ratio > 0 {
+				d := math.Log(f.ratio.Ratio)
+				if hl := historyLevels(histLevels, keys); len(hl) >= MinHistoryRuns {
+					// The nights' own spread: a difference of two nights' levels has twice the
+					// variance of one night's, repetitions' noise included.
+					vh := sampleVar(hl)
+					f.sigmaAbs, f.source, f.historyRuns = math.Sqrt(vh), SourceHistory, len(hl)
+					if 2*vh > within {
+						f.abs = newEst(d, 2*vh, float64(len(hl)-1), 0)
+					} else {
+						f.abs = newEst(d, within, wdf, 0)
+					}
+					f.abs.within, f.abs.added = within, math.Max(0, 2*vh-within)
+				} else if f.ratio.Valid() {
+					f.abs = newEst(d, within, wdf, 2*f.sigmaAbs*f.sigmaAbs)
+				}
+			}
+			f.own = make([]est, len(f.logs))
+			for j, l := range f.logs {
+				if l.ok {
+					f.own[j] = newEst(l.d, l.v, l.df, 2*f.sigmaAbs*f.sigmaAbs)
+				}
+			}
+			// Each cell against the target's other cells: shifts of the whole target cancel.
+			f.shape = make([]est, len(f.logs))
+			if len(f.logs) >= 2 {
+				for j, l := range f.logs {
+					if !l.ok {
+						continue
+					}
+					var sum, v float64
+					vs, dfs := []float64{l.v}, []float64{l.df}
+					others := 0
+					for i, o := range f.logs {
+						if i == j || !o.ok {
+							continue
+						}
+						others++
+						sum += o.d
+						vs, dfs = append(vs, o.v), append(dfs, o.df)
+					}
+					if others == 0 {
+						continue
+					}
+					k := float64(others)
+					for i := 1; i < len(vs); i++ {
+						vs[i] /= k * k
+					}
+					for _, x := range vs {
+						v += x
+					}
+					added := 2 * f.sigmaTarget * f.sigmaTarget * (1 + 1/k)
+					f.shape[j] = newEst(l.d-sum/k, v, stats.Satterthwaite(vs, dfs), added)
+				}
+			}
+			mf = append(mf, f)
+		}
+		// Each target against the others' mean level: a common shift cancels.
+		for _, f := range mf {
+			if !f.ratio.Valid() {
+				continue
+			}
+			var sum, ov, otherAdded float64
+			vs, dfs := []float64{f.ratio.LogSE * f.ratio.LogSE}, []float64{f.ratio.DF}
+			var others []*family
+			for _, o := range mf {
+				if o != f && o.ratio.Valid() {
+					others = append(others, o)
+				}
+			}
+			if len(others) == 0 {
+				continue
+			}
+			k := float64(len(others))
+			for _, o := range others {
+				sum += math.Log(o.ratio.Ratio)
+				ov = o.ratio.LogSE * o.ratio.LogSE / (k * k)
+				vs, dfs = append(vs, ov), append(dfs, o.ratio.DF)
+				otherAdded += 2 * o.sigmaTarget * o.sigmaTarget / (k * k)
+			}
+			d := math.Log(f.ratio.Ratio) - sum/k
+			var within float64
+			for _, x := range vs {
+				within += x
+			}
+			wdf := stats.Satterthwaite(vs, dfs)
+			added := 2*f.sigmaTarget*f.sigmaTarget + otherAdded
+			if f.source == SourceHistory {
+				if hv := relHistoryVar(histLevels, f, others, &res); hv >= 0 {
+					if 2*hv > within {
+						f.rel = newEst(d, 2*hv, float64(f.historyRuns-1), 0)
+					} else {
+						f.rel = newEst(d, within, wdf, 0)
+					}
+					continue
+				}
+			}
+			f.rel = newEst(d, within, wdf, added)
+		}
+		fams = append(fams, mf...)
 	}
-	for i, q := range stats.AdjustBH(ps) {
-		tests[i].apply(q)
+
+	for _, f := range fams {
+		t := &res.Targets[f.target]
+		if f.m.ack == v1.AckQPS {
+			t.QPSRatio, t.Cells = round4(f.ratio.Ratio), int32(f.ratio.Cells)
+		} else {
+			t.P95Ratio = round4(f.ratio.Ratio)
+		}
 	}
-	res.Summary.Tests = int32(len(tests))
+	res.Summary.Tests = int32(judgeFamilies(&res, fams, alpha))
+	for _, f := range fams {
+		if familyVerdictOf(res.Targets[f.target], f.m.ack) != v1.CellInconclusive {
+			continue
+		}
+		n, can := neededRepetitions(f, alpha)
+		if !can {
+			res.Targets[f.target].RepetitionsCannotDecide = true
+		}
+		res.Summary.NeededRepetitions = max(res.Summary.NeededRepetitions, n)
+	}
+	for i := range res.Targets {
+		t := &res.Targets[i]
+		var notes []string
+		for _, f := range fams {
+			if f.target != i {
+				continue
+			}
+			name := "QPS"
+			if f.m.ack == v1.AckP95 {
+				name = "p95"
+			}
+			switch {
+			case f.ratio.Reason != "" && !f.abs.ok:
+				notes = append(notes, name+": "+f.ratio.Reason)
+			case f.m.ack == v1.AckQPS && f.ratio.Spread != "":
+				notes = append(notes, "noise "+f.ratio.Spread)
+			}
+		}
+		if t.Cells == 0 && t.P95Ratio == 0 {
+			notes = append(notes, "QPS: every cell acknowledged")
+		}
+		if s := runToRunNote(*t); s != "" {
+			notes = append(notes, s)
+		}
+		t.Note = strings.Join(notes, "; ")
+	}
 	for i := range res.Cells {
 		finishCell(&res.Cells[i], policy.Acknowledged, at)
 	}
@@ -219,30 +375,94 @@ func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result 
 	return res
 }
 
-// test is one p-value of the comparison and what to do with its adjusted value.
-type test struct {
-	p     float64
-	apply func(q float64)
+// pooledCV is the coefficient of variation of the repetitions of both sides of every pair,
+// pooled (the log standard deviation, weighted by degrees of freedom).
+func pooledCV(pairs []stats.Pair) float64 {
+	var ss, df float64
+	for _, p := range pairs {
+		for _, xs := range [][]float64{positiveValues(p.Base), positiveValues(p.Cur)} {
+			if len(xs) < 2 {
+				continue
+			}
+			_, v := logMeanVar(xs)
+			ss += v * float64(len(xs)-1)
+			df += float64(len(xs) - 1)
+		}
+	}
+	if df == 0 {
+		return 0
+	}
+	return math.Sqrt(math.Expm1(ss / df))
 }
 
-// ratioVerdict judges a target's geometric-mean ratio: significant (adjusted p below alpha) and
-// at least the minimum effect is Regressed or Improved; an interval inside the minimum effect on
-// the harmful side is NoChange; anything else Inconclusive.
-func ratioVerdict(r stats.RatioResult, q, alpha, minEffect float64, higherIsBetter bool) v1.CellVerdict {
-	change := r.Ratio - 1
-	harmful := (change < 0) == higherIsBetter
-	switch {
-	case q < alpha && math.Abs(change) >= minEffect && harmful:
-		return v1.CellRegressed
-	case q < alpha && math.Abs(change) >= minEffect:
-		return v1.CellImproved
-	case higherIsBetter && r.Low > 1-minEffect:
-		return v1.CellNoChange
-	case !higherIsBetter && r.High < 1+minEffect:
-		return v1.CellNoChange
-	default:
-		return v1.CellInconclusive
+// familyVerdictOf is a target's verdict in one metric.
+func familyVerdictOf(t v1.TargetChange, m v1.AckMetric) v1.CellVerdict {
+	if m == v1.AckQPS {
+		return t.QPSVerdict
 	}
+	return t.P95Verdict
+}
+
+// relHistoryVar is the variance, over the history runs measuring every cell of f and of the
+// other targets, of f's level minus the others' mean level; -1 when fewer than MinHistoryRuns.
+func relHistoryVar(hist []map[cellKey]float64, f *family, others []*family, res *Result) float64 {
+	keysOf := func(g *family) []cellKey {
+		var ks []cellKey
+		for _, ci := range g.cells {
+			ks = append(ks, cellKey{res.Cells[ci].Target, res.Cells[ci].Threads})
+		}
+		return ks
+	}
+	var contrasts []float64
+	for _, h := range hist {
+		one := []map[cellKey]float64{h}
+		own := historyLevels(one, keysOf(f))
+		if len(own) == 0 {
+			continue
+		}
+		var sum float64
+		all := true
+		for _, o := range others {
+			l := historyLevels(one, keysOf(o))
+			if len(l) == 0 {
+				all = false
+				break
+			}
+			sum += l[0]
+		}
+		if all {
+			contrasts = append(contrasts, own[0]-sum/float64(len(others)))
+		}
+	}
+	if len(contrasts) < MinHistoryRuns {
+		return -1
+	}
+	return sampleVar(contrasts)
+}
+
+// runToRunNote says what between-run noise a target's QPS interval allows for.
+func runToRunNote(t v1.TargetChange) string {
+	var s string
+	switch t.RunToRunSource {
+	case SourceHistory:
+		s = fmt.Sprintf("run-to-run CV %s %% from the schedule's retained runs", pct(t.RunToRunCVPercent))
+	case SourcePolicy:
+		s = fmt.Sprintf("run-to-run CV %s %% allowed (spec.regression.runToRunCVPercent)", pct(t.RunToRunCVPercent))
+	case SourceDefault:
+		s = fmt.Sprintf("run-to-run CV %s %% allowed (the default; the schedule's history replaces it after %d runs)", pct(t.RunToRunCVPercent), MinHistoryRuns)
+	case SourceSameRun:
+		s = fmt.Sprintf("both sides in one run: per-target CV %s %% allowed", pct(t.RunToRunCVPercent))
+	default:
+		return ""
+	}
+	if t.InstancesMeasured {
+		s += fmt.Sprintf("; every repetition on its own server instance (their CV %s %%, the spread between instances "+
+			"included), so the comparison with the other targets allows nothing more", pct(t.InstanceCVPercent))
+	}
+	if t.RepetitionsCannotDecide {
+		s += "; more repetitions cannot decide: the run-to-run allowance alone is wider than the minimum effect"
+	}
+	return s
 }
 
 // combine is the verdict of two metrics (an empty one was not measured): Regressed wins, then
@@ -291,22 +511,32 @@ func summarize(res *Result, baseline string, qpsThr, p95Thr, alpha float64) {
 	s.Worst = regressed
 	s.Targets = res.Targets
 
-	var regressedTargets, openTargets []string
+	var regressedTargets, openTargets, beyond []string
 	for _, t := range res.Targets {
 		switch t.Verdict {
 		case v1.CellRegressed:
 			regressedTargets = append(regressedTargets, DescribeTarget(s.Metric, t))
 		case v1.CellInconclusive:
 			openTargets = append(openTargets, DescribeTarget(s.Metric, t))
-			s.NeededRepetitions = max(s.NeededRepetitions, neededForTarget(res.Cells, t, qpsThr, p95Thr))
+			for _, c := range res.Cells {
+				if c.Target == t.Target {
+					s.NeededRepetitions = max(s.NeededRepetitions, int32(c.neededQPS), int32(c.neededP95))
+				}
+			}
 		}
 	}
-	rule := fmt.Sprintf("alpha %g over %d tests (Benjamini-Hochberg), minimum effect %s -%s%%, p95 +%s%%", alpha, s.Tests,
+	for _, c := range res.Cells {
+		if !c.Acknowledged && (c.beyondQPS || c.beyondP95) && c.Verdict != v1.CellRegressed {
+			beyond = append(beyond, Describe(s.Metric, c.CellChange))
+		}
+	}
+	rule := fmt.Sprintf("alpha %g over %d tests (targets, then the cells of changed targets), minimum effect %s -%s%%, p95 +%s%%", alpha, s.Tests,
 		metricName(s.Metric), pct(qpsThr), pct(p95Thr))
 	counts := fmt.Sprintf("cells: %d regressed, %d improved, %d unchanged, %d inconclusive", s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells)
 	if s.AcknowledgedCells > 0 {
 		counts += fmt.Sprintf(", %d acknowledged", s.AcknowledgedCells)
 	}
+	detectable := MinDetectable(res.Targets)
 	switch {
 	case len(res.Cells) == 0:
 		s.Verdict = v1.VerdictNoBaseline
@@ -325,10 +555,17 @@ func summarize(res *Result, baseline string, qpsThr, p95Thr, alpha float64) {
 			what = append(what, "worst cells: "+strings.Join(worst, "; "))
 		}
 		s.Message = fmt.Sprintf("regressed against %s (%s; %s); %s", baseline, rule, counts, strings.Join(what, "; "))
-	case len(openTargets) > 0:
+	case len(openTargets) > 0 || len(beyond) > 0:
 		s.Verdict = v1.VerdictInconclusive
-		s.Message = fmt.Sprintf("nothing regressed against %s, but a drop of the minimum effect cannot be ruled out for %s (%s; %s)",
-			baseline, strings.Join(openTargets, "; "), rule, counts)
+		var why []string
+		if len(openTargets) > 0 {
+			why = append(why, "a drop of the minimum effect cannot be ruled out for "+strings.Join(openTargets, "; "))
+		}
+		if len(beyond) > 0 {
+			why = append(why, "the repetitions put these cells beyond the minimum effect, a change the run's other cells do not show "+
+				"at the adjusted level: "+strings.Join(beyond, "; "))
+		}
+		s.Message = fmt.Sprintf("nothing regressed against %s, but %s (%s; %s)", baseline, strings.Join(why, "; and "), rule, counts)
 		if s.NeededRepetitions > 0 {
 			s.Message += fmt.Sprintf("; about %d repetitions per run would decide (spec.repetitions)", s.NeededRepetitions)
 		}
@@ -336,41 +573,31 @@ func summarize(res *Result, baseline string, qpsThr, p95Thr, alpha float64) {
 		s.Verdict = v1.VerdictNoRegression
 		s.Message = fmt.Sprintf("no regression against %s: every target's interval rules out the minimum effect (%s; %s)", baseline, rule, counts)
 	}
+	if detectable != "" && len(res.Cells) > 0 {
+		s.Message += "; " + detectable
+	}
 }
 
-// neededForTarget estimates the repetitions per run that would let target decide, at most 10:
-// its cells' floor for the U test (RequiredRepetitions), and, when its interval is too wide, the
-// repetitions that would shrink it (as 1/√n) inside the distance between its estimate and the
-// minimum effect. 0 when nothing can be estimated (the schedule then doubles the repetitions).
-func neededForTarget(cs []Cell, t v1.TargetChange, qpsThr, p95Thr float64) int32 {
-	var n, reps int32
-	for _, c := range cs {
-		if c.Target != t.Target {
+// MinDetectable says, per target, the smallest QPS drop the comparison could have found and the
+// run-to-run allowance behind it: "smallest detectable drop: a 7.9 %, b 8.1 % (run-to-run CV 6 %,
+// the default)". Empty when no target has a figure.
+func MinDetectable(ts []v1.TargetChange) string {
+	var parts []string
+	var sources []string
+	for _, t := range ts {
+		if t.MinDetectablePercent <= 0 {
 			continue
 		}
-		n = max(n, int32(c.neededQPS), int32(c.neededP95))
-		if reps == 0 || min(c.BaselineN, c.N) < reps {
-			reps = min(c.BaselineN, c.N)
+		parts = append(parts, fmt.Sprintf("%s %s %%", t.Target, pct(t.MinDetectablePercent)))
+		src := fmt.Sprintf("run-to-run CV %s %% (%s)", pct(t.RunToRunCVPercent), t.RunToRunSource)
+		if !slices.Contains(sources, src) {
+			sources = append(sources, src)
 		}
 	}
-	shrink := func(ratio, lo, hi, limit float64) {
-		if hi == 0 || lo <= 0 || reps == 0 {
-			return
-		}
-		half := (math.Log(hi) - math.Log(lo)) / 2
-		margin := math.Abs(math.Log(ratio) - math.Log(limit))
-		if (limit < 1 && ratio <= limit) || (limit > 1 && ratio >= limit) || margin == 0 {
-			return // the estimate is beyond the minimum effect: more data confirms or refutes it, no formula says how much
-		}
-		n = max(n, int32(math.Ceil(float64(reps)*(half/margin)*(half/margin))))
+	if len(parts) == 0 {
+		return ""
 	}
-	if t.QPSVerdict == v1.CellInconclusive {
-		shrink(t.QPSRatio, t.QPSLow, t.QPSHigh, 1-qpsThr/100)
-	}
-	if t.P95Verdict == v1.CellInconclusive {
-		shrink(t.P95Ratio, t.P95Low, t.P95High, 1+p95Thr/100)
-	}
-	return min(n, 10)
+	return fmt.Sprintf("smallest detectable drop: %s, with %s", strings.Join(parts, ", "), strings.Join(sources, ", "))
 }
 
 // DescribeTarget names a target's geometric-mean changes with their intervals, e.g.
@@ -445,30 +672,40 @@ func Describe(metric string, c v1.CellChange) string {
 type Cell struct {
 	v1.CellChange
 	neededQPS, neededP95 int
+	// beyondQPS, beyondP95: the repetitions alone put the cell's change wholly beyond the
+	// minimum effect on the harmful side.
+	beyondQPS, beyondP95 bool
 }
 
-// cell compares the repetitions of one cell; the verdicts are decided later, with the p-values
-// adjusted over the whole comparison.
-func cell(k cellKey, b, s cells.Cell, qpsOpts, p95Opts stats.Options) (Cell, stats.Verdict, stats.Verdict) {
-	qps := stats.Compare(b.QPS, s.QPS, qpsOpts)
+func (c *Cell) setNeeded(m v1.AckMetric, n int) {
+	if m == v1.AckQPS {
+		c.neededQPS = n
+	} else {
+		c.neededP95 = n
+	}
+}
+
+// cell describes one cell's medians, spreads and changes; the verdicts are decided later, by
+// the hierarchy over the whole comparison.
+func cell(k cellKey, b, s cells.Cell) Cell {
 	bs, ss := stats.Summarize(b.QPS), stats.Summarize(s.QPS)
 	c := v1.CellChange{
 		Target: k.target, Threads: k.threads,
 		BaselineN: int32(len(b.QPS)), N: int32(len(s.QPS)),
-		BaselineQPS: qps.Base, QPS: qps.Cur, QPSChangePercent: round1(qps.Delta * 100), QPSP: round4(qps.P),
-		QPSVerdict:    v1.CellVerdict(qps.Kind),
+		BaselineQPS: bs.Median, QPS: ss.Median,
 		BaselineQPSCV: round1(bs.CV * 100), QPSCV: round1(ss.CV * 100),
 		BaselineQPSSpread: round1(spread(bs)), QPSSpread: round1(spread(ss)),
 		SpreadConfidence: round4(min(bs.CIConfidence, ss.CIConfidence)),
 	}
-	var p95 stats.Verdict
-	if positive(b.P95Ms) && positive(s.P95Ms) {
-		p95 = stats.Compare(b.P95Ms, s.P95Ms, p95Opts)
-		c.BaselineP95Ms, c.P95Ms = p95.Base, p95.Cur
-		c.P95ChangePercent, c.P95P = round1(p95.Delta*100), round4(p95.P)
-		c.P95Verdict = v1.CellVerdict(p95.Kind)
+	if bs.Median > 0 {
+		c.QPSChangePercent = round1((ss.Median/bs.Median - 1) * 100)
 	}
-	return Cell{CellChange: c, neededQPS: qps.NeededN, neededP95: p95.NeededN}, qps, p95
+	if positive(b.P95Ms) && positive(s.P95Ms) {
+		bp, sp := stats.Summarize(b.P95Ms).Median, stats.Summarize(s.P95Ms).Median
+		c.BaselineP95Ms, c.P95Ms = bp, sp
+		c.P95ChangePercent = round1((sp/bp - 1) * 100)
+	}
+	return Cell{CellChange: c}
 }
 
 // spread is the half-width of a median's interval in percent of the median: the larger

@@ -55,6 +55,16 @@ func simHistory(rng *rand.Rand, nights, targets, threads int, nightCV, phi float
 	return runs
 }
 
+// stepAt is a level of 1 before night (0-based) and factor from it on.
+func stepAt(night int, factor float64) func(int) float64 {
+	return func(n int) float64 {
+		if n >= night {
+			return factor
+		}
+		return 1
+	}
+}
+
 // BenchmarkHistoryCalibration measures the schedule's change-point analysis (History, default
 // policy) on whole histories as a night's analysis sees them: how often a flat history (no real
 // change; independent or autocorrelated nights) reports a harmful shift anywhere among its 32 or
@@ -89,6 +99,9 @@ func BenchmarkHistoryCalibration(b *testing.B) {
 			}
 			return 1
 		}, true},
+		// Every cell of every target 7.5 % down from night 9 of 12: a step in every series,
+		// which must not read as autocorrelation (and whiten itself away).
+		{"every cell -7.5 % from night 9 of 12, CV 3 %", 12, 2, 0.03, 0, stepAt(8, 0.925), false},
 	} {
 		var rate float64
 		b.Run(fmt.Sprintf("%s/nights=%d/targets=%d", c.name, c.nights, c.targets), func(b *testing.B) {

@@ -69,3 +69,41 @@ func TestHistoryOfAFlatOrShortSeriesIsQuiet(t *testing.T) {
 		}
 	}
 }
+
+// A drop of every cell three nights before the newest is a step in every series: the pooled
+// autocorrelation must not take it for nights that stay low together and whiten it away (which
+// an estimate around each series' line alone did: it read the step as an autocorrelation at the
+// 0.9 cap and found the drop in no history). Flat autocorrelated histories keep their calibration.
+func TestHistoryFindsAStepOfEveryCell(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 simulated histories per case")
+	}
+	const histories = 100
+	flat := func(int) float64 { return 1 }
+	for _, c := range []struct {
+		name        string
+		nights      int
+		phi         float64
+		level       func(int) float64
+		least, most float64
+	}{
+		{"every cell -7.5 % from night 9 of 12", 12, 0, stepAt(8, 0.925), 0.75, 1},
+		{"flat, AR(1) 0.5 nights", 14, 0.5, flat, 0, 0.05},
+	} {
+		rng := rand.New(rand.NewPCG(uint64(c.nights), 77))
+		fired := 0
+		var phis []float64
+		for range histories {
+			h := History(simHistory(rng, c.nights, 2, 8, 0.03, c.phi, c.level), v1.RegressionPolicy{})
+			phis = append(phis, h.Autocorrelation)
+			if h.RegressedCells > 0 {
+				fired++
+			}
+		}
+		rate := float64(fired) / histories
+		if rate < c.least || rate > c.most {
+			t.Errorf("%s: harmful change points in %.2f of %d histories, want within [%.2f, %.2f]; autocorrelations %v",
+				c.name, rate, histories, c.least, c.most, phis[:10])
+		}
+	}
+}

@@ -62,10 +62,15 @@ func Markdown(r Result) string {
 			b.WriteString(", 95 %")
 		}
 		b.WriteString("). vs base: new / old - 1 of the medians, `~` when the change is not significant (q ≥ alpha), " +
-			"with the U test's p, the adjusted q and the repetitions old+new; geomean rows: the target's geometric-mean change with its interval.\n")
+			"with the cell's p (a t test on the log repetitions, against the baseline and against the target's other cells), " +
+			"the q adjusted over its target's cells (1 when its target showed no change) and the repetitions old+new; " +
+			"geomean rows: the target's geometric-mean change with its interval, which includes the run-to-run allowance.\n")
 		if noisy {
 			fmt.Fprintf(&b, "\n`!` marks a noisy median: its repetitions vary by more than %g %% (CV). A noisy cell is still compared; its test needs a larger change to fire.\n", noisyCV)
 		}
+	}
+	if noise := NoiseTable(s); noise != "" {
+		b.WriteString("\n" + noise)
 	}
 	for _, t := range s.Targets {
 		if t.Note != "" && (t.QPSHigh == 0 || (t.P95Ratio > 0 && t.P95High == 0)) {
@@ -91,20 +96,81 @@ const noisyCV = 5.0
 func Method(s v1.Comparison) string {
 	m := metricName(s.Metric)
 	return fmt.Sprintf("How the verdict is made: per target, the geometric mean over its thread counts of new/old median %s "+
-		"(and p95) with a %.0f %% interval; per cell, a two-sided Mann-Whitney U test over the repetitions. All %d p-values "+
-		"are adjusted together (Benjamini-Hochberg), so when nothing changed the chance of a false \"regressed\" is at most "+
-		"alpha %g for the whole run. A target or cell regressed when its adjusted q < %g and %s fell by at least %s %% "+
-		"(p95 rose by at least %s %%). \"No regression\" means every target's interval excludes such a drop; "+
-		"\"inconclusive\" means some interval is too wide to say.",
-		m, 100*(1-2*s.Alpha), s.Tests, s.Alpha, s.Alpha, m, pct(s.QPSDropPercent), pct(s.P95RisePercent))
+		"(and p95) with a %.0f %% interval that allows for how much a target moves between runs beyond its repetitions "+
+		"(the run-to-run CV below), and the same against the other targets of the run, where a shift of the whole run cancels; "+
+		"per cell, a t test on the log repetitions. Targets are tested first, adjusted together (Benjamini-Hochberg); the cells "+
+		"of a target that changed are then adjusted over that target's cells. %d tests in all; when nothing changed the chance "+
+		"of a false \"regressed\" is at most alpha %g for the whole run. A target or cell regressed when significant and %s fell "+
+		"by at least %s %% (p95 rose by at least %s %%). \"No regression\" means every target's interval excludes such a drop and "+
+		"no cell's repetitions put it wholly beyond; \"inconclusive\" means some interval is too wide to say, which between two "+
+		"runs is also what a shift of one run looks like.",
+		m, 100*(1-2*s.Alpha), s.Tests, s.Alpha, m, pct(s.QPSDropPercent), pct(s.P95RisePercent))
+}
+
+// NoiseTable lists, per target, the between-run noise its verdict allowed for and what it
+// could have detected: the run-to-run CV and its source, whether the repetitions had their own
+// server instances, the target against the other targets, and the smallest detectable drop.
+func NoiseTable(s v1.Comparison) string {
+	var rows []string
+	for _, t := range s.Targets {
+		if t.RunToRunSource == "" {
+			continue
+		}
+		vs := "-"
+		if t.QPSVsOthersHigh > 0 {
+			vs = GeomeanChange(t.QPSVsOthers, t.QPSVsOthersLow, t.QPSVsOthersHigh, t.QPSVsOthersP, 0, s.Alpha)
+		}
+		inst := "no (one per target)"
+		if t.InstancesMeasured {
+			inst = fmt.Sprintf("yes: the repetitions' CV %s %% includes them", pct(t.InstanceCVPercent))
+		}
+		mde := "-"
+		if t.MinDetectablePercent > 0 {
+			mde = fmt.Sprintf("%s %%", pct(t.MinDetectablePercent))
+			if t.MinDetectablePercent > s.QPSDropPercent {
+				mde += fmt.Sprintf(" (above the %s %% minimum effect: too noisy to judge it)", pct(s.QPSDropPercent))
+			}
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s %% (%s) | %s | %s | %s |", t.Target, pct(t.RunToRunCVPercent), sourceWord(t.RunToRunSource), inst, vs, mde))
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("| target | run-to-run CV allowed | instances per repetition | %s vs the other targets | smallest detectable drop |\n"+
+		"|---|---|---|---|--:|\n%s\n", metricName(s.Metric), strings.Join(rows, "\n"))
+}
+
+// sourceWord says where a run-to-run CV came from.
+func sourceWord(source string) string {
+	switch source {
+	case "history":
+		return "the schedule's retained runs"
+	case "policy":
+		return "spec.regression.runToRunCVPercent"
+	case "default":
+		return "the default, until the schedule has " + fmt.Sprint(MinHistoryRuns) + " runs"
+	case "same run":
+		return "both sides in one run"
+	default:
+		return source
+	}
+}
+
+// FormatP prints a p-value with three decimals, and "p<0.001" for smaller ones rather than a
+// "p=0.000" that reads as impossible.
+func FormatP(name string, p float64) string {
+	if p < 0.001 {
+		return name + "<0.001"
+	}
+	return fmt.Sprintf("%s=%.3f", name, p)
 }
 
 // Change is a "vs base" column: "~ (p=0.310 n=5+5)" when not significant after adjustment,
 // else "-12.3% (p=0.008 q=0.020 n=5+5)".
 func Change(percent, p, q, alpha float64, oldN, newN int32) string {
-	stat := fmt.Sprintf("p=%.3f", p)
+	stat := FormatP("p", p)
 	if q > 0 && q != p {
-		stat += fmt.Sprintf(" q=%.3f", q)
+		stat += " " + FormatP("q", q)
 	}
 	stat += fmt.Sprintf(" n=%d+%d", oldN, newN)
 	if adjustedOrRaw(p, q) >= alpha {
@@ -113,18 +179,24 @@ func Change(percent, p, q, alpha float64, oldN, newN int32) string {
 	return fmt.Sprintf("%+.1f%% (%s)", percent, stat)
 }
 
-// GeomeanChange is a target's geometric-mean change: "-8.8% [-11.0%, -6.6%] (p=0.000 q=0.000)"
-// or "~ [-2.1%, +1.9%] (p=0.52)".
+// GeomeanChange is a target's geometric-mean change: "-8.8% [-11.0%, -6.6%] (p<0.001 q<0.001)",
+// "~ [-2.1%, +1.9%] (p=0.52)" when the change is not significant and its interval holds 0, or
+// "+3.1% [+0.4%, +5.9%] (p=0.03 q=0.09: not significant over the whole run)" when the interval
+// excludes 0 but the adjustment over the run's tests does not: "~" would deny what the interval
+// shows.
 func GeomeanChange(ratio, lo, hi, p, q, alpha float64) string {
 	if hi == 0 {
 		return fmt.Sprintf("%+.1f%% (no interval)", 100*(ratio-1))
 	}
 	interval := fmt.Sprintf("[%+.1f%%, %+.1f%%]", 100*(lo-1), 100*(hi-1))
-	stat := fmt.Sprintf("p=%.3f", p)
+	stat := FormatP("p", p)
 	if q > 0 && q != p {
-		stat += fmt.Sprintf(" q=%.3f", q)
+		stat += " " + FormatP("q", q)
 	}
 	if adjustedOrRaw(p, q) >= alpha {
+		if lo > 1 || hi < 1 {
+			return fmt.Sprintf("%+.1f%% %s (%s: not significant over the whole run)", 100*(ratio-1), interval, stat)
+		}
 		return fmt.Sprintf("~ %s (%s)", interval, stat)
 	}
 	return fmt.Sprintf("%+.1f%% %s (%s)", 100*(ratio-1), interval, stat)

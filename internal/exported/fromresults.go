@@ -54,6 +54,7 @@ func FromResults(doc *results.Doc) *v1.BenchmarkRun {
 		run.Spec.Repetitions = &r
 	}
 	run.Spec.ServerInstance = v1.ServerInstanceMode(doc.Ladder.ServerInstance)
+	run.Spec.Order = v1.RunOrder(doc.Ladder.Order)
 	for _, t := range doc.Targets {
 		run.Spec.Targets = append(run.Spec.Targets, v1.Target{Name: t.Name, Engine: v1.Engine(t.Engine), Image: t.Image, MyCnf: t.MyCnf})
 		ts := v1.TargetStatus{

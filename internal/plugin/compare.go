@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ type compareOptions struct {
 	alpha    float64
 	qpsDrop  float64
 	p95Rise  float64
+	runToRun float64
 	exitCode bool
 	from     []string
 }
@@ -35,12 +37,16 @@ func newCompareCommand(e *env) *cobra.Command {
 		Short: "Compare NEW with the baseline OLD: per target (geometric mean) and per cell",
 		Long: "Compares NEW with OLD (the baseline; old then new, as benchstat and mysqlbench-compare take them) as the " +
 			"operator compares a scheduled run with its baseline (internal/compare): per target, the geometric mean over " +
-			"its thread counts of new/old median QPS and p95 with an interval; per cell, a two-sided Mann-Whitney U test " +
-			"over the repetitions; every p-value adjusted together (Benjamini-Hochberg) so a run with no real change is " +
-			"called regressed with at most --alpha probability. A target or cell regressed when its adjusted q < alpha " +
-			"and its median QPS fell by at least --qps-drop percent or its p95 rose by at least --p95-rise percent; " +
-			"\"no regression\" needs every target's interval to exclude such a drop. In the table, ~ means no " +
-			"significant change, ! a noisy median (CV above 5 %). The policy is NEW's schedule's spec.regression when " +
+			"its thread counts of new/old median QPS and p95 with an interval that allows for how much two runs differ " +
+			"beyond their repetitions (--run-to-run-cv), and the same against the other targets (a shift of the whole run " +
+			"cancels); per cell, a t test on the log repetitions; targets tested first, then the cells of a changed target " +
+			"adjusted over that target's cells, so a run with no real change is called regressed with at most --alpha " +
+			"probability. A target or cell regressed when significant and its median QPS fell by at least --qps-drop " +
+			"percent or its p95 rose by at least --p95-rise percent; \"no regression\" needs every target's interval to " +
+			"exclude such a drop. The output ends with the smallest drop each target could have shown. In the table, ~ " +
+			"means no significant change, ! a noisy median (CV above 5 %). For a scheduled run, as in the operator, the " +
+			"spread of the schedule's earlier successful runs (in the cluster, or in the files of --from) replaces the " +
+			"run-to-run CV once there are 5. The policy is NEW's schedule's spec.regression when " +
 			"NEW was created by a BenchmarkSchedule, else the operator's defaults; the flags override it." + fromHelp +
 			" Without OLD and NEW give two --from, each holding one run: the first is OLD, the baseline " +
 			"(compare --from old.json --from new.json; the runs may have the same name). A results.json does not say " +
@@ -66,6 +72,8 @@ func newCompareCommand(e *env) *cobra.Command {
 	cmd.Flags().Float64Var(&o.alpha, "alpha", v1.DefaultAlpha, "Significance level of the U test (default: the schedule's, else this).")
 	cmd.Flags().Float64Var(&o.qpsDrop, "qps-drop", v1.DefaultQPSDropPercent, "Smallest QPS drop that matters, in percent (default: the schedule's, else this).")
 	cmd.Flags().Float64Var(&o.p95Rise, "p95-rise", v1.DefaultP95RisePercent, "Smallest p95 latency rise that matters, in percent (default: the schedule's, else this).")
+	cmd.Flags().Float64Var(&o.runToRun, "run-to-run-cv", v1.DefaultRunToRunCVPercent, "How much, in percent (CV), a target moves between two runs beyond its "+
+		"repetitions (default: the schedule's, else this); 0 for runs that shared everything but the repetitions.")
 	cmd.Flags().BoolVar(&o.exitCode, "exit-code", false,
 		"Exit with 2 when the run regressed and 3 when the comparison is inconclusive or has no common cells (as mysqlbench-compare), 0 otherwise.")
 	cmd.Flags().StringArrayVar(&o.from, "from", nil, fromFlag+" Without OLD and NEW: --from OLD --from NEW.")
@@ -115,7 +123,10 @@ func (e *env) compare(cmd *cobra.Command, args []string, o *compareOptions) erro
 	if flags.Changed("p95-rise") {
 		policy.P95RisePercent = &o.p95Rise
 	}
-	res := compare.Compare(run, baseline, policy)
+	if flags.Changed("run-to-run-cv") {
+		policy.RunToRunCVPercent = &o.runToRun
+	}
+	res := compare.CompareWith(run, baseline, policy, compare.Options{History: src.history(ctx, run)})
 	if o.output == "markdown" {
 		_, err = io.WriteString(e.Out, compare.Markdown(res))
 	} else {
@@ -226,7 +237,7 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 	}
 	// The throughput is the clients' metric: QPS, or go-tpc's tpmC (Summary.Metric).
 	metric := cmp.Or(s.Metric, "QPS")
-	_, _ = fmt.Fprintf(w, "\nPolicy: %s: alpha %g over all %d tests (Benjamini-Hochberg), regressed at %s -%g %% or p95 +%g %% (medians)\n",
+	_, _ = fmt.Fprintf(w, "\nPolicy: %s: alpha %g over %d tests (targets, then the cells of changed targets), regressed at %s -%g %% or p95 +%g %% (medians)\n",
 		policySource, s.Alpha, s.Tests, metric, s.QPSDropPercent, s.P95RisePercent)
 	_, _ = fmt.Fprintf(w, "Verdict: %s: %s\n", compare.Short(s), s.Message)
 	if len(res.Cells) > 0 {
@@ -281,7 +292,11 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 	if len(regressed) > 0 {
 		_, _ = fmt.Fprintf(w, "\nRegressed:\n%s\n", strings.Join(regressed, "\n"))
 	}
-	_, _ = fmt.Fprintln(w, "\n~: no significant change (adjusted q >= alpha); !: noisy median (CV above 5 %); geomean: the target over its thread counts, with its interval.")
+	if noise := noiseLines(s); len(noise) > 0 {
+		_, _ = fmt.Fprintf(w, "\nBetween runs:\n%s\n", strings.Join(noise, "\n"))
+	}
+	_, _ = fmt.Fprintln(w, "\n~: no significant change (adjusted q >= alpha) and an interval that holds 0; !: noisy median (CV above 5 %); "+
+		"geomean: the target over its thread counts, with its interval (which allows for the run-to-run CV).")
 	if len(res.OnlyInRun) > 0 {
 		_, _ = fmt.Fprintf(w, "\nNot in the baseline (not compared): %s\n", strings.Join(res.OnlyInRun, ", "))
 	}
@@ -289,6 +304,32 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 		_, _ = fmt.Fprintf(w, "\nMeasured by the baseline only (not compared): %s\n", strings.Join(res.OnlyInBaseline, ", "))
 	}
 	return nil
+}
+
+// noiseLines say, per target, the between-run noise its verdict allowed for, the target against
+// the other targets, and the smallest drop the comparison could have found.
+func noiseLines(s v1.Comparison) []string {
+	var out []string
+	for _, t := range s.Targets {
+		if t.RunToRunSource == "" {
+			continue
+		}
+		line := fmt.Sprintf("  %s: run-to-run CV %s %% (%s)", t.Target, strconv.FormatFloat(t.RunToRunCVPercent, 'f', -1, 64), t.RunToRunSource)
+		if t.InstancesMeasured {
+			line += fmt.Sprintf(", every repetition on its own server instance (their CV %s %%, instances included)", strconv.FormatFloat(t.InstanceCVPercent, 'f', -1, 64))
+		}
+		if t.QPSVsOthersHigh > 0 {
+			line += "; vs the other targets " + compare.GeomeanChange(t.QPSVsOthers, t.QPSVsOthersLow, t.QPSVsOthersHigh, t.QPSVsOthersP, 0, s.Alpha)
+		}
+		if t.MinDetectablePercent > 0 {
+			line += fmt.Sprintf("; smallest detectable drop %s %%", strconv.FormatFloat(t.MinDetectablePercent, 'f', -1, 64))
+			if t.MinDetectablePercent > s.QPSDropPercent {
+				line += " (too noisy for the minimum effect)"
+			}
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // noisyQPS is a median throughput (QPS or tpmC), with ! when its repetitions vary by more than 5 %.

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
@@ -36,6 +37,9 @@ type runSource interface {
 	// bundleExtras is what a bundle holds of run besides the run and its results: its schedule
 	// and its Events (exported.Bundle's Schedule, ScheduleGone, Events and EventsRead).
 	bundleExtras(ctx context.Context, run *v1.BenchmarkRun) exported.Bundle
+	// history is the earlier successful runs of run's schedule that the source holds
+	// (compare.HistoryOf), whose spread the operator's comparison takes as the between-run noise.
+	history(ctx context.Context, run *v1.BenchmarkRun) []*v1.BenchmarkRun
 }
 
 // fromFlag is the --from flag's help, the same for every command that has it.
@@ -117,6 +121,28 @@ func (c clusterSource) confirmationOf(ctx context.Context, run *v1.BenchmarkRun)
 
 func (c clusterSource) policy(ctx context.Context, run *v1.BenchmarkRun) (v1.RegressionPolicy, string, error) {
 	return c.e.policy(ctx, run)
+}
+
+func (c clusterSource) history(ctx context.Context, run *v1.BenchmarkRun) []*v1.BenchmarkRun {
+	name := run.Labels[v1.LabelSchedule]
+	if name == "" {
+		return nil
+	}
+	cl, err := c.e.clients()
+	if err != nil {
+		return nil
+	}
+	list := &v1.BenchmarkRunList{}
+	if err := cl.List(ctx, list, client.InNamespace(run.Namespace), client.MatchingLabels{v1.LabelSchedule: name}); err != nil {
+		_, _ = fmt.Fprintf(c.e.ErrOut, "Note: the runs of schedule %s could not be listed (%v): the comparison allows the "+
+			"policy's run-to-run CV instead of their spread\n", name, err)
+		return nil
+	}
+	runs := make([]*v1.BenchmarkRun, 0, len(list.Items))
+	for i := range list.Items {
+		runs = append(runs, &list.Items[i])
+	}
+	return compare.HistoryOf(run, runs)
 }
 
 func (c clusterSource) serverNotStored(ctx context.Context, run *v1.BenchmarkRun) notStored {
@@ -287,6 +313,16 @@ func (f *fileSource) policy(_ context.Context, run *v1.BenchmarkRun) (v1.Regress
 	}
 	policy, source := schedulePolicy(owner, sched)
 	return policy, source, nil
+}
+
+func (f *fileSource) history(_ context.Context, run *v1.BenchmarkRun) []*v1.BenchmarkRun {
+	var runs []*v1.BenchmarkRun
+	for _, r := range f.set.Runs {
+		if r.Object != nil {
+			runs = append(runs, r.Object)
+		}
+	}
+	return compare.HistoryOf(run, runs)
 }
 
 func (f *fileSource) serverNotStored(_ context.Context, run *v1.BenchmarkRun) notStored {

@@ -14,6 +14,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -421,7 +422,7 @@ func writeTable(b *strings.Builder, doc *results.Doc, threads []int32, value met
 			b.WriteString(" " + cell + " |")
 			if ratios && i > 0 {
 				if ok && baseOK && comparable(doc, tr, th) {
-					b.WriteString(" " + ratio(v, base) + " |")
+					b.WriteString(" " + ratioWithInterval(doc, doc.Targets[0], tr, th, value, v, base) + " |")
 				} else {
 					b.WriteString(" " + missingCell + " |")
 				}
@@ -429,6 +430,63 @@ func writeTable(b *strings.Builder, doc *results.Doc, threads []int32, value met
 		}
 		b.WriteString("\n")
 	}
+	if ratios {
+		b.WriteString("\n" + ratioLegend(doc) + "\n")
+	}
+}
+
+// ratioWithInterval is a "vs" cell: the ratio of the medians (v over base) with its 95 %
+// interval from the repetitions, paired by round when the targets were interleaved, and "within
+// noise" when the interval holds 1; the ratio alone, saying so, from one repetition.
+func ratioWithInterval(doc *results.Doc, ref, tr results.Target, th int32, value metricOf, v, base float64) string {
+	r := cellRatio(doc, ref, tr, th, value)
+	if !r.Valid() {
+		return ratio(v, base) + " (no interval)"
+	}
+	s := fmt.Sprintf("%s [%s, %s]", ratio(v, base), strconv.FormatFloat(r.Low, 'f', 2, 64), strconv.FormatFloat(r.High, 'f', 2, 64))
+	if r.WithinNoise() {
+		s += " within noise"
+	}
+	return s
+}
+
+// cellRatio is tr's cell at threads against ref's, from their repetitions (steps that ran past
+// their duration left out), paired by repetition when the targets were interleaved.
+func cellRatio(doc *results.Doc, ref, tr results.Target, th int32, value metricOf) stats.CellRatio {
+	samples := func(t results.Target) ([]float64, []int32) {
+		var xs []float64
+		var reps []int32
+		for _, st := range t.Steps {
+			if st.Threads == th && !st.OverDuration {
+				xs = append(xs, value.step(st.StepResult))
+				reps = append(reps, st.Repetition)
+			}
+		}
+		return xs, reps
+	}
+	bs, br := samples(ref)
+	cs, cr := samples(tr)
+	var pairs [][2]int
+	if doc.Ladder.Order == string(v1alpha1.OrderInterleaved) {
+		pairs = [][2]int{}
+		for i, rb := range br {
+			if j := slices.Index(cr, rb); j >= 0 && rb > 0 {
+				pairs = append(pairs, [2]int{i, j})
+			}
+		}
+	}
+	return stats.RatioOfCells(bs, cs, pairs, 0.95)
+}
+
+// ratioLegend says what the "vs" columns hold.
+func ratioLegend(doc *results.Doc) string {
+	how := "from the repetitions of each side (a t interval of their logarithms)"
+	if doc.Ladder.Order == string(v1alpha1.OrderInterleaved) {
+		how = "paired by round: the targets were interleaved, so each round's ratio cancels what the round shared"
+	}
+	return "vs " + mdText(doc.Targets[0].Name) + ": the ratio of the medians with its 95 % interval, " + how +
+		"; \"within noise\" when the interval holds 1 (the repetitions cannot tell the two apart). " +
+		"A run of one repetition has no interval."
 }
 
 // comparable says whether tr's value at threads can be set against another target's: without

@@ -49,7 +49,7 @@ func TestRenderTPCC(t *testing.T) {
 	for _, want := range []string{
 		"Workload: go-tpc v1.0.7 TPC-C, 10 warehouse(s) loaded by 10 thread(s), no keying or thinking time, 300 s per step, warm-up 300 s at 64 clients, consistency check after the ladder, client image `ghcr.io/mysqlbench/go-tpc:v1.0.7`.",
 		"## tpmC by threads",
-		"| 1 | 1,455 | 1,309 | x0.90 |",
+		"| 1 | 1,455 | 1,309 | x0.90 [0.87, 0.93] |",
 		"## New-order p95 latency (ms) by threads",
 		"## TPC-C transactions per step",
 		"| mysql57 | 1 | 1 | 1,455 | 1131.1 % | 7,272 | 6.3 | 9.4 | 3.1 | 2.1 | 10.0 | 3.1 | new-order 2 |",

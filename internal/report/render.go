@@ -151,6 +151,9 @@ func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 	if spec.InstancePerRepetition() {
 		doc.Ladder.ServerInstance = string(v1alpha1.ServerInstancePerRepetition)
 	}
+	if spec.Interleaved() {
+		doc.Ladder.Order = string(v1alpha1.OrderInterleaved)
+	}
 	if cs := spec.Workload.CustomScript; cs != nil {
 		doc.Workload.CustomScript = &results.CustomScript{ConfigMap: cs.Name, Key: cs.Key}
 	}

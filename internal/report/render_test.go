@@ -101,7 +101,7 @@ func TestRenderGolden(t *testing.T) {
 				"| Threads | mysql57 (5.7.44) | ps80 (8.0.36-28) | vs mysql57 |",
 				"|---:|---:|---:|---:|",
 				"![QPS by threads, log2 thread axis](charts/qps-by-threads.png)",
-				"| 1 | 14,546 | 13,091 | x0.90 |",
+				"| 1 | 14,546 | 13,091 | x0.90 (no interval) |",
 				"- ps80: Succeeded, server 8.0.36-28",
 				"## Server counters and waits",
 				"### mysql57 (5.7.44)",
@@ -116,7 +116,7 @@ func TestRenderGolden(t *testing.T) {
 			name: "failed_after_one_step",
 			run:  fixtureRun(1),
 			mustContain: []string{
-				"| 1 | 14,546 | 13,091 | x0.90 |",
+				"| 1 | 14,546 | 13,091 | x0.90 (no interval) |",
 				"| 8 | 96,002 | — | — |",
 				"| 64 | 320,005 | — | — |",
 				"| 8 | 0.125 | — |",
@@ -128,8 +128,8 @@ func TestRenderGolden(t *testing.T) {
 			name: "repetitions",
 			run:  repeatedRun(),
 			mustContain: []string{
-				"| 1 | 14,546 | 13,091 | x0.90 |",
-				"| 64 | 320,005 | 288,005 ~ | x0.90 |",
+				"| 1 | 14,546 | 13,091 | x0.90 [0.87, 0.93] |",
+				"| 64 | 320,005 | 288,005 ~ | x0.90 [0.75, 1.01] within noise |",
 				"## Statistics per cell",
 				"| mysql57 | 1 | 3 | 75 % | 14,546 [14,255, 14,691] | 1.5 % | 14,255-14,691 | 14,546 [14,255, 14,691] | 1.5 % | 14,255-14,691 | 0.103 [0.102, 0.105] | 1.5 % | 0.102-0.105 | |",
 				"| 64 | `sxlock/innodb/btr_search_latch` 1.77 | `mutex/innodb/trx_sys_mutex` 0.666 | `io/file/innodb/innodb_data_file` 0.64 | `mutex/innodb/buf_pool_mutex` 0.397 | `rwlock/innodb/hash_table_locks` 0.136 |",
@@ -139,7 +139,7 @@ func TestRenderGolden(t *testing.T) {
 			name: "over_duration",
 			run:  overDurationRun(fixtureRun(-1), 0),
 			mustContain: []string{
-				"| 1 | 14,546 | 13,091 | x0.90 |",
+				"| 1 | 14,546 | 13,091 | x0.90 (no interval) |",
 				// Not comparable: the step ran long and is the only one.
 				"| 64 | 320,005 | 259,204 † | — |",
 				"| 64 | 0.300 | 0.370 † |",
@@ -157,7 +157,7 @@ func TestRenderGolden(t *testing.T) {
 			mustContain: []string{
 				// The flagged repetition 3 (QPS 261796.37) is not a sample: the median is that of
 				// repetitions 1 and 2 (288004.80 and 259204.32), n is 2.
-				"| 64 | 320,005 | 273,605 ~ † | x0.86 |",
+				"| 64 | 320,005 | 273,605 ~ † | x0.86 [0.47, 1.56] within noise |",
 				"- ps80 at 64 threads (repetition 3): measured 333.334 s, QPS 261,796, p95 0.367 ms",
 				"| ps80 | 64 | 2 | 50 % | 273,605 [259,204, 288,005] | 7.4 % | 259,204-288,005 | 273,605 [259,204, 288,005] | 7.4 % | 259,204-288,005 | 0.352 [0.333, 0.370] | 7.4 % | 0.333-0.370 | noisy |",
 			},

@@ -94,6 +94,10 @@ type Ladder struct {
 	// ServerInstance is "PerRepetition" when each repetition measured a new server instance
 	// (spec.serverInstance), absent when the repetitions shared one.
 	ServerInstance string `json:"serverInstance,omitempty"`
+	// Order is "Interleaved" when the targets' cells were measured in interleaved rounds (the
+	// same repetition of every target in one round, so their ratios pair by round), absent
+	// otherwise.
+	Order string `json:"order,omitempty"`
 }
 
 type Target struct {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+
+	moremath "github.com/aclements/go-moremath/stats"
 )
 
 // CPOptions configures ChangePoint. The zero value is usable.
@@ -173,17 +175,19 @@ func energyTest(series []float64, minSeg, perms, stopAfter int, seed uint64) (id
 }
 
 // PooledPhi estimates the lag-1 autocorrelation shared by several series of the same nights
-// (a schedule's cells). Each series' residuals around its least-squares line, scaled to the
-// same weight, are pooled into one raw lag-1 correlation; that raw value is badly biased low
-// for 10-30 nights (about 0.07 for a true 0.5 over 14 nights), more than the textbook
-// corrections allow for, so it is inverted by simulation instead: the φ in [0, 0.9] whose AR(1)
-// series of the same length give the same raw value on average (indirect inference, with a
-// fixed seed so the answer is reproducible).
-// Around a line, not a mean, because a slow drift is what the change-point test must find and
-// around a mean a drift looks like strong autocorrelation; nor around the best split's two
-// levels, which absorb most of an autocorrelated wander. A real step in a few series adds to
-// the estimate, which pooling dilutes (and which costs some power, never false alarms). Series
-// shorter than 2·minSegment are left out (0: 3).
+// (a schedule's cells). Each series' residuals around its line (plus a step, when a jump at one
+// split shared by all series, at least minSegment points from either end and counted from the
+// newest night, fits them clearly better: see rawLag1), scaled to the same weight, are pooled
+// into one raw lag-1 correlation; that raw value is badly biased low for
+// 10-30 nights (the fit absorbs much of an autocorrelated wander), so it is inverted by
+// simulation: the φ in [0, 0.9] whose AR(1) series of the same length and number, put through the same fit,
+// give the same raw value on average (indirect inference, with a fixed seed so the answer is
+// reproducible; the bias of the fit is then the simulation's too, and cancels).
+// Around a line, because a slow drift is what the change-point test must find, and around a
+// mean a drift looks like strong autocorrelation; with a step, because a level shift is too: a
+// clean drop of every cell three nights before the newest, around a line alone, leaves
+// residuals that stay high then low, reads as φ near the 0.9 cap, and whitening by that removes
+// the very shift the test looks for. Series shorter than 2·minSegment are left out (0: 3).
 func PooledPhi(series [][]float64, minSegment int) float64 {
 	if minSegment <= 0 {
 		minSegment = 3
@@ -199,12 +203,12 @@ func PooledPhi(series [][]float64, minSegment int) float64 {
 	if len(kept) == 0 {
 		return 0
 	}
-	raw, ok := rawLag1(kept)
+	raw, ok := rawLag1(kept, minSegment)
 	if !ok {
 		return 0
 	}
 	n := int(math.Round(float64(points) / float64(len(kept))))
-	grid := rawLag1Grid(n)
+	grid := rawLag1Grid(n, min(len(kept), maxGridSeries), minSegment)
 	if raw <= grid[0] {
 		return 0
 	}
@@ -221,33 +225,77 @@ func PooledPhi(series [][]float64, minSegment int) float64 {
 // phiStep is the spacing of rawLag1Grid's φ values, from 0 to 0.9.
 const phiStep = 0.025
 
-// rawGrids caches rawLag1Grid by series length.
+// rawGrids caches rawLag1Grid by series length, number of series and minimum segment.
 var rawGrids sync.Map
 
-// rawLag1Grid is expectedRawLag1 at φ = 0, phiStep, ... 0.9 for series of length n, computed
-// once per length.
-func rawLag1Grid(n int) []float64 {
-	if g, ok := rawGrids.Load(n); ok {
+type gridKey struct{ n, k, minSeg int }
+
+// maxGridSeries bounds the number of series the simulation pools: beyond a few dozen, where the
+// common split falls hardly depends on how many series share it.
+const maxGridSeries = 32
+
+// rawLag1Grid is expectedRawLag1 at φ = 0, phiStep, ... 0.9 for k series of length n, computed
+// once per shape.
+func rawLag1Grid(n, k, minSeg int) []float64 {
+	key := gridKey{n, k, minSeg}
+	if g, ok := rawGrids.Load(key); ok {
 		return g.([]float64)
 	}
 	steps := int(math.Round(0.9 / phiStep))
 	g := make([]float64, steps+1)
 	for i := range g {
-		g[i] = expectedRawLag1(phiStep*float64(i), n)
+		g[i] = expectedRawLag1(phiStep*float64(i), n, k, minSeg)
 	}
 	// Keep it increasing, so the inversion is well defined despite simulation noise.
 	for i := 1; i < len(g); i++ {
 		g[i] = math.Max(g[i], g[i-1]+1e-9)
 	}
-	rawGrids.Store(n, g)
+	rawGrids.Store(key, g)
 	return g
 }
 
-// rawLag1 is the pooled lag-1 correlation of the series' residuals around their lines.
-func rawLag1(series [][]float64) (float64, bool) {
-	var num, den float64
+// rawLag1 is the pooled lag-1 correlation of the series' residuals around their lines, or, when
+// a step at one split (counted from the newest point) shared by all series fits them clearly
+// better, around their lines with that step: a shift of many series on one night is removed,
+// while nights that merely wander rarely pass the bar (and the simulation behind the inversion
+// applies the same bar, so its choices are accounted for).
+func rawLag1(series [][]float64, minSeg int) (float64, bool) {
+	shortest := len(series[0])
+	points := 0
 	for _, xs := range series {
-		res := detrend(xs)
+		shortest = min(shortest, len(xs))
+		points += len(xs)
+	}
+	best := make([][]float64, len(series))
+	var lineSS float64
+	for i, xs := range series {
+		best[i] = detrend(xs)
+		lineSS += sumSquares(best[i])
+	}
+	var step [][]float64
+	stepSS := math.Inf(1)
+	splits := 0
+	for last := minSeg; last <= shortest-minSeg; last++ {
+		splits++
+		var all [][]float64
+		var ss float64
+		for _, xs := range series {
+			r, ok := lineStepFit(xs, len(xs)-last)
+			if !ok {
+				r = detrend(xs)
+			}
+			all = append(all, r)
+			ss += sumSquares(r)
+		}
+		if ss < stepSS {
+			step, stepSS = all, ss
+		}
+	}
+	if step != nil && stepIsClear(lineSS, stepSS, len(series), points, splits) {
+		best = step
+	}
+	var num, den float64
+	for _, res := range best {
 		var scale float64
 		for _, r := range res {
 			scale += r * r
@@ -268,24 +316,94 @@ func rawLag1(series [][]float64) (float64, bool) {
 	return num / den, true
 }
 
-// expectedRawLag1 is rawLag1's mean over simulated AR(1) series of length n with coefficient
-// phi (2000 series, seeded: the same every time).
-func expectedRawLag1(phi float64, n int) float64 {
-	const sims = 2000
-	rng := rand.New(rand.NewPCG(uint64(n), 0xa11))
+// stepIsClear says whether a step in each of k series at the best of splits common splits
+// reduces the residual sum of squares of their lines (lineSS) to stepSS by more than white
+// nights would, at a 0.1 % level after Bonferroni over the splits: the F statistic of the k
+// step coefficients, taken as k·F ~ χ²(k) with the Wilson-Hilferty normal approximation. The
+// level only decides how often a step is removed; PooledPhi's calibration applies the same rule.
+func stepIsClear(lineSS, stepSS float64, k, points, splits int) bool {
+	dfRes := points - 3*k
+	if dfRes <= 0 || stepSS <= 0 || lineSS <= stepSS {
+		return lineSS > stepSS && stepSS == 0
+	}
+	chi := (lineSS - stepSS) / (stepSS / float64(dfRes))
+	kf := float64(k)
+	z := (math.Cbrt(chi/kf) - (1 - 2/(9*kf))) / math.Sqrt(2/(9*kf))
+	return z > moremath.StdNormal.InvCDF(1-0.001/float64(splits))
+}
+
+// expectedRawLag1 is rawLag1's mean over simulated groups of k AR(1) series of length n with
+// coefficient phi (about 2000 series in all, seeded: the same every time).
+func expectedRawLag1(phi float64, n, k, minSeg int) float64 {
+	groups := max(20, 2000/k)
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(k)<<8|0xa11))
 	var sum float64
-	xs := make([]float64, n)
-	one := [][]float64{xs}
-	for range sims {
-		s := rng.NormFloat64()
-		for i := range xs {
-			s = phi*s + math.Sqrt(1-phi*phi)*rng.NormFloat64()
-			xs[i] = s
+	group := make([][]float64, k)
+	for i := range group {
+		group[i] = make([]float64, n)
+	}
+	for range groups {
+		for _, xs := range group {
+			s := rng.NormFloat64()
+			for i := range xs {
+				s = phi*s + math.Sqrt(1-phi*phi)*rng.NormFloat64()
+				xs[i] = s
+			}
 		}
-		r, _ := rawLag1(one)
+		r, _ := rawLag1(group, minSeg)
 		sum += r
 	}
-	return sum / sims
+	return sum / float64(groups)
+}
+
+func sumSquares(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x * x
+	}
+	return s
+}
+
+// lineStepFit is the residuals of xs around a + b·t + c·[t >= tau] by least squares (the 3x3
+// normal equations, solved by Cramer's rule); ok is false when they are singular.
+func lineStepFit(xs []float64, tau int) ([]float64, bool) {
+	// Columns 1, t, s (s = 1 from tau on).
+	var n, st, ss, stt, sts, sx, stx, ssx float64
+	for i, x := range xs {
+		t := float64(i)
+		s := 0.0
+		if i >= tau {
+			s = 1
+		}
+		n++
+		st += t
+		ss += s
+		stt += t * t
+		sts += t * s
+		sx += x
+		stx += t * x
+		ssx += s * x
+	}
+	// [n st ss; st stt sts; ss sts ss] · [a b c] = [sx stx ssx]
+	det := func(a, b, c, d, e, f, g, h, i float64) float64 {
+		return a*(e*i-f*h) - b*(d*i-f*g) + c*(d*h-e*g)
+	}
+	d := det(n, st, ss, st, stt, sts, ss, sts, ss)
+	if math.Abs(d) < 1e-12 {
+		return nil, false
+	}
+	a := det(sx, st, ss, stx, stt, sts, ssx, sts, ss) / d
+	b := det(n, sx, ss, st, stx, sts, ss, ssx, ss) / d
+	c := det(n, st, sx, st, stt, stx, ss, sts, ssx) / d
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		fit := a + b*float64(i)
+		if i >= tau {
+			fit += c
+		}
+		out[i] = x - fit
+	}
+	return out, true
 }
 
 // detrend is xs minus its least-squares line over the index.

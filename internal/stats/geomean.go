@@ -42,6 +42,10 @@ type RatioResult struct {
 	Spread string `json:"spread,omitempty"`
 	// Reason says why there is no interval, when there is none.
 	Reason string `json:"reason,omitempty"`
+	// LogSE is the standard error of log(Ratio) and DF its degrees of freedom (0 without an
+	// interval): what a caller needs to add noise Ratio cannot see, or to contrast two targets.
+	LogSE float64 `json:"logSE,omitempty"`
+	DF    float64 `json:"df,omitempty"`
 }
 
 // Valid says whether the result has an interval and a p-value.
@@ -137,6 +141,7 @@ func Ratio(pairs []Pair, opts RatioOptions) RatioResult {
 	q := tQuantile(t, 1-(1-conf)/2)
 	r.Low, r.High = math.Exp(mean-q*se), math.Exp(mean+q*se)
 	r.P = 2 * (1 - t.CDF(math.Abs(mean)/se))
+	r.LogSE, r.DF = se, df
 	return r
 }
 
@@ -214,4 +219,49 @@ func TQuantile(df, p float64) float64 {
 		return -tQuantile(moremath.TDist{V: df}, 1-p)
 	}
 	return tQuantile(moremath.TDist{V: df}, p)
+}
+
+// TwoSidedP is the two-sided p-value of a t statistic with df degrees of freedom (normal when df
+// is infinite or above 1e6).
+func TwoSidedP(t, df float64) float64 {
+	if df <= 0 {
+		return 1
+	}
+	if math.IsInf(df, 1) || df > 1e6 {
+		return math.Erfc(math.Abs(t) / math.Sqrt2)
+	}
+	return 2 * (1 - moremath.TDist{V: df}.CDF(math.Abs(t)))
+}
+
+// Satterthwaite is the Welch-Satterthwaite degrees of freedom of a sum of variance components
+// vs[i] with dfs[i] degrees of freedom each (an infinite df: a component taken as known).
+func Satterthwaite(vs, dfs []float64) float64 {
+	var sum, den float64
+	for i, v := range vs {
+		sum += v
+		if !math.IsInf(dfs[i], 1) && dfs[i] > 0 {
+			den += v * v / dfs[i]
+		}
+	}
+	if den == 0 {
+		return math.Inf(1)
+	}
+	return sum * sum / den
+}
+
+// Simes is Simes' combination of ps: the p-value of "none of the hypotheses is false",
+// min over i of p(i)·m/i with p sorted ascending. Valid for independent or positively dependent
+// tests, and more powerful than Bonferroni's m·min(p) when several are small.
+func Simes(ps []float64) float64 {
+	if len(ps) == 0 {
+		return 1
+	}
+	s := append([]float64(nil), ps...)
+	sort.Float64s(s)
+	m := float64(len(s))
+	best := 1.0
+	for i, p := range s {
+		best = math.Min(best, p*m/float64(i+1))
+	}
+	return best
 }
