@@ -51,7 +51,8 @@ func newDescribeCommand(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&from, "from", nil, fromFlag)
-	output = addOutputFlags(cmd, false)
+	output = addOutputFlags(cmd, outputSpec{objects: true,
+		what: "the BenchmarkRun object as the API server returns it (or the files hold it); name prints benchmarkrun.mysqlbench.io/NAME"})
 	return cmd
 }
 

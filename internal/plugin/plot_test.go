@@ -87,7 +87,7 @@ func TestPlotWritesCharts(t *testing.T) {
 	checkError(t, "--metric qpm", err, "qpm", "qps, tps, p95")
 	// -o is an output format everywhere else in kubectl: plot does not take a file name from it.
 	_, _, err = kubectlMysqlbench(t, "plot", "pk", "-o", filepath.Join(dir, "o.png"))
-	checkError(t, "-o o.png", err, "--output-file "+filepath.Join(dir, "o.png"), "-o is an output format")
+	checkError(t, "-o o.png", err, "--output-file "+filepath.Join(dir, "o.png"), "-o is the chart's format")
 	_, _, err = kubectlMysqlbench(t, "plot", "pk")
 	checkError(t, "no --output-file", err, "needs --output-file")
 	_, _, err = kubectlMysqlbench(t, "plot", "pk", "--log-latency", "--output-file", filepath.Join(dir, "x.png"))

@@ -22,9 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,18 +62,20 @@ type Options struct {
 // first use, the clients.
 type env struct {
 	genericiooptions.IOStreams
-	flags     *genericclioptions.ConfigFlags
+	flags     *kubeFlags
 	logReader PodLogs
 	clock     func() time.Time
 
 	client    client.WithWatch
-	clientset kubernetes.Interface
+	// core is the one typed client the plugin needs (pods/log): the full clientset would link
+	// every API group's client into the binary.
+	core corev1client.CoreV1Interface
 }
 
 // NewCommand is the root command, kubectl's own flags (-n, --context, --kubeconfig, ...)
 // included.
 func NewCommand(o Options) *cobra.Command {
-	e := &env{IOStreams: o.Streams, flags: genericclioptions.NewConfigFlags(true), logReader: o.Logs, clock: o.Now}
+	e := &env{IOStreams: o.Streams, flags: newKubeFlags(), logReader: o.Logs, clock: o.Now}
 	root := &cobra.Command{
 		Use:   "kubectl-mysqlbench",
 		Short: "Read, compare, plot and plan mysqlbench BenchmarkRuns",
@@ -174,11 +175,11 @@ func (e *env) clients() (client.WithWatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to the API server %s: %w", cfg.Host, err)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	core, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the API server %s: %w", cfg.Host, err)
 	}
-	e.client, e.clientset = c, cs
+	e.client, e.core = c, core
 	return c, nil
 }
 
@@ -200,12 +201,12 @@ func (e *env) podLogs() (PodLogs, error) {
 	if _, err := e.clients(); err != nil {
 		return nil, err
 	}
-	return clientsetLogs{e.clientset}, nil
+	return clientsetLogs{e.core}, nil
 }
 
 // clientsetLogs reads logs through pods/log, as kubectl logs does.
-type clientsetLogs struct{ cs kubernetes.Interface }
+type clientsetLogs struct{ core corev1client.CoreV1Interface }
 
 func (c clientsetLogs) Stream(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error) {
-	return c.cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: follow}).Stream(ctx)
+	return c.core.Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: follow}).Stream(ctx)
 }
