@@ -23,8 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,7 +66,7 @@ type env struct {
 	logReader PodLogs
 	clock     func() time.Time
 
-	client    client.WithWatch
+	client client.WithWatch
 	// core is the one typed client the plugin needs (pods/log): the full clientset would link
 	// every API group's client into the binary.
 	core corev1client.CoreV1Interface
