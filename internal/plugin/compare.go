@@ -32,7 +32,7 @@ func newCompareCommand(e *env) *cobra.Command {
 	o := &compareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare OLD NEW | compare [OLD NEW] --from PATH...",
-		Short: "Compare NEW with the baseline OLD: per target (geometric mean) and per cell",
+		Short: "Compare NEW with the baseline OLD, per target and per cell",
 		Long: "Compares NEW with OLD (the baseline; old then new, as benchstat and mysqlbench-compare take them) as the " +
 			"operator compares a scheduled run with its baseline (internal/compare): per target, the geometric mean over " +
 			"its thread counts of new/old median QPS and p95 with an interval; per cell, a two-sided Mann-Whitney U test " +
@@ -47,9 +47,9 @@ func newCompareCommand(e *env) *cobra.Command {
 			"which schedule made its run: its policy is then the operator's defaults unless the flags set it; a run's " +
 			"YAML names its schedule, whose spec.regression applies when the files hold the schedule (a bundle does).",
 		Example: "  kubectl mysqlbench compare release-1 candidate\n" +
-			"  kubectl mysqlbench compare release-1 candidate --target mysql84 --target mysql84-psoff\n" +
+			"  kubectl mysqlbench compare release-1 candidate \\\n      --target mysql84 --target mysql84-psoff\n" +
 			"  kubectl mysqlbench compare release-1 candidate -o markdown > comparison.md\n" +
-			"  kubectl mysqlbench compare --from release-1/results.json --from candidate.tar.gz\n" +
+			"  kubectl mysqlbench compare --from release-1/results.json \\\n      --from candidate.tar.gz\n" +
 			"  kubectl mysqlbench compare release-1 candidate --from exported-runs/",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(o.from) > 0 && len(args) == 0 {

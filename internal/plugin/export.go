@@ -29,8 +29,8 @@ type exportOptions struct {
 func newExportCommand(e *env) *cobra.Command {
 	o := &exportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export RUN -o csv|json|markdown | export RUN --bundle DIR|FILE.tar.gz | export [RUN] --from PATH ...",
-		Short: "Write a finished run's results.csv, results.json or report.md, or its bundle: everything the run left, in files",
+		Use:   "export RUN -o FORMAT | export RUN --bundle PATH",
+		Short: "Write a run's results.csv, results.json, report.md, or its bundle",
 		Long: "Writes a file of the run's results ConfigMap as the operator stored it: results.csv (one row per target " +
 			"and step), results.json (everything, with each step's per-second series; its formatVersion is checked) " +
 			"or report.md. The ConfigMap is written when every target is done.\n\n" +

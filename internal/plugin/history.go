@@ -49,7 +49,7 @@ func newHistoryCommand(e *env) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "history SCHEDULE | history --target NAME",
-		Short: "A cell's QPS (or p95) over nights from the results database, with change points and verdicts",
+		Short: "A cell's QPS or p95 over nights, from the results database",
 		Long: "Reads the operator's results database (the runs it stored) and prints, for each target and thread " +
 			"count, the cell's median over the schedule's successful runs, oldest first: the night, the run, the " +
 			"server version, the median with its interval, the change against the night before, the run's verdict " +
@@ -64,10 +64,11 @@ func newHistoryCommand(e *env) *cobra.Command {
 			"(--results-database-secret; keys dsn, or host, port, user, password, database, tls), --database-dsn " +
 			"takes a DSN (user:password@tcp(host:3306)/mysqlbench), else the environment variable " + DSNEnv + ". " +
 			"The plugin only reads: it never creates or migrates the schema.",
-		Example: "  kubectl mysqlbench history nightly -n bench --database-secret mysqlbench-system/results-db\n" +
+		Example: "  kubectl mysqlbench history nightly -n bench \\\n      --database-secret mysqlbench-system/results-db\n" +
 			"  kubectl mysqlbench history nightly --threads 8,64 --since 90d\n" +
-			"  kubectl mysqlbench history --target mysql84 --metric p95 --since 2026-01-01 -o json\n" +
-			"  " + DSNEnv + "='reader:...@tcp(db.example:3306)/mysqlbench' kubectl mysqlbench history nightly",
+			"  kubectl mysqlbench history --target mysql84 --metric p95 \\\n      --since 2026-01-01 -o json\n" +
+			"  export " + DSNEnv + "='reader:...@tcp(db.example:3306)/mysqlbench'\n" +
+			"  kubectl mysqlbench history nightly",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 || (len(args) == 0 && o.target == "") {
 				return fmt.Errorf("%s needs SCHEDULE or --target NAME (got %d argument(s)); see %s --help",

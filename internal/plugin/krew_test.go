@@ -186,7 +186,7 @@ func TestReleaseVersionIsOneVariable(t *testing.T) {
 		t.Skip("no make")
 	}
 	makeN := func(args ...string) (string, error) {
-		cmd := exec.Command("make", append([]string{"-n", "-C", "../.."}, args...)...)
+		cmd := exec.Command("make", append([]string{"-n", "--no-print-directory", "-C", "../.."}, args...)...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

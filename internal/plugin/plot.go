@@ -44,8 +44,8 @@ func newPlotCommand(e *env) *cobra.Command {
 		metrics = append(metrics, string(m))
 	}
 	cmd := &cobra.Command{
-		Use:   "plot RUN... --output-file CHART.png|CHART.svg | plot RUN... -o png|svg > CHART | plot [RUN...] --from PATH...",
-		Short: "Draw a chart of finished runs: a metric by threads (log-2 axis), relative to a target, or over time",
+		Use:   "plot RUN... (--output-file FILE | -o png|svg)",
+		Short: "Chart a metric by threads, relative to a target, or over time",
 		Long: "Draws one chart from the runs' results.json, one line per target (\"run/target\" with several runs): " +
 			"--metric by thread count on a log-2 axis (with error bars from the confidence intervals when the run " +
 			"has repetitions), --relative-to TARGET divides each line by that target at the same thread count, and " +
@@ -59,15 +59,15 @@ func newPlotCommand(e *env) *cobra.Command {
 			"several runs each target keeps one colour and each run one dash pattern." + fromHelp + " Without RUN every run of the files is drawn, in the " +
 			"order of --from. plot needs each run's results.json (a run's YAML alone has no results).",
 		Example: "  kubectl mysqlbench plot pk-lookup-57 --output-file qps.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --relative-to mysql57 --output-file relative.svg\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 --log-latency --output-file p95.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --width 16cm --height 10cm --dpi 300 --output-file qps-print.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --timeline --metric qps --output-file timeline.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query --output-file cpu.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read --output-file rows-read.svg\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --relative-to mysql57 \\\n      --output-file relative.svg\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 --log-latency \\\n      --output-file p95.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --width 16cm --height 10cm --dpi 300 \\\n      --output-file qps-print.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --timeline --output-file timeline.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query -o png > cpu.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read \\\n      --output-file rows-read.svg\n" +
 			"  kubectl mysqlbench plot release-1 candidate --output-file both.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 -o svg > qps.svg\n" +
-			"  kubectl mysqlbench plot --from release-1.tar.gz --from candidate/results.json --output-file both.png",
+			"  kubectl mysqlbench plot --from release-1.tar.gz \\\n      --from candidate/results.json --output-file both.png",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.output != "" && o.output != "png" && o.output != "svg" {
 				if ext := strings.ToLower(filepath.Ext(o.output)); ext == ".png" || ext == ".svg" {

@@ -107,6 +107,7 @@ func NewCommand(o Options) *cobra.Command {
 		newVersionCommand(e),
 	)
 	registerCompletions(root, e)
+	finishHelp(root)
 	return root
 }
 
@@ -122,8 +123,9 @@ func addKlogFlags(flags *pflag.FlagSet) {
 
 func newVersionCommand(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the plugin's version",
+		Use:     "version",
+		Short:   "Print the plugin's version",
+		Example: "  kubectl mysqlbench version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintf(e.Out, "kubectl-mysqlbench %s\n", Version)

@@ -32,8 +32,8 @@ type serverOptions struct {
 func newServerCommand(e *env) *cobra.Command {
 	o := &serverOptions{}
 	cmd := &cobra.Command{
-		Use:   "server RUN|--from PATH [--target TARGET...] [--counter NAME...] [--per query|second] [-o table|csv|json]",
-		Short: "Show what the servers did at each thread count: counters per query, CPU per query, top waits",
+		Use:   "server RUN [--target T...] [--counter NAME...]",
+		Short: "What the servers did at each thread count: counters, CPU, waits",
 		Long: "Shows, per target of a finished run, the server counters each ladder step recorded (spec.serverStats, " +
 			"results.json steps[].server): one row per counter and one column per thread count, per sysbench query " +
 			"(--per second: per second between the step's two snapshots), the gauges at the end of the step, the " +
@@ -47,7 +47,7 @@ func newServerCommand(e *env) *cobra.Command {
 			"which a bundle holds as they were at export; a results.json alone does not say whether " +
 			"spec.serverStats was off.",
 		Example: "  kubectl mysqlbench server pk-lookup-57\n" +
-			"  kubectl mysqlbench server pk-lookup-57 --target mysql84 --counter Innodb_rows_read --counter Innodb_data_fsyncs\n" +
+			"  kubectl mysqlbench server pk-lookup-57 --target mysql84 \\\n      --counter Innodb_rows_read --counter Innodb_data_fsyncs\n" +
 			"  kubectl mysqlbench server pk-lookup-57 --per second -o csv > server-rates.csv\n" +
 			"  kubectl mysqlbench server --from pk-lookup-57/results.json",
 		Args: runArgs(&o.from),

@@ -126,7 +126,8 @@ func documentedCommands(t *testing.T) []docCommand {
 	}
 	root := plugin.NewCommand(plugin.Options{})
 	for _, sub := range root.Commands() {
-		for _, l := range strings.Split(sub.Example, "\n") {
+		// A long example goes on on the next line after a backslash, as in a shell.
+		for _, l := range strings.Split(strings.ReplaceAll(sub.Example, "\\\n", " "), "\n") {
 			if strings.Contains(l, "kubectl mysqlbench ") {
 				out = append(out, docCommand{where: "help of " + sub.Name(), line: l})
 			}
