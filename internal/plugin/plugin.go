@@ -126,7 +126,7 @@ func newVersionCommand(e *env) *cobra.Command {
 		Use:     "version",
 		Short:   "Print the plugin's version",
 		Example: "  kubectl mysqlbench version",
-		Args:  cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintf(e.Out, "kubectl-mysqlbench %s\n", Version)
 			return err
