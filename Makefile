@@ -312,7 +312,7 @@ kind-node-check: ## Boot the offline kind node image once without a cluster (pod
 	K8S_VERSION=$(K8S_BUILD_VERSION) KIND_NODE_IMAGE=$(or $(KIND_NODE_IMAGE),$(KIND_OFFLINE_NODE_IMAGE)) hack/check-kind-node-image.sh
 
 .PHONY: kind-up
-kind-up: $(KIND) ## Create the kind cluster of test/kind/cluster.yaml: database and client pools (Docker; or KIND_EXPERIMENTAL_PROVIDER=podman, KIND_NODE_IMAGE).
+kind-up: $(KIND) ## Create the kind cluster of test/kind/cluster.yaml: database and client pools (Docker; or KIND_EXPERIMENTAL_PROVIDER=podman, KIND_NODE_IMAGE: first checks that podman can run a container on a network).
 	$(KIND_ENV) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/kind.sh up
 
 .PHONY: kind-load
