@@ -20,7 +20,7 @@ import (
 
 type compareOptions struct {
 	targets  []string
-	output   string
+	output   *outputFlags
 	alpha    float64
 	qpsDrop  float64
 	p95Rise  float64
@@ -49,6 +49,7 @@ func newCompareCommand(e *env) *cobra.Command {
 		Example: "  kubectl mysqlbench compare release-1 candidate\n" +
 			"  kubectl mysqlbench compare release-1 candidate \\\n      --target mysql84 --target mysql84-psoff\n" +
 			"  kubectl mysqlbench compare release-1 candidate -o markdown > comparison.md\n" +
+			"  kubectl mysqlbench compare release-1 candidate -o json\n" +
 			"  kubectl mysqlbench compare --from release-1/results.json \\\n      --from candidate.tar.gz\n" +
 			"  kubectl mysqlbench compare release-1 candidate --from exported-runs/",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -62,7 +63,8 @@ func newCompareCommand(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.targets, "target", nil, "Compare only this target (repeatable).")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "Output format: table, or markdown (comparison.md as the operator writes it).")
+	o.output = addOutputFlags(cmd, outputSpec{own: []string{"table", "markdown"},
+		what: "the comparison (summary, targets, cells; markdown: comparison.md as the operator writes it), custom-columns a line per cell"})
 	cmd.Flags().Float64Var(&o.alpha, "alpha", v1.DefaultAlpha, "Significance level of the U test (default: the schedule's, else this).")
 	cmd.Flags().Float64Var(&o.qpsDrop, "qps-drop", v1.DefaultQPSDropPercent, "Smallest QPS drop that matters, in percent (default: the schedule's, else this).")
 	cmd.Flags().Float64Var(&o.p95Rise, "p95-rise", v1.DefaultP95RisePercent, "Smallest p95 latency rise that matters, in percent (default: the schedule's, else this).")
@@ -76,8 +78,8 @@ func newCompareCommand(e *env) *cobra.Command {
 // the two --from paths, OLD first.
 func (e *env) compare(cmd *cobra.Command, args []string, o *compareOptions) error {
 	ctx := cmd.Context()
-	if o.output != "table" && o.output != "markdown" {
-		return fmt.Errorf("unknown output format %q: use -o table or -o markdown", o.output)
+	if err := o.output.validate(); err != nil {
+		return err
 	}
 	src, err := e.source(o.from)
 	if err != nil {
@@ -116,9 +118,12 @@ func (e *env) compare(cmd *cobra.Command, args []string, o *compareOptions) erro
 		policy.P95RisePercent = &o.p95Rise
 	}
 	res := compare.Compare(run, baseline, policy)
-	if o.output == "markdown" {
+	switch {
+	case o.output.structured():
+		err = o.output.printView(e.Out, comparisonViewOf(res, source), cellRows(res))
+	case o.output.is("markdown"):
 		_, err = io.WriteString(e.Out, compare.Markdown(res))
-	} else {
+	default:
 		err = writeComparison(e.Out, res, source, o.targets)
 	}
 	if err != nil {
@@ -134,6 +139,35 @@ func (e *env) compare(cmd *cobra.Command, args []string, o *compareOptions) erro
 		}
 	}
 	return nil
+}
+
+// comparisonView is what compare prints as data: the comparison the operator would store, its
+// targets and cells, and where its policy came from.
+type comparisonView struct {
+	Summary        v1.Comparison     `json:"summary"`
+	Policy         string            `json:"policy"`
+	Targets        []v1.TargetChange `json:"targets"`
+	Cells          []v1.CellChange   `json:"cells"`
+	OnlyInRun      []string          `json:"onlyInRun,omitempty"`
+	OnlyInBaseline []string          `json:"onlyInBaseline,omitempty"`
+}
+
+func comparisonViewOf(res compare.Result, policySource string) comparisonView {
+	v := comparisonView{Summary: res.Summary, Policy: policySource, Targets: res.Targets,
+		OnlyInRun: res.OnlyInRun, OnlyInBaseline: res.OnlyInBaseline, Cells: []v1.CellChange{}}
+	for _, c := range res.Cells {
+		v.Cells = append(v.Cells, c.CellChange)
+	}
+	return v
+}
+
+// cellRows are the comparison's cells, the rows of -o custom-columns.
+func cellRows(res compare.Result) []any {
+	rows := make([]any, len(res.Cells))
+	for i, c := range res.Cells {
+		rows[i] = c.CellChange
+	}
+	return rows
 }
 
 // comparedRuns are NEW and OLD: args' (OLD NEW) or, without args, the runs of two --from paths.

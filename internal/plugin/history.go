@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +34,7 @@ type historyOptions struct {
 	metric        string
 	since         string
 	limit         int
-	output        string
+	output        *outputFlags
 	secret        string
 	dsn           string
 	confirmations bool
@@ -90,16 +89,17 @@ func newHistoryCommand(e *env) *cobra.Command {
 		" (qps is the throughput: tpmC for go-tpc runs; p95 latency in ms).")
 	cmd.Flags().StringVar(&o.since, "since", "", "Only runs started since: an age (90d, 2w, 36h) or a date (2026-01-01).")
 	cmd.Flags().IntVar(&o.limit, "limit", 60, "At most this many nights per series, the newest (0: all).")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "Output format: table or json.")
+	o.output = addOutputFlags(cmd, outputSpec{own: []string{"table"},
+		what: "the series with their change points (custom-columns: a line per night of a series)"})
 	cmd.Flags().StringVar(&o.secret, "database-secret", "", "The results database's Secret, [NAMESPACE/]NAME (default namespace: -n's).")
-	cmd.Flags().StringVar(&o.dsn, "database-dsn", "", "The results database's DSN, user:password@tcp(host:3306)/mysqlbench (default: $"+DSNEnv+").")
+	cmd.Flags().StringVar(&o.dsn, "database-dsn", "", "The results database's DSN (default: $"+DSNEnv+"), e.g. user:pw@tcp(db:3306)/mysqlbench.")
 	cmd.Flags().BoolVar(&o.confirmations, "confirmations", false, "Include the confirmation runs, as points of their own.")
 	return cmd
 }
 
 func (e *env) history(ctx context.Context, schedule string, o *historyOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return fmt.Errorf("unknown output format %q: use -o table or -o json", o.output)
+	if err := o.output.validate(); err != nil {
+		return err
 	}
 	metric := resultsdb.Metric(o.metric)
 	if !slices.Contains(resultsdb.Metrics, metric) {
@@ -151,10 +151,8 @@ func (e *env) history(ctx context.Context, schedule string, o *historyOptions) e
 			return fmt.Errorf("no cells at --threads %s; the series have threads %s", intList(o.threads), strings.Join(have, ", "))
 		}
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(e.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(view)
+	if o.output.structured() {
+		return o.output.printView(e.Out, view, nightRows(view))
 	}
 	return writeHistory(e.Out, view)
 }
@@ -369,6 +367,29 @@ func analyse(series []resultsdb.Series, metric resultsdb.Metric) historyView {
 		view.Series = append(view.Series, sv)
 	}
 	return view
+}
+
+// night is a point of a series with the series it belongs to: a line of -o custom-columns.
+type night struct {
+	Namespace string `json:"namespace"`
+	Schedule  string `json:"schedule,omitempty"`
+	Workload  string `json:"workload"`
+	Target    string `json:"target"`
+	Threads   int    `json:"threads"`
+	resultsdb.Point
+	// ChangePoint says that the series' sustained shift starts at this night.
+	ChangePoint bool `json:"changePoint,omitempty"`
+}
+
+func nightRows(v historyView) []any {
+	var out []any
+	for _, s := range v.Series {
+		for i, p := range s.Points {
+			out = append(out, night{Namespace: s.Namespace, Schedule: s.Schedule, Workload: s.Workload, Target: s.Target,
+				Threads: s.Threads, Point: p, ChangePoint: s.ChangePoint != nil && s.ChangePoint.Index == i})
+		}
+	}
+	return out
 }
 
 // changeMark is how the table marks the first night of a new level.

@@ -221,6 +221,7 @@ func (o *outputFlags) printRuns(w io.Writer, runs []v1.BenchmarkRun, list bool) 
 	if err != nil {
 		return err
 	}
+	cols, isColumns := p.(*columnsPrinter)
 	if !o.showManagedFields {
 		p = &printers.OmitManagedFieldsPrinter{Delegate: p}
 	}
@@ -239,9 +240,10 @@ func (o *outputFlags) printRuns(w io.Writer, runs []v1.BenchmarkRun, list bool) 
 		}
 		return nil
 	}
-	if cols, ok := p.(*columnsPrinter); ok {
+	if isColumns {
 		rows := make([]any, len(items))
 		for i := range items {
+			items[i].ManagedFields = nil
 			rows[i] = &items[i]
 		}
 		return cols.printRows(w, rows)

@@ -1,0 +1,185 @@
+package plugin
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+)
+
+// resultsFiles writes results.json files of runs named after names (from the report package's
+// golden files: the first with repetitions and finished, the second failed after one step)
+// into a new directory, and returns it.
+func resultsFiles(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	golden := []string{"repetitions", "failed_after_one_step"}
+	for i, name := range names {
+		b, err := os.ReadFile(filepath.Join("..", "report", "testdata", golden[i%len(golden)], "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["run"].(map[string]any)["name"] = name
+		out, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+var offlineNow = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+// get reads runs from files as from the cluster, with kubectl's -o formats, --no-headers and
+// --sort-by.
+func TestGetFromFilesWithKubectlFormats(t *testing.T) {
+	dir := resultsFiles(t, "zeta", "alpha")
+	out, _, err := pluginAt(t, offlineNow, "get", "--from", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || fields(lines[0])[0] != "NAMESPACE" || fields(lines[1])[1] != "alpha" || fields(lines[2])[1] != "zeta" {
+		t.Errorf("get --from DIR:\n%s\nwant a header and alpha, zeta by name", out)
+	}
+
+	out, _, err = pluginAt(t, offlineNow, "get", "--from", dir, "--no-headers", "--sort-by", "{.status.phase}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	// alpha failed, zeta succeeded: Failed sorts first.
+	if len(lines) != 2 || fields(lines[0])[1] != "alpha" || fields(lines[0])[2] != "Failed" || fields(lines[1])[1] != "zeta" {
+		t.Errorf("--no-headers --sort-by {.status.phase}:\n%s", out)
+	}
+
+	out, _, err = pluginAt(t, offlineNow, "get", "--from", dir, "-o", "custom-columns=RUN:.metadata.name,PHASE:.status.phase,NONE:.spec.nothing",
+		"--sort-by", ".metadata.name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "RUN    PHASE       NONE\nalpha  Failed      <none>\nzeta   Succeeded   <none>\n"; !strings.Contains(out, "alpha") ||
+		strings.Join(strings.Fields(out), " ") != strings.Join(strings.Fields(want), " ") {
+		t.Errorf("-o custom-columns:\n%s\nwant\n%s", out, want)
+	}
+	out, _, err = pluginAt(t, offlineNow, "get", "--from", dir, "-o", "custom-columns=RUN:.metadata.name", "--no-headers")
+	if err != nil || strings.Fields(out)[0] == "RUN" {
+		t.Errorf("-o custom-columns --no-headers: %q, %v", out, err)
+	}
+
+	out, _, err = pluginAt(t, offlineNow, "get", "--from", dir, "-o", "jsonpath={.items[*].metadata.name}")
+	if err != nil || strings.TrimSpace(out) != "alpha zeta" {
+		t.Errorf("-o jsonpath: %q, %v", out, err)
+	}
+	out, _, err = pluginAt(t, offlineNow, "get", "zeta", "--from", dir, "-o", "yaml")
+	var run v1.BenchmarkRun
+	if err != nil || yaml.Unmarshal([]byte(out), &run) != nil || run.Name != "zeta" || run.Kind != "BenchmarkRun" {
+		t.Errorf("get zeta --from -o yaml: %v, %s %s", err, run.Kind, run.Name)
+	}
+	out, _, err = pluginAt(t, offlineNow, "get", "zeta", "--from", dir, "-o", "name")
+	if err != nil || out != "benchmarkrun.mysqlbench.io/zeta\n" {
+		t.Errorf("-o name: %q, %v", out, err)
+	}
+	out, _, err = pluginAt(t, offlineNow, "get", "zeta", "--from", dir)
+	if err != nil || !strings.Contains(out, "by threads:") {
+		t.Errorf("get zeta --from: %v, no results table:\n%s", err, out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"get", "--from", dir, "-w"}, []string{"-w follows runs in the cluster"}},
+		{[]string{"get", "--from", dir, "-o", "csv"}, []string{`"csv"`, "wide, json, yaml, name", "custom-columns"}},
+		{[]string{"get", "--from", dir, "-o", "custom-columns=NAME"}, []string{"HEADER:JSONPATH"}},
+		{[]string{"get", "--from", dir, "-o", "jsonpath"}, []string{"needs a template"}},
+		{[]string{"get", "--from", dir, "--sort-by", "{.status.phase"}, []string{"--sort-by"}},
+	} {
+		_, _, err := pluginAt(t, offlineNow, c.args...)
+		checkError(t, strings.Join(c.args, " "), err, c.want...)
+	}
+}
+
+// compare, server and history print their tables' data in kubectl's formats too.
+func TestTablesInKubectlFormats(t *testing.T) {
+	dir := resultsFiles(t, "base", "cand")
+	old, new := filepath.Join(dir, "base.json"), filepath.Join(dir, "cand.json")
+	out, _, err := pluginAt(t, offlineNow, "compare", "--from", old, "--from", new, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var view comparisonView
+	if err := json.Unmarshal([]byte(out), &view); err != nil || view.Summary.Baseline != "base" || view.Summary.Run != "cand" ||
+		view.Policy == "" || len(view.Cells) == 0 {
+		t.Errorf("compare -o json: %v, %+v", err, view.Summary)
+	}
+	out, _, err = pluginAt(t, offlineNow, "compare", "--from", old, "--from", new, "-o", "custom-columns=TARGET:.target,THREADS:.threads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(view.Cells)+1 || strings.Join(fields(lines[0]), " ") != "TARGET THREADS" {
+		t.Errorf("compare -o custom-columns: %d lines for %d cells:\n%s", len(lines), len(view.Cells), out)
+	}
+	out, _, err = pluginAt(t, offlineNow, "compare", "--from", old, "--from", new, "-o", "jsonpath={.summary.verdict}")
+	if err != nil || out == "" || out != string(view.Summary.Verdict) {
+		t.Errorf("compare -o jsonpath: %q, %v, want %q", out, err, view.Summary.Verdict)
+	}
+	if _, _, err := pluginAt(t, offlineNow, "compare", "--from", old, "--from", new, "-o", "table"); err != nil {
+		t.Errorf("compare -o table: %v", err)
+	}
+
+	out, _, err = pluginAt(t, offlineNow, "server", "--from", new, "-o", "yaml")
+	var sv serverView
+	if err != nil || yaml.Unmarshal([]byte(out), &sv) != nil || sv.Run != "cand" || len(sv.Targets) == 0 {
+		t.Errorf("server -o yaml: %v, %+v", err, sv)
+	}
+	out, _, err = pluginAt(t, offlineNow, "server", "--from", new, "-o", "jsonpath={.targets[*].name}")
+	if err != nil || !slices.Equal(strings.Fields(out), []string{"mysql57", "ps80"}) {
+		t.Errorf("server -o jsonpath: %q, %v", out, err)
+	}
+	_, _, err = pluginAt(t, offlineNow, "server", "--from", new, "-o", "markdown")
+	checkError(t, "server -o markdown", err, `"markdown"`, "table, csv, json")
+}
+
+// plot's -o is the chart's format, as kubectl's -o is a format: to stdout without
+// --output-file; a file name given to -o is refused with the flag that takes it.
+func TestPlotOutputFormat(t *testing.T) {
+	dir := resultsFiles(t, "pk")
+	from := filepath.Join(dir, "pk.json")
+	out, _, err := pluginAt(t, offlineNow, "plot", "--from", from, "-o", "svg")
+	if err != nil || !strings.Contains(out, "<svg") {
+		t.Errorf("plot -o svg: no svg on stdout (%v)", err)
+	}
+	out, _, err = pluginAt(t, offlineNow, "plot", "--from", from, "-o", "png")
+	if err != nil || !strings.HasPrefix(out, "\x89PNG") {
+		t.Errorf("plot -o png: no png on stdout (%v)", err)
+	}
+	file := filepath.Join(t.TempDir(), "chart")
+	if _, _, err := pluginAt(t, offlineNow, "plot", "--from", from, "-o", "png", "--output-file", file); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(file); err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
+		t.Errorf("-o png --output-file chart (no extension): %v", err)
+	}
+	_, _, err = pluginAt(t, offlineNow, "plot", "--from", from, "-o", "chart.png")
+	checkError(t, "plot -o chart.png", err, "--output-file chart.png")
+	_, _, err = pluginAt(t, offlineNow, "plot", "--from", from, "-o", "jpg")
+	checkError(t, "plot -o jpg", err, "png", "svg")
+	_, _, err = pluginAt(t, offlineNow, "plot", "--from", from)
+	checkError(t, "plot without a file or -o", err, "--output-file", "-o png")
+}
