@@ -38,7 +38,7 @@ type outputSpec struct {
 	own []string
 	// what says what json and yaml print, for the flag's help.
 	what string
-	// listFlags adds get's --no-headers and --sort-by.
+	// listFlags: get's --sort-by, and its --no-headers for its text too.
 	listFlags bool
 }
 
@@ -71,6 +71,10 @@ func addOutputFlags(cmd *cobra.Command, spec outputSpec) *outputFlags {
 	}
 	if spec.listFlags {
 		cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "Print no header line (the text and -o wide, custom-columns).")
+	} else {
+		cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "Print no header line with -o custom-columns.")
+	}
+	if spec.listFlags {
 		cmd.Flags().StringVar(&o.sortBy, "sort-by", "",
 			"Sort the list by this JSONPath field of the runs, e.g. '{.metadata.creationTimestamp}' or .status.phase.")
 	}

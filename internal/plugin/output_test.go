@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,9 +10,13 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
+	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
 // resultsFiles writes results.json files of runs named after names (from the report package's
@@ -182,4 +187,94 @@ func TestPlotOutputFormat(t *testing.T) {
 	checkError(t, "plot -o jpg", err, "png", "svg")
 	_, _, err = pluginAt(t, offlineNow, "plot", "--from", from)
 	checkError(t, "plot without a file or -o", err, "--output-file", "-o png")
+}
+
+// nights writes, into a new directory, the run of the report package's repetitions golden file
+// as a schedule's runs on consecutive nights: BenchmarkRun YAML with its status (labelled with
+// the schedule) for each night, the first night's also as a results.json alone. The QPS of the
+// last night is cut by factor.
+func nights(t *testing.T, schedule string, n int, factor float64) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("..", "report", "testdata", "repetitions", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		doc, err := results.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := metav1.NewTime(time.Date(2026, 11, 1+i, 2, 0, 0, 0, time.UTC))
+		doc.Run.Name, doc.Run.StartTime = fmt.Sprintf("%s-%d", schedule, i+1), &start
+		run := exported.FromResults(doc)
+		run.SetGroupVersionKind(v1.GroupVersion.WithKind("BenchmarkRun"))
+		run.UID = types.UID(fmt.Sprintf("uid-%d", i+1))
+		run.Labels = map[string]string{v1.LabelSchedule: schedule}
+		if i == n-1 {
+			for ti := range run.Status.Targets {
+				for si := range run.Status.Targets[ti].Steps {
+					s := &run.Status.Targets[ti].Steps[si]
+					s.QPS.Total *= factor
+				}
+			}
+		}
+		y, err := yaml.Marshal(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, run.Name+".yaml"), y, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			j, _ := json.Marshal(doc)
+			if err := os.WriteFile(filepath.Join(dir, "alone.json"), j, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+// history reads a schedule's nights from exported runs as from the results database.
+func TestHistoryFromFiles(t *testing.T) {
+	dir := nights(t, "nightly", 3, 0.5)
+	out, _, err := pluginAt(t, offlineNow, "history", "nightly", "--from", dir, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var view historyView
+	if err := json.Unmarshal([]byte(out), &view); err != nil {
+		t.Fatal(err)
+	}
+	if len(view.Series) == 0 {
+		t.Fatal("no series")
+	}
+	for _, s := range view.Series {
+		var runs []string
+		for _, p := range s.Points {
+			runs = append(runs, p.Run)
+		}
+		if s.Schedule != "nightly" || !slices.Equal(runs, []string{"nightly-1", "nightly-2", "nightly-3"}) {
+			t.Errorf("series %s/%s %s@%d: runs %v, want the three nights in order", s.Namespace, s.Schedule, s.Target, s.Threads, runs)
+		}
+		if n := len(s.Points); n == 3 && !(s.Points[2].Median < 0.6*s.Points[1].Median) {
+			t.Errorf("series %s@%d: the last night's median %v is not half the one before (%v)", s.Target, s.Threads,
+				s.Points[2].Median, s.Points[1].Median)
+		}
+	}
+	out, _, err = pluginAt(t, offlineNow, "history", "nightly", "--from", dir, "--threads", "1")
+	if err != nil || !strings.Contains(out, "nightly-3") || !strings.Contains(out, "NIGHT") {
+		t.Errorf("history --from as a table: %v\n%s", err, out)
+	}
+	// The results.json alone belongs to no schedule: it serves --target.
+	out, _, err = pluginAt(t, offlineNow, "history", "--target", "mysql57", "--from", filepath.Join(dir, "alone.json"),
+		"-o", "custom-columns=RUN:.run,THREADS:.threads", "--no-headers")
+	if err != nil || !strings.Contains(out, "nightly-1") {
+		t.Errorf("history --target --from results.json: %v\n%s", err, out)
+	}
+	_, _, err = pluginAt(t, offlineNow, "history", "weekly", "--from", dir)
+	checkError(t, "a schedule the files lack", err, "no successful runs of schedule weekly", "bench/nightly (3 runs)")
+	_, _, err = pluginAt(t, offlineNow, "history", "nightly", "--from", dir, "--database-dsn", "u:p@tcp(h:3306)/db")
+	checkError(t, "--from and a database", err, "drop --database-dsn")
 }
