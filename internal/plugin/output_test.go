@@ -278,3 +278,39 @@ func TestHistoryFromFiles(t *testing.T) {
 	_, _, err = pluginAt(t, offlineNow, "history", "nightly", "--from", dir, "--database-dsn", "u:p@tcp(h:3306)/db")
 	checkError(t, "--from and a database", err, "drop --database-dsn")
 }
+
+// export writes results.json as stored for -o json, and reads it with kubectl's other formats.
+func TestExportInKubectlFormats(t *testing.T) {
+	dir := resultsFiles(t, "pk")
+	from := filepath.Join(dir, "pk.json")
+	stored, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := pluginAt(t, offlineNow, "export", "--from", from, "-o", "json")
+	if err != nil || out != string(stored) {
+		t.Errorf("export -o json is not results.json byte for byte (%v)", err)
+	}
+	out, _, err = pluginAt(t, offlineNow, "export", "--from", from, "-o", "jsonpath={.targets[*].name}")
+	if err != nil || out != "mysql57 ps80" {
+		t.Errorf("export -o jsonpath: %q, %v", out, err)
+	}
+	out, _, err = pluginAt(t, offlineNow, "export", "--from", from, "-o", "custom-columns=TARGET:.target,THREADS:.threads,QPS:.qps.total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if strings.Join(fields(lines[0]), " ") != "TARGET THREADS QPS" || len(lines) < 3 || fields(lines[1])[0] != "mysql57" ||
+		fields(lines[1])[2] == "<none>" {
+		t.Errorf("export -o custom-columns:\n%s", out)
+	}
+	out, _, err = pluginAt(t, offlineNow, "export", "--from", from, "-o", "yaml")
+	var doc map[string]any
+	if err != nil || yaml.Unmarshal([]byte(out), &doc) != nil || doc["formatVersion"] == nil {
+		t.Errorf("export -o yaml: %v", err)
+	}
+	_, _, err = pluginAt(t, offlineNow, "export", "--from", from, "-o", "name")
+	checkError(t, "export -o name", err, `"name"`, "csv, markdown, json, yaml")
+	_, _, err = pluginAt(t, offlineNow, "export", "--from", from, "-o", "yaml", "--bundle", filepath.Join(t.TempDir(), "b"))
+	checkError(t, "export -o yaml --bundle", err, "drop -o")
+}
