@@ -52,7 +52,7 @@ func newExportCommand(e *env) *cobra.Command {
 			"  kubectl mysqlbench export pk-lookup-57 -o json --file results.json\n" +
 			"  kubectl mysqlbench export pk-lookup-57 --bundle pk-lookup-57.tar.gz\n" +
 			"  kubectl mysqlbench export --from pk-lookup-57.tar.gz -o markdown\n" +
-			"  kubectl mysqlbench export pk-lookup-57 -o jsonpath='{.targets[*].serverVersion}'",
+			"  kubectl mysqlbench export pk-lookup-57 -o jsonpath='{.targets[*].name}'",
 		Args: runArgs(&o.from),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return e.export(cmd.Context(), argOrEmpty(args), o)
