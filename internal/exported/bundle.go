@@ -236,7 +236,7 @@ func (b Bundle) files() ([]File, *Manifest, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s: %w", FileManifest, err)
 	}
-	head := "# A run exported by kubectl mysqlbench export --bundle; read it back with --from (describe, compare, plot, server, export).\n"
+	head := "# A run exported by kubectl mysqlbench export RUN --bundle PATH; read it back with --from (get, describe, compare, plot, server, export, history).\n"
 	return append([]File{{Name: FileManifest, Data: append([]byte(head), manifest...)}}, files...), &m, nil
 }
 

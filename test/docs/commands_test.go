@@ -3,9 +3,13 @@ package docs
 import (
 	"bytes"
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,6 +86,10 @@ func TestDocumentedCommandsCheckCatchesMistakes(t *testing.T) {
 			t.Errorf("%q passes the check", line)
 		}
 	}
+	m := messageCommand.FindStringSubmatch("draw it (kubectl mysqlbench plot %s -o chart.png) later")
+	if m == nil || m[2] != ")" || parse(strings.Fields(fmtVerb.ReplaceAllString(m[1], "NAME"))[2:]) == nil {
+		t.Errorf("a message's command: %q not found or passes", m)
+	}
 	if args, _ := shellArgs("  kubectl mysqlbench get -o 'jsonpath={.items[*].metadata.name}' | sort  # names"); strings.Join(args, "|") !=
 		"get|-o|jsonpath={.items[*].metadata.name}" {
 		t.Errorf("shellArgs: %q", args)
@@ -124,6 +132,7 @@ func documentedCommands(t *testing.T) []docCommand {
 			}
 		}
 	}
+	out = append(out, messageCommands(t)...)
 	root := plugin.NewCommand(plugin.Options{})
 	for _, sub := range root.Commands() {
 		// A long example goes on on the next line after a backslash, as in a shell.
@@ -136,7 +145,58 @@ func documentedCommands(t *testing.T) []docCommand {
 	return out
 }
 
+// messageCommands are the commands the code's messages tell users to run (errors, notes, report
+// text): in its string literals, a command up to the bracket, backquote or separator that ends
+// it, with the verbs of fmt standing for a name. A command the literal cuts off is left out.
+func messageCommands(t *testing.T) []docCommand {
+	t.Helper()
+	var out []docCommand
+	for _, dir := range []string{"internal", "controllers"} {
+		err := filepath.WalkDir(filepath.Join(repoRoot, dir), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(repoRoot, path)
+			ast.Inspect(f, func(n ast.Node) bool {
+				if kv, ok := n.(*ast.KeyValueExpr); ok {
+					if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Example" {
+						return false // the help's examples are read from the commands
+					}
+				}
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				text, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					return true
+				}
+				for _, m := range messageCommand.FindAllStringSubmatch(text, -1) {
+					if m[2] == "" {
+						continue // cut off by the literal's end
+					}
+					line := fmtVerb.ReplaceAllString(m[1], "NAME")
+					out = append(out, docCommand{where: rel + " (a message)", line: line, inline: true})
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
 var (
+	// messageCommand is a command in a message and what ends it (empty: the literal's end).
+	messageCommand = regexp.MustCompile("(kubectl mysqlbench [^)`;,'\"\n]*?)([)`;,'\"\n]|$)")
+	fmtVerb        = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
 	// inlineCommand is a command in a Markdown code span, which may wrap across lines.
 	inlineCommand = regexp.MustCompile("`[^`]*kubectl mysqlbench [^`]*`")
 	// lineCommand is a command on a line of its own (a code block, NOTES.txt's indented lines).
