@@ -27,7 +27,13 @@ func newKubeFlags() *kubeFlags {
 // AddFlags adds kubectl's flags, with kubectl's names and help.
 func (f *kubeFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.StringVar(&f.kubeconfig, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use for CLI requests.")
-	clientcmd.BindOverrideFlags(&f.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
+	names := clientcmd.RecommendedConfigOverrideFlags("")
+	// As kubectl: -s for --server, and no basic-auth or proxy flags (a flag without a long name
+	// is not added).
+	names.ClusterOverrideFlags.APIServer.ShortName = "s"
+	names.AuthOverrideFlags.Username.LongName, names.AuthOverrideFlags.Password.LongName = "", ""
+	names.ClusterOverrideFlags.ProxyURL.LongName = ""
+	clientcmd.BindOverrideFlags(&f.overrides, flags, names)
 }
 
 // ToRawKubeConfigLoader is the kubeconfig as the flags amend it, loaded once: kubectl's
