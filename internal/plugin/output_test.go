@@ -314,3 +314,45 @@ func TestExportInKubectlFormats(t *testing.T) {
 	_, _, err = pluginAt(t, offlineNow, "export", "--from", from, "-o", "yaml", "--bundle", filepath.Join(t.TempDir(), "b"))
 	checkError(t, "export -o yaml --bundle", err, "drop -o")
 }
+
+// logs reads a bundle's step logs as it reads the cluster's: the newest attempt, or every one.
+func TestLogsFromABundle(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "report", "testdata", "two_targets", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := results.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := exported.FromResults(doc)
+	run.UID = "uid-pk"
+	files, _, err := exported.Bundle{Run: run, Results: map[string]string{"results.json": string(b)}, ExportedAt: offlineNow,
+		ExportedBy: "test", LogsRead: true, Logs: []exported.StepLog{
+			{Target: "mysql57", Step: "s02", Job: "pk-lookup-mysql57-s02-1", State: "failed", Text: "FATAL: first attempt\n"},
+			{Target: "mysql57", Step: "s02", Job: "pk-lookup-mysql57-s02-2", State: "completed", Text: "SQL statistics: second\n"},
+		}}.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(t.TempDir(), "pk")
+	if err := exported.WriteDir(bundle, files); err != nil {
+		t.Fatal(err)
+	}
+	// 8 threads is the ladder's second step, s02.
+	out, _, err := pluginAt(t, offlineNow, "logs", "mysql57", "8", "--from", bundle)
+	if err != nil || out != "SQL statistics: second\n" {
+		t.Errorf("logs --from: %q, %v; want the newest attempt's log", out, err)
+	}
+	out, _, err = pluginAt(t, offlineNow, "logs", "pk-lookup", "mysql57", "s02", "--from", bundle, "--all-attempts")
+	if err != nil || !strings.Contains(out, "Job pk-lookup-mysql57-s02-1 (failed)") || !strings.Contains(out, "FATAL: first attempt") ||
+		strings.Index(out, "first attempt") > strings.Index(out, "second") {
+		t.Errorf("logs --from --all-attempts:\n%s\n%v", out, err)
+	}
+	_, _, err = pluginAt(t, offlineNow, "logs", "mysql57", "64", "--from", bundle)
+	checkError(t, "a step the bundle has no log of", err, "no log of step s03", "describe --from")
+	_, _, err = pluginAt(t, offlineNow, "logs", "mysql57", "8", "--from", bundle, "-f")
+	checkError(t, "-f --from", err, "-f follows a running step")
+	_, _, err = pluginAt(t, offlineNow, "logs", "mysql57", "8", "--from", filepath.Join("..", "report", "testdata", "two_targets", "results.json"))
+	checkError(t, "a results.json", err, "only a bundle")
+}
