@@ -83,7 +83,7 @@ func NewCommand(o Options) *cobra.Command {
 			"BenchmarkRuns (get, describe), the comparison of two runs (compare), their results as CSV or JSON " +
 			"(export), charts (plot), what the servers did at each step: counters, CPU and waits per thread count (server), " +
 			"a step's sysbench output (logs), a cell over nights from the operator's results database (history), and the objects a run would create (create --dry-run=server). export --bundle " +
-			"keeps everything a run left in files, and get, describe, compare, export, plot, server and history read such " +
+			"keeps everything a run left in files, and get, describe, compare, export, logs, plot, server and history read such " +
 			"files with --from once the run is gone. Every command that prints objects or tables takes kubectl's -o " +
 			"formats (json, yaml, jsonpath, go-template, custom-columns; name and wide where they apply) beside its own.",
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysqlbench"},
