@@ -123,7 +123,8 @@ func documentedCommands(t *testing.T) []docCommand {
 			text = regexp.MustCompile(`\{\{-?[^}]*-?\}\}`).ReplaceAllString(text, "x")
 		}
 		rel, _ := filepath.Rel(repoRoot, f)
-		for _, m := range inlineCommand.FindAllString(text, -1) {
+		// Code spans are read outside fenced blocks, whose lines lineCommand reads.
+		for _, m := range inlineCommand.FindAllString(fencedBlock.ReplaceAllString(text, ""), -1) {
 			out = append(out, docCommand{where: rel, line: strings.Join(strings.Fields(strings.Trim(m, "`")), " "), inline: true})
 		}
 		for _, m := range lineCommand.FindAllString(text, -1) {
@@ -194,6 +195,8 @@ func messageCommands(t *testing.T) []docCommand {
 }
 
 var (
+	// fencedBlock is a Markdown code block between ``` lines.
+	fencedBlock = regexp.MustCompile("(?ms)^[ \t]*```.*?^[ \t]*```[ \t]*$")
 	// messageCommand is a command in a message and what ends it (empty: the literal's end).
 	messageCommand = regexp.MustCompile("(kubectl mysqlbench [^)`;,'\"\n]*?)([)`;,'\"\n]|$)")
 	fmtVerb        = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)

@@ -1,4 +1,5 @@
-// Package docs checks that the README says what the code and the manifests do.
+// Package docs checks that the README and docs/ say what the code and the manifests do, and that
+// their links lead somewhere.
 package docs
 
 import (
@@ -18,19 +19,19 @@ import (
 // grant is one verb on one resource (or non-resource URL) of one role file.
 type grant struct{ file, group, resource, verb string }
 
-// The README's Security table lists every rule of config/rbac/*.yaml, no more: a permission added
-// to a role (Jobs' deletecollection, say) is not granted silently.
+// The permissions table of docs/security.md lists every rule of config/rbac/*.yaml, no more: a
+// permission added to a role (Jobs' deletecollection, say) is not granted silently.
 func TestReadmeListsEveryPermission(t *testing.T) {
 	fromRoles := roleGrants(t)
-	fromReadme := readmeGrants(t)
+	fromDoc := docGrants(t)
 	for _, g := range fromRoles {
-		if !slices.Contains(fromReadme, g) {
-			t.Errorf("README's permissions table lacks %s: %s %s in group %q", g.file, g.verb, g.resource, g.group)
+		if !slices.Contains(fromDoc, g) {
+			t.Errorf("docs/security.md's permissions table lacks %s: %s %s in group %q", g.file, g.verb, g.resource, g.group)
 		}
 	}
-	for _, g := range fromReadme {
+	for _, g := range fromDoc {
 		if !slices.Contains(fromRoles, g) {
-			t.Errorf("README's permissions table lists %s: %s %s in group %q, which that role does not grant", g.file, g.verb, g.resource, g.group)
+			t.Errorf("docs/security.md's permissions table lists %s: %s %s in group %q, which that role does not grant", g.file, g.verb, g.resource, g.group)
 		}
 	}
 	if len(fromRoles) < 40 {
@@ -79,16 +80,19 @@ func roleGrants(t *testing.T) []grant {
 	return out
 }
 
-// readmeGrants reads the table after the rbac-table marker of the README.
-func readmeGrants(t *testing.T) []grant {
+// securityDoc holds the permissions table.
+var securityDoc = filepath.Join("..", "..", "docs", "security.md")
+
+// docGrants reads the table after the rbac-table marker of docs/security.md.
+func docGrants(t *testing.T) []grant {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(securityDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(b), "<!-- rbac-table:")
 	if !ok {
-		t.Fatal("README.md has no <!-- rbac-table: ... --> marker before its permissions table")
+		t.Fatal("docs/security.md has no <!-- rbac-table: ... --> marker before its permissions table")
 	}
 	var out []grant
 	for i, line := range strings.Split(table, "\n")[1:] {
@@ -100,7 +104,7 @@ func readmeGrants(t *testing.T) []grant {
 			continue
 		}
 		if len(cells) != 5 {
-			t.Fatalf("README permissions row %q: %d cells, want 5", line, len(cells))
+			t.Fatalf("docs/security.md permissions row %q: %d cells, want 5", line, len(cells))
 		}
 		file := strings.Trim(strings.TrimSpace(cells[0]), "`")
 		group := strings.Trim(strings.TrimSpace(cells[1]), "`")

@@ -140,7 +140,7 @@ func TestReplicationOnARealCluster(t *testing.T) {
 	deleteRun(t, c, one)
 }
 
-// replicationImages are the servers the README's figures are for (MySQL 9.7, MariaDB 10.11),
+// replicationImages are the servers docs/evidence.md's figures are for (MySQL 9.7, MariaDB 10.11),
 // among those the suite runs.
 func replicationImages() []string {
 	if s := os.Getenv("E2E_REPLICATION_IMAGES"); s != "" {
