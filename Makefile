@@ -312,7 +312,7 @@ kind-node-check: ## Boot the offline kind node image once without a cluster (pod
 	K8S_VERSION=$(K8S_BUILD_VERSION) KIND_NODE_IMAGE=$(or $(KIND_NODE_IMAGE),$(KIND_OFFLINE_NODE_IMAGE)) hack/check-kind-node-image.sh
 
 .PHONY: kind-up
-kind-up: $(KIND) ## Create the kind cluster of test/kind/cluster.yaml: database and client pools (Docker; or KIND_EXPERIMENTAL_PROVIDER=podman, KIND_NODE_IMAGE).
+kind-up: $(KIND) ## Create the kind cluster of test/kind/cluster.yaml: database and client pools (Docker; or KIND_EXPERIMENTAL_PROVIDER=podman, KIND_NODE_IMAGE: first checks that podman can run a container on a network).
 	$(KIND_ENV) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/kind.sh up
 
 .PHONY: kind-load
@@ -401,13 +401,21 @@ demo-down: ## Remove what make demo started (the local cluster with everything i
 
 ##@ kubectl plugin
 
-# The plugin's release tag (krew wants semver with a leading v): make plugin-release PLUGIN_VERSION=v0.1.0
-PLUGIN_VERSION ?= v0.0.0-dev
+# The plugin's release tag, one name for make, hack/plugin-release.sh and the krew template (krew
+# wants semver with a leading v): make plugin-release VERSION=v0.1.0. make plugin without it
+# builds v0.0.0-dev; a release refuses to guess. The name it once had fails rather than being
+# ignored.
+ifdef PLUGIN_VERSION
+$(error PLUGIN_VERSION is no longer read: the plugin's version is VERSION, e.g. make plugin-release VERSION=$(PLUGIN_VERSION))
+endif
+# Stripped (-s -w: no symbol table, no DWARF) and without local paths (-trimpath): the binary
+# users download, a third of the unstripped size; panics still print file:line.
+PLUGIN_LDFLAGS = -s -w -X github.com/mysqlbench/mysqlbench-operator/internal/plugin.Version=$(or $(VERSION),v0.0.0-dev)
 
 .PHONY: plugin plugin-release
-plugin: ## Build the kubectl plugin into bin/kubectl-mysqlbench (with bin/ on PATH: kubectl mysqlbench ...).
-	CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/mysqlbench/mysqlbench-operator/internal/plugin.Version=$(PLUGIN_VERSION)" \
-		-o $(LOCALBIN)/kubectl-mysqlbench ./cmd/kubectl-mysqlbench
+plugin: ## Build the kubectl plugin into bin/kubectl-mysqlbench (with bin/ on PATH: kubectl mysqlbench ...; VERSION=vX.Y.Z sets its version).
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(PLUGIN_LDFLAGS)" -o $(LOCALBIN)/kubectl-mysqlbench ./cmd/kubectl-mysqlbench
 
-plugin-release: ## Cross-build the plugin into dist/plugin/ archives (linux/darwin amd64/arm64, windows/amd64), sha256s and the krew manifest (PLUGIN_VERSION=vX.Y.Z).
-	VERSION=$(PLUGIN_VERSION) hack/plugin-release.sh
+plugin-release: ## Cross-build the plugin into dist/plugin/ archives (linux/darwin amd64/arm64, windows/amd64), sha256s and the krew manifest: make plugin-release VERSION=vX.Y.Z.
+	@test -n "$(VERSION)" || { echo "make plugin-release needs the release's version: make plugin-release VERSION=v0.1.0" >&2; exit 1; }
+	VERSION=$(VERSION) hack/plugin-release.sh

@@ -43,7 +43,7 @@ while read -r package check groups _; do
 	for g in "$@"; do
 		case $g in
 		all) [ "$groups" = kind ] || want=1 ;;
-		test | cluster | kind) [ "$g" != "$groups" ] || want=1 ;;
+		test | cluster | kind) case ",$groups," in *",$g,"*) want=1 ;; esac ;;
 		*) die "unknown group $g: test, cluster, kind or all" ;;
 		esac
 	done

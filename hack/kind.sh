@@ -7,6 +7,8 @@
 #                       KIND_LOAD=archives loads the image archives KIND_ARCHIVES (make
 #                       cluster-images writes them to bin/images) with kind load image-archive
 #   hack/kind.sh down   kind delete cluster
+#   hack/kind.sh preflight  with podman: check that podman can create a network and run a
+#                       container on it (up does this before kind), installing nothing
 #   hack/kind.sh e2e    the whole offline path from nothing (make test-e2e-kind): the node image
 #                       and the images built offline, make kind-up kind-load kind-deploy with
 #                       podman, README's first run until it succeeds, make test-e2e, make kind-down
@@ -57,6 +59,52 @@ prepare_podman() {
 	[ -n "$own" ] || log "podman: the project's settings ($CONTAINERS_CONF); set CONTAINERS_CONF to use your own"
 }
 
+# PODMAN_HELPER_DIR is where podman finds netavark and aardvark-dns (Debian's helper_binaries_dir).
+PODMAN_HELPER_DIR=${PODMAN_HELPER_DIR:-/usr/lib/podman}
+
+# podman_preflight proves, before kind starts, that podman can create a network and run a
+# container on it: kind's nodes need both, and when a helper of podman's network backend is
+# missing kind only reports "Preparing nodes" and netavark's "No such file or directory". The
+# failure names what is missing and how to install it.
+podman_preflight() {
+	[ "$provider" = podman ] || return 0
+	local missing=() packages=() tool
+	command -v podman >/dev/null || { missing+=("podman"); packages+=(podman); }
+	for tool in netavark aardvark-dns; do
+		[ -x "$PODMAN_HELPER_DIR/$tool" ] || { missing+=("$PODMAN_HELPER_DIR/$tool (podman's network backend)"); packages+=("$tool"); }
+	done
+	# netavark runs them from podman's PATH, which is this one.
+	for tool in iptables ip6tables; do
+		command -v "$tool" >/dev/null || missing+=("$tool (netavark sets up every network's NAT and forwarding with it)")
+	done
+	if ! command -v iptables >/dev/null || ! command -v ip6tables >/dev/null; then packages+=(iptables); fi
+	[ ${#missing[@]} -eq 0 ] ||
+		die "podman cannot give kind's nodes a network on this host: missing $(printf '%s; ' "${missing[@]}")install with: apt-get install ${packages[*]} (or make kind-up as root, which installs them)"
+
+	local net=mysqlbench-preflight-$$ out image=${KIND_NODE_IMAGE:-}
+	out=$(podman network create "$net" 2>&1) || die "podman cannot create a network: $out$(network_hint "$out")"
+	if [ -z "$image" ] || ! podman image exists "$image" 2>/dev/null; then
+		podman network rm -f "$net" >/dev/null 2>&1 || true
+		[ -n "$image" ] || image="kind's default"
+		log "podman created a network; no container run on it: the node image ($image) is not in podman yet"
+		return 0
+	fi
+	local rc=0
+	out=$(podman run --rm --network "$net" --entrypoint /bin/true "$image" 2>&1) || rc=$?
+	podman network rm -f "$net" >/dev/null 2>&1 || true
+	[ "$rc" = 0 ] || die "podman cannot run a container on a network (exit $rc): $out$(network_hint "$out")"
+	log "podman runs containers on a network: ready for kind"
+}
+
+# network_hint names the usual cause of a podman network error.
+network_hint() {
+	case $1 in
+	*netavark*"No such file"* | *iptables*)
+		printf '%s' "; netavark could not run iptables or ip6tables: apt-get install iptables (PATH=$PATH)" ;;
+	*aardvark*) printf '%s' "; apt-get install aardvark-dns" ;;
+	esac
+}
+
 save_sysctls() {
 	is_root || return 0
 	[ -f "$state/sysctls" ] && return 0
@@ -81,6 +129,7 @@ restore_sysctls() {
 
 up() {
 	prepare_podman
+	podman_preflight
 	mkdir -p "$state"
 	if exists; then
 		log "kind cluster $cluster exists already (make kind-down removes it)"
@@ -217,7 +266,13 @@ e2e() {
 	phase "the kind path passed in $((SECONDS - start)) s"
 }
 
+preflight() {
+	[ "$provider" = podman ] || die "preflight checks podman: set KIND_EXPERIMENTAL_PROVIDER=podman"
+	podman_env
+	podman_preflight
+}
+
 case ${1:-} in
-up | load | down | e2e) "$1" ;;
-*) die "usage: $0 up|load|down|e2e" ;;
+up | load | down | e2e | preflight) "$1" ;;
+*) die "usage: $0 up|load|down|e2e|preflight" ;;
 esac

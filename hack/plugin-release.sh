@@ -8,7 +8,8 @@
 #
 #   VERSION=v0.1.0 hack/plugin-release.sh      (make plugin-release VERSION=v0.1.0)
 #
-# VERSION is the release tag (krew wants semver with a leading v; default v0.0.0-dev).
+# VERSION is the release tag (krew wants semver with a leading v), required: a release built as
+# v0.0.0-dev by omission would go out under the wrong name.
 # RELEASE_URL is where the archives will be downloaded from (default: the GitHub release of
 # VERSION). PLATFORMS narrows the build ("linux/amd64 windows/amd64"); the manifest then keeps
 # only those platforms. The archives are reproducible: same sources and Go, same sha256.
@@ -16,7 +17,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-VERSION=${VERSION:-v0.0.0-dev}
+VERSION=${VERSION:-}
+[ -n "$VERSION" ] || { echo "VERSION is required: VERSION=v0.1.0 $0 (make plugin-release VERSION=v0.1.0)" >&2; exit 1; }
 DIST=${DIST:-dist/plugin}
 RELEASE_URL=${RELEASE_URL:-https://github.com/mysqlbench/mysqlbench-operator/releases/download/$VERSION}
 PLATFORMS=${PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64}

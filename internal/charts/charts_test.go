@@ -570,10 +570,10 @@ func TestEncode(t *testing.T) {
 		wantW, wantH int // pixels; 0 = not checked
 		err          string
 	}{
-		{"png", Size{}, 756, 454, ""},
-		{"PNG", Size{Width: 10 * vg.Centimeter, Height: 6 * vg.Centimeter}, 378, 227, ""},
-		{"png", Size{Height: 6 * vg.Centimeter}, 378, 227, ""},
-		{"png", Size{Width: 4 * vg.Inch, Height: 3 * vg.Inch}, 384, 288, ""},
+		{"png", Size{}, 1575, 945, ""}, // DefaultDPI
+		{"PNG", Size{Width: 10 * vg.Centimeter, Height: 6 * vg.Centimeter}, 787, 472, ""},
+		{"png", Size{Height: 6 * vg.Centimeter}, 787, 472, ""},
+		{"png", Size{Width: 4 * vg.Inch, Height: 3 * vg.Inch}, 800, 600, ""},
 		{"png", Size{Width: 4 * vg.Inch, Height: 3 * vg.Inch, DPI: 300}, 1200, 900, ""},
 		{"png", Size{Width: 8 * vg.Inch, Height: 4 * vg.Inch, DPI: 150}, 1200, 600, ""},
 		{"png", Size{DPI: 72}, 567, 340, ""},
@@ -632,7 +632,7 @@ func checkEncoded(t *testing.T, p *Chart, lines, minInk int) []string {
 	if err != nil {
 		t.Fatalf("decode png: %v", err)
 	}
-	wantW, wantH := int(float64(w/vg.Inch)*96+0.5), int(float64(h/vg.Inch)*96+0.5)
+	wantW, wantH := int(float64(w/vg.Inch)*DefaultDPI+0.5), int(float64(h/vg.Inch)*DefaultDPI+0.5)
 	if b := img.Bounds(); b.Dx() != wantW || b.Dy() != wantH {
 		t.Errorf("png %dx%d, want %dx%d", b.Dx(), b.Dy(), wantW, wantH)
 	}

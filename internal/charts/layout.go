@@ -127,6 +127,7 @@ const maxSideLegend = 0.3
 
 // setThreadAxis tells a thread axis the data area's width on c.
 func setThreadAxis(p *Chart, c draw.Canvas) {
+	fitStepLabels(p, c)
 	if t, ok := p.X.Tick.Marker.(*threadTicker); ok {
 		t.axis = 0 // DataCanvas asks for the ticks too: let it have the estimate's
 		t.axis = p.DataCanvas(c).Size().X
@@ -196,7 +197,7 @@ func dataSegments(p *Chart, c draw.Canvas) []segment {
 			out = append(out, segment{vg.Point{X: c.Min.X, Y: y}, vg.Point{X: c.Max.X, Y: y}})
 		case *stepLabels:
 			// Their thread counts at the top of the area.
-			top := c.Max.Y - markLabel.Height("0")
+			top := c.Max.Y - vg.Length(max(v.rows, 1))*labelRowHeight()
 			out = append(out, segment{vg.Point{X: c.Min.X, Y: top}, vg.Point{X: c.Max.X, Y: top}})
 		}
 	}

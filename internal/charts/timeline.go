@@ -179,14 +179,26 @@ func drawTimeline(docs []*results.Doc, metric Metric, title string, logY bool) (
 	if title == "" {
 		title = defaultTitle(docs, m.name()+" over time")
 	}
+	// The x axis's unit follows the ladder's length: its data are seconds.
+	var maxX float64
+	for _, traces := range all {
+		for _, tr := range traces {
+			if len(tr.xys) > 0 {
+				maxX = math.Max(maxX, tr.end)
+			}
+		}
+	}
+	unit, unitName := timeUnit(maxX)
 	// The step marks are the vertical lines.
-	p := newPlot(title, "seconds since the target's first step started", notes, m.axis(), false)
+	p := newPlot(title, unitName+" since the target's first step started", notes, m.axis(), false)
 
+	var labels *stepLabels
 	if len(marks) > 0 {
-		p.add(&stepLabels{marks: marks}) // first, so that the lines are drawn over the marks
+		labels = &stepLabels{marks: marks, rows: 1, logY: logY}
+		p.add(labels) // first, so that the lines are drawn over the marks
 	}
 	lks := looks(srcs, true)
-	maxX, minY, maxY := 0.0, math.Inf(1), 0.0
+	minY, maxY := math.Inf(1), 0.0
 	for i, traces := range all {
 		// The legend's line is thicker than the data's 1 pt, to show its colour and dashes.
 		thumb := &plotter.Line{LineStyle: lineStyle(lks[i], vg.Points(2))}
@@ -203,7 +215,6 @@ func drawTimeline(docs []*results.Doc, metric Metric, title string, logY bool) (
 				l.Width = vg.Points(3)
 			}
 			p.add(l)
-			maxX = math.Max(maxX, tr.end)
 			for _, xy := range tr.xys {
 				minY, maxY = math.Min(minY, xy.Y), math.Max(maxY, xy.Y)
 			}
@@ -216,6 +227,10 @@ func drawTimeline(docs []*results.Doc, metric Metric, title string, logY bool) (
 	p.X.Min, p.X.Max = 0, maxX
 	if !(maxX > 0) {
 		p.X.Max = 1
+	}
+	p.X.Tick.Marker = timeTicks{unit: unit}
+	if labels != nil {
+		labels.minY, labels.maxY = minY, maxY
 	}
 	if logY {
 		yLog(p, minY, maxY)
@@ -264,10 +279,29 @@ func stepMarks(all [][]trace) []stepMark {
 }
 
 // stepLabels draws a light vertical line where each step starts and its thread count at the
-// top, skipping labels that would overlap the previous one.
+// top, in as many rows (up to maxLabelRows) as the labels need not to overlap; a label that
+// finds no room in any row is left out rather than drawn over another.
 type stepLabels struct {
 	marks []stepMark
+	// rows is how many label rows the data area keeps free at its top: 1 until the chart is
+	// laid out at its size (fitStepLabels).
+	rows int
+	// maxY and minY are the largest and smallest values drawn, logY whether the axis is a log
+	// one: the y axis is raised from them to make room for more rows.
+	maxY, minY float64
+	logY       bool
+	// drawn are the boxes of the labels last drawn (tests check that none overlap).
+	drawn []labelBox
 }
+
+// labelBox is a drawn thread label and the box its text takes.
+type labelBox struct {
+	threads int32
+	box     vg.Rectangle
+}
+
+// maxLabelRows bounds the rows of thread labels: beyond it, the labels would eat the chart.
+const maxLabelRows = 3
 
 var (
 	markLine  = draw.LineStyle{Color: color.Gray{Y: 0xc8}, Width: vg.Points(0.5)}
@@ -280,17 +314,150 @@ var (
 	}
 )
 
-func (s *stepLabels) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, _ := p.Transforms(&c)
-	lastEnd := vg.Length(math.Inf(-1))
-	for _, m := range s.marks {
-		x := trX(m.x)
-		c.StrokeLine2(markLine, x, c.Min.Y, x, c.Max.Y)
+// markGap is the least blank between two labels of a row, and between a mark's line and its
+// label.
+const markGap = 2
+
+// labelRowHeight is the height of a row of thread labels.
+func labelRowHeight() vg.Length { return markLabel.Height("0") + vg.Points(1) }
+
+// placeStepLabels gives each mark (at xs, in points) the row its label goes in (0 the top), or
+// -1 when no row of at most maxRows has room; and how many rows it used. width measures a label.
+func placeStepLabels(marks []stepMark, xs []vg.Length, width func(string) vg.Length, maxRows int) ([]int, int) {
+	rows := make([]int, len(marks))
+	ends := make([]vg.Length, 0, maxRows)
+	for i, m := range marks {
 		label := strconv.Itoa(int(m.threads))
-		if x+vg.Points(2) < lastEnd+vg.Points(3) {
+		x := xs[i] + vg.Points(markGap)
+		rows[i] = -1
+		for r := 0; r < maxRows; r++ {
+			if r == len(ends) {
+				ends = append(ends, vg.Length(math.Inf(-1)))
+			}
+			if x >= ends[r]+vg.Points(markGap) {
+				rows[i], ends[r] = r, x+width(label)
+				break
+			}
+		}
+	}
+	used := 0
+	for _, r := range rows {
+		used = max(used, r+1)
+	}
+	return rows, used
+}
+
+// fitStepLabels lays the thread labels out on the data area of p on c and raises the y axis so
+// that the rows they need stay clear of the data.
+func fitStepLabels(p *Chart, c draw.Canvas) {
+	for _, pl := range p.data {
+		s, ok := pl.(*stepLabels)
+		if !ok {
 			continue
 		}
-		c.FillText(markLabel, vg.Point{X: x + vg.Points(2), Y: c.Max.Y}, label)
-		lastEnd = x + vg.Points(2) + markLabel.Width(label)
+		s.rows = 1
+		if s.logY {
+			yLog(p, s.minY, s.maxY)
+		} else {
+			yFromZero(p, s.maxY, timelineHeadroom)
+		}
+		data := p.DataCanvas(c)
+		trX, _ := p.Transforms(&data)
+		_, used := placeStepLabels(s.marks, s.xs(trX), markLabel.Width, maxLabelRows)
+		if used <= 1 {
+			return
+		}
+		s.rows = used
+		// The top rows * rowHeight of the area are the labels'; the data keeps the rest, with the
+		// headroom one row has.
+		h := data.Size().Y
+		free := 1 - float64(vg.Length(used-1)*labelRowHeight()/h)
+		if free < 0.5 {
+			free = 0.5
+		}
+		if s.logY {
+			lo, hi := math.Log(p.Y.Min), math.Log(p.Y.Max)
+			p.Y.Max = math.Exp(lo + (hi-lo)/free)
+		} else {
+			p.Y.Max /= free
+		}
+		return
 	}
+}
+
+func (s *stepLabels) xs(trX func(float64) vg.Length) []vg.Length {
+	xs := make([]vg.Length, len(s.marks))
+	for i, m := range s.marks {
+		xs[i] = trX(m.x)
+	}
+	return xs
+}
+
+func (s *stepLabels) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	xs := s.xs(trX)
+	rows, _ := placeStepLabels(s.marks, xs, markLabel.Width, max(s.rows, 1))
+	s.drawn = s.drawn[:0]
+	for i, m := range s.marks {
+		c.StrokeLine2(markLine, xs[i], c.Min.Y, xs[i], c.Max.Y)
+		if rows[i] < 0 {
+			continue
+		}
+		y := c.Max.Y - vg.Length(rows[i])*labelRowHeight()
+		label := strconv.Itoa(int(m.threads))
+		at := vg.Point{X: xs[i] + vg.Points(markGap), Y: y}
+		c.FillText(markLabel, at, label)
+		s.drawn = append(s.drawn, labelBox{threads: m.threads, box: vg.Rectangle{
+			Min: vg.Point{X: at.X, Y: at.Y - markLabel.Height(label)},
+			Max: vg.Point{X: at.X + markLabel.Width(label), Y: at.Y},
+		}})
+	}
+}
+
+// timeTicks label the timeline's x axis, in seconds, at round numbers of unit (1: seconds, 60:
+// minutes), as its title says.
+type timeTicks struct{ unit float64 }
+
+func (t timeTicks) Ticks(lo, hi float64) []plot.Tick {
+	lo, hi = lo/t.unit, hi/t.unit
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return plot.DefaultTicks{}.Ticks(lo*t.unit, hi*t.unit)
+	}
+	// The first step of a clock's round steps (then 1, 2, 5 times powers of ten) that labels
+	// at most maxTimeLabels values.
+	step := 0.0
+	for _, s := range []float64{1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600} {
+		if math.Floor(hi/s)-math.Ceil(lo/s)+1 <= maxTimeLabels {
+			step = s
+			break
+		}
+	}
+	for p := 1000.0; step == 0; p *= 10 {
+		for _, f := range []float64{1, 2, 5} {
+			if s := f * p; step == 0 && math.Floor(hi/s)-math.Ceil(lo/s)+1 <= maxTimeLabels {
+				step = s
+			}
+		}
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step*2) * step / 2; v <= hi+step*1e-9; v += step / 2 {
+		tk := plot.Tick{Value: v * t.unit}
+		if r := math.Round(v / step); math.Abs(v/step-r) < 1e-9 {
+			tk.Label = strconv.FormatFloat(r*step, 'f', -1, 64)
+		}
+		ticks = append(ticks, tk)
+	}
+	return ticks
+}
+
+// maxTimeLabels is the most labels the time axis gets: 8 fit side by side on a 6 cm chart.
+const maxTimeLabels = 8
+
+// timeUnit is the unit of a timeline lasting seconds: minutes from 10 minutes on, where seconds
+// would be four-digit numbers.
+func timeUnit(seconds float64) (unit float64, name string) {
+	if seconds >= 600 {
+		return 60, "minutes"
+	}
+	return 1, "seconds"
 }

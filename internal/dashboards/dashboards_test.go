@@ -243,3 +243,73 @@ func TestBuilders(t *testing.T) {
 		})
 	}
 }
+
+// The ladder panels draw what the report and the plugin's charts draw: lines over a log2 threads
+// axis (1, 2, 4, ... evenly spaced), with numeric thread counts in ascending order, not bars over
+// thread counts as categories.
+func TestLadderPanelsAreLog2Lines(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(chartDir, "mysqlbench-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Type            string
+			Title           string
+			Options         struct{ XField string }
+			Transformations []struct {
+				ID      string
+				Options map[string]any
+			}
+			FieldConfig struct {
+				Defaults  struct{ Custom map[string]any }
+				Overrides []struct {
+					Matcher    struct{ ID, Options string }
+					Properties []struct {
+						ID    string
+						Value any
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	var ladders []string
+	for _, p := range d.Panels {
+		if !strings.HasSuffix(p.Title, "by threads") {
+			continue
+		}
+		ladders = append(ladders, p.Title)
+		if p.Type != "trend" || p.Options.XField != "threads" || p.FieldConfig.Defaults.Custom["drawStyle"] != "line" {
+			t.Errorf("%s: a %s panel, x field %q, draw style %v; want trend lines over threads", p.Title, p.Type,
+				p.Options.XField, p.FieldConfig.Defaults.Custom["drawStyle"])
+		}
+		log2 := false
+		for _, o := range p.FieldConfig.Overrides {
+			for _, prop := range o.Properties {
+				if o.Matcher.ID == "byName" && o.Matcher.Options == "threads" && prop.ID == "custom.scaleDistribution" {
+					v, _ := prop.Value.(map[string]any)
+					log2 = v["type"] == "log" && v["log"] == float64(2)
+				}
+			}
+		}
+		if !log2 {
+			t.Errorf("%s: the threads axis is not log2", p.Title)
+		}
+		// The last conversion of threads must leave numbers: a string x field is no axis.
+		var to any
+		for _, tr := range p.Transformations {
+			if tr.ID == "convertFieldType" {
+				to = tr.Options["conversions"].([]any)[0].(map[string]any)["destinationType"]
+			}
+		}
+		if to != "number" {
+			t.Errorf("%s: threads end as %v, want number", p.Title, to)
+		}
+	}
+	if len(ladders) < 3 {
+		t.Errorf("ladder panels %q: want QPS, TPS and p95 by threads", ladders)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+	"github.com/grafana/grafana-foundation-sdk/go/trend"
 )
 
 var promDS = dsRef("prometheus")
@@ -49,25 +50,36 @@ func perRunTarget(exprs ...string) string {
 // runTarget is the label perRunTarget joins run and target into.
 const runTarget = "run_target"
 
-// ladderBars is a bar chart of a step gauge (or the first of exprs present) over the thread
-// counts of the picked runs, one series per run and target.
-func ladderBars(id uint32, title, description string, pos dashboard.GridPos, unit, axisLabel string, exprs ...string) *barchart.PanelBuilder {
-	return barchart.NewPanelBuilder().Id(id).Title(title).Description(description).Datasource(promDS).GridPos(pos).
+// ladderLines draws a step gauge (or the first of exprs present) over the thread counts of the
+// picked runs as the report and kubectl mysqlbench plot draw it: a line per run and target
+// over a log2 threads axis, so that 1, 2, 4 ... 512 threads are evenly spaced and a ladder's
+// scaling reads as a slope. The trend panel takes a numeric x field (Prometheus gives one
+// instant value per series: one row per thread count after groupingToMatrix); the x field's
+// own scale is log2, and a thread count not measured yet is a gap, not a line to the next.
+func ladderLines(id uint32, title, description string, pos dashboard.GridPos, unit, axisLabel string, exprs ...string) *trend.PanelBuilder {
+	return trend.NewPanelBuilder().Id(id).Title(title).Description(description).Datasource(promDS).GridPos(pos).
 		WithTarget(promInstant("A", perRunTarget(exprs...))).
 		Transformations([]dashboard.DataTransformerConfig{
 			groupingToMatrix(runTarget, "threads", "Value", "null"),
 			organize(nil, map[string]any{"threads\\" + runTarget: "threads"}),
-			// Thread counts are labels, strings: sorted as numbers, then strings again so that
-			// the bar chart takes them as categories.
+			// Thread counts are labels, strings: the x axis needs numbers, in ascending order.
 			threadsAs("number"),
 			transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []any{map[string]any{"field": "threads", "desc": false}}}),
-			threadsAs("string"),
 		}).
+		XField("threads").
 		Unit(unit).Min(0).ColorScheme(palette()).
-		AxisLabel(axisLabel).AxisPlacement(common.AxisPlacementAuto).FillOpacity(80).GradientMode(common.GraphGradientModeNone).LineWidth(1).
-		XField("threads").Orientation(common.VizOrientationVertical).Stacking(common.StackingModeNone).
-		GroupWidth(0.7).BarWidth(0.9).ShowValue(common.VisibilityModeNever).XTickLabelRotation(0).XTickLabelSpacing(0).
-		Legend(legend(common.LegendDisplayModeList, common.LegendPlacementBottom)).Tooltip(tooltip(common.SortOrderNone))
+		AxisLabel(axisLabel).AxisPlacement(common.AxisPlacementAuto).GradientMode(common.GraphGradientModeNone).
+		DrawStyle(common.GraphDrawStyleLine).LineInterpolation(common.LineInterpolationLinear).LineWidth(2).FillOpacity(0).
+		ShowPoints(common.VisibilityModeAlways).PointSize(6).SpanNulls(common.BoolOrFloat64{Bool: ptr(false)}).
+		OverrideByName("threads", []dashboard.DynamicConfigValue{
+			property("custom.scaleDistribution", map[string]any{"type": "log", "log": 2}),
+			property("custom.axisLabel", "threads (log2 scale)"),
+			property("unit", "none"),
+			property("decimals", 0),
+			// A log axis has no 0: the defaults' minimum is the values'.
+			property("min", 1),
+		}).
+		Legend(legend(common.LegendDisplayModeList, common.LegendPlacementBottom)).Tooltip(tooltip(common.SortOrderDescending))
 }
 
 func tableFooter() *common.TableFooterOptionsBuilder {
@@ -164,14 +176,14 @@ func Operator() (dashboard.Dashboard, error) {
 		TitleFormat("{{run}} {{outcome}}").TagKeys("schedule,outcome"))
 
 	b.WithRow(dashboard.NewRowBuilder("Runs $run").Id(1).Collapsed(false).GridPos(grid(1, 24, 0, 0)))
-	b.WithPanel(ladderBars(2, "QPS (tpmC for go-tpc) by threads",
-		"The newest finished step of each thread count of the runs $run, per run and target (the gauge mysqlbench_step_qps; for a go-tpc run mysqlbench_step_tpmc, new-order transactions per minute, as go-tpc counts no queries). Bars appear as the ladder advances.",
+	b.WithPanel(ladderLines(2, "QPS (tpmC for go-tpc) by threads",
+		"The newest finished step of each thread count of the runs $run, per run and target (the gauge mysqlbench_step_qps; for a go-tpc run mysqlbench_step_tpmc, new-order transactions per minute, as go-tpc counts no queries). Points appear as the ladder advances.",
 		grid(9, 8, 0, 1), "short", "queries/s", "mysqlbench_step_qps", "mysqlbench_step_tpmc"))
-	b.WithPanel(ladderBars(3, "TPS by threads",
-		"The newest finished step of each thread count of the runs $run, per run and target (the gauge mysqlbench_step_tps). Bars appear as the ladder advances.",
+	b.WithPanel(ladderLines(3, "TPS by threads",
+		"The newest finished step of each thread count of the runs $run, per run and target (the gauge mysqlbench_step_tps). Points appear as the ladder advances.",
 		grid(9, 8, 8, 1), "short", "transactions/s", "mysqlbench_step_tps"))
-	b.WithPanel(ladderBars(4, "p95 latency by threads",
-		"The newest finished step of each thread count of the runs $run, per run and target (the gauge mysqlbench_step_latency_p95_seconds). Bars appear as the ladder advances.",
+	b.WithPanel(ladderLines(4, "p95 latency by threads",
+		"The newest finished step of each thread count of the runs $run, per run and target (the gauge mysqlbench_step_latency_p95_seconds). Points appear as the ladder advances.",
 		grid(9, 8, 16, 1), "s", "", "mysqlbench_step_latency_p95_seconds"))
 
 	ladder := func(refID, metric string) *prometheus.DataqueryBuilder {

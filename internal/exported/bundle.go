@@ -40,11 +40,26 @@ const (
 	FileNodes = "nodes.yaml"
 	// DirCharts holds the charts, as PNG.
 	DirCharts = "charts"
-	// DirTargets holds per target (DirTargets/NAME/) FileMyCnf and FileCommands.
+	// DirTargets holds per target (DirTargets/NAME/) FileMyCnf and FileCommands, and under
+	// DirLogs/STEP/ the logs of the step attempts the cluster still had (NN-JOB.log, oldest
+	// first).
 	DirTargets   = "targets"
 	FileMyCnf    = "my.cnf"
 	FileCommands = "commands.txt"
+	DirLogs      = "logs"
 )
+
+// StepLog is the log of one attempt (one Job) of a step of a target, as the cluster still had it
+// at export: the operator deletes a successful step's Job once its result is stored and keeps
+// failed ones, so these are mostly failed attempts and steps that were running.
+type StepLog struct {
+	Target string
+	// Step is the operator's step label (s03, r2s03, prepare, ...).
+	Step string
+	// Job is the attempt's Job, State how it ended ("completed", "failed: ...", "running").
+	Job, State string
+	Text       string
+}
 
 // ManifestKind is the kind of a bundle's manifest; BundleFormatVersion the layout this package
 // writes and reads.
@@ -117,6 +132,10 @@ type Bundle struct {
 	// SysbenchImage is the operator's default sysbench image, for the command lines of a run
 	// whose spec names none; "" is the operator's own default.
 	SysbenchImage string
+	// Logs are the step attempts' logs, oldest attempt of a step first; LogsRead says that they
+	// were read (the cluster may have had none).
+	Logs     []StepLog
+	LogsRead bool
 }
 
 // File is one file of a bundle: its path inside it (slash-separated) and its bytes.
@@ -232,11 +251,23 @@ func (b Bundle) files() ([]File, *Manifest, error) {
 	}
 	m.Notes = append(m.Notes, notes...)
 
+	if !b.LogsRead {
+		m.Notes = append(m.Notes, "The logs of the run's steps were not read: the bundle holds none.")
+	}
+	attempt := map[string]int{}
+	for _, lg := range b.Logs {
+		dir := path.Join(DirTargets, lg.Target, DirLogs, lg.Step)
+		attempt[dir]++
+		add(path.Join(dir, fmt.Sprintf("%02d-%s.log", attempt[dir], lg.Job)),
+			fmt.Sprintf("the log of step %s of target %s, attempt %d (Job %s, %s), as the cluster still had it at export",
+				lg.Step, lg.Target, attempt[dir], lg.Job, lg.State), []byte(lg.Text))
+	}
+
 	manifest, err := yaml.Marshal(m)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s: %w", FileManifest, err)
 	}
-	head := "# A run exported by kubectl mysqlbench export --bundle; read it back with --from (describe, compare, plot, server, export).\n"
+	head := "# A run exported by kubectl mysqlbench export RUN --bundle PATH; read it back with --from (get, describe, compare, plot, server, export, history).\n"
 	return append([]File{{Name: FileManifest, Data: append([]byte(head), manifest...)}}, files...), &m, nil
 }
 
@@ -552,6 +583,36 @@ func (l *loader) bundle(fsys fs.FS, dir, display string) error {
 			return err
 		}
 	}
+	for _, f := range m.Files {
+		lg, ok := stepLogOf(f)
+		if !ok {
+			continue
+		}
+		text, err := readFile(fsys, at(f.Name), shown(f.Name))
+		if err != nil {
+			return incomplete(f.Name, err)
+		}
+		lg.Text = string(text)
+		it.logs = append(it.logs, lg)
+	}
 	l.items = append(l.items, it)
 	return nil
+}
+
+// stepLogOf reads a manifest entry of a step's log (DirTargets/T/DirLogs/STEP/NN-JOB.log) back
+// into what it was written from, its text aside; false for the other files.
+func stepLogOf(f ManifestEntry) (StepLog, bool) {
+	parts := strings.Split(f.Name, "/")
+	if len(parts) != 5 || parts[0] != DirTargets || parts[2] != DirLogs || !strings.HasSuffix(parts[4], ".log") {
+		return StepLog{}, false
+	}
+	_, job, ok := strings.Cut(strings.TrimSuffix(parts[4], ".log"), "-")
+	if !ok {
+		return StepLog{}, false
+	}
+	state := ""
+	if _, after, ok := strings.Cut(f.What, "(Job "+job+", "); ok {
+		state, _, _ = strings.Cut(after, "), as the cluster")
+	}
+	return StepLog{Target: parts[1], Step: parts[3], Job: job, State: state}, true
 }

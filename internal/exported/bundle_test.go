@@ -253,3 +253,46 @@ func TestFromResultsComparesAsTheRun(t *testing.T) {
 		t.Errorf("FromResults(nil) is not nil")
 	}
 }
+
+// The step logs a bundle is written with are read back, per target and step in attempt order,
+// from a directory and from a .tar.gz.
+func TestBundleStepLogs(t *testing.T) {
+	run := finishedRun("bench", "pk", "uid-pk", 1)
+	logs := []StepLog{
+		{Target: "mariadb", Step: "s02", Job: "pk-mariadb-s02-a1", State: "failed: BackoffLimitExceeded", Text: "FATAL: error 2013\n"},
+		{Target: "mariadb", Step: "s02", Job: "pk-mariadb-s02-a2", State: "completed", Text: "SQL statistics:\n"},
+		{Target: "mariadb-psoff", Step: "prepare", Job: "pk-mariadb-psoff-prepare", State: "running", Text: ""},
+	}
+	files, _, err := Bundle{Run: run, Results: resultsData(t, run), ExportedAt: t0, ExportedBy: "test", Logs: logs, LogsRead: true}.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := filesByName(files)
+	for _, name := range []string{"targets/mariadb/logs/s02/01-pk-mariadb-s02-a1.log", "targets/mariadb/logs/s02/02-pk-mariadb-s02-a2.log",
+		"targets/mariadb-psoff/logs/prepare/01-pk-mariadb-psoff-prepare.log"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("no %s among %q", name, slices.Sorted(maps.Keys(got)))
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "pk")
+	if err := WriteDir(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	tgz := filepath.Join(t.TempDir(), "pk.tar.gz")
+	if err := WriteTarGz(tgz, "pk", files, t0); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, tgz} {
+		set, err := Load([]string{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := set.Only()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(r.Logs, logs) {
+			t.Errorf("%s: logs %+v, want %+v", p, r.Logs, logs)
+		}
+	}
+}

@@ -37,6 +37,8 @@ type Run struct {
 	Doc *results.Doc
 	// Bundle is the manifest of the bundle the run was read from, nil when it was not.
 	Bundle *Manifest
+	// Logs are the step attempts' logs a bundle holds, oldest attempt of a step first.
+	Logs []StepLog
 	// From are the files the run was read from, for messages.
 	From []string
 	// Args are the indexes, in Load's paths, of the paths the run was read from.

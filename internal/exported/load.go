@@ -69,6 +69,7 @@ type item struct {
 	data   map[string]string
 	doc    *results.Doc
 	bundle *Manifest
+	logs   []StepLog
 	from   string
 	arg    int
 }
@@ -511,6 +512,9 @@ func (l *loader) join() error {
 		}
 		if r.Bundle == nil {
 			r.Bundle = it.bundle
+		}
+		if len(r.Logs) == 0 {
+			r.Logs = it.logs
 		}
 		add(r, i, it)
 	}

@@ -21,7 +21,7 @@ import (
 
 type compareOptions struct {
 	targets  []string
-	output   string
+	output   *outputFlags
 	alpha    float64
 	qpsDrop  float64
 	p95Rise  float64
@@ -34,7 +34,7 @@ func newCompareCommand(e *env) *cobra.Command {
 	o := &compareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare OLD NEW | compare [OLD NEW] --from PATH...",
-		Short: "Compare NEW with the baseline OLD: per target (geometric mean) and per cell",
+		Short: "Compare NEW with the baseline OLD, per target and per cell",
 		Long: "Compares NEW with OLD (the baseline; old then new, as benchstat and mysqlbench-compare take them) as the " +
 			"operator compares a scheduled run with its baseline (internal/compare): per target, the geometric mean over " +
 			"its thread counts of new/old median QPS and p95 with an interval that allows for how much two runs differ " +
@@ -53,9 +53,10 @@ func newCompareCommand(e *env) *cobra.Command {
 			"which schedule made its run: its policy is then the operator's defaults unless the flags set it; a run's " +
 			"YAML names its schedule, whose spec.regression applies when the files hold the schedule (a bundle does).",
 		Example: "  kubectl mysqlbench compare release-1 candidate\n" +
-			"  kubectl mysqlbench compare release-1 candidate --target mysql84 --target mysql84-psoff\n" +
+			"  kubectl mysqlbench compare release-1 candidate \\\n      --target mysql84 --target mysql84-psoff\n" +
 			"  kubectl mysqlbench compare release-1 candidate -o markdown > comparison.md\n" +
-			"  kubectl mysqlbench compare --from release-1/results.json --from candidate.tar.gz\n" +
+			"  kubectl mysqlbench compare release-1 candidate -o json\n" +
+			"  kubectl mysqlbench compare --from release-1/results.json \\\n      --from candidate.tar.gz\n" +
 			"  kubectl mysqlbench compare release-1 candidate --from exported-runs/",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(o.from) > 0 && len(args) == 0 {
@@ -68,7 +69,8 @@ func newCompareCommand(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.targets, "target", nil, "Compare only this target (repeatable).")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "Output format: table, or markdown (comparison.md as the operator writes it).")
+	o.output = addOutputFlags(cmd, outputSpec{own: []string{"table", "markdown"},
+		what: "the comparison (summary, targets, cells; markdown: comparison.md as the operator writes it), custom-columns a line per cell"})
 	cmd.Flags().Float64Var(&o.alpha, "alpha", v1.DefaultAlpha, "Significance level of the U test (default: the schedule's, else this).")
 	cmd.Flags().Float64Var(&o.qpsDrop, "qps-drop", v1.DefaultQPSDropPercent, "Smallest QPS drop that matters, in percent (default: the schedule's, else this).")
 	cmd.Flags().Float64Var(&o.p95Rise, "p95-rise", v1.DefaultP95RisePercent, "Smallest p95 latency rise that matters, in percent (default: the schedule's, else this).")
@@ -84,8 +86,8 @@ func newCompareCommand(e *env) *cobra.Command {
 // the two --from paths, OLD first.
 func (e *env) compare(cmd *cobra.Command, args []string, o *compareOptions) error {
 	ctx := cmd.Context()
-	if o.output != "table" && o.output != "markdown" {
-		return fmt.Errorf("unknown output format %q: use -o table or -o markdown", o.output)
+	if err := o.output.validate(); err != nil {
+		return err
 	}
 	src, err := e.source(o.from)
 	if err != nil {
@@ -127,9 +129,12 @@ func (e *env) compare(cmd *cobra.Command, args []string, o *compareOptions) erro
 		policy.RunToRunCVPercent = &o.runToRun
 	}
 	res := compare.CompareWith(run, baseline, policy, compare.Options{History: src.history(ctx, run)})
-	if o.output == "markdown" {
+	switch {
+	case o.output.structured():
+		err = o.output.printView(e.Out, comparisonViewOf(res, source), cellRows(res))
+	case o.output.is("markdown"):
 		_, err = io.WriteString(e.Out, compare.Markdown(res))
-	} else {
+	default:
 		err = writeComparison(e.Out, res, source, o.targets)
 	}
 	if err != nil {
@@ -145,6 +150,35 @@ func (e *env) compare(cmd *cobra.Command, args []string, o *compareOptions) erro
 		}
 	}
 	return nil
+}
+
+// comparisonView is what compare prints as data: the comparison the operator would store, its
+// targets and cells, and where its policy came from.
+type comparisonView struct {
+	Summary        v1.Comparison     `json:"summary"`
+	Policy         string            `json:"policy"`
+	Targets        []v1.TargetChange `json:"targets"`
+	Cells          []v1.CellChange   `json:"cells"`
+	OnlyInRun      []string          `json:"onlyInRun,omitempty"`
+	OnlyInBaseline []string          `json:"onlyInBaseline,omitempty"`
+}
+
+func comparisonViewOf(res compare.Result, policySource string) comparisonView {
+	v := comparisonView{Summary: res.Summary, Policy: policySource, Targets: res.Targets,
+		OnlyInRun: res.OnlyInRun, OnlyInBaseline: res.OnlyInBaseline, Cells: []v1.CellChange{}}
+	for _, c := range res.Cells {
+		v.Cells = append(v.Cells, c.CellChange)
+	}
+	return v
+}
+
+// cellRows are the comparison's cells, the rows of -o custom-columns.
+func cellRows(res compare.Result) []any {
+	rows := make([]any, len(res.Cells))
+	for i, c := range res.Cells {
+		rows[i] = c.CellChange
+	}
+	return rows
 }
 
 // comparedRuns are NEW and OLD: args' (OLD NEW) or, without args, the runs of two --from paths.

@@ -46,7 +46,7 @@ func newCreateCommand(e *env) *cobra.Command {
 	o := &createOptions{}
 	cmd := &cobra.Command{
 		Use:   "create -f RUN.yaml [--dry-run=server|client]",
-		Short: "Create a BenchmarkRun, or print the objects the operator would create for it (--dry-run)",
+		Short: "Create a run, or print what the operator would create for it",
 		Long: "With --dry-run=server or client, prints the objects the operator would create for the run, computed by its own builders " +
 			"(internal/plan): the reporter ConfigMap, each target's server (Secret with placeholder passwords, my.cnf " +
 			"ConfigMap, Service, NetworkPolicy, StatefulSet, or the Percona resource) and the sysbench Job of every step " +

@@ -21,7 +21,7 @@ func newDescribeCommand(e *env) *cobra.Command {
 	var output *outputFlags
 	cmd := &cobra.Command{
 		Use:   "describe RUN | describe [RUN] --from PATH",
-		Short: "Show a run's progress, conditions and results (QPS and p95 by threads, one column per target)",
+		Short: "Show a run's conditions, targets, and QPS and p95 by threads",
 		Long: "Shows the run's phase and conditions, each target's phase, server version and message, the step in " +
 			"progress, and the QPS and p95 latency by threads, one column per target. With spec.repetitions above 1 " +
 			"a cell is the median of its repetitions with the confidence interval of the median " +
@@ -30,7 +30,7 @@ func newDescribeCommand(e *env) *cobra.Command {
 			"scheduled run's confirmation is shown when the files hold its BenchmarkSchedule (a bundle does).",
 		Example: "  kubectl mysqlbench describe pk-lookup-57 -n bench\n" +
 			"  kubectl mysqlbench describe --from pk-lookup-57.tar.gz\n" +
-			"  kubectl mysqlbench describe --from pk-lookup-57.tar.gz -o yaml   # the run object the bundle holds",
+			"  # the run object the bundle holds\n  kubectl mysqlbench describe --from pk-lookup-57.tar.gz -o yaml",
 		Args: runArgs(&from),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := output.validate(); err != nil {
@@ -51,7 +51,8 @@ func newDescribeCommand(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&from, "from", nil, fromFlag)
-	output = addOutputFlags(cmd, false)
+	output = addOutputFlags(cmd, outputSpec{objects: true,
+		what: "the BenchmarkRun object as the API server returns it (or the files hold it); name prints benchmarkrun.mysqlbench.io/NAME"})
 	return cmd
 }
 

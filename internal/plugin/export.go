@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,7 @@ import (
 )
 
 type exportOptions struct {
-	output        string
+	output        *outputFlags
 	file          string
 	bundle        string
 	sysbenchImage string
@@ -29,8 +30,8 @@ type exportOptions struct {
 func newExportCommand(e *env) *cobra.Command {
 	o := &exportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export RUN -o csv|json|markdown | export RUN --bundle DIR|FILE.tar.gz | export [RUN] --from PATH ...",
-		Short: "Write a finished run's results.csv, results.json or report.md, or its bundle: everything the run left, in files",
+		Use:   "export RUN -o FORMAT | export RUN --bundle PATH",
+		Short: "Write a run's results.csv, results.json, report.md, or its bundle",
 		Long: "Writes a file of the run's results ConfigMap as the operator stored it: results.csv (one row per target " +
 			"and step), results.json (everything, with each step's per-second series; its formatVersion is checked) " +
 			"or report.md. The ConfigMap is written when every target is done.\n\n" +
@@ -50,13 +51,15 @@ func newExportCommand(e *env) *cobra.Command {
 		Example: "  kubectl mysqlbench export pk-lookup-57 -o csv > results.csv\n" +
 			"  kubectl mysqlbench export pk-lookup-57 -o json --file results.json\n" +
 			"  kubectl mysqlbench export pk-lookup-57 --bundle pk-lookup-57.tar.gz\n" +
-			"  kubectl mysqlbench export --from pk-lookup-57.tar.gz -o markdown",
+			"  kubectl mysqlbench export --from pk-lookup-57.tar.gz -o markdown\n" +
+			"  kubectl mysqlbench export pk-lookup-57 -o jsonpath='{.targets[*].name}'",
 		Args: runArgs(&o.from),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return e.export(cmd.Context(), argOrEmpty(args), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "What to write: csv (results.csv), json (results.json) or markdown (report.md).")
+	o.output = addOutputFlags(cmd, outputSpec{own: []string{"csv", "markdown"},
+		what: "results.json (json: as stored, byte for byte; custom-columns: a line per target and step)"})
 	cmd.Flags().StringVar(&o.file, "file", "", "Write to this file instead of stdout.")
 	cmd.Flags().StringVar(&o.bundle, "bundle", "", "Write the run's bundle: a new directory, or a .tar.gz (or .tgz) file.")
 	cmd.Flags().StringVar(&o.sysbenchImage, "sysbench-image", "",
@@ -67,20 +70,28 @@ func newExportCommand(e *env) *cobra.Command {
 }
 
 func (e *env) export(ctx context.Context, name string, o *exportOptions) error {
+	format := o.output.name()
 	switch {
-	case o.bundle != "" && (o.output != "" || o.file != ""):
+	case o.bundle != "" && (format != "" || o.file != ""):
 		return errors.New("--bundle writes every file of the run: drop -o and --file, or drop --bundle for one file")
-	case o.bundle == "" && o.output == "":
+	case o.bundle == "" && format == "" && o.output.template == "":
 		return errors.New("say what to write: -o csv, -o json or -o markdown for one file, or --bundle PATH for all of them")
 	case o.bundle == "" && o.sysbenchImage != "":
 		return errors.New("--sysbench-image is for the command lines of a bundle: add --bundle PATH")
 	}
+	if err := o.output.validate(); err != nil {
+		return err
+	}
 	key := ""
-	if o.bundle == "" {
-		key = map[string]string{"csv": report.KeyResultsCSV, "json": report.KeyResultsJSON, "markdown": report.KeyReportMD}[o.output]
-		if key == "" {
-			return fmt.Errorf("unknown output format %q: use -o csv, -o json or -o markdown", o.output)
-		}
+	switch {
+	case o.bundle != "":
+	case format == "csv":
+		key = report.KeyResultsCSV
+	case format == "markdown":
+		key = report.KeyReportMD
+	default:
+		// json as stored; the other data formats read results.json.
+		key = report.KeyResultsJSON
 	}
 	src, err := e.source(o.from)
 	if err != nil {
@@ -101,17 +112,46 @@ func (e *env) export(ctx context.Context, name string, o *exportOptions) error {
 	if o.bundle != "" {
 		return e.writeBundle(ctx, src, run, data, o)
 	}
-	if key == report.KeyResultsJSON {
-		// Refuse a layout this build does not know rather than hand it on unread.
-		if _, err := results.Decode([]byte(data[key])); err != nil {
-			return fmt.Errorf("benchmarkrun %s: %w", run.Name, err)
-		}
-	}
 	text, ok := data[key]
 	if !ok {
 		return fmt.Errorf("the results ConfigMap of %s holds no %s", run.Name, key)
 	}
+	if key == report.KeyResultsJSON {
+		// Refuse a layout this build does not know rather than hand it on unread.
+		doc, err := results.Decode([]byte(text))
+		if err != nil {
+			return fmt.Errorf("benchmarkrun %s: %w", run.Name, err)
+		}
+		if format != "json" {
+			var view any
+			if err := json.Unmarshal([]byte(text), &view); err != nil {
+				return fmt.Errorf("benchmarkrun %s: %w", run.Name, err)
+			}
+			var b strings.Builder
+			if err := o.output.printView(&b, view, stepRows(doc)); err != nil {
+				return err
+			}
+			text = b.String()
+		}
+	}
 	return writeOut(e.Out, o.file, text)
+}
+
+// stepRow is a step of a target: a line of export -o custom-columns.
+type stepRow struct {
+	Target string `json:"target"`
+	results.Step
+}
+
+func stepRows(doc *results.Doc) []any {
+	var out []any
+	for _, t := range doc.Targets {
+		for _, s := range t.Steps {
+			s.Series, s.Server = nil, nil // per-second and server data: not a column's
+			out = append(out, stepRow{Target: t.Name, Step: s})
+		}
+	}
+	return out
 }
 
 // writeBundle writes run's bundle to o.bundle: a directory, or a gzipped tar of one.

@@ -24,6 +24,7 @@ type getOptions struct {
 	watch         bool
 	selector      string
 	output        *outputFlags
+	from          []string
 }
 
 func newGetCommand(e *env) *cobra.Command {
@@ -40,8 +41,11 @@ func newGetCommand(e *env) *cobra.Command {
 			if err := o.output.validate(); err != nil {
 				return err
 			}
+			if o.watch && len(o.from) > 0 {
+				return fmt.Errorf("-w follows runs in the cluster; --from reads files, which do not change")
+			}
 			if o.watch && o.output.structured() {
-				return fmt.Errorf("-w prints a table line per change: use it without -o %s", *o.output.print.OutputFormat)
+				return fmt.Errorf("-w prints a table line per change: use it without -o %s", o.output.format)
 			}
 			if len(args) == 1 {
 				if o.allNamespaces {
@@ -55,12 +59,14 @@ func newGetCommand(e *env) *cobra.Command {
 			return e.getList(cmd.Context(), o)
 		},
 	}
-	o.output = addOutputFlags(cmd, true)
+	o.output = addOutputFlags(cmd, outputSpec{objects: true, own: []string{"wide"}, listFlags: true,
+		what: "the BenchmarkRun objects as the API server returns them; name prints benchmarkrun.mysqlbench.io/NAME"})
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "",
 		"List only the runs whose labels match this selector (=, ==, !=, in, notin; e.g. -l mysqlbench.io/schedule=nightly).")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the runs of every namespace.")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false,
 		"After printing, watch for changes: with RUN until it has finished (then print its results), without RUN until interrupted.")
+	cmd.Flags().StringArrayVar(&o.from, "from", nil, fromFlag)
 	return cmd
 }
 
@@ -111,36 +117,15 @@ func rowHeader(withNamespace, wide bool) string {
 }
 
 func (e *env) getList(ctx context.Context, o *getOptions) error {
-	c, err := e.clients()
+	list, opts, ns, err := e.listRuns(ctx, o)
 	if err != nil {
 		return err
 	}
-	var opts []client.ListOption
-	ns := ""
-	if !o.allNamespaces {
-		if ns, _, err = e.namespace(); err != nil {
+	if o.output.sortBy != "" {
+		if err := sortByPath(list.Items, o.output.sortBy); err != nil {
 			return err
 		}
-		opts = append(opts, client.InNamespace(ns))
 	}
-	if o.selector != "" {
-		sel, err := labels.Parse(o.selector)
-		if err != nil {
-			return fmt.Errorf("-l %q: %w", o.selector, err)
-		}
-		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
-	}
-	list := &v1.BenchmarkRunList{}
-	if err := c.List(ctx, list, opts...); err != nil {
-		return fmt.Errorf("list benchmarkruns: %w", err)
-	}
-	sort.Slice(list.Items, func(i, j int) bool {
-		a, b := list.Items[i], list.Items[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
 	if o.output.structured() {
 		return o.output.printRuns(e.Out, list.Items, true)
 	}
@@ -157,10 +142,12 @@ func (e *env) getList(ctx context.Context, o *getOptions) error {
 		}
 		return nil
 	}
-	now := time.Now()
+	now := e.now()
 	wide := o.output.isWide()
 	if !o.watch {
-		_, _ = fmt.Fprintln(tw, rowHeader(o.allNamespaces, wide))
+		if !o.output.noHeaders {
+			_, _ = fmt.Fprintln(tw, rowHeader(o.allNamespaces, wide))
+		}
 		for i := range list.Items {
 			_, _ = fmt.Fprintln(tw, runRow(&list.Items[i], now, o.allNamespaces, wide))
 		}
@@ -168,11 +155,14 @@ func (e *env) getList(ctx context.Context, o *getOptions) error {
 	}
 	// Like kubectl get -w: the runs, then a line for every change until interrupted.
 	rows := &rowWriter{w: e.Out}
-	lines := []string{rowHeader(o.allNamespaces, wide)}
+	var lines []string
+	if !o.output.noHeaders {
+		lines = append(lines, rowHeader(o.allNamespaces, wide))
+	}
 	for i := range list.Items {
 		lines = append(lines, runRow(&list.Items[i], now, o.allNamespaces, wide))
 	}
-	rows.seed(lines...)
+	rows.seed(append([]string{rowHeader(o.allNamespaces, wide)}, lines...)...)
 	for _, l := range lines {
 		rows.print(l)
 	}
@@ -184,6 +174,66 @@ func (e *env) getList(ctx context.Context, o *getOptions) error {
 		rows.print(line)
 		return false
 	})
+}
+
+// listRuns are the runs get lists, by name within their namespace: the cluster's (with the
+// list options and namespace used, for -w) or those of the files of --from.
+func (e *env) listRuns(ctx context.Context, o *getOptions) (*v1.BenchmarkRunList, []client.ListOption, string, error) {
+	var sel labels.Selector
+	if o.selector != "" {
+		var err error
+		if sel, err = labels.Parse(o.selector); err != nil {
+			return nil, nil, "", fmt.Errorf("-l %q: %w", o.selector, err)
+		}
+	}
+	list := &v1.BenchmarkRunList{}
+	var opts []client.ListOption
+	ns := ""
+	if len(o.from) > 0 {
+		src, err := e.source(o.from)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		fs := src.(*fileSource)
+		if o.allNamespaces {
+			fs.namespace = ""
+		}
+		runs, err := fs.all("")
+		if err != nil {
+			return nil, nil, "", err
+		}
+		for _, r := range runs {
+			if sel == nil || sel.Matches(labels.Set(r.Labels)) {
+				list.Items = append(list.Items, *r)
+			}
+		}
+		ns, o.allNamespaces = fs.namespace, o.allNamespaces || fs.namespace == ""
+	} else {
+		c, err := e.clients()
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if !o.allNamespaces {
+			if ns, _, err = e.namespace(); err != nil {
+				return nil, nil, "", err
+			}
+			opts = append(opts, client.InNamespace(ns))
+		}
+		if sel != nil {
+			opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+		}
+		if err := c.List(ctx, list, opts...); err != nil {
+			return nil, nil, "", fmt.Errorf("list benchmarkruns: %w", err)
+		}
+	}
+	sort.SliceStable(list.Items, func(i, j int) bool {
+		a, b := list.Items[i], list.Items[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return list, opts, ns, nil
 }
 
 // rowWriter prints tab-separated rows one at a time, each as soon as it comes, with columns as
@@ -270,7 +320,11 @@ func (e *env) watchRuns(ctx context.Context, opts []client.ListOption, resourceV
 }
 
 func (e *env) getOne(ctx context.Context, name string, o *getOptions) error {
-	run, err := e.getRun(ctx, name)
+	src, err := e.source(o.from)
+	if err != nil {
+		return err
+	}
+	run, err := src.getRun(ctx, name, "")
 	if err != nil {
 		return err
 	}
@@ -310,16 +364,18 @@ func (e *env) getOne(ctx context.Context, name string, o *getOptions) error {
 		}
 		_, _ = fmt.Fprintln(e.Out)
 	}
-	return e.printProgressAndResults(run, wide)
+	return e.printProgressAndResults(run, wide, o.output.noHeaders)
 }
 
 func stripAge(row string) string { return row[:strings.LastIndex(row, "\t")] }
 
 // printProgressAndResults is get RUN: the run's line, its targets, and the QPS table.
-func (e *env) printProgressAndResults(run *v1.BenchmarkRun, wide bool) error {
-	now := time.Now()
+func (e *env) printProgressAndResults(run *v1.BenchmarkRun, wide, noHeaders bool) error {
+	now := e.now()
 	tw := printers.GetNewTabWriter(e.Out)
-	_, _ = fmt.Fprintln(tw, rowHeader(false, wide))
+	if !noHeaders {
+		_, _ = fmt.Fprintln(tw, rowHeader(false, wide))
+	}
 	_, _ = fmt.Fprintln(tw, runRow(run, now, false, wide))
 	if err := tw.Flush(); err != nil {
 		return err

@@ -1,8 +1,8 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,11 +17,13 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
 	"github.com/mysqlbench/mysqlbench-operator/internal/resultsdb"
 )
 
@@ -35,10 +37,11 @@ type historyOptions struct {
 	metric        string
 	since         string
 	limit         int
-	output        string
+	output        *outputFlags
 	secret        string
 	dsn           string
 	confirmations bool
+	from          []string
 }
 
 func newHistoryCommand(e *env) *cobra.Command {
@@ -49,7 +52,7 @@ func newHistoryCommand(e *env) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "history SCHEDULE | history --target NAME",
-		Short: "A cell's QPS (or p95) over nights from the results database, with change points and verdicts",
+		Short: "A cell's QPS or p95 over nights, from the results database",
 		Long: "Reads the operator's results database (the runs it stored) and prints, for each target and thread " +
 			"count, the cell's median over the schedule's successful runs, oldest first: the night, the run, the " +
 			"server version, the median with its interval, the change against the night before, the run's verdict " +
@@ -63,11 +66,16 @@ func newHistoryCommand(e *env) *cobra.Command {
 			"The database: --database-secret [NAMESPACE/]NAME reads the Secret the operator uses " +
 			"(--results-database-secret; keys dsn, or host, port, user, password, database, tls), --database-dsn " +
 			"takes a DSN (user:password@tcp(host:3306)/mysqlbench), else the environment variable " + DSNEnv + ". " +
-			"The plugin only reads: it never creates or migrates the schema.",
-		Example: "  kubectl mysqlbench history nightly -n bench --database-secret mysqlbench-system/results-db\n" +
+			"The plugin only reads: it never creates or migrates the schema.\n\n" +
+			"With --from PATH the runs are read from exported files instead (bundles of export --bundle, a " +
+			"BenchmarkRun with its status, results.json, or directories of them), each as the operator would store it: " +
+			"a results.json alone does not say which schedule made its run, so it serves --target only.",
+		Example: "  kubectl mysqlbench history nightly -n bench \\\n      --database-secret mysqlbench-system/results-db\n" +
 			"  kubectl mysqlbench history nightly --threads 8,64 --since 90d\n" +
-			"  kubectl mysqlbench history --target mysql84 --metric p95 --since 2026-01-01 -o json\n" +
-			"  " + DSNEnv + "='reader:...@tcp(db.example:3306)/mysqlbench' kubectl mysqlbench history nightly",
+			"  kubectl mysqlbench history nightly --from exported-bundles/\n" +
+			"  kubectl mysqlbench history --target mysql84 --metric p95 \\\n      --since 2026-01-01 -o json\n" +
+			"  export " + DSNEnv + "='reader:...@tcp(db.example:3306)/mysqlbench'\n" +
+			"  kubectl mysqlbench history nightly",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 || (len(args) == 0 && o.target == "") {
 				return fmt.Errorf("%s needs SCHEDULE or --target NAME (got %d argument(s)); see %s --help",
@@ -89,16 +97,19 @@ func newHistoryCommand(e *env) *cobra.Command {
 		" (qps is the throughput: tpmC for go-tpc runs; p95 latency in ms).")
 	cmd.Flags().StringVar(&o.since, "since", "", "Only runs started since: an age (90d, 2w, 36h) or a date (2026-01-01).")
 	cmd.Flags().IntVar(&o.limit, "limit", 60, "At most this many nights per series, the newest (0: all).")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "Output format: table or json.")
+	o.output = addOutputFlags(cmd, outputSpec{own: []string{"table"},
+		what: "the series with their change points (custom-columns: a line per night of a series)"})
 	cmd.Flags().StringVar(&o.secret, "database-secret", "", "The results database's Secret, [NAMESPACE/]NAME (default namespace: -n's).")
-	cmd.Flags().StringVar(&o.dsn, "database-dsn", "", "The results database's DSN, user:password@tcp(host:3306)/mysqlbench (default: $"+DSNEnv+").")
+	cmd.Flags().StringVar(&o.dsn, "database-dsn", "", "The results database's DSN (default: $"+DSNEnv+"), e.g. user:pw@tcp(db:3306)/mysqlbench.")
 	cmd.Flags().BoolVar(&o.confirmations, "confirmations", false, "Include the confirmation runs, as points of their own.")
+	cmd.Flags().StringArrayVar(&o.from, "from", nil, "Read the runs from exported files instead of the results database "+
+		"(repeatable): bundles (export --bundle), BenchmarkRuns with their status, results.json files, or directories of them.")
 	return cmd
 }
 
 func (e *env) history(ctx context.Context, schedule string, o *historyOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return fmt.Errorf("unknown output format %q: use -o table or -o json", o.output)
+	if err := o.output.validate(); err != nil {
+		return err
 	}
 	metric := resultsdb.Metric(o.metric)
 	if !slices.Contains(resultsdb.Metrics, metric) {
@@ -111,31 +122,28 @@ func (e *env) history(ctx context.Context, schedule string, o *historyOptions) e
 	if o.limit < 0 {
 		return fmt.Errorf("--limit %d: give a number of nights, or 0 for all", o.limit)
 	}
-	ns, explicit := e.historyNamespace()
-	cfg, err := e.resultsDatabase(ctx, o, ns)
-	if err != nil {
-		return err
-	}
-	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	store, err := resultsdb.Open(openCtx, cfg, resultsdb.OpenOptions{ReadOnly: true})
-	if err != nil {
-		return fmt.Errorf("results database: %w", err)
-	}
-	defer func() { _ = store.Close() }()
 	q := resultsdb.HistoryQuery{Schedule: schedule, Target: o.target, Metric: metric, Since: since, Nights: o.limit,
 		Confirmations: o.confirmations}
-	if schedule != "" || explicit {
-		q.Namespace = ns
-	}
-	// Every thread count is read and analysed, --threads only picks what is shown: the
-	// autocorrelation and the adjustment over all series are the schedule's, not the selection's.
-	series, err := store.History(ctx, q)
-	if err != nil {
-		return err
-	}
-	if len(series) == 0 {
-		return e.nothingFound(ctx, store, q)
+	var series []resultsdb.Series
+	if len(o.from) > 0 {
+		if o.dsn != "" || o.secret != "" {
+			return errors.New("--from reads the runs from files: drop --database-dsn and --database-secret")
+		}
+		// Files hold the runs the user picked: -n narrows them, nothing else does.
+		if e.flags.Namespace != nil {
+			q.Namespace = *e.flags.Namespace
+		}
+		if series, err = e.historyFromFiles(q, o.from); err != nil {
+			return err
+		}
+	} else {
+		ns, explicit := e.historyNamespace()
+		if schedule != "" || explicit {
+			q.Namespace = ns
+		}
+		if series, err = e.historyFromDatabase(ctx, q, o, ns); err != nil {
+			return err
+		}
 	}
 	view := analyse(series, metric)
 	if len(o.threads) > 0 {
@@ -150,12 +158,85 @@ func (e *env) history(ctx context.Context, schedule string, o *historyOptions) e
 			return fmt.Errorf("no cells at --threads %s; the series have threads %s", intList(o.threads), strings.Join(have, ", "))
 		}
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(e.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(view)
+	if o.output.structured() {
+		return o.output.printView(e.Out, view, nightRows(view))
 	}
 	return writeHistory(e.Out, view)
+}
+
+// historyFromDatabase reads the series from the results database the flags name.
+func (e *env) historyFromDatabase(ctx context.Context, q resultsdb.HistoryQuery, o *historyOptions, ns string) ([]resultsdb.Series, error) {
+	cfg, err := e.resultsDatabase(ctx, o, ns)
+	if err != nil {
+		return nil, err
+	}
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	store, err := resultsdb.Open(openCtx, cfg, resultsdb.OpenOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("results database: %w", err)
+	}
+	defer func() { _ = store.Close() }()
+	// Every thread count is read and analysed, --threads only picks what is shown: the
+	// autocorrelation and the adjustment over all series are the schedule's, not the selection's.
+	series, err := store.History(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if len(series) == 0 {
+		return nil, e.nothingFound(ctx, store, q)
+	}
+	return series, nil
+}
+
+// historyFromFiles reads the series from exported runs (bundles, run YAML, results.json): each
+// run becomes the record the operator would store for it (resultsdb.Build), and the records are
+// queried as the database would be.
+func (e *env) historyFromFiles(q resultsdb.HistoryQuery, from []string) ([]resultsdb.Series, error) {
+	set, err := exported.Load(from)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range set.Skipped {
+		_, _ = fmt.Fprintf(e.ErrOut, "Note: passed over %s\n", s)
+	}
+	var records []*resultsdb.Record
+	for _, r := range set.Runs {
+		run := r.ObjectOrResults().DeepCopy()
+		if run.UID == "" {
+			// A results.json has no UID: its run is keyed by name and start, as it is told apart.
+			start := ""
+			if run.Status.StartTime != nil {
+				start = run.Status.StartTime.UTC().Format(time.RFC3339)
+			}
+			run.UID = types.UID("results.json:" + run.Namespace + "/" + run.Name + "@" + start)
+		}
+		rec, err := resultsdb.Build(run, r.Doc)
+		if err != nil {
+			return nil, fmt.Errorf("benchmarkrun %s (%s): %w", run.Name, strings.Join(r.From, ", "), err)
+		}
+		records = append(records, rec)
+	}
+	series, err := resultsdb.HistoryOf(records, q)
+	if err != nil {
+		return nil, err
+	}
+	if len(series) > 0 {
+		return series, nil
+	}
+	what := "no successful runs of schedule " + q.Schedule
+	if q.Schedule == "" {
+		what = "no cells of target " + q.Target + " in successful runs"
+	}
+	var have []string
+	for _, s := range resultsdb.SchedulesOf(records, q.Namespace) {
+		name := cmp.Or(s.Schedule, "(runs of no schedule: a results.json does not say)")
+		have = append(have, fmt.Sprintf("%s/%s (%d runs)", s.Namespace, name, s.Runs))
+	}
+	if len(have) == 0 {
+		return nil, fmt.Errorf("the files of --from hold %s: they hold no runs", what)
+	}
+	return nil, fmt.Errorf("the files of --from hold %s; they hold runs of %s", what, strings.Join(have, ", "))
 }
 
 // historyNamespace is -n's namespace, else the kubeconfig context's; explicit says one of them
@@ -368,6 +449,29 @@ func analyse(series []resultsdb.Series, metric resultsdb.Metric) historyView {
 		view.Series = append(view.Series, sv)
 	}
 	return view
+}
+
+// night is a point of a series with the series it belongs to: a line of -o custom-columns.
+type night struct {
+	Namespace string `json:"namespace"`
+	Schedule  string `json:"schedule,omitempty"`
+	Workload  string `json:"workload"`
+	Target    string `json:"target"`
+	Threads   int    `json:"threads"`
+	resultsdb.Point
+	// ChangePoint says that the series' sustained shift starts at this night.
+	ChangePoint bool `json:"changePoint,omitempty"`
+}
+
+func nightRows(v historyView) []any {
+	var out []any
+	for _, s := range v.Series {
+		for i, p := range s.Points {
+			out = append(out, night{Namespace: s.Namespace, Schedule: s.Schedule, Workload: s.Workload, Target: s.Target,
+				Threads: s.Threads, Point: p, ChangePoint: s.ChangePoint != nil && s.ChangePoint.Index == i})
+		}
+	}
+	return out
 }
 
 // changeMark is how the table marks the first night of a new level.

@@ -332,7 +332,7 @@ func TestHistoryFromTheResultsDatabase(t *testing.T) {
 			wants []string
 		}{
 			{[]string{"history"}, []string{"needs SCHEDULE or --target NAME"}},
-			{[]string{"history", "nightly", "-o", "yaml"}, []string{`"yaml"`, "-o table or -o json"}},
+			{[]string{"history", "nightly", "-o", "csv"}, []string{`"csv"`, "table, json, yaml"}},
 			{[]string{"history", "nightly", "--metric", "tps"}, []string{`"tps"`, "qps, tpmC or p95"}},
 			{[]string{"history", "nightly", "--since", "soon"}, []string{`"soon"`, "90d"}},
 			{[]string{"history", "nightly", "--database-dsn", dsn, "--database-secret", "x"}, []string{"not both"}},

@@ -205,7 +205,9 @@ func TestCompletionFromTheCluster(t *testing.T) {
 		{[]string{"compare", "base", "cand", "--target", "mariadb-"}, []string{"mariadb-psoff"}},
 		{[]string{"history", ""}, []string{"nightly"}},
 		{[]string{"history", "--target", ""}, []string{"mariadb", "mariadb-psoff", "mysql84"}},
-		{[]string{"get", "-o", ""}, []string{"wide", "json", "yaml", "name", "go-template", "go-template-file", "template", "templatefile", "jsonpath", "jsonpath-as-json", "jsonpath-file"}},
+		{[]string{"get", "-o", ""}, []string{"wide", "json", "yaml", "name", "jsonpath", "jsonpath-as-json", "jsonpath-file",
+			"go-template", "go-template-file", "template", "templatefile", "custom-columns", "custom-columns-file"}},
+		{[]string{"plot", "-o", ""}, []string{"png", "svg"}},
 		{[]string{"create", "-f", "run.yaml", "--dry-run="}, []string{"none", "server", "client"}},
 		{[]string{"-n", nsStuck, "get", "st"}, []string{"stuck"}},
 	} {

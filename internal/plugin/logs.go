@@ -18,6 +18,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -26,12 +27,13 @@ type logsOptions struct {
 	allAttempts bool
 	repetition  int32
 	follow      bool
+	from        []string
 }
 
 func newLogsCommand(e *env) *cobra.Command {
 	o := &logsOptions{}
 	cmd := &cobra.Command{
-		Use:   "logs RUN TARGET STEP",
+		Use:   "logs RUN TARGET STEP [--from BUNDLE]",
 		Short: "Print the sysbench output of one step of a target",
 		Long: "Prints the log of the sysbench pod of a step: STEP is a thread count of the ladder (8: the step at 8 " +
 			"threads, of the first repetition unless --repetition says otherwise), a step name as the operator names " +
@@ -40,18 +42,34 @@ func newLogsCommand(e *env) *cobra.Command {
 			"The operator deletes the Jobs (and pods) of successful steps once their results are stored, and keeps " +
 			"failed ones: the log of a successful step is normally gone. What remains then is the step's numbers in " +
 			"the run's status (kubectl mysqlbench describe) and its per-second series in results.json " +
-			"(kubectl mysqlbench export RUN -o json).",
+			"(kubectl mysqlbench export RUN -o json).\n\n" +
+			"With --from BUNDLE the logs are read from a bundle (export --bundle), which holds the logs of the step " +
+			"attempts the cluster still had at export: mostly failed attempts. RUN may be left out when the files " +
+			"hold one run.",
 		Example: "  kubectl mysqlbench logs pk-lookup-57 mysql57 8\n" +
 			"  kubectl mysqlbench logs pk-lookup-57 mysql57 r2s03 --all-attempts\n" +
-			"  kubectl mysqlbench logs pk-lookup-57 mysql57 prepare -f",
-		Args: exactArgs("RUN", "TARGET", "STEP"),
+			"  kubectl mysqlbench logs pk-lookup-57 mysql57 prepare -f\n" +
+			"  kubectl mysqlbench logs mysql57 8 --from pk-lookup-57.tar.gz --all-attempts",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(o.from) > 0 && len(args) == 2 {
+				return nil
+			}
+			return exactArgs("RUN", "TARGET", "STEP")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 {
+				args = append([]string{""}, args...)
+			}
+			if len(o.from) > 0 {
+				return e.logsFromFiles(cmd.Context(), args[0], args[1], args[2], o)
+			}
 			return e.logs(cmd.Context(), args[0], args[1], args[2], o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.allAttempts, "all-attempts", false, "Print every attempt of the step the cluster still has, oldest first.")
 	cmd.Flags().Int32Var(&o.repetition, "repetition", 1, "With a thread count as STEP: which repetition of the ladder (spec.repetitions).")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "Stream the log while the step runs.")
+	cmd.Flags().StringArrayVar(&o.from, "from", nil, "Read the logs from a bundle (export --bundle: its directory or .tar.gz) instead of the cluster.")
 	return cmd
 }
 
@@ -117,6 +135,8 @@ type attempt struct {
 	job     *batchv1.Job // nil when only its pod is left
 	pods    []corev1.Pod // newest last
 	created time.Time
+	// target and step are the Job's (or pod's) labels.
+	target, step string
 }
 
 func (e *env) logs(ctx context.Context, runName, target, step string, o *logsOptions) error {
@@ -172,23 +192,25 @@ func (e *env) logs(ctx context.Context, runName, target, step string, o *logsOpt
 // attempts are the step's Jobs the run controls and the pods they left, oldest first. A pod whose
 // Job is already deleted (its garbage collection pending) still counts.
 func (e *env) attempts(ctx context.Context, run *v1.BenchmarkRun, target string, ref stepRef) ([]attempt, error) {
+	return e.listAttempts(ctx, run, ref.String(), client.MatchingLabels{specs.LabelTarget: target, specs.LabelStep: ref.label})
+}
+
+// listAttempts are the Jobs of the run that match sel and the pods they left, oldest first;
+// what names them in errors.
+func (e *env) listAttempts(ctx context.Context, run *v1.BenchmarkRun, what string, sel client.MatchingLabels) ([]attempt, error) {
 	c, err := e.clients()
 	if err != nil {
 		return nil, err
 	}
-	sel := client.MatchingLabels{
-		specs.LabelManagedBy: specs.ManagedBy,
-		specs.LabelRun:       specs.LabelValue(run.Name),
-		specs.LabelTarget:    target,
-		specs.LabelStep:      ref.label,
-	}
+	sel[specs.LabelManagedBy] = specs.ManagedBy
+	sel[specs.LabelRun] = specs.LabelValue(run.Name)
 	jobs := &batchv1.JobList{}
 	if err := c.List(ctx, jobs, client.InNamespace(run.Namespace), sel); err != nil {
-		return nil, fmt.Errorf("list the Jobs of %s: %w", ref, err)
+		return nil, fmt.Errorf("list the Jobs of %s: %w", what, err)
 	}
 	pods := &corev1.PodList{}
 	if err := c.List(ctx, pods, client.InNamespace(run.Namespace), sel); err != nil {
-		return nil, fmt.Errorf("list the pods of %s: %w", ref, err)
+		return nil, fmt.Errorf("list the pods of %s: %w", what, err)
 	}
 	byName := map[string]*attempt{}
 	for i := range jobs.Items {
@@ -196,7 +218,8 @@ func (e *env) attempts(ctx context.Context, run *v1.BenchmarkRun, target string,
 		if !metav1.IsControlledBy(job, run) {
 			continue // not the run's: the operator ignores it, and so does this
 		}
-		byName[job.Name] = &attempt{name: job.Name, job: job, created: job.CreationTimestamp.Time}
+		byName[job.Name] = &attempt{name: job.Name, job: job, created: job.CreationTimestamp.Time,
+			target: job.Labels[specs.LabelTarget], step: job.Labels[specs.LabelStep]}
 	}
 	for _, pod := range pods.Items {
 		owner := metav1.GetControllerOf(&pod)
@@ -205,7 +228,8 @@ func (e *env) attempts(ctx context.Context, run *v1.BenchmarkRun, target string,
 		}
 		a := byName[owner.Name]
 		if a == nil {
-			a = &attempt{name: owner.Name, created: pod.CreationTimestamp.Time}
+			a = &attempt{name: owner.Name, created: pod.CreationTimestamp.Time,
+				target: pod.Labels[specs.LabelTarget], step: pod.Labels[specs.LabelStep]}
 			byName[owner.Name] = a
 		}
 		if a.job != nil && owner.UID != a.job.UID {
@@ -225,6 +249,105 @@ func (e *env) attempts(ctx context.Context, run *v1.BenchmarkRun, target string,
 		return strings.Compare(x.name, y.name)
 	})
 	return out, nil
+}
+
+// maxBundledLog bounds a log a bundle keeps: sysbench's output of a step is a few kilobytes, a
+// log far larger is runaway output whose tail says what happened.
+const maxBundledLog = 1 << 20
+
+// stepLogs are the logs of the run's step attempts the cluster still has, for a bundle; a log
+// that cannot be read is said on stderr and left out.
+func (e *env) stepLogs(ctx context.Context, run *v1.BenchmarkRun) ([]exported.StepLog, error) {
+	attempts, err := e.listAttempts(ctx, run, "run "+run.Name, client.MatchingLabels{})
+	if err != nil {
+		return nil, err
+	}
+	reader, err := e.podLogs()
+	if err != nil {
+		return nil, err
+	}
+	var out []exported.StepLog
+	for _, a := range attempts {
+		if len(a.pods) == 0 || a.target == "" || a.step == "" {
+			continue
+		}
+		pod := a.pods[len(a.pods)-1]
+		rc, err := reader.Stream(ctx, run.Namespace, pod.Name, specs.SysbenchContainer, false)
+		if err != nil {
+			_, _ = fmt.Fprintf(e.ErrOut, "Note: the log of pod %s (Job %s) could not be read (%v): the bundle leaves it out\n", pod.Name, a.name, err)
+			continue
+		}
+		text, err := io.ReadAll(rc)
+		_ = rc.Close()
+		if err != nil {
+			_, _ = fmt.Fprintf(e.ErrOut, "Note: the log of pod %s (Job %s) could not be read (%v): the bundle leaves it out\n", pod.Name, a.name, err)
+			continue
+		}
+		if len(text) > maxBundledLog {
+			text = append([]byte(fmt.Sprintf("[the first %d bytes are left out: the bundle keeps the last %d]\n",
+				len(text)-maxBundledLog, maxBundledLog)), text[len(text)-maxBundledLog:]...)
+		}
+		out = append(out, exported.StepLog{Target: a.target, Step: a.step, Job: a.name, State: attemptState(a), Text: string(text)})
+	}
+	// A step's attempts together, oldest first, steps in the order their first attempt ran.
+	slices.SortStableFunc(out, func(x, y exported.StepLog) int {
+		return strings.Compare(x.Target+"/"+x.Step, y.Target+"/"+y.Step)
+	})
+	return out, nil
+}
+
+// logsFromFiles is logs with --from: the attempts' logs a bundle holds.
+func (e *env) logsFromFiles(ctx context.Context, runName, target, step string, o *logsOptions) error {
+	if o.follow {
+		return fmt.Errorf("-f follows a running step in the cluster; --from reads files, which do not change")
+	}
+	src, err := e.source(o.from)
+	if err != nil {
+		return err
+	}
+	fs := src.(*fileSource)
+	run, err := src.getRun(ctx, runName, "")
+	if err != nil {
+		return err
+	}
+	if err := checkTarget(run, target); err != nil {
+		return err
+	}
+	ref, err := resolveStep(run, step, o.repetition)
+	if err != nil {
+		return err
+	}
+	r := fs.run(run)
+	var logs []exported.StepLog
+	for _, lg := range r.Logs {
+		if lg.Target == target && lg.Step == ref.label {
+			logs = append(logs, lg)
+		}
+	}
+	if len(logs) == 0 {
+		held := "a bundle holds the logs of the attempts the cluster still had at export, and the operator deletes a " +
+			"successful step's Job once its result is stored"
+		if r.Bundle == nil {
+			held = "only a bundle (export --bundle) holds step logs"
+		}
+		return fmt.Errorf("the files hold no log of %s of target %s (%s): %s; its numbers are in the run's status "+
+			"(kubectl mysqlbench describe --from %s)", ref, target, strings.Join(r.From, ", "), held, o.from[0])
+	}
+	if !o.allAttempts {
+		logs = logs[len(logs)-1:]
+	}
+	for i, lg := range logs {
+		if o.allAttempts {
+			_, _ = fmt.Fprintf(e.Out, "==> %s, Job %s (%s) <==\n", ref, lg.Job, lg.State)
+		}
+		if _, err := io.WriteString(e.Out, lg.Text); err != nil {
+			return err
+		}
+		if o.allAttempts && i < len(logs)-1 {
+			_, _ = fmt.Fprintln(e.Out)
+		}
+	}
+	return nil
 }
 
 // printAttempt streams the log of the attempt's newest pod; when the log cannot be read it says

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,8 +25,8 @@ type plotOptions struct {
 	relativeTo string
 	timeline   bool
 	outputFile string
-	// output is kubectl's -o, an output format elsewhere: plot refuses it with a pointer to
-	// --output-file rather than take a file name from it.
+	// output is -o, the chart's format as kubectl's -o is a format: png or svg. A file name
+	// given to it is refused with the --output-file that works.
 	output     string
 	title      string
 	width      string
@@ -43,8 +44,8 @@ func newPlotCommand(e *env) *cobra.Command {
 		metrics = append(metrics, string(m))
 	}
 	cmd := &cobra.Command{
-		Use:   "plot RUN [RUN...] --output-file CHART.png|CHART.svg | plot [RUN...] --from PATH... --output-file CHART.png|CHART.svg",
-		Short: "Draw a chart of finished runs: a metric by threads (log-2 axis), relative to a target, or over time",
+		Use:   "plot RUN... (--output-file FILE | -o png|svg)",
+		Short: "Chart a metric by threads, relative to a target, or over time",
 		Long: "Draws one chart from the runs' results.json, one line per target (\"run/target\" with several runs): " +
 			"--metric by thread count on a log-2 axis (with error bars from the confidence intervals when the run " +
 			"has repetitions), --relative-to TARGET divides each line by that target at the same thread count, and " +
@@ -53,26 +54,31 @@ func newPlotCommand(e *env) *cobra.Command {
 			"cpu-per-query is the server container's CPU time per query in microseconds, cpu-per-second the cores it " +
 			"kept busy, counter:NAME a server counter per query (--per second: per second); they are drawn by threads " +
 			"only, and the targets and steps without them are said under the chart and on stderr, never drawn as 0. " +
-			"The format follows --output-file's extension; --width, --height and --dpi size it, --log-latency draws " +
+			"The format is -o png or -o svg, else --output-file's extension; without --output-file the chart goes to stdout; --width, --height and --dpi size it, --log-latency draws " +
 			"p95 on a log axis. A relative chart centres on the 1.0 line (marked) to show the differences; with " +
 			"several runs each target keeps one colour and each run one dash pattern." + fromHelp + " Without RUN every run of the files is drawn, in the " +
 			"order of --from. plot needs each run's results.json (a run's YAML alone has no results).",
 		Example: "  kubectl mysqlbench plot pk-lookup-57 --output-file qps.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --relative-to mysql57 --output-file relative.svg\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 --log-latency --output-file p95.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --width 16cm --height 10cm --dpi 300 --output-file qps-print.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --timeline --metric qps --output-file timeline.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query --output-file cpu.png\n" +
-			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read --output-file rows-read.svg\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --relative-to mysql57 \\\n      --output-file relative.svg\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 --log-latency \\\n      --output-file p95.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --width 16cm --height 10cm --dpi 300 \\\n      --output-file qps-print.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --timeline --output-file timeline.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query -o png > cpu.png\n" +
+			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read \\\n      --output-file rows-read.svg\n" +
 			"  kubectl mysqlbench plot release-1 candidate --output-file both.png\n" +
-			"  kubectl mysqlbench plot --from release-1.tar.gz --from candidate/results.json --output-file both.png",
+			"  kubectl mysqlbench plot pk-lookup-57 -o svg > qps.svg\n" +
+			"  kubectl mysqlbench plot --from release-1.tar.gz \\\n      --from candidate/results.json --output-file both.png",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if o.output != "" {
-				return fmt.Errorf("plot writes a chart file: name it with --output-file %s (-o is an output format "+
-					"in kubectl, not a file)", o.output)
+			if o.output != "" && o.output != "png" && o.output != "svg" {
+				if ext := strings.ToLower(filepath.Ext(o.output)); ext == ".png" || ext == ".svg" {
+					return fmt.Errorf("-o is the chart's format (png or svg), as kubectl's -o is a format: name the file "+
+						"with --output-file %s", o.output)
+				}
+				return fmt.Errorf("-o %q: plot draws -o png or -o svg", o.output)
 			}
-			if o.outputFile == "" {
-				return errors.New("plot needs --output-file NAME.png or NAME.svg: the chart file to write")
+			if o.outputFile == "" && o.output == "" {
+				return errors.New("plot needs --output-file NAME.png or NAME.svg (the chart file to write), or -o png " +
+					"or -o svg to write the chart to stdout")
 			}
 			if len(o.from) == 0 && len(args) == 0 {
 				return fmt.Errorf("%s needs RUN (or --from PATH); see %s --help", cmd.CommandPath(), cmd.CommandPath())
@@ -83,9 +89,17 @@ func newPlotCommand(e *env) *cobra.Command {
 			if o.per != "query" && o.per != "second" {
 				return fmt.Errorf("--per %q: use --per query or --per second", o.per)
 			}
-			format := strings.TrimPrefix(strings.ToLower(filepath.Ext(o.outputFile)), ".")
-			if format != "png" && format != "svg" {
-				return fmt.Errorf("--output-file %q: name a .png or .svg file, e.g. --output-file qps.png", o.outputFile)
+			format := o.output
+			if ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(o.outputFile)), "."); format == "" {
+				format = ext
+				if format != "png" && format != "svg" {
+					return fmt.Errorf("--output-file %q: name a .png or .svg file, e.g. --output-file qps.png, or give "+
+						"the format with -o png or -o svg", o.outputFile)
+				}
+			}
+			if o.outputFile == "" && isTerminal(e.Out) {
+				return fmt.Errorf("-o %s writes the chart to stdout, which is a terminal: redirect it (> chart.%s) or "+
+					"name a file with --output-file chart.%s", format, format, format)
 			}
 			if o.dpi < 0 || (o.dpi > 0 && format != "png") {
 				return fmt.Errorf("--dpi %d: give a positive resolution, for a .png (an svg has no pixels)", o.dpi)
@@ -128,10 +142,16 @@ func newPlotCommand(e *env) *cobra.Command {
 			if err := charts.Encode(p, format, charts.Size{Width: width, Height: height, DPI: o.dpi}, &buf); err != nil {
 				return err
 			}
-			if err := os.WriteFile(o.outputFile, buf.Bytes(), 0o644); err != nil {
-				return fmt.Errorf("write %s: %w", o.outputFile, err)
+			if o.outputFile == "" {
+				if _, err := buf.WriteTo(e.Out); err != nil {
+					return fmt.Errorf("write the chart: %w", err)
+				}
+			} else {
+				if err := os.WriteFile(o.outputFile, buf.Bytes(), 0o644); err != nil {
+					return fmt.Errorf("write %s: %w", o.outputFile, err)
+				}
+				_, _ = fmt.Fprintf(e.ErrOut, "Wrote %s\n", o.outputFile)
 			}
-			_, _ = fmt.Fprintf(e.ErrOut, "Wrote %s\n", o.outputFile)
 			for _, n := range leftOut {
 				_, _ = fmt.Fprintf(e.ErrOut, "Note: %s\n", n)
 			}
@@ -143,9 +163,9 @@ func newPlotCommand(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&o.per, "per", "query", "A server counter (--metric counter:NAME) per query or per second.")
 	cmd.Flags().StringVar(&o.relativeTo, "relative-to", "", "Divide every line by this target's value at the same thread count (\"run/target\" with several runs).")
 	cmd.Flags().BoolVar(&o.timeline, "timeline", false, "Draw the per-second series across the ladder instead of one point per thread count.")
-	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "The chart file to write: NAME.png or NAME.svg.")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Not a file here: use --output-file.")
-	_ = cmd.Flags().MarkHidden("output")
+	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "The chart file to write: NAME.png or NAME.svg (without it, stdout).")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Output format: png or svg (default: --output-file's extension).")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"png", "svg"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().StringVar(&o.title, "title", "", "Title of the chart (default: the runs and the metric).")
 	cmd.Flags().StringVar(&o.width, "width", "", "Width, e.g. 20cm, 8in or 600pt (default 20cm; with only --height, the default's aspect ratio).")
 	cmd.Flags().StringVar(&o.height, "height", "", "Height, e.g. 12cm (default 12cm).")
@@ -153,6 +173,16 @@ func newPlotCommand(e *env) *cobra.Command {
 	cmd.Flags().BoolVar(&o.logLatency, "log-latency", false, "Draw latency (--metric p95) on a log axis.")
 	cmd.Flags().StringArrayVar(&o.from, "from", nil, fromFlag)
 	return cmd
+}
+
+// isTerminal says whether w is a terminal, where a chart's bytes would only garble the screen.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // runsOf are the runs called names, in order; without names, every run of the files.

@@ -43,6 +43,8 @@ func decodePNG(t *testing.T, path string) image.Image {
 
 func TestPlotWritesCharts(t *testing.T) {
 	needCluster(t)
+	dpi := charts.DefaultDPI
+	sixteenCM := int(16/2.54*float64(dpi) + 0.5)
 	dir := t.TempDir()
 	for _, c := range []struct {
 		file string
@@ -66,7 +68,7 @@ func TestPlotWritesCharts(t *testing.T) {
 			t.Errorf("plot %s does not say where it wrote", c.file)
 		}
 		img := decodePNG(t, path)
-		if c.file == "two-runs.png" && img.Bounds().Dx() != 605 { // 16 cm at 96 dpi
+		if c.file == "two-runs.png" && img.Bounds().Dx() != sixteenCM { // 16 cm at the default resolution
 			t.Errorf("--width 16cm: %d pixels wide", img.Bounds().Dx())
 		}
 		if b := img.Bounds(); c.file == "print.png" && (b.Dx() != 1200 || b.Dy() != 900) {
@@ -87,7 +89,7 @@ func TestPlotWritesCharts(t *testing.T) {
 	checkError(t, "--metric qpm", err, "qpm", "qps, tps, p95")
 	// -o is an output format everywhere else in kubectl: plot does not take a file name from it.
 	_, _, err = kubectlMysqlbench(t, "plot", "pk", "-o", filepath.Join(dir, "o.png"))
-	checkError(t, "-o o.png", err, "--output-file "+filepath.Join(dir, "o.png"), "-o is an output format")
+	checkError(t, "-o o.png", err, "--output-file "+filepath.Join(dir, "o.png"), "-o is the chart's format")
 	_, _, err = kubectlMysqlbench(t, "plot", "pk")
 	checkError(t, "no --output-file", err, "needs --output-file")
 	_, _, err = kubectlMysqlbench(t, "plot", "pk", "--log-latency", "--output-file", filepath.Join(dir, "x.png"))

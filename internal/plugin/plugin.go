@@ -22,10 +22,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -63,18 +62,20 @@ type Options struct {
 // first use, the clients.
 type env struct {
 	genericiooptions.IOStreams
-	flags     *genericclioptions.ConfigFlags
+	flags     *kubeFlags
 	logReader PodLogs
 	clock     func() time.Time
 
-	client    client.WithWatch
-	clientset kubernetes.Interface
+	client client.WithWatch
+	// core is the one typed client the plugin needs (pods/log): the full clientset would link
+	// every API group's client into the binary.
+	core corev1client.CoreV1Interface
 }
 
 // NewCommand is the root command, kubectl's own flags (-n, --context, --kubeconfig, ...)
 // included.
 func NewCommand(o Options) *cobra.Command {
-	e := &env{IOStreams: o.Streams, flags: genericclioptions.NewConfigFlags(true), logReader: o.Logs, clock: o.Now}
+	e := &env{IOStreams: o.Streams, flags: newKubeFlags(), logReader: o.Logs, clock: o.Now}
 	root := &cobra.Command{
 		Use:   "kubectl-mysqlbench",
 		Short: "Read, compare, plot and plan mysqlbench BenchmarkRuns",
@@ -82,8 +83,9 @@ func NewCommand(o Options) *cobra.Command {
 			"BenchmarkRuns (get, describe), the comparison of two runs (compare), their results as CSV or JSON " +
 			"(export), charts (plot), what the servers did at each step: counters, CPU and waits per thread count (server), " +
 			"a step's sysbench output (logs), a cell over nights from the operator's results database (history), and the objects a run would create (create --dry-run=server). export --bundle " +
-			"keeps everything a run left in files, and describe, compare, export, plot and server read such files " +
-			"with --from once the run is gone.",
+			"keeps everything a run left in files, and get, describe, compare, export, logs, plot, server and history read such " +
+			"files with --from once the run is gone. Every command that prints objects or tables takes kubectl's -o " +
+			"formats (json, yaml, jsonpath, go-template, custom-columns; name and wide where they apply) beside its own.",
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysqlbench"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -106,6 +108,7 @@ func NewCommand(o Options) *cobra.Command {
 		newVersionCommand(e),
 	)
 	registerCompletions(root, e)
+	finishHelp(root)
 	return root
 }
 
@@ -121,9 +124,10 @@ func addKlogFlags(flags *pflag.FlagSet) {
 
 func newVersionCommand(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the plugin's version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the plugin's version",
+		Example: "  kubectl mysqlbench version",
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintf(e.Out, "kubectl-mysqlbench %s\n", Version)
 			return err
@@ -174,11 +178,11 @@ func (e *env) clients() (client.WithWatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to the API server %s: %w", cfg.Host, err)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	core, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the API server %s: %w", cfg.Host, err)
 	}
-	e.client, e.clientset = c, cs
+	e.client, e.core = c, core
 	return c, nil
 }
 
@@ -200,12 +204,12 @@ func (e *env) podLogs() (PodLogs, error) {
 	if _, err := e.clients(); err != nil {
 		return nil, err
 	}
-	return clientsetLogs{e.clientset}, nil
+	return clientsetLogs{e.core}, nil
 }
 
 // clientsetLogs reads logs through pods/log, as kubectl logs does.
-type clientsetLogs struct{ cs kubernetes.Interface }
+type clientsetLogs struct{ core corev1client.CoreV1Interface }
 
 func (c clientsetLogs) Stream(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error) {
-	return c.cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: follow}).Stream(ctx)
+	return c.core.Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: follow}).Stream(ctx)
 }

@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -25,15 +24,15 @@ type serverOptions struct {
 	targets  []string
 	counters []string
 	per      string
-	output   string
+	output   *outputFlags
 	from     []string
 }
 
 func newServerCommand(e *env) *cobra.Command {
 	o := &serverOptions{}
 	cmd := &cobra.Command{
-		Use:   "server RUN|--from PATH [--target TARGET...] [--counter NAME...] [--per query|second] [-o table|csv|json]",
-		Short: "Show what the servers did at each thread count: counters per query, CPU per query, top waits",
+		Use:   "server RUN [--target T...] [--counter NAME...]",
+		Short: "What the servers did at each thread count: counters, CPU, waits",
 		Long: "Shows, per target of a finished run, the server counters each ladder step recorded (spec.serverStats, " +
 			"results.json steps[].server): one row per counter and one column per thread count, per sysbench query " +
 			"(--per second: per second between the step's two snapshots), the gauges at the end of the step, the " +
@@ -47,7 +46,7 @@ func newServerCommand(e *env) *cobra.Command {
 			"which a bundle holds as they were at export; a results.json alone does not say whether " +
 			"spec.serverStats was off.",
 		Example: "  kubectl mysqlbench server pk-lookup-57\n" +
-			"  kubectl mysqlbench server pk-lookup-57 --target mysql84 --counter Innodb_rows_read --counter Innodb_data_fsyncs\n" +
+			"  kubectl mysqlbench server pk-lookup-57 --target mysql84 \\\n      --counter Innodb_rows_read --counter Innodb_data_fsyncs\n" +
 			"  kubectl mysqlbench server pk-lookup-57 --per second -o csv > server-rates.csv\n" +
 			"  kubectl mysqlbench server --from pk-lookup-57/results.json",
 		Args: runArgs(&o.from),
@@ -59,7 +58,8 @@ func newServerCommand(e *env) *cobra.Command {
 	cmd.Flags().StringArrayVar(&o.counters, "counter", nil,
 		"Show only this counter or gauge, e.g. Innodb_rows_read (repeatable; the CPU row and the waits are always shown).")
 	cmd.Flags().StringVar(&o.per, "per", "query", "Counters and CPU per sysbench query, or per second.")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "Output format: table, csv (one row per target, row and thread count) or json.")
+	o.output = addOutputFlags(cmd, outputSpec{own: []string{"table", "csv"},
+		what: "the tables (csv and custom-columns: a line per target, row and thread count)"})
 	cmd.Flags().StringArrayVar(&o.from, "from", nil, fromFlag)
 	return cmd
 }
@@ -68,8 +68,8 @@ func (e *env) server(ctx context.Context, name string, o *serverOptions) error {
 	if o.per != "query" && o.per != "second" {
 		return fmt.Errorf("--per %q: use --per query or --per second", o.per)
 	}
-	if o.output != "table" && o.output != "csv" && o.output != "json" {
-		return fmt.Errorf("unknown output format %q: use -o table, -o csv or -o json", o.output)
+	if err := o.output.validate(); err != nil {
+		return err
 	}
 	src, err := e.source(o.from)
 	if err != nil {
@@ -98,13 +98,10 @@ func (e *env) server(ctx context.Context, name string, o *serverOptions) error {
 	if err != nil {
 		return fmt.Errorf("benchmarkrun %s: %w", run.Name, err)
 	}
-	switch o.output {
-	case "json":
-		enc := json.NewEncoder(e.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(view)
-	case "csv":
+	switch {
+	case o.output.structured():
+		return o.output.printView(e.Out, view, serverValueRows(view))
+	case o.output.is("csv"):
 		return writeServerCSV(e.Out, view)
 	}
 	return writeServerTables(e.Out, view)
@@ -534,6 +531,36 @@ func writeRows(w io.Writer, first string, threads []int32, rows []report.ServerR
 
 // writeServerCSV writes one row per target, row and thread count with a value, then the missing
 // lines as rows of kind "missing".
+// serverValue is one value of the tables: a line of the csv and of -o custom-columns.
+type serverValue struct {
+	Run     string  `json:"run"`
+	Target  string  `json:"target"`
+	Threads int32   `json:"threads"`
+	Kind    string  `json:"kind"`
+	Source  string  `json:"source"`
+	Name    string  `json:"name"`
+	Unit    string  `json:"unit"`
+	Value   float64 `json:"value"`
+	Steps   int     `json:"steps"`
+}
+
+func serverValueRows(v serverView) []any {
+	var out []any
+	for _, t := range v.Targets {
+		for _, rows := range [][]report.ServerRow{t.Rows, t.Waits} {
+			for _, r := range rows {
+				for i, x := range r.Values {
+					if x != nil {
+						out = append(out, serverValue{Run: v.Run, Target: t.Name, Threads: t.Threads[i], Kind: r.Kind,
+							Source: r.Source, Name: r.Name, Unit: r.Unit, Value: *x, Steps: r.N[i]})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
 func writeServerCSV(w io.Writer, v serverView) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"run", "target", "threads", "kind", "source", "name", "unit", "value", "steps"})

@@ -34,8 +34,9 @@ type runSource interface {
 	policy(ctx context.Context, run *v1.BenchmarkRun) (v1.RegressionPolicy, string, error)
 	// serverNotStored is why steps of run have no server counters, from the operator's Events.
 	serverNotStored(ctx context.Context, run *v1.BenchmarkRun) notStored
-	// bundleExtras is what a bundle holds of run besides the run and its results: its schedule
-	// and its Events (exported.Bundle's Schedule, ScheduleGone, Events and EventsRead).
+	// bundleExtras is what a bundle holds of run besides the run and its results: its schedule,
+	// its Events and its steps' logs (exported.Bundle's Schedule, ScheduleGone, Events,
+	// EventsRead and Logs).
 	bundleExtras(ctx context.Context, run *v1.BenchmarkRun) exported.Bundle
 	// history is the earlier successful runs of run's schedule that the source holds
 	// (compare.HistoryOf), whose spread the operator's comparison takes as the between-run noise.
@@ -177,6 +178,12 @@ func (c clusterSource) bundleExtras(ctx context.Context, run *v1.BenchmarkRun) e
 		return b
 	}
 	b.Events, b.EventsRead = events.Items, true
+	logs, err := c.e.stepLogs(ctx, run)
+	if err != nil {
+		note("the logs of the run's steps", err)
+		return b
+	}
+	b.Logs, b.LogsRead = logs, true
 	return b
 }
 
@@ -338,5 +345,7 @@ func (f *fileSource) bundleExtras(_ context.Context, run *v1.BenchmarkRun) expor
 	}
 	b.Events = f.set.EventsOf(run.UID)
 	b.EventsRead = len(b.Events) > 0 || (r.Bundle != nil && r.Bundle.Events)
+	// A bundle read back keeps the logs it holds; other files hold none to read.
+	b.Logs, b.LogsRead = r.Logs, r.Bundle != nil
 	return b
 }

@@ -502,7 +502,7 @@ func writeChartLink(b *strings.Builder, metric string) {
 	fmt.Fprintf(b, "\n![%s by threads, log2 thread axis](%s)\n\n", metric, BundleQPSChart)
 	fmt.Fprintf(b, "The image shows where this report sits in a bundle (`kubectl mysqlbench export RUN --bundle DIR` "+
 		"writes %s next to it). Read from the results ConfigMap, the same chart is its key %s (SVG), "+
-		"and `kubectl mysqlbench plot RUN -o chart.png` draws it.\n", BundleQPSChart, KeyQPSChart)
+		"and `kubectl mysqlbench plot RUN --output-file chart.png` draws it.\n", BundleQPSChart, KeyQPSChart)
 }
 
 // droppedKind is what a Dropped entry left out; an entry without a kind is a series.

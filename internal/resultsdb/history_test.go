@@ -57,50 +57,11 @@ func write(tb testing.TB, s *resultsdb.Store, recs ...*resultsdb.Record) {
 func TestHistory(t *testing.T) {
 	_, cfg := database(t)
 	w := open(t, cfg, resultsdb.OpenOptions{})
-	for i := range 6 {
-		verdict := v1.VerdictNoRegression
-		if i == 0 {
-			verdict = v1.VerdictNoBaseline
-		}
-		write(t, w, nightly(t, "nightly", i, 1, verdict))
-	}
-	write(t, w,
-		// A confirmation of night 5, a failed night and another schedule's run of the same target.
-		nightly(t, "nightly", 9, 1, v1.VerdictRegressed, func(r *v1.BenchmarkRun) {
-			r.Name = "nightly-05-confirm"
-			r.Labels[v1.LabelConfirmationOf] = "nightly-05"
-		}),
-		nightly(t, "nightly", 10, 1, "", func(r *v1.BenchmarkRun) { r.Status.Phase = v1.RunFailed }),
-		nightly(t, "weekly", 3, 2, ""))
+	write(t, w, historyRecords(t)...)
 	s := open(t, cfg, resultsdb.OpenOptions{ReadOnly: true})
 	ctx := context.Background()
 
-	for _, tc := range []struct {
-		name string
-		q    resultsdb.HistoryQuery
-		// series as "schedule/target@threads:points", runs of the first series.
-		series []string
-		runs   []string
-	}{
-		{name: "a schedule", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly"},
-			series: []string{"nightly/mariadb-0@1:6", "nightly/mariadb-0@2:6", "nightly/mariadb-1@1:6", "nightly/mariadb-1@2:6"},
-			runs:   []string{"nightly-00", "nightly-01", "nightly-02", "nightly-03", "nightly-04", "nightly-05"}},
-		{name: "with its confirmations and failures", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly",
-			Threads: []int{2}, Target: "mariadb-1", Confirmations: true, Phases: []string{"Succeeded", "Failed"}},
-			series: []string{"nightly/mariadb-1@2:8"},
-			runs: []string{"nightly-00", "nightly-01", "nightly-02", "nightly-03", "nightly-04", "nightly-05",
-				"nightly-05-confirm", "nightly-10"}},
-		{name: "a target across schedules", q: resultsdb.HistoryQuery{Target: "mariadb-0", Threads: []int{1}},
-			series: []string{"nightly/mariadb-0@1:6", "weekly/mariadb-0@1:1"}},
-		{name: "since, newest nights", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly", Threads: []int{1},
-			Target: "mariadb-0", Since: t0.AddDate(0, 0, 1), Nights: 3},
-			series: []string{"nightly/mariadb-0@1:3"}, runs: []string{"nightly-03", "nightly-04", "nightly-05"}},
-		{name: "p95", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly", Threads: []int{2}, Target: "mariadb-0",
-			Metric: resultsdb.MetricP95}, series: []string{"nightly/mariadb-0@2:6"}},
-		{name: "tpmC of a sysbench schedule: none", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly",
-			Metric: resultsdb.MetricTpmC}},
-		{name: "another namespace: none", q: resultsdb.HistoryQuery{Namespace: "prod", Schedule: "nightly"}},
-	} {
+	for _, tc := range historyCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := s.History(ctx, tc.q)
 			if err != nil {
@@ -197,5 +158,59 @@ func TestOpenReadOnly(t *testing.T) {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), cfg.Addr) || strings.Contains(err.Error(), "wrong-secret") {
 		t.Errorf("a wrong password: %v", err)
+	}
+}
+
+// historyRecords are the runs TestHistory stores and TestHistoryOf reads: six nights of
+// schedule nightly, a confirmation of night 5, a failed night and a run of schedule weekly.
+func historyRecords(t *testing.T) []*resultsdb.Record {
+	var recs []*resultsdb.Record
+	for i := range 6 {
+		verdict := v1.VerdictNoRegression
+		if i == 0 {
+			verdict = v1.VerdictNoBaseline
+		}
+		recs = append(recs, nightly(t, "nightly", i, 1, verdict))
+	}
+	recs = append(recs,
+		// A confirmation of night 5, a failed night and another schedule's run of the same target.
+		nightly(t, "nightly", 9, 1, v1.VerdictRegressed, func(r *v1.BenchmarkRun) {
+			r.Name = "nightly-05-confirm"
+			r.Labels[v1.LabelConfirmationOf] = "nightly-05"
+		}),
+		nightly(t, "nightly", 10, 1, "", func(r *v1.BenchmarkRun) { r.Status.Phase = v1.RunFailed }),
+		nightly(t, "weekly", 3, 2, ""))
+	return recs
+}
+
+// historyCase is a query and the series it finds in historyRecords.
+type historyCase struct {
+	name string
+	q    resultsdb.HistoryQuery
+	// series as "schedule/target@threads:points", runs of the first series.
+	series []string
+	runs   []string
+}
+
+func historyCases() []historyCase {
+	return []historyCase{
+		{name: "a schedule", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly"},
+			series: []string{"nightly/mariadb-0@1:6", "nightly/mariadb-0@2:6", "nightly/mariadb-1@1:6", "nightly/mariadb-1@2:6"},
+			runs:   []string{"nightly-00", "nightly-01", "nightly-02", "nightly-03", "nightly-04", "nightly-05"}},
+		{name: "with its confirmations and failures", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly",
+			Threads: []int{2}, Target: "mariadb-1", Confirmations: true, Phases: []string{"Succeeded", "Failed"}},
+			series: []string{"nightly/mariadb-1@2:8"},
+			runs: []string{"nightly-00", "nightly-01", "nightly-02", "nightly-03", "nightly-04", "nightly-05",
+				"nightly-05-confirm", "nightly-10"}},
+		{name: "a target across schedules", q: resultsdb.HistoryQuery{Target: "mariadb-0", Threads: []int{1}},
+			series: []string{"nightly/mariadb-0@1:6", "weekly/mariadb-0@1:1"}},
+		{name: "since, newest nights", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly", Threads: []int{1},
+			Target: "mariadb-0", Since: t0.AddDate(0, 0, 1), Nights: 3},
+			series: []string{"nightly/mariadb-0@1:3"}, runs: []string{"nightly-03", "nightly-04", "nightly-05"}},
+		{name: "p95", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly", Threads: []int{2}, Target: "mariadb-0",
+			Metric: resultsdb.MetricP95}, series: []string{"nightly/mariadb-0@2:6"}},
+		{name: "tpmC of a sysbench schedule: none", q: resultsdb.HistoryQuery{Namespace: "bench", Schedule: "nightly",
+			Metric: resultsdb.MetricTpmC}},
+		{name: "another namespace: none", q: resultsdb.HistoryQuery{Namespace: "prod", Schedule: "nightly"}},
 	}
 }
