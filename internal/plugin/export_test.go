@@ -80,7 +80,7 @@ func TestExportCSVAndMarkdownToStdoutOrAFile(t *testing.T) {
 	if out != "" || string(data) != cm.Data[report.KeyReportMD] {
 		t.Errorf("--file: stdout %q, file is report.md: %v", out, string(data) == cm.Data[report.KeyReportMD])
 	}
-	if _, _, err := kubectlMysqlbench(t, "export", "pk", "-o", "xml"); err == nil || !strings.Contains(err.Error(), "-o csv") {
+	if _, _, err := kubectlMysqlbench(t, "export", "pk", "-o", "xml"); err == nil || !strings.Contains(err.Error(), "allowed formats are: csv, markdown, json, yaml") {
 		t.Errorf("-o xml: %v", err)
 	}
 }

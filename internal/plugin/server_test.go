@@ -193,7 +193,7 @@ func TestServerErrors(t *testing.T) {
 		{[]string{"server", "pk", "--counter", "innodb_rows_read"}, []string{`--counter "innodb_rows_read"`, "did you mean Innodb_rows_read?"}},
 		{[]string{"server", "pk", "--counter", "Innodb_rows_reed"}, []string{"no such server counter", "case-sensitive", "Questions, Queries"}},
 		{[]string{"server", "pk", "--per", "minute"}, []string{`--per "minute"`, "--per query or --per second"}},
-		{[]string{"server", "pk", "-o", "yaml"}, []string{`"yaml"`, "-o table, -o csv or -o json"}},
+		{[]string{"server", "pk", "-o", "xml"}, []string{`"xml"`, "allowed formats are"}},
 	} {
 		_, _, err := kubectlMysqlbench(t, c.args...)
 		checkError(t, strings.Join(c.args, " "), err, c.wants...)
