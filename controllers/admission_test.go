@@ -442,6 +442,15 @@ func TestAdmissionPolicyRechecksEveryChange(t *testing.T) {
 	}); err != nil {
 		t.Errorf("bob labelling alice's run: %v, want it admitted", err)
 	}
+	// An update that sends the whole object writes the stored default stepDuration "60s" back as
+	// "1m0s": the same duration, not a change.
+	if err := bob.Get(ctx, client.ObjectKeyFromObject(run), r); err != nil {
+		t.Fatal(err)
+	}
+	r.Labels["by"] = "update"
+	if err := bob.Update(ctx, r); err != nil {
+		t.Errorf("bob labelling alice's run with an update of the whole object: %v, want it admitted", err)
+	}
 	s := &v1.BenchmarkSchedule{ObjectMeta: sched.ObjectMeta}
 	if err := patchAs(bob, s, func() {
 		s.Labels = map[string]string{"team": "a"}
