@@ -485,31 +485,7 @@ func combine(kinds ...v1.CellVerdict) v1.CellVerdict {
 // summarize counts the cells and decides the run's verdict (see Compare).
 func summarize(res *Result, baseline string, qpsThr, p95Thr, alpha float64) {
 	s := &res.Summary
-	s.ComparedCells = int32(len(res.Cells))
-	var regressed []v1.CellChange
-	for _, c := range res.Cells {
-		switch {
-		case c.Acknowledged:
-			s.AcknowledgedCells++
-		case c.Verdict == v1.CellRegressed:
-			regressed = append(regressed, c.CellChange)
-		case c.Verdict == v1.CellImproved:
-			s.ImprovedCells++
-		case c.Verdict == v1.CellNoChange:
-			s.NoChangeCells++
-		default:
-			s.InconclusiveCells++
-		}
-	}
-	s.RegressedCells = int32(len(regressed))
-	sort.SliceStable(regressed, func(i, j int) bool {
-		return severity(regressed[i], qpsThr, p95Thr) > severity(regressed[j], qpsThr, p95Thr)
-	})
-	if len(regressed) > MaxWorst {
-		regressed = regressed[:MaxWorst]
-	}
-	s.Worst = regressed
-	s.Targets = res.Targets
+	regressed := tallyCells(res, qpsThr, p95Thr)
 
 	var regressedTargets, openTargets, beyond []string
 	for _, t := range res.Targets {
@@ -532,10 +508,7 @@ func summarize(res *Result, baseline string, qpsThr, p95Thr, alpha float64) {
 	}
 	rule := fmt.Sprintf("alpha %g over %d tests (targets, then the cells of changed targets), minimum effect %s -%s%%, p95 +%s%%", alpha, s.Tests,
 		metricName(s.Metric), pct(qpsThr), pct(p95Thr))
-	counts := fmt.Sprintf("cells: %d regressed, %d improved, %d unchanged, %d inconclusive", s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells)
-	if s.AcknowledgedCells > 0 {
-		counts += fmt.Sprintf(", %d acknowledged", s.AcknowledgedCells)
-	}
+	counts := cellCounts(s)
 	detectable := MinDetectable(res.Targets)
 	switch {
 	case len(res.Cells) == 0:
@@ -543,17 +516,7 @@ func summarize(res *Result, baseline string, qpsThr, p95Thr, alpha float64) {
 		s.Message = fmt.Sprintf("no cell in common with baseline %s (targets or thread counts changed)", baseline)
 	case len(regressedTargets) > 0 || s.RegressedCells > 0:
 		s.Verdict = v1.VerdictRegressed
-		var what []string
-		if len(regressedTargets) > 0 {
-			what = append(what, "targets: "+strings.Join(regressedTargets, "; "))
-		}
-		if len(regressed) > 0 {
-			worst := make([]string, 0, len(regressed))
-			for _, c := range regressed {
-				worst = append(worst, Describe(s.Metric, c))
-			}
-			what = append(what, "worst cells: "+strings.Join(worst, "; "))
-		}
+		what := regressedParts(s.Metric, regressedTargets, regressed)
 		s.Message = fmt.Sprintf("regressed against %s (%s; %s); %s", baseline, rule, counts, strings.Join(what, "; "))
 	case len(openTargets) > 0 || len(beyond) > 0:
 		s.Verdict = v1.VerdictInconclusive
@@ -837,4 +800,61 @@ func NextRepetitions(template v1.BenchmarkRunSpec, policy v1.RegressionPolicy, l
 		reps--
 	}
 	return reps
+}
+
+// tallyCells counts res's cells by verdict into its summary, records the targets and the worst
+// regressed cells (most severe first, at most MaxWorst) and returns those.
+func tallyCells(res *Result, qpsThr, p95Thr float64) []v1.CellChange {
+	s := &res.Summary
+	s.ComparedCells = int32(len(res.Cells))
+	var regressed []v1.CellChange
+	for _, c := range res.Cells {
+		switch {
+		case c.Acknowledged:
+			s.AcknowledgedCells++
+		case c.Verdict == v1.CellRegressed:
+			regressed = append(regressed, c.CellChange)
+		case c.Verdict == v1.CellImproved:
+			s.ImprovedCells++
+		case c.Verdict == v1.CellNoChange:
+			s.NoChangeCells++
+		default:
+			s.InconclusiveCells++
+		}
+	}
+	s.RegressedCells = int32(len(regressed))
+	sort.SliceStable(regressed, func(i, j int) bool {
+		return severity(regressed[i], qpsThr, p95Thr) > severity(regressed[j], qpsThr, p95Thr)
+	})
+	if len(regressed) > MaxWorst {
+		regressed = regressed[:MaxWorst]
+	}
+	s.Worst = regressed
+	s.Targets = res.Targets
+	return regressed
+}
+
+// cellCounts is the summary's cell counts as the verdict's message gives them.
+func cellCounts(s *v1.Comparison) string {
+	counts := fmt.Sprintf("cells: %d regressed, %d improved, %d unchanged, %d inconclusive", s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells)
+	if s.AcknowledgedCells > 0 {
+		counts += fmt.Sprintf(", %d acknowledged", s.AcknowledgedCells)
+	}
+	return counts
+}
+
+// regressedParts names what regressed: the targets, then the worst cells.
+func regressedParts(metric string, targets []string, worst []v1.CellChange) []string {
+	var what []string
+	if len(targets) > 0 {
+		what = append(what, "targets: "+strings.Join(targets, "; "))
+	}
+	if len(worst) > 0 {
+		cells := make([]string, 0, len(worst))
+		for _, c := range worst {
+			cells = append(cells, Describe(metric, c))
+		}
+		what = append(what, "worst cells: "+strings.Join(cells, "; "))
+	}
+	return what
 }

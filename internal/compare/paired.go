@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	moremath "github.com/aclements/go-moremath/stats"
@@ -402,31 +401,7 @@ type pairedTest struct {
 // once adjusted (beyond counts those); else NoRegression.
 func pairedSummary(res *Result, rounds, beyond int) {
 	s := &res.Summary
-	s.ComparedCells = int32(len(res.Cells))
-	var regressed []v1.CellChange
-	for _, c := range res.Cells {
-		switch {
-		case c.Acknowledged:
-			s.AcknowledgedCells++
-		case c.Verdict == v1.CellRegressed:
-			regressed = append(regressed, c.CellChange)
-		case c.Verdict == v1.CellImproved:
-			s.ImprovedCells++
-		case c.Verdict == v1.CellNoChange:
-			s.NoChangeCells++
-		default:
-			s.InconclusiveCells++
-		}
-	}
-	s.RegressedCells = int32(len(regressed))
-	sort.SliceStable(regressed, func(i, j int) bool {
-		return severity(regressed[i], s.QPSDropPercent, s.P95RisePercent) > severity(regressed[j], s.QPSDropPercent, s.P95RisePercent)
-	})
-	if len(regressed) > MaxWorst {
-		regressed = regressed[:MaxWorst]
-	}
-	s.Worst = regressed
-	s.Targets = res.Targets
+	regressed := tallyCells(res, s.QPSDropPercent, s.P95RisePercent)
 
 	var regressedTargets, openTargets []string
 	for _, t := range res.Targets {
@@ -439,27 +414,14 @@ func pairedSummary(res *Result, rounds, beyond int) {
 	}
 	rule := fmt.Sprintf("paired by round over %d round(s), alpha %g over %d tests (Benjamini-Hochberg), minimum effect %s -%s%%, p95 +%s%%",
 		rounds, s.Alpha, s.Tests, metricName(s.Metric), pct(s.QPSDropPercent), pct(s.P95RisePercent))
-	counts := fmt.Sprintf("cells: %d regressed, %d improved, %d unchanged, %d inconclusive", s.RegressedCells, s.ImprovedCells, s.NoChangeCells, s.InconclusiveCells)
-	if s.AcknowledgedCells > 0 {
-		counts += fmt.Sprintf(", %d acknowledged", s.AcknowledgedCells)
-	}
+	counts := cellCounts(s)
 	switch {
 	case len(res.Cells) == 0:
 		s.Verdict = v1.VerdictNoBaseline
 		s.Message = fmt.Sprintf("no cell measured on both sides against %s", s.Baseline)
 	case len(regressedTargets) > 0 || s.RegressedCells > 0:
 		s.Verdict = v1.VerdictRegressed
-		var what []string
-		if len(regressedTargets) > 0 {
-			what = append(what, "targets: "+strings.Join(regressedTargets, "; "))
-		}
-		if len(regressed) > 0 {
-			worst := make([]string, 0, len(regressed))
-			for _, c := range regressed {
-				worst = append(worst, Describe(s.Metric, c))
-			}
-			what = append(what, "worst cells: "+strings.Join(worst, "; "))
-		}
+		what := regressedParts(s.Metric, regressedTargets, regressed)
 		s.Message = fmt.Sprintf("regressed against %s (%s; %s); %s", s.Baseline, rule, counts, strings.Join(what, "; "))
 	case len(openTargets) > 0 || beyond > 0:
 		s.Verdict = v1.VerdictInconclusive
