@@ -62,7 +62,7 @@ func ConfirmationName(schedule string, at time.Time) string {
 func ConfirmationAttemptName(schedule string, at time.Time, attempt int32) string {
 	name := ConfirmationName(schedule, at)
 	if attempt > 1 {
-		name += string(rune('a' + attempt - 1))
+		name += string('a' + attempt - 1)
 	}
 	return name
 }
@@ -683,7 +683,7 @@ func nextAttemptName(conf *v1.BenchmarkRun, attempt int32) string {
 	if confirmationAttempt(conf) > 1 {
 		name = name[:len(name)-1]
 	}
-	return name + string(rune('a'+attempt-1))
+	return name + string('a'+attempt-1)
 }
 
 // fail ends rec as Failed: the regression alarms unconfirmed.

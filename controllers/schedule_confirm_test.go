@@ -42,12 +42,16 @@ func confirmingSchedule(t *testing.T, ns, name string, policy v1.ConfirmPolicy) 
 
 	s.at(name, h1.Add(time.Hour+time.Second))
 	waitRuns(t, ns, name, runName(0), runName(1))
-	finish(t, ns, runName(1), v1.RunSucceeded, slowMariadb(10000, 0.85))
+	finish(t, ns, runName(1), v1.RunSucceeded, slowMariadb(0.85))
 	return s, h1, runName
 }
 
-// slowMariadb is cellsOf(qps, 1) with mariadb's QPS times factor.
-func slowMariadb(qps, factor float64) map[string][2]float64 {
+// baseQPS is the fake servers' QPS at one thread (twice that at two).
+const baseQPS = 10000
+
+// slowMariadb is cellsOf(baseQPS, 1) with mariadb's QPS times factor.
+func slowMariadb(factor float64) map[string][2]float64 {
+	const qps = baseQPS
 	cells := cellsOf(qps, 1.0)
 	cells["mariadb@1"] = [2]float64{qps * factor, 1.0}
 	cells["mariadb@2"] = [2]float64{2 * qps * factor, 1.0}
@@ -55,8 +59,9 @@ func slowMariadb(qps, factor float64) map[string][2]float64 {
 }
 
 // confirmationCells are the cells of a confirmation run of mariadb at 1 and 2 threads: the
-// baseline's side at qps, the run's at qps x factor.
-func confirmationCells(qps, factor float64) map[string][2]float64 {
+// baseline's side at baseQPS, the run's at baseQPS x factor.
+func confirmationCells(factor float64) map[string][2]float64 {
+	const qps = baseQPS
 	return map[string][2]float64{
 		"mariadb-base@1": {qps, 1.0}, "mariadb-base@2": {2 * qps, 1.0},
 		"mariadb@1": {qps * factor, 1.0}, "mariadb@2": {2 * qps * factor, 1.0},
@@ -98,7 +103,7 @@ func TestRegressionAlarmsOnlyOnceConfirmed(t *testing.T) {
 		t.Errorf("confirmation run: targets %v, threads %v, repetitions %d, order %s, labels %v",
 			targets, conf.Spec.Ladder.Threads, *conf.Spec.Repetitions, conf.Spec.Order, conf.Labels)
 	}
-	noWarning(t, ns, "cfm", v1.ReasonRegressed)
+	noWarning(t, ns, "cfm")
 
 	// The next night is due while the confirmation runs: it waits (concurrencyPolicy Forbid).
 	s.at("cfm", h1.Add(2*time.Hour+time.Second))
@@ -107,7 +112,7 @@ func TestRegressionAlarmsOnlyOnceConfirmed(t *testing.T) {
 	})
 	waitRuns(t, ns, "cfm", runName(0), runName(1))
 
-	finish(t, ns, confName, v1.RunSucceeded, confirmationCells(10000, 0.85))
+	finish(t, ns, confName, v1.RunSucceeded, confirmationCells(0.85))
 	got = waitSchedule(t, ns, "cfm", "confirmed", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.Confirmation.State == v1.ConfirmationConfirmed
 	})
@@ -145,7 +150,7 @@ func TestUnconfirmedRegressionDoesNotAlarmAndBoundsHold(t *testing.T) {
 	waitFor(t, ns, confName, 20*time.Second, "created", func(*v1.BenchmarkRun) bool { return true })
 
 	// Side by side, the baseline's server and the run's measure the same.
-	finish(t, ns, confName, v1.RunSucceeded, confirmationCells(10000, 1.0))
+	finish(t, ns, confName, v1.RunSucceeded, confirmationCells(1.0))
 	got := waitSchedule(t, ns, "ncf", "not confirmed", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.Confirmation.State == v1.ConfirmationNotConfirmed
 	})
@@ -154,11 +159,11 @@ func TestUnconfirmedRegressionDoesNotAlarmAndBoundsHold(t *testing.T) {
 		t.Errorf("schedule Regressed %+v, verdict %q", cond, got.Status.Verdict)
 	}
 	assertEvent(t, ns, "ncf", corev1.EventTypeNormal, v1.ReasonRegressionNotConfirmed, "not confirmed")
-	noWarning(t, ns, "ncf", v1.ReasonRegressed)
+	noWarning(t, ns, "ncf")
 	waitFor(t, ns, runName(1), 20*time.Second, "Regressed False", func(r *v1.BenchmarkRun) bool {
 		return hasCondition(r.Status.Conditions, v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed)
 	})
-	noWarning(t, ns, runName(1), v1.ReasonRegressed)
+	noWarning(t, ns, runName(1))
 	if n := confirmationsCounted(t, ns, "ncf", v1.ConfirmationNotConfirmed); n != 1 {
 		t.Errorf("mysqlbench_schedule_confirmations_total{outcome=NotConfirmed} = %v, want 1", n)
 	}
@@ -166,7 +171,7 @@ func TestUnconfirmedRegressionDoesNotAlarmAndBoundsHold(t *testing.T) {
 	// The third run regresses against the second within 24 hours of the first confirmation.
 	s.at("ncf", h1.Add(2*time.Hour+time.Second))
 	waitRuns(t, ns, "ncf", runName(0), runName(1), runName(2))
-	finish(t, ns, runName(2), v1.RunSucceeded, slowMariadb(10000, 0.85*0.85))
+	finish(t, ns, runName(2), v1.RunSucceeded, slowMariadb(0.85*0.85))
 	got = waitSchedule(t, ns, "ncf", "skipped", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.Confirmation.Run == runName(2) && s.Status.Confirmation.State == v1.ConfirmationSkipped
 	})
@@ -194,7 +199,7 @@ func TestFailedConfirmationAlarmsUnconfirmed(t *testing.T) {
 	_, h1, _ := confirmingSchedule(t, ns, "fcf", v1.ConfirmPolicy{})
 	confName := controllers.ConfirmationName("fcf", h1.Add(time.Hour))
 	waitFor(t, ns, confName, 20*time.Second, "created", func(*v1.BenchmarkRun) bool { return true })
-	finish(t, ns, confName, v1.RunFailed, confirmationCells(10000, 1.0))
+	finish(t, ns, confName, v1.RunFailed, confirmationCells(1.0))
 	got := waitSchedule(t, ns, "fcf", "failed", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.Confirmation != nil && s.Status.Confirmation.State == v1.ConfirmationFailed
 	})
@@ -227,8 +232,9 @@ func assertEvent(t *testing.T, ns, name, kind, reason, text string) {
 	}
 }
 
-// noWarning fails when name has a Warning Event of reason.
-func noWarning(t *testing.T, ns, name, reason string) {
+// noWarning fails when name has a Regressed Warning Event.
+func noWarning(t *testing.T, ns, name string) {
+	const reason = v1.ReasonRegressed
 	t.Helper()
 	events := &corev1.EventList{}
 	if err := k8s.List(context.Background(), events, client.InNamespace(ns)); err != nil {
@@ -326,7 +332,7 @@ func TestConfirmationNameTakenByAForeignRun(t *testing.T) {
 	finish(t, ns, runName(0), v1.RunSucceeded, cellsOf(10000, 1.0))
 	s.at("xcf", h1.Add(time.Hour+time.Second))
 	waitRuns(t, ns, "xcf", runName(0), runName(1))
-	finish(t, ns, runName(1), v1.RunSucceeded, slowMariadb(10000, 0.85))
+	finish(t, ns, runName(1), v1.RunSucceeded, slowMariadb(0.85))
 	got := waitSchedule(t, ns, "xcf", "failed", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.Confirmation != nil && s.Status.Confirmation.State == v1.ConfirmationFailed
 	})
@@ -466,9 +472,9 @@ func TestInconclusiveConfirmationMeasuresAgainWithTwiceTheRepetitions(t *testing
 		return s.Status.Confirmation != nil && s.Status.Confirmation.State == v1.ConfirmationRunning
 	})
 	regressedGauges(t, ns, "icf", 0, 0)
-	noWarning(t, ns, "icf", v1.ReasonRegressed)
+	noWarning(t, ns, "icf")
 
-	finishRounds(t, ns, first, v1.RunSucceeded, confirmationCells(10000, 0.9), noisyRounds)
+	finishRounds(t, ns, first, v1.RunSucceeded, confirmationCells(0.9), noisyRounds)
 	got := waitSchedule(t, ns, "icf", "measuring again", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.Confirmation != nil && s.Status.Confirmation.Attempt == 2 && s.Status.Confirmation.State == v1.ConfirmationRunning
 	})
@@ -487,10 +493,10 @@ func TestInconclusiveConfirmationMeasuresAgainWithTwiceTheRepetitions(t *testing
 		t.Errorf("second confirmation run: %d repetitions, serverInstance %q, metadata %+v", *conf.Spec.Repetitions, conf.Spec.ServerInstance, conf.ObjectMeta)
 	}
 	regressedGauges(t, ns, "icf", 0, 0)
-	noWarning(t, ns, "icf", v1.ReasonRegressed)
-	noWarning(t, ns, runName(1), v1.ReasonRegressed)
+	noWarning(t, ns, "icf")
+	noWarning(t, ns, runName(1))
 
-	finishRounds(t, ns, second, v1.RunSucceeded, confirmationCells(10000, 0.85),
+	finishRounds(t, ns, second, v1.RunSucceeded, confirmationCells(0.85),
 		map[string][]float64{"": {1, 1.002, 0.998, 1.004, 0.996, 1.001, 0.999, 1.003, 0.997, 1}})
 	got = waitSchedule(t, ns, "icf", "confirmed", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.Confirmation.State == v1.ConfirmationConfirmed
@@ -514,7 +520,7 @@ func TestConfirmationInconclusiveWithinItsBoundsAlarmsUnconfirmed(t *testing.T) 
 	_, h1, runName := confirmingSchedule(t, ns, "mcf", v1.ConfirmPolicy{MaxRuns: ptr.To[int32](1)})
 	first := controllers.ConfirmationName("mcf", h1.Add(time.Hour))
 	waitFor(t, ns, first, 20*time.Second, "created", func(*v1.BenchmarkRun) bool { return true })
-	finishRounds(t, ns, first, v1.RunSucceeded, confirmationCells(10000, 0.9), noisyRounds)
+	finishRounds(t, ns, first, v1.RunSucceeded, confirmationCells(0.9), noisyRounds)
 	got := waitSchedule(t, ns, "mcf", "inconclusive", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.Confirmation != nil && s.Status.Confirmation.State == v1.ConfirmationInconclusive
 	})
@@ -524,7 +530,7 @@ func TestConfirmationInconclusiveWithinItsBoundsAlarmsUnconfirmed(t *testing.T) 
 		t.Errorf("schedule Regressed %+v, verdict %q", cond, got.Status.Verdict)
 	}
 	assertWarning(t, ns, "mcf", v1.ReasonConfirmationInconclusive, "could not decide")
-	noWarning(t, ns, "mcf", v1.ReasonRegressed)
+	noWarning(t, ns, "mcf")
 	waitFor(t, ns, runName(1), 20*time.Second, "Regressed True", func(r *v1.BenchmarkRun) bool {
 		return hasCondition(r.Status.Conditions, v1.ConditionRegressed, metav1.ConditionTrue, v1.ReasonConfirmationInconclusive)
 	})
@@ -627,7 +633,7 @@ func TestConfirmationNeverBorrowsTheBaselinesSecret(t *testing.T) {
 	name := "ext-" + h1.UTC().Format("200601021504")
 	s.at("ext", h1.Add(time.Second))
 	waitRuns(t, ns, "ext", name)
-	finish(t, ns, name, v1.RunSucceeded, slowMariadb(10000, 0.85))
+	finish(t, ns, name, v1.RunSucceeded, slowMariadb(0.85))
 
 	got := waitSchedule(t, ns, "ext", "skipped", func(s *v1.BenchmarkSchedule) bool {
 		return s.Status.Confirmation != nil && s.Status.Confirmation.State.Final()

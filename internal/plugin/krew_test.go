@@ -124,7 +124,7 @@ func TestKrewManifest(t *testing.T) {
 		}
 		archive := "kubectl-mysqlbench_v0.1.0_" + p.Selector.MatchLabels["os"] + "_" + p.Selector.MatchLabels["arch"]
 		if !strings.HasPrefix(p.URI, "https://") || !strings.Contains(p.URI, "/"+archive+".") ||
-			!(strings.HasSuffix(p.URI, ".tar.gz") || strings.HasSuffix(p.URI, ".zip")) {
+			!strings.HasSuffix(p.URI, ".tar.gz") && !strings.HasSuffix(p.URI, ".zip") {
 			t.Errorf("platform %s: uri %q, want an https URL of %s.tar.gz (or .zip)", platform, p.URI, archive)
 		}
 		wantBin := "kubectl-mysqlbench"
