@@ -159,18 +159,7 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]Series, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the history from %s: %w", Describe(s.cfg), err)
 	}
-	slices.SortFunc(out, func(a, b Series) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Schedule, b.Schedule),
-			cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Threads, b.Threads))
-	})
-	if q.Nights > 0 {
-		for i := range out {
-			if n := len(out[i].Points); n > q.Nights {
-				out[i].Points = out[i].Points[n-q.Nights:]
-			}
-		}
-	}
-	return out, nil
+	return finishSeries(out, q.Nights), nil
 }
 
 // historySQL is History's query: one row per cell, oldest run first. A run's time is its start,
@@ -277,3 +266,21 @@ FROM runs`
 
 // Describe names the store's server and database without the password.
 func (s *Store) Describe() string { return Describe(s.cfg) }
+
+// finishSeries orders series by namespace, schedule, workload, target and threads, and keeps the
+// newest nights points of each (all when nights is 0): the database's query and the exported
+// records answer alike.
+func finishSeries(out []Series, nights int) []Series {
+	slices.SortFunc(out, func(a, b Series) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Schedule, b.Schedule),
+			cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Threads, b.Threads))
+	})
+	if nights > 0 {
+		for i := range out {
+			if n := len(out[i].Points); n > nights {
+				out[i].Points = out[i].Points[n-nights:]
+			}
+		}
+	}
+	return out
+}

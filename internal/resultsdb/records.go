@@ -103,18 +103,7 @@ func HistoryOf(records []*Record, q HistoryQuery) ([]Series, error) {
 		}
 		out[i].Points = append(out[i].Points, r.p)
 	}
-	slices.SortFunc(out, func(a, b Series) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Schedule, b.Schedule),
-			cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Threads, b.Threads))
-	})
-	if q.Nights > 0 {
-		for i := range out {
-			if n := len(out[i].Points); n > q.Nights {
-				out[i].Points = out[i].Points[n-q.Nights:]
-			}
-		}
-	}
-	return out, nil
+	return finishSeries(out, q.Nights), nil
 }
 
 // SchedulesOf is Schedules over records: the schedules they hold runs of, in namespace ("" for
