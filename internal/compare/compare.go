@@ -354,23 +354,7 @@ func CompareWith(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy, opt
 		}
 		t.Note = strings.Join(notes, "; ")
 	}
-	for i := range res.Cells {
-		finishCell(&res.Cells[i], policy.Acknowledged, at)
-	}
-	for i := range res.Targets {
-		t := &res.Targets[i]
-		switch {
-		case t.QPSVerdict == "" && t.P95Verdict == "":
-			// Every cell acknowledged: nothing left to judge.
-			t.Verdict, t.Note = v1.CellNoChange, "every cell is acknowledged"
-		case t.P95Verdict == "":
-			t.Verdict = t.QPSVerdict
-		case t.QPSVerdict == "":
-			t.Verdict = t.P95Verdict
-		default:
-			t.Verdict = combine(t.QPSVerdict, t.P95Verdict)
-		}
-	}
+	finishVerdicts(&res, policy.Acknowledged, at)
 	summarize(&res, baseline.Name, qpsThr, p95Thr, alpha)
 	return res
 }
@@ -857,4 +841,26 @@ func regressedParts(metric string, targets []string, worst []v1.CellChange) []st
 		what = append(what, "worst cells: "+strings.Join(cells, "; "))
 	}
 	return what
+}
+
+// finishVerdicts finishes every cell (acknowledgements) and gives each target the verdict of its
+// QPS and p95 together.
+func finishVerdicts(res *Result, acks []v1.Acknowledgement, at time.Time) {
+	for i := range res.Cells {
+		finishCell(&res.Cells[i], acks, at)
+	}
+	for i := range res.Targets {
+		t := &res.Targets[i]
+		switch {
+		case t.QPSVerdict == "" && t.P95Verdict == "":
+			// Every cell acknowledged: nothing left to judge.
+			t.Verdict, t.Note = v1.CellNoChange, "every cell is acknowledged"
+		case t.P95Verdict == "":
+			t.Verdict = t.QPSVerdict
+		case t.QPSVerdict == "":
+			t.Verdict = t.P95Verdict
+		default:
+			t.Verdict = combine(t.QPSVerdict, t.P95Verdict)
+		}
+	}
 }

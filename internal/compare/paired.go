@@ -180,22 +180,7 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, policy v1.Regressio
 		tests[i].apply(q)
 	}
 	res.Summary.Tests = int32(len(tests))
-	for i := range res.Cells {
-		finishCell(&res.Cells[i], policy.Acknowledged, at)
-	}
-	for i := range res.Targets {
-		t := &res.Targets[i]
-		switch {
-		case t.QPSVerdict == "" && t.P95Verdict == "":
-			t.Verdict, t.Note = v1.CellNoChange, "every cell is acknowledged"
-		case t.P95Verdict == "":
-			t.Verdict = t.QPSVerdict
-		case t.QPSVerdict == "":
-			t.Verdict = t.P95Verdict
-		default:
-			t.Verdict = combine(t.QPSVerdict, t.P95Verdict)
-		}
-	}
+	finishVerdicts(&res, policy.Acknowledged, at)
 	pairedSummary(&res, rounds, len(beyond))
 	return res
 }
