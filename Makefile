@@ -109,7 +109,7 @@ test: host-deps-test manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE)
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
 		GOTPC=$(abspath $(GOTPC)) go test $(GO_TEST_FLAGS) ./...
 
-.PHONY: test-e2e test-e2e-local test-chaos test-multinode test-e2e-gotpc bench-fidelity bench-fidelity-gotpc measure-replication
+.PHONY: test-e2e test-e2e-local test-chaos test-multinode test-cluster-ci prove-verdicts test-e2e-gotpc bench-fidelity bench-fidelity-gotpc measure-replication
 test-e2e: ## Run test/e2e against the cluster of your kubeconfig (operator installed; E2E_IMAGES, E2E_SYSBENCH_IMAGE).
 	go test -tags e2e -count=1 -v -run '^Test' -timeout 60m ./test/e2e/...
 
@@ -121,6 +121,12 @@ test-chaos: host-deps-cluster $(HELM) ## Local cluster + operator by Helm + test
 
 test-multinode: host-deps-cluster $(HELM) ## Local cluster with 2 database nodes + operator: parallel targets vs sequential wall time, 3 runs from 2 namespaces sharing the pool, a server killed on one node (root; MULTINODE_CASES=ci: the first only).
 	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/e2e-local.sh multinode
+
+test-cluster-ci: host-deps-cluster $(HELM) ## CI's cluster phase: test-e2e-local, test-chaos and the CI multi-node case on one cluster with two database nodes (one bring-up; root).
+	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/e2e-local.sh ci
+
+prove-verdicts: ## A schedule's nights of one spec, then a my.cnf change flagged and confirmed (about 40 min; cluster of your kubeconfig).
+	E2E_VERDICT=1 go test -tags e2e -count=1 -v -run '^TestScheduleVerdictOnARealCluster$$' -timeout 120m ./test/e2e/...
 
 measure-replication: ## QPS noise within one server instance vs between instances (serverInstance Shared vs PerRepetition; MySQL 9.7 and MariaDB 10.11) on the cluster of your kubeconfig.
 	E2E_REPLICATION_FULL=1 E2E_IMAGES=$${E2E_IMAGES:-mysql:9.7,mariadb:10.11} go test -tags e2e -count=1 -v -run '^TestReplicationOnARealCluster$$' -timeout 120m ./test/e2e/...

@@ -7,6 +7,10 @@
 # make test-multinode (hack/e2e-local.sh multinode): the cluster with two database nodes
 # (LOCALCLUSTER_DATABASE_NODES=2) and the multi-node cases of test/e2e and test/chaos
 # (MULTINODE_CASES=ci runs only the parallel-vs-sequential one).
+# hack/e2e-local.sh ci: the three on ONE cluster with two database nodes, as CI runs them (one
+# bring-up instead of three): the second database node is cordoned while test/e2e and test/chaos
+# run (they assume one database node: the queue case needs the pool to hold one server), then
+# uncordoned for the one multi-node case (MULTINODE_CASES=ci).
 # A cluster this script started is stopped at the end, also on failure or Ctrl-C
 # (KEEP_CLUSTER=1 keeps it); a cluster that was already running is left running.
 set -euo pipefail
@@ -33,7 +37,7 @@ trap stop EXIT
 trap 'exit 130' INT TERM
 
 suite=${1:-e2e}
-if [ "$suite" = multinode ]; then
+if [ "$suite" = multinode ] || [ "$suite" = ci ]; then
 	# Two database nodes: a cluster already up must have them (cluster.sh reads the counts at up).
 	export LOCALCLUSTER_DATABASE_NODES=${LOCALCLUSTER_DATABASE_NODES:-2}
 	if [ "$started" = 0 ]; then
@@ -42,56 +46,82 @@ if [ "$suite" = multinode ]; then
 	fi
 fi
 phases=5
-[ "$suite" = e2e ] && phases=6
+case $suite in e2e) phases=6 ;; ci) phases=8 ;; esac
 PHASES=$phases hack/local-operator.sh
 export KUBECTL=$kubedir/kubectl E2E_SYSBENCH_IMAGE=${E2E_SYSBENCH_IMAGE:-ghcr.io/mysqlbench/sysbench:1.0.20} E2E_KUBELET_CPU=${E2E_KUBELET_CPU:-1}
-case $suite in
-e2e)
-	phase "5/6 test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node; the per-step overhead"
+
+run_e2e() { # $1 $2: phase numbers of test/e2e and of its security part
+	phase "$1/$phases test/e2e: ${E2E_IMAGES:=mysql:9.7,mariadb:10.5,mariadb:10.11,mariadb:11.8} on the database node, sysbench Jobs on the client node; the per-step overhead"
 	# With them, the per-step overhead is measured and printed (test/e2e/overhead_test.go: 8 steps
 	# of 20 s; a measurement, no threshold unless E2E_MAX_STEP_OVERHEAD_SECONDS is set).
 	# A real Prometheus (Debian's package, unpacked beside containerd) scrapes the manager for the
 	# whole suite; at its end every query of the chart's Grafana dashboard must return series.
-	deb_root=$(hack/build-cluster-binaries.sh | sed -n 's/^DEB_ROOT=//p')
+	# Called as `run_e2e || rc=$?`, where set -e does not hold: every step says its own status.
+	local rc=0 deb_root
+	deb_root=$(hack/build-cluster-binaries.sh | sed -n 's/^DEB_ROOT=//p') || return
 	E2E_PROMETHEUS=${E2E_PROMETHEUS:-$deb_root/usr/bin/prometheus} \
 		E2E_OVERHEAD=${E2E_OVERHEAD:-1} E2E_OVERHEAD_REPETITIONS=${E2E_OVERHEAD_REPETITIONS:-2} \
-		E2E_IMAGES=$E2E_IMAGES make --no-print-directory test-e2e
+		E2E_IMAGES=$E2E_IMAGES make --no-print-directory test-e2e || rc=$?
 	# The same chart installed for one namespace only (watchNamespaces: RoleBindings there, no
 	# access elsewhere), which enforces the restricted Pod Security Standard.
 	secns=${E2E_SECURITY_NAMESPACE:-mysqlbench-e2e-restricted}
-	phase "6/6 test/e2e security: the operator for namespace $secns only (restricted Pod Security), credentials, accounts, a planted reporter"
-	"$KUBECTL" create namespace "$secns" --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null
+	phase "$2/$phases test/e2e security: the operator for namespace $secns only (restricted Pod Security), credentials, accounts, a planted reporter"
+	"$KUBECTL" create namespace "$secns" --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null || return
 	"$KUBECTL" label namespace "$secns" --overwrite pod-security.kubernetes.io/enforce=restricted \
-		pod-security.kubernetes.io/enforce-version=latest >/dev/null
-	WATCH_NAMESPACES=$secns hack/local-operator.sh --operator-only
-	rc=0
+		pod-security.kubernetes.io/enforce-version=latest >/dev/null || return
+	WATCH_NAMESPACES=$secns hack/local-operator.sh --operator-only || return
 	E2E_SECURITY=1 E2E_SECURITY_NAMESPACE=$secns CLUSTER_SH=$PWD/test/localcluster/cluster.sh \
 		go test -tags e2e -count=1 -v -run '^TestSecurityOnARealCluster$' -timeout 30m ./test/e2e/... || rc=$?
-	# Back to the cluster-wide install, for a kept cluster.
-	hack/local-operator.sh --operator-only
-	exit $rc
-	;;
-chaos)
-	phase "5/5 test/chaos: the manager, the server, a sysbench pod and the API server broken under real runs"
+	# Back to the cluster-wide install, for a kept cluster and for the suites after this one.
+	hack/local-operator.sh --operator-only || rc=$?
+	return $rc
+}
+
+run_chaos() { # $1: phase number
+	phase "$1/$phases test/chaos: the manager, the server, a sysbench pod and the API server broken under real runs"
 	CLUSTER_SH=$PWD/test/localcluster/cluster.sh go test -tags chaos -count=1 -v -timeout 60m -run "${CHAOS_RUN:-.}" ./test/chaos/...
-	;;
-multinode)
+}
+
+run_multinode() { # $1: phase number
 	# MULTINODE_CASES=ci: the one multi-node case CI runs (parallel targets vs sequential wall
 	# time); all (the default): also three runs from two namespaces sharing the pool, and a server
 	# killed on one node while the other measures.
-	cases=${MULTINODE_CASES:-all}
-	phase "5/5 multi-node cases ($cases) on $LOCALCLUSTER_DATABASE_NODES database nodes"
+	local cases=${MULTINODE_CASES:-all}
+	phase "$1/$phases multi-node cases ($cases) on $LOCALCLUSTER_DATABASE_NODES database nodes"
 	export E2E_MULTINODE=1
 	case $cases in
 	ci) go test -tags e2e -count=1 -v -timeout 30m -run '^TestMultiNodeParallelTargets$' ./test/e2e/... ;;
 	all)
-		rc=0
+		local rc=0
 		go test -tags e2e -count=1 -v -timeout 60m -run '^TestMultiNode' ./test/e2e/... || rc=$?
 		CLUSTER_SH=$PWD/test/localcluster/cluster.sh go test -tags chaos -count=1 -v -timeout 30m -run '^TestMultiNode' ./test/chaos/... || rc=$?
-		exit $rc
+		return $rc
 		;;
 	*) die "MULTINODE_CASES=$cases: want ci or all" ;;
 	esac
+}
+
+# database_nodes cordon|uncordon: every database node but the first (by name).
+database_nodes() {
+	local n
+	for n in $("$KUBECTL" get nodes -l mysqlbench.io/pool=database -o name | sort | tail -n +2); do
+		"$KUBECTL" "$1" "$n" >/dev/null
+	done
+}
+
+case $suite in
+e2e) run_e2e 5 6 ;;
+chaos) run_chaos 5 ;;
+multinode) run_multinode 5 ;;
+ci)
+	# Each suite runs even when one before it failed, so one log shows every failure.
+	rc=0
+	database_nodes cordon
+	run_e2e 5 6 || rc=$?
+	run_chaos 7 || rc=$?
+	database_nodes uncordon
+	MULTINODE_CASES=${MULTINODE_CASES:-ci} run_multinode 8 || rc=$?
+	exit $rc
 	;;
-*) echo "usage: $0 [e2e|chaos|multinode]" >&2; exit 2 ;;
+*) echo "usage: $0 [e2e|chaos|multinode|ci]" >&2; exit 2 ;;
 esac
