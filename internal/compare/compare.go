@@ -59,10 +59,7 @@ func Compare(run, baseline *v1.BenchmarkRun, policy v1.RegressionPolicy) Result 
 // Acknowledged cells are left out of their target's level and of the tests.
 func CompareWith(run, baseline *v1.BenchmarkRun, regression v1.RegressionPolicy, opts Options) Result {
 	policy := NewPolicy(regression)
-	res := Result{Summary: v1.Comparison{Run: run.Name, Alpha: policy.Alpha}}
-	for _, r := range policy.Rules {
-		r.applied(&res.Summary)
-	}
+	res := Result{Summary: policy.Comparison(run.Name)}
 	if baseline == nil {
 		res.Summary.Verdict = v1.VerdictNoBaseline
 		res.Summary.Message = "no baseline: this is the first successful run to compare with"

@@ -47,10 +47,10 @@ type TargetPair struct {
 func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.RegressionPolicy, runName, baselineName string) Result {
 	policy := NewPolicy(regression)
 	rules, alpha := policy.Rules, policy.Alpha
-	res := Result{Summary: v1.Comparison{Run: runName, Baseline: baselineName, Alpha: alpha}}
+	res := Result{Summary: policy.Comparison(runName)}
+	res.Summary.Baseline = baselineName
 	limits := make([]float64, len(rules))
 	for ri, r := range rules {
-		r.applied(&res.Summary)
 		limits[ri] = harmLimit(r)
 	}
 	if c := loadclient.For(run.Spec.Workload); c.Capabilities().Metric.Name != "QPS" {

@@ -89,6 +89,16 @@ func NewPolicy(p v1.RegressionPolicy) Policy {
 	}
 }
 
+// Comparison is a comparison of run under the policy before any verdict: the minimum effects
+// and the level it applies.
+func (p Policy) Comparison(run string) v1.Comparison {
+	s := v1.Comparison{Run: run, Alpha: p.Alpha}
+	for _, r := range p.Rules {
+		r.applied(&s)
+	}
+	return s
+}
+
 // ruleFor is the policy's first rule harmful in the same direction: the minimum effect of a
 // series that names only its direction (Shifts).
 func (p Policy) ruleFor(higherIsBetter bool) Rule {

@@ -28,6 +28,9 @@ func TestNewPolicy(t *testing.T) {
 			if p.Alpha != tt.alpha || math.Abs(p.RunToRunCV-tt.cv) > 1e-12 || p.RunToRunSource != tt.source {
 				t.Errorf("alpha %v, run-to-run %v (%s), want %v, %v (%s)", p.Alpha, p.RunToRunCV, p.RunToRunSource, tt.alpha, tt.cv, tt.source)
 			}
+			if s := p.Comparison("r"); s.Run != "r" || s.QPSDropPercent != tt.qps || s.P95RisePercent != tt.p95 || s.Alpha != tt.alpha {
+				t.Errorf("comparison = %+v", s)
+			}
 			if got := p.ruleFor(true).Metric(); got != v1.AckQPS {
 				t.Errorf("ruleFor(higher is better) = %s", got)
 			}
