@@ -35,15 +35,19 @@ type point struct {
 // its adjusted q is below policy's alpha and it is at least the minimum effect. On a flat history
 // the chance of any alarm in a night's analysis is then at most about alpha, however many cells
 // the runs have (BenchmarkHistoryCalibration).
-func History(runs []*v1.BenchmarkRun, policy v1.RegressionPolicy) v1.History {
+func History(runs []*v1.BenchmarkRun, regression v1.RegressionPolicy) v1.History {
 	h := v1.History{Runs: int32(len(runs))}
 	if len(runs) == 0 {
 		return h
 	}
+	policy := NewPolicy(regression)
 	newest := runs[len(runs)-1]
 	h.Run = newest.Name
-	qps := map[cellKey][]point{}
-	p95 := map[cellKey][]point{}
+	// Per rule, the cells' series of medians.
+	byRule := make([]map[cellKey][]point, len(policy.Rules))
+	for ri := range byRule {
+		byRule[ri] = map[cellKey][]point{}
+	}
 	var order []cellKey
 	for _, run := range runs {
 		ks, cs := samples(run)
@@ -52,14 +56,15 @@ func History(runs []*v1.BenchmarkRun, policy v1.RegressionPolicy) v1.History {
 			if run == newest {
 				order = append(order, k)
 			}
-			qps[k] = append(qps[k], point{run.Name, stats.Summarize(c.QPS).Median})
-			if positive(c.P95Ms) {
-				p95[k] = append(p95[k], point{run.Name, stats.Summarize(c.P95Ms).Median})
+			for ri, r := range policy.Rules {
+				if xs := r.Samples(c); positive(xs) {
+					byRule[ri][k] = append(byRule[ri][k], point{run.Name, stats.Summarize(xs).Median})
+				}
 			}
 		}
 	}
 	at := finishedAt(newest)
-	alpha := policy.AlphaOrDefault()
+	alpha := policy.Alpha
 	type candidate struct {
 		cp     v1.ChangePoint
 		ch     stats.Change
@@ -67,25 +72,20 @@ func History(runs []*v1.BenchmarkRun, policy v1.RegressionPolicy) v1.History {
 	}
 	var cands []candidate
 	var ps []float64
-	type metricSeries struct {
-		metric         v1.AckMetric
-		series         []point
-		minEffect      float64
-		higherIsBetter bool
+	type ruleSeries struct {
+		rule   Rule
+		series []point
 	}
 	var all []struct {
 		k cellKey
-		m metricSeries
+		m ruleSeries
 	}
 	for _, k := range order {
-		for _, m := range []metricSeries{
-			{v1.AckQPS, qps[k], policy.QPSDropPercentOrDefault() / 100, true},
-			{v1.AckP95, p95[k], policy.P95RisePercentOrDefault() / 100, false},
-		} {
+		for ri, r := range policy.Rules {
 			all = append(all, struct {
 				k cellKey
-				m metricSeries
-			}{k, m})
+				m ruleSeries
+			}{k, ruleSeries{r, byRule[ri][k]}})
 		}
 	}
 	perms := historyPermutations(len(all), alpha)
@@ -105,18 +105,19 @@ func History(runs []*v1.BenchmarkRun, policy v1.RegressionPolicy) v1.History {
 		values := allValues[j]
 		// Every series is tested and adjusted together: on a flat history, the chance that any
 		// of a run's series reports a shift is what a user sees each night, not one series'.
+		effect := minEffect(m.rule)
 		ch, _ := stats.ChangePoint(values, stats.CPOptions{
-			Alpha: alpha, MinEffect: m.minEffect, Permutations: perms, StopAfter: historyStopAfter, Seed: 1, Phi: phi,
+			Alpha: alpha, MinEffect: effect, Permutations: perms, StopAfter: historyStopAfter, Seed: 1, Phi: phi,
 		})
 		if ch.Permutations == 0 {
 			continue // too short to split
 		}
 		cp := v1.ChangePoint{
-			Target: k.target, Threads: k.threads, Metric: m.metric, Since: m.series[ch.Index].run,
+			Target: k.target, Threads: k.threads, Metric: m.rule.Metric(), Since: m.series[ch.Index].run,
 			Before: ch.Before, After: ch.After, ChangePercent: round1(ch.Delta * 100), P: round4(ch.P),
-			Regressed: (ch.Delta < 0) == m.higherIsBetter,
+			Regressed: (ch.Delta < 0) == m.rule.HigherIsBetter(),
 		}
-		cands = append(cands, candidate{cp, ch, m.minEffect})
+		cands = append(cands, candidate{cp, ch, effect})
 		ps = append(ps, ch.P)
 	}
 	var found []v1.ChangePoint

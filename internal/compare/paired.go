@@ -30,7 +30,7 @@ type TargetPair struct {
 // cand/base of one round holds what the two sides share that night and cancels it; what is left
 // varies from round to round, instances included. So:
 //
-//  1. Per cell (a pair at one thread count), the log ratios of the rounds both sides measured,
+//  1. Per cell (a pair at one thread count) and rule, the log ratios of the rounds both sides measured,
 //     with a one-sample t test of "the mean log ratio is 0" and an interval at 1 - 2·alpha.
 //  2. Per target, the mean over its cells of each round's log ratios: one number per round, and
 //     the same test over the rounds (a round's cells share its instances, so they are not
@@ -44,15 +44,20 @@ type TargetPair struct {
 // With order Sequential (engines that cannot share a node) round r of one side ran hours from
 // round r of the other: the pairing then cancels nothing, and the test is as valid, only less
 // able to decide. Acknowledged cells are left out as in Compare.
-func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, policy v1.RegressionPolicy, runName, baselineName string) Result {
-	qpsThr, p95Thr, alpha := policy.QPSDropPercentOrDefault(), policy.P95RisePercentOrDefault(), policy.AlphaOrDefault()
-	res := Result{Summary: v1.Comparison{Run: runName, Baseline: baselineName, QPSDropPercent: qpsThr, P95RisePercent: p95Thr, Alpha: alpha}}
+func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.RegressionPolicy, runName, baselineName string) Result {
+	policy := NewPolicy(regression)
+	rules, alpha := policy.Rules, policy.Alpha
+	res := Result{Summary: policy.Comparison(runName)}
+	res.Summary.Baseline = baselineName
+	limits := make([]float64, len(rules))
+	for ri, r := range rules {
+		limits[ri] = harmLimit(r)
+	}
 	if c := loadclient.For(run.Spec.Workload); c.Capabilities().Metric.Name != "QPS" {
 		res.Summary.Metric = c.Capabilities().Metric.Name
 	}
 	at := finishedAt(run)
 	conf := 1 - 2*alpha
-	qpsLimit, p95Limit := math.Log(1-qpsThr/100), math.Log(1+p95Thr/100)
 
 	var tests []pairedTest
 	rounds := 0
@@ -68,59 +73,44 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, policy v1.Regressio
 			}
 		}
 		slices.Sort(threads)
-		// Per round, the log ratios of the target's cells no acknowledgement covers.
-		qpsByRound, p95ByRound := map[int32][]float64{}, map[int32][]float64{}
-		qpsCells, p95Cells := 0, 0
+		// Per rule and round, the log ratios of the target's cells no acknowledgement covers.
+		byRound := make([]map[int32][]float64, len(rules))
+		for ri := range byRound {
+			byRound[ri] = map[int32][]float64{}
+		}
+		entered := make([]int, len(rules))
 		for _, th := range threads {
-			c, qpsLogs, p95Logs := pairedCell(pair.Name, th, base[th], cand[th])
+			c, logs := pairedCell(pair.Name, th, base[th], cand[th], rules)
 			i := len(res.Cells)
 			res.Cells = append(res.Cells, c)
-			rounds = max(rounds, len(qpsLogs))
+			rounds = max(rounds, len(logs[0]))
 			k := cellKey{pair.Name, th}
-			for _, m := range []struct {
-				logs           map[int32]float64
-				metric         v1.AckMetric
-				byRound        map[int32][]float64
-				entered        *int
-				limit          float64
-				higherIsBetter bool
-			}{
-				{qpsLogs, v1.AckQPS, qpsByRound, &qpsCells, qpsLimit, true},
-				{p95Logs, v1.AckP95, p95ByRound, &p95Cells, p95Limit, false},
-			} {
-				if len(m.logs) == 0 {
+			for ri, r := range rules {
+				if len(logs[ri]) == 0 {
 					continue
 				}
-				t := pairedT(values(m.logs), conf)
+				t := pairedT(values(logs[ri]), conf)
 				// By index: res.Cells grows, so no pointer into it outlives this loop.
 				set := func(q float64, adjusted bool) {
-					c := &res.Cells[i]
-					v := t.verdict(q, alpha, m.limit, m.higherIsBetter)
-					if m.metric == v1.AckQPS {
-						c.QPSP, c.QPSVerdict = round4(t.p), v
-						if adjusted {
-							c.QPSQ = round4(q)
-						}
-					} else {
-						c.P95P, c.P95Verdict = round4(t.p), v
-						if adjusted {
-							c.P95Q = round4(q)
-						}
+					f := r.cell(&res.Cells[i].CellChange)
+					*f.p, *f.verdict = round4(t.p), t.verdict(q, alpha, limits[ri], r.HigherIsBetter())
+					if adjusted {
+						*f.q = round4(q)
 					}
 				}
 				// An acknowledged metric keeps its own test's verdict, shown but deciding nothing
 				// (finishCell); the others are judged once adjusted.
 				set(t.p, false)
-				if ackCovers(policy.Acknowledged, k, m.metric, at) {
+				if ackCovers(policy.Acknowledged, k, r.Metric(), at) {
 					continue
 				}
-				*m.entered++
-				for r, l := range m.logs {
-					m.byRound[r] = append(m.byRound[r], l)
+				entered[ri]++
+				for rd, l := range logs[ri] {
+					byRound[ri][rd] = append(byRound[ri][rd], l)
 				}
 				tests = append(tests, pairedTest{p: t.p, apply: func(q float64) {
 					set(q, true)
-					if t.beyond(m.limit, m.higherIsBetter) {
+					if t.beyond(limits[ri], r.HigherIsBetter()) {
 						beyond[i] = true
 					}
 				}})
@@ -130,45 +120,38 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, policy v1.Regressio
 			continue
 		}
 		tc := v1.TargetChange{Target: pair.Name, Confidence: conf}
-		qps := pairedT(roundMeans(qpsByRound, qpsCells), conf)
-		tc.Cells = int32(qpsCells)
-		notes := []string{fmt.Sprintf("paired by round over %d round(s)", qps.n)}
-		if qpsCells > 0 {
-			tc.QPSRatio, tc.QPSLow, tc.QPSHigh, tc.QPSP = round4(math.Exp(qps.mean)), round4(qps.low()), round4(qps.high()), round4(qps.p)
-			if qps.reason != "" {
-				notes = append(notes, "QPS: "+qps.reason)
-			}
+		results := make([]pairedResult, len(rules))
+		for ri := range rules {
+			results[ri] = pairedT(roundMeans(byRound[ri], entered[ri]), conf)
 		}
-		var p95 pairedResult
-		if p95Cells > 0 {
-			p95 = pairedT(roundMeans(p95ByRound, p95Cells), conf)
-			tc.P95Ratio, tc.P95Low, tc.P95High, tc.P95P = round4(math.Exp(p95.mean)), round4(p95.low()), round4(p95.high()), round4(p95.p)
-			if p95.reason != "" {
-				notes = append(notes, "p95: "+p95.reason)
+		tc.Cells = int32(entered[0])
+		notes := []string{fmt.Sprintf("paired by round over %d round(s)", results[0].n)}
+		for ri, r := range rules {
+			if entered[ri] == 0 {
+				continue
+			}
+			pr, f := results[ri], r.target(&tc)
+			*f.ratio, *f.low, *f.high, *f.p = round4(math.Exp(pr.mean)), round4(pr.low()), round4(pr.high()), round4(pr.p)
+			if pr.reason != "" {
+				notes = append(notes, r.Name()+": "+pr.reason)
 			}
 		}
 		tc.Note = strings.Join(notes, "; ")
 		res.Targets = append(res.Targets, tc)
 		j := len(res.Targets) - 1
-		switch {
-		case qpsCells == 0:
-		case qps.valid():
-			tests = append(tests, pairedTest{p: qps.p, apply: func(q float64) {
-				res.Targets[j].QPSQ = round4(q)
-				res.Targets[j].QPSVerdict = qps.verdict(q, alpha, qpsLimit, true)
-			}})
-		default:
-			res.Targets[j].QPSVerdict = v1.CellInconclusive
-		}
-		switch {
-		case p95Cells == 0:
-		case p95.valid():
-			tests = append(tests, pairedTest{p: p95.p, apply: func(q float64) {
-				res.Targets[j].P95Q = round4(q)
-				res.Targets[j].P95Verdict = p95.verdict(q, alpha, p95Limit, false)
-			}})
-		default:
-			res.Targets[j].P95Verdict = v1.CellInconclusive
+		for ri, r := range rules {
+			pr := results[ri]
+			switch {
+			case entered[ri] == 0:
+			case pr.valid():
+				tests = append(tests, pairedTest{p: pr.p, apply: func(q float64) {
+					f := r.target(&res.Targets[j])
+					*f.q = round4(q)
+					*f.verdict = pr.verdict(q, alpha, limits[ri], r.HigherIsBetter())
+				}})
+			default:
+				*r.target(&res.Targets[j]).verdict = v1.CellInconclusive
+			}
 		}
 	}
 
@@ -180,8 +163,8 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, policy v1.Regressio
 		tests[i].apply(q)
 	}
 	res.Summary.Tests = int32(len(tests))
-	finishVerdicts(&res, policy.Acknowledged, at)
-	pairedSummary(&res, rounds, len(beyond))
+	finishVerdicts(&res, rules, policy.Acknowledged, at)
+	pairedSummary(&res, rules, rounds, len(beyond))
 	return res
 }
 
@@ -205,44 +188,52 @@ func pairedSteps(run *v1.BenchmarkRun, target string) map[int32]map[int32]v1.Ste
 	return out
 }
 
-// pairedCell is one cell of a pair: the medians of each side (for the table), and the log
-// ratios cand/base of the rounds both sides measured, by round, for throughput and p95 (p95
-// only when every such round measured it on both sides).
-func pairedCell(name string, threads int32, base, cand map[int32]v1.StepResult) (Cell, map[int32]float64, map[int32]float64) {
-	qpsLogs, p95Logs := map[int32]float64{}, map[int32]float64{}
-	var bq, cq, bp, cp []float64
-	p95OK := true
+// pairedCell is one cell of a pair: the spread of each side's throughput and each rule's medians
+// (for the table), and per rule the log ratios cand/base of the rounds both sides measured, by
+// round (none for a rule that some such round did not measure on both sides).
+func pairedCell(name string, threads int32, base, cand map[int32]v1.StepResult, rules []Rule) (Cell, []map[int32]float64) {
+	logs := make([]map[int32]float64, len(rules))
+	sides := make([][2][]float64, len(rules)) // each rule's values of base and cand
+	whole := make([]bool, len(rules))
+	for ri := range rules {
+		logs[ri], whole[ri] = map[int32]float64{}, true
+	}
+	var bq, cq []float64
 	for r, c := range cand {
 		b, ok := base[r]
 		if !ok {
 			continue
 		}
-		qpsLogs[r] = math.Log(c.Throughput() / b.Throughput())
 		bq, cq = append(bq, b.Throughput()), append(cq, c.Throughput())
-		if b.Latency.P95Ms > 0 && c.Latency.P95Ms > 0 {
-			p95Logs[r] = math.Log(c.Latency.P95Ms / b.Latency.P95Ms)
-			bp, cp = append(bp, b.Latency.P95Ms), append(cp, c.Latency.P95Ms)
-		} else {
-			p95OK = false
+		for ri, rule := range rules {
+			bv, cv := rule.Step(b), rule.Step(c)
+			if !(bv > 0 && cv > 0) {
+				whole[ri] = false
+				continue
+			}
+			logs[ri][r] = math.Log(cv / bv)
+			sides[ri][0], sides[ri][1] = append(sides[ri][0], bv), append(sides[ri][1], cv)
 		}
-	}
-	if !p95OK {
-		p95Logs, bp, cp = map[int32]float64{}, nil, nil
 	}
 	bs, cs := stats.Summarize(bq), stats.Summarize(cq)
 	c := v1.CellChange{
 		Target: name, Threads: threads, BaselineN: int32(len(bq)), N: int32(len(cq)),
-		BaselineQPS: bs.Median, QPS: cs.Median,
-		QPSChangePercent: round1((math.Exp(meanOf(values(qpsLogs))) - 1) * 100),
-		BaselineQPSCV:    round1(bs.CV * 100), QPSCV: round1(cs.CV * 100),
+		BaselineQPSCV: round1(bs.CV * 100), QPSCV: round1(cs.CV * 100),
 		BaselineQPSSpread: round1(spread(bs)), QPSSpread: round1(spread(cs)),
 		SpreadConfidence: round4(min(bs.CIConfidence, cs.CIConfidence)),
 	}
-	if len(p95Logs) > 0 {
-		c.BaselineP95Ms, c.P95Ms = stats.Summarize(bp).Median, stats.Summarize(cp).Median
-		c.P95ChangePercent = round1((math.Exp(meanOf(values(p95Logs))) - 1) * 100)
+	for ri, r := range rules {
+		if !whole[ri] {
+			logs[ri], sides[ri] = map[int32]float64{}, [2][]float64{}
+		}
+		if len(logs[ri]) == 0 {
+			continue
+		}
+		f := r.cell(&c)
+		*f.baseline, *f.current = stats.Summarize(sides[ri][0]).Median, stats.Summarize(sides[ri][1]).Median
+		*f.change = round1((math.Exp(meanOf(values(logs[ri]))) - 1) * 100)
 	}
-	return Cell{CellChange: c}, qpsLogs, p95Logs
+	return newCell(c, rules), logs
 }
 
 // values are m's values in the order of its keys (the rounds).
@@ -384,9 +375,9 @@ type pairedTest struct {
 // a target or cell regressed; Inconclusive when a target could not rule out the minimum effect,
 // or a cell's interval lies wholly beyond it on the harmful side without reaching significance
 // once adjusted (beyond counts those); else NoRegression.
-func pairedSummary(res *Result, rounds, beyond int) {
+func pairedSummary(res *Result, rules []Rule, rounds, beyond int) {
 	s := &res.Summary
-	regressed := tallyCells(res, s.QPSDropPercent, s.P95RisePercent)
+	regressed := tallyCells(res, rules)
 
 	var regressedTargets, openTargets []string
 	for _, t := range res.Targets {
@@ -397,8 +388,8 @@ func pairedSummary(res *Result, rounds, beyond int) {
 			openTargets = append(openTargets, DescribeTarget(s.Metric, t))
 		}
 	}
-	rule := fmt.Sprintf("paired by round over %d round(s), alpha %g over %d tests (Benjamini-Hochberg), minimum effect %s -%s%%, p95 +%s%%",
-		rounds, s.Alpha, s.Tests, metricName(s.Metric), pct(s.QPSDropPercent), pct(s.P95RisePercent))
+	rule := fmt.Sprintf("paired by round over %d round(s), alpha %g over %d tests (Benjamini-Hochberg), minimum effect %s",
+		rounds, s.Alpha, s.Tests, thresholds(rules, s.Metric))
 	counts := cellCounts(s)
 	switch {
 	case len(res.Cells) == 0:

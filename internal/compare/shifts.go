@@ -26,16 +26,14 @@ type Shift struct {
 // cell's medians over nights, as a results database holds them) the way History does for the
 // runs in the cluster: stats.ChangePoint on each series whitened by the autocorrelation pooled
 // over all of them, the p-values adjusted together (Benjamini-Hochberg), a shift kept when its q
-// is below the policy's alpha and it is at least the policy's minimum effect (QPS drop for a
-// metric where higher is better, p95 rise otherwise). The result has one entry per series, nil
+// is below the policy's alpha and it is at least the minimum effect of the policy's first rule
+// harmful in the same direction (the QPS drop for a metric where higher is better, else the p95
+// rise). The result has one entry per series, nil
 // where none was found; phi is the autocorrelation removed.
 func Shifts(series [][]float64, higherIsBetter bool, policy v1.RegressionPolicy) (shifts []*Shift, phi float64) {
 	shifts = make([]*Shift, len(series))
-	alpha := policy.AlphaOrDefault()
-	minEffect := policy.P95RisePercentOrDefault() / 100
-	if higherIsBetter {
-		minEffect = policy.QPSDropPercentOrDefault() / 100
-	}
+	p := NewPolicy(policy)
+	alpha, effect := p.Alpha, minEffect(p.ruleFor(higherIsBetter))
 	phi = stats.PooledPhi(series, 0)
 	perms := historyPermutations(len(series), alpha)
 	var tested []int
@@ -43,7 +41,7 @@ func Shifts(series [][]float64, higherIsBetter bool, policy v1.RegressionPolicy)
 	changes := make([]stats.Change, len(series))
 	for i, xs := range series {
 		ch, _ := stats.ChangePoint(xs, stats.CPOptions{
-			Alpha: alpha, MinEffect: minEffect, Permutations: perms, StopAfter: historyStopAfter, Seed: 1, Phi: phi,
+			Alpha: alpha, MinEffect: effect, Permutations: perms, StopAfter: historyStopAfter, Seed: 1, Phi: phi,
 		})
 		if ch.Permutations == 0 {
 			continue // too short to split
@@ -55,7 +53,7 @@ func Shifts(series [][]float64, higherIsBetter bool, policy v1.RegressionPolicy)
 	for j, q := range stats.AdjustBH(ps) {
 		i := tested[j]
 		ch := changes[i]
-		if q >= alpha || math.Abs(ch.Delta) < minEffect {
+		if q >= alpha || math.Abs(ch.Delta) < effect {
 			continue
 		}
 		shifts[i] = &Shift{Index: ch.Index, Before: ch.Before, After: ch.After, ChangePercent: round1(ch.Delta * 100),

@@ -3,145 +3,21 @@ package compare
 import (
 	"math"
 	"slices"
-	"time"
-
-	moremath "github.com/aclements/go-moremath/stats"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
-	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 )
-
-// Options are what a comparison may know besides the two runs and the policy.
-type Options struct {
-	// History are other successful runs of the same schedule (any order; the compared run is
-	// skipped if present). With MinHistoryRuns or more measuring a target, the spread of the
-	// target's level across them is the between-run noise its verdict allows for, in place of
-	// spec.regression.runToRunCVPercent.
-	History []*v1.BenchmarkRun
-}
-
-// MinHistoryRuns is how many retained runs must measure a target before their spread replaces
-// the policy's run-to-run CV: fewer give a variance with too few degrees of freedom to trust
-// (4 runs: 3 df, a 95 % t quantile of 3.18).
-const MinHistoryRuns = 5
 
 // minTestRepetitions is the fewest repetitions per side a cell's t test uses: with 2 a side the
 // variance has 1-2 degrees of freedom and the interval is mostly the t quantile.
 const minTestRepetitions = 3
 
-// Sources of the run-to-run allowance (TargetChange.RunToRunSource).
-const (
-	SourceHistory = "history"
-	SourcePolicy  = "policy"
-	SourceDefault = "default"
-	SourceSameRun = "same run"
-)
-
-// metricSpec is one metric a comparison judges.
-type metricSpec struct {
-	ack       v1.AckMetric
-	higher    bool
-	minEffect float64
-	values    func(cells.Cell) []float64
-}
-
-// logCell is one cell's change on the log scale from the means of the log repetitions (a Welch
-// t comparison): parametric, so a lone cell of 5 against 5 can reach the small p-values a
-// family of cells needs, which the U test (at best p = 0.008) cannot.
-type logCell struct {
-	ok       bool
-	d, v, df float64
-}
-
-func logDiff(base, cur []float64) logCell {
-	b, c := positiveValues(base), positiveValues(cur)
-	if len(b) < 2 || len(c) < 2 {
-		return logCell{}
-	}
-	mb, vb := logMeanVar(b)
-	mc, vc := logMeanVar(c)
-	vb /= float64(len(b))
-	vc /= float64(len(c))
-	lc := logCell{ok: true, d: mc - mb, v: vb + vc}
-	lc.df = stats.Satterthwaite([]float64{vb, vc}, []float64{float64(len(b) - 1), float64(len(c) - 1)})
-	if lc.v == 0 {
-		// Identical repetitions on both sides: sysbench's resolution, no measurable noise.
-		lc.df = math.Inf(1)
-	}
-	return lc
-}
-
-func positiveValues(xs []float64) []float64 {
-	out := make([]float64, 0, len(xs))
-	for _, x := range xs {
-		if x > 0 {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func logMeanVar(xs []float64) (float64, float64) {
-	var m float64
-	for _, x := range xs {
-		m += math.Log(x)
-	}
-	m /= float64(len(xs))
-	var ss float64
-	for _, x := range xs {
-		d := math.Log(x) - m
-		ss += d * d
-	}
-	return m, ss / float64(len(xs)-1)
-}
-
-// tq is the p quantile of Student's t with df degrees of freedom (normal when df is infinite).
-func tq(df, p float64) float64 {
-	if math.IsInf(df, 1) || df > 1e6 {
-		return moremath.StdNormal.InvCDF(p)
-	}
-	return stats.TQuantile(df, p)
-}
-
-// est is a change on the log scale with its standard error, degrees of freedom and two-sided
-// p-value.
-type est struct {
-	ok           bool
-	d, se, df, p float64
-	// within is the part of se² the repetitions (and cells) estimate, added the part allowed
-	// for between runs, which more repetitions do not shrink.
-	within, added float64
-}
-
-func newEst(d, within, wdf, added float64) est {
-	e := est{ok: true, d: d, within: within, added: added}
-	e.se = math.Sqrt(within + added)
-	e.df = stats.Satterthwaite([]float64{within, added}, []float64{wdf, math.Inf(1)})
-	if e.se == 0 {
-		e.p = 1
-		if d != 0 {
-			e.p = 0
-		}
-		return e
-	}
-	e.p = stats.TwoSidedP(d/e.se, e.df)
-	return e
-}
-
-// interval is e's interval at conf, as ratios.
-func (e est) interval(conf float64) (float64, float64) {
-	h := tq(e.df, 1-(1-conf)/2) * e.se
-	return math.Exp(e.d - h), math.Exp(e.d + h)
-}
-
-// family is one target and one metric: the first level of the verdict's hierarchy, whose cells
+// family is one target and one rule: the first level of the verdict's hierarchy, whose cells
 // are tested (the second level) only when it is rejected.
 type family struct {
 	target int // index in Result.Targets
-	m      metricSpec
+	rule   Rule
+	ri     int   // the rule's index in the policy
 	cells  []int // indices in Result.Cells of the cells that entered
 	logs   []logCell
 	ratio  stats.RatioResult
@@ -170,91 +46,9 @@ type family struct {
 	reps                  int32
 }
 
-// levels are a run's log median for each cell of one metric, by cell.
-func levels(run *v1.BenchmarkRun, m metricSpec) map[cellKey]float64 {
-	_, cs := samples(run)
-	out := map[cellKey]float64{}
-	for k, c := range cs {
-		if xs := positiveValues(m.values(c)); len(xs) > 0 {
-			out[k] = math.Log(stats.Summarize(xs).Median)
-		}
-	}
-	return out
-}
-
-// historyLevels is, for each history run measuring every listed cell of a target, the target's
-// level: the mean log median over those cells. Runs lacking a cell are skipped.
-func historyLevels(hist []map[cellKey]float64, keys []cellKey) []float64 {
-	var out []float64
-	for _, h := range hist {
-		var sum float64
-		all := len(keys) > 0
-		for _, k := range keys {
-			x, ok := h[k]
-			if !ok {
-				all = false
-				break
-			}
-			sum += x
-		}
-		if all {
-			out = append(out, sum/float64(len(keys)))
-		}
-	}
-	return out
-}
-
-func sampleVar(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	var m float64
-	for _, x := range xs {
-		m += x
-	}
-	m /= float64(len(xs))
-	var ss float64
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	return ss / float64(len(xs)-1)
-}
-
-// instancesMeasured says whether every repetition of target in run measured its own server
-// instance: then the repetitions' spread holds the spread between instances.
-func instancesMeasured(run *v1.BenchmarkRun, target string) bool {
-	for _, t := range run.Status.Targets {
-		if t.Name != target {
-			continue
-		}
-		reps := map[int32]int32{}
-		for _, s := range t.Steps {
-			if s.Throughput() <= 0 {
-				continue
-			}
-			if s.Instance == 0 {
-				return run.Spec.InstancePerRepetition()
-			}
-			if prev, seen := reps[s.Repetition]; seen && prev != s.Instance {
-				return false
-			}
-			reps[s.Repetition] = s.Instance
-		}
-		instances := map[int32]bool{}
-		for _, i := range reps {
-			instances[i] = true
-		}
-		return len(reps) > 1 && len(instances) == len(reps)
-	}
-	return false
-}
-
-// sameRun says whether both sides were measured in one run (a confirmation run compares its
-// targets pairwise through two views of itself): nothing common to the run differs between
-// them.
-func sameRun(run, baseline *v1.BenchmarkRun) bool {
-	return run.UID != "" && run.UID == baseline.UID
-}
+// throughput says whether f is the throughput's family (the policy's first rule), whose level
+// carries the allowance's figures in status.
+func (f *family) throughput() bool { return f.ri == 0 }
 
 // judgeFamilies runs the verdict's hierarchy over the families and sets the targets' and cells'
 // verdicts. Level 1: each family's p-value is the Bonferroni combination of up to three tests
@@ -314,24 +108,19 @@ func judgeFamilies(res *Result, fams []*family, alpha float64) int {
 		if f.abs.ok {
 			lo, hi = f.abs.interval(conf)
 		}
-		if f.m.ack == v1.AckQPS {
-			t.QPSVerdict, t.QPSQ = verdict, round4(f.q)
-			t.QPSP = round4(f.abs.p)
-			if f.abs.ok {
-				t.QPSLow, t.QPSHigh = round4(lo), round4(hi)
-			}
+		tf := f.rule.target(t)
+		*tf.verdict, *tf.q = verdict, round4(f.q)
+		*tf.p = round4(f.abs.p)
+		if f.abs.ok {
+			*tf.low, *tf.high = round4(lo), round4(hi)
+		}
+		if f.throughput() {
 			if f.rel.ok {
 				rl, rh := f.rel.interval(conf)
 				t.QPSVsOthers, t.QPSVsOthersLow, t.QPSVsOthersHigh, t.QPSVsOthersP = round4(math.Exp(f.rel.d)), round4(rl), round4(rh), round4(f.rel.p)
 			}
 			t.RunToRunCVPercent, t.RunToRunSource, t.InstancesMeasured = round1(100*f.sigmaAbs), f.source, f.instances
 			t.MinDetectablePercent = round1(minDetectable(f, alpha, len(fams)))
-		} else {
-			t.P95Verdict, t.P95Q = verdict, round4(f.q)
-			t.P95P = round4(f.abs.p)
-			if f.abs.ok {
-				t.P95Low, t.P95High = round4(lo), round4(hi)
-			}
 		}
 		// Level 2: the cells of a rejected family, adjusted over that family's cells. A cell's
 		// p-value is the Bonferroni combination of its change against the baseline (with the
@@ -381,14 +170,15 @@ func familyVerdict(f *family, alpha, conf float64) v1.CellVerdict {
 	if !f.abs.ok {
 		return v1.CellInconclusive
 	}
+	higher, effect := f.rule.HigherIsBetter(), minEffect(f.rule)
 	change := math.Exp(f.abs.d) - 1
-	harmful := (change < 0) == f.m.higher
+	harmful := (change < 0) == higher
 	decides := func(e est) bool { return e.ok && e.p*float64(f.comps) <= f.threshold }
-	big := math.Abs(change) >= f.m.minEffect
+	big := math.Abs(change) >= effect
 	byRel := false
 	if decides(f.rel) {
 		rc := math.Exp(f.rel.d) - 1
-		byRel = math.Abs(rc) >= f.m.minEffect && (rc < 0) == (change < 0)
+		byRel = math.Abs(rc) >= effect && (rc < 0) == (change < 0)
 	}
 	if f.q < alpha && big && (decides(f.abs) || byRel) {
 		if harmful {
@@ -397,7 +187,7 @@ func familyVerdict(f *family, alpha, conf float64) v1.CellVerdict {
 		return v1.CellImproved
 	}
 	lo, hi := f.abs.interval(conf)
-	if (f.m.higher && lo > 1-f.m.minEffect) || (!f.m.higher && hi < 1+f.m.minEffect) {
+	if (higher && lo > 1-effect) || (!higher && hi < 1+effect) {
 		return v1.CellNoChange
 	}
 	return v1.CellInconclusive
@@ -409,18 +199,19 @@ func familyVerdict(f *family, alpha, conf float64) v1.CellVerdict {
 // NoChange when its interval with the allowance rules the minimum effect out; else Inconclusive.
 func setCell(c *Cell, f *family, j int, p, q float64, byShape bool, alpha, conf float64) {
 	l := f.logs[j]
+	higher, effect := f.rule.HigherIsBetter(), minEffect(f.rule)
 	var verdict v1.CellVerdict
 	switch {
 	case !l.ok:
 		verdict, p, q = v1.CellInconclusive, 1, 1
-		c.setNeeded(f.m.ack, minTestRepetitions)
+		c.needed[f.ri] = minTestRepetitions
 	default:
 		change := math.Exp(l.d) - 1
-		harmful := (change < 0) == f.m.higher
-		big := math.Abs(change) >= f.m.minEffect
+		harmful := (change < 0) == higher
+		big := math.Abs(change) >= effect
 		if byShape {
 			vsOthers := math.Exp(f.shape[j].d) - 1
-			big = big && math.Abs(vsOthers) >= f.m.minEffect && (change < 0) == (vsOthers < 0)
+			big = big && math.Abs(vsOthers) >= effect && (change < 0) == (vsOthers < 0)
 		}
 		if q < alpha && big {
 			verdict = v1.CellImproved
@@ -430,7 +221,7 @@ func setCell(c *Cell, f *family, j int, p, q float64, byShape bool, alpha, conf 
 			break
 		}
 		lo, hi := f.own[j].interval(conf)
-		if 1-f.m.minEffect < lo && hi < 1+f.m.minEffect {
+		if 1-effect < lo && hi < 1+effect {
 			verdict = v1.CellNoChange
 		} else {
 			verdict = v1.CellInconclusive
@@ -441,24 +232,21 @@ func setCell(c *Cell, f *family, j int, p, q float64, byShape bool, alpha, conf 
 		// The repetitions alone put the cell wholly beyond the minimum effect, harmful side:
 		// whatever the run's shift, the run cannot be called NoRegression over it.
 		h := tq(l.df, 1-(1-conf)/2) * math.Sqrt(l.v)
-		if f.m.higher {
-			beyond = l.d+h < math.Log(1-f.m.minEffect)
+		if higher {
+			beyond = l.d+h < math.Log(1-effect)
 		} else {
-			beyond = l.d-h > math.Log(1+f.m.minEffect)
+			beyond = l.d-h > math.Log(1+effect)
 		}
 	}
-	if f.m.ack == v1.AckQPS {
-		c.QPSVerdict, c.QPSP, c.QPSQ = verdict, round4(p), round4(q)
-		c.beyondQPS = beyond
-	} else {
-		c.P95Verdict, c.P95P, c.P95Q = verdict, round4(p), round4(q)
-		c.beyondP95 = beyond
-	}
+	cf := f.rule.cell(&c.CellChange)
+	*cf.verdict, *cf.p, *cf.q = verdict, round4(p), round4(q)
+	c.beyond[f.ri] = beyond
 }
 
-// rawCellVerdict judges an acknowledged cell's metric, left out of the hierarchy: Regressed when
+// rawCellVerdict judges an acknowledged cell's metric of rule r, left out of the hierarchy: Regressed when
 // its repetitions put it wholly beyond the minimum effect, NoChange when wholly within it.
-func rawCellVerdict(c *Cell, m metricSpec, l logCell, alpha float64) {
+func rawCellVerdict(c *Cell, r Rule, l logCell, alpha float64) {
+	higher, effect := r.HigherIsBetter(), minEffect(r)
 	verdict := v1.CellInconclusive
 	var p float64 = 1
 	if l.ok {
@@ -466,19 +254,16 @@ func rawCellVerdict(c *Cell, m metricSpec, l logCell, alpha float64) {
 		p = e.p
 		lo, hi := e.interval(1 - 2*alpha)
 		switch {
-		case m.higher && hi < 1-m.minEffect, !m.higher && lo > 1+m.minEffect:
+		case higher && hi < 1-effect, !higher && lo > 1+effect:
 			verdict = v1.CellRegressed
-		case m.higher && lo > 1+m.minEffect, !m.higher && hi < 1-m.minEffect:
+		case higher && lo > 1+effect, !higher && hi < 1-effect:
 			verdict = v1.CellImproved
-		case 1-m.minEffect < lo && hi < 1+m.minEffect:
+		case 1-effect < lo && hi < 1+effect:
 			verdict = v1.CellNoChange
 		}
 	}
-	if m.ack == v1.AckQPS {
-		c.QPSVerdict, c.QPSP, c.QPSQ = verdict, round4(p), round4(p)
-	} else {
-		c.P95Verdict, c.P95P, c.P95Q = verdict, round4(p), round4(p)
-	}
+	cf := r.cell(&c.CellChange)
+	*cf.verdict, *cf.p, *cf.q = verdict, round4(p), round4(p)
 }
 
 // minDetectable is about the smallest drop (in percent) of the family's metric this comparison
@@ -510,12 +295,9 @@ func neededRepetitions(f *family, alpha float64) (int32, bool) {
 	if !f.abs.ok || f.reps == 0 {
 		return 0, true
 	}
-	limit := math.Log(1 - f.m.minEffect)
-	if !f.m.higher {
-		limit = math.Log(1 + f.m.minEffect)
-	}
+	higher, limit := f.rule.HigherIsBetter(), harmLimit(f.rule)
 	margin := math.Abs(f.abs.d - limit)
-	if (f.m.higher && f.abs.d <= limit) || (!f.m.higher && f.abs.d >= limit) || margin == 0 {
+	if (higher && f.abs.d <= limit) || (!higher && f.abs.d >= limit) || margin == 0 {
 		return 0, true
 	}
 	t := tq(f.abs.df, 1-alpha)
@@ -525,36 +307,4 @@ func neededRepetitions(f *family, alpha float64) (int32, bool) {
 	}
 	n := int32(math.Ceil(float64(f.reps) * f.abs.within / room))
 	return min(max(n, f.reps+1), 10), true
-}
-
-// HistoryOf are the runs of runs that the schedule controlling run also controls and that
-// succeeded, with run's client, scheduled no later than run (its scheduled-time annotation, else
-// its creation): the nights whose spread CompareWith may take as run's between-run noise.
-// Confirmation runs are not nights of the schedule. None when no schedule controls run.
-func HistoryOf(run *v1.BenchmarkRun, runs []*v1.BenchmarkRun) []*v1.BenchmarkRun {
-	owner := metav1.GetControllerOf(run)
-	if owner == nil || owner.Kind != "BenchmarkSchedule" {
-		return nil
-	}
-	at := scheduledAt(run)
-	client := loadclient.For(run.Spec.Workload).Name()
-	var out []*v1.BenchmarkRun
-	for _, other := range runs {
-		o := metav1.GetControllerOf(other)
-		if other.Name == run.Name || o == nil || o.UID != owner.UID || other.Status.Phase != v1.RunSucceeded ||
-			other.Labels[v1.LabelConfirms] != "" || loadclient.For(other.Spec.Workload).Name() != client ||
-			scheduledAt(other).After(at) {
-			continue
-		}
-		out = append(out, other)
-	}
-	return out
-}
-
-// scheduledAt is when a schedule's run was due: its annotation, else its creation.
-func scheduledAt(run *v1.BenchmarkRun) time.Time {
-	if t, err := time.Parse(time.RFC3339, run.Annotations[v1.AnnotationScheduledTime]); err == nil {
-		return t
-	}
-	return run.CreationTimestamp.Time
 }
