@@ -371,3 +371,27 @@ func TestHistoryFromTheResultsDatabase(t *testing.T) {
 		checkError(t, "a Secret with an unknown key", err, "Secret bench/results-db-typo", "unknown keys hostname")
 	})
 }
+
+// A Regressed night says what became of its confirmation; the same condition reason without a
+// confirmation run (confirmation off) says nothing more.
+func TestVerdictOfSaysTheConfirmation(t *testing.T) {
+	for _, tc := range []struct {
+		p    resultsdb.Point
+		want string
+	}{
+		{resultsdb.Point{}, ""},
+		{resultsdb.Point{Verdict: "NoRegression", TargetVerdict: "NoChange"}, "NoRegression (target NoChange)"},
+		{resultsdb.Point{Verdict: "Regressed", TargetVerdict: "Regressed", RegressedReason: v1.ReasonRegressed, Confirmed: true},
+			"Regressed (target Regressed), confirmed"},
+		{resultsdb.Point{Verdict: "Regressed", RegressedReason: v1.ReasonRegressed}, "Regressed"},
+		{resultsdb.Point{Verdict: "Regressed", RegressedReason: v1.ReasonRegressionNotConfirmed}, "Regressed, not confirmed"},
+		{resultsdb.Point{Verdict: "Regressed", RegressedReason: v1.ReasonAwaitingConfirmation}, "Regressed, awaiting confirmation"},
+		{resultsdb.Point{Verdict: "Regressed", RegressedReason: v1.ReasonConfirmationInconclusive}, "Regressed, unconfirmed"},
+		{resultsdb.Point{Verdict: "Regressed", RegressedReason: v1.ReasonRegressionUnconfirmed}, "Regressed, unconfirmed"},
+		{resultsdb.Point{Verdict: "Inconclusive", RegressedReason: v1.ReasonInconclusive}, "Inconclusive"},
+	} {
+		if got := verdictOf(tc.p); got != tc.want {
+			t.Errorf("verdictOf(%+v) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}

@@ -180,15 +180,41 @@ func shiftMark(s compare.Shift) string {
 		strconv.FormatFloat(s.P, 'g', 2, 64), strconv.FormatFloat(s.Q, 'g', 2, 64), way)
 }
 
-// verdictOf is the run's verdict, with the target's when the comparison has one for it.
+// verdictOf is the run's verdict, with the target's when the comparison has one for it, and
+// what became of a Regressed one: a night is acted on only once its confirmation confirmed it.
 func verdictOf(p resultsdb.Point) string {
+	out := p.Verdict
 	switch {
 	case p.Verdict == "":
 		return ""
-	case p.TargetVerdict == "":
-		return p.Verdict
+	case p.TargetVerdict != "":
+		out += " (target " + p.TargetVerdict + ")"
 	}
-	return p.Verdict + " (target " + p.TargetVerdict + ")"
+	if p.Verdict == string(v1.VerdictRegressed) {
+		if state := confirmationWord(p.RegressedReason, p.Confirmed); state != "" {
+			out += ", " + state
+		}
+	}
+	return out
+}
+
+// confirmationWord says in a word what the reason of a run's Regressed condition says of its
+// confirmation.
+func confirmationWord(reason string, confirmed bool) string {
+	switch {
+	case confirmed:
+		return "confirmed"
+	case reason == "", reason == v1.ReasonRegressed: // no confirmation run: confirmation was off
+		return ""
+	}
+	switch reason {
+	case v1.ReasonRegressionNotConfirmed:
+		return "not confirmed"
+	case v1.ReasonAwaitingConfirmation:
+		return "awaiting confirmation"
+	default: // unconfirmed: confirmation off, skipped, failed or inconclusive; it alarms anyway
+		return "unconfirmed"
+	}
 }
 
 // signedPercent writes a ratio change as "+1.2 %" or "-7.2 %".

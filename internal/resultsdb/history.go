@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
 // Metric is the number of a cell a history follows.
@@ -104,6 +106,14 @@ type Point struct {
 	// empty when the run was not compared.
 	Verdict       string `json:"verdict,omitempty"`
 	TargetVerdict string `json:"targetVerdict,omitempty"`
+	// RegressedReason is the reason of the run's Regressed condition when it was stored: whether
+	// a Regressed verdict was confirmed (Regressed), not confirmed, awaits confirmation, or
+	// alarms unconfirmed. Empty when the run had no such condition.
+	RegressedReason string `json:"regressedReason,omitempty"`
+	// Confirmed says that a confirmation run of this run is stored and the run's Regressed
+	// condition says Regressed: the regression was found again (without a confirmation run the
+	// same reason means confirmation was off).
+	Confirmed bool `json:"confirmed,omitempty"`
 }
 
 // History reads the series q selects, ordered by namespace, schedule, workload, target and
@@ -130,16 +140,18 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]Series, error) {
 			p                                       Point
 			ns, workload, target, unit              string
 			schedule, confirmation, version, digest sql.NullString
-			verdict, targetVerdict                  sql.NullString
+			verdict, targetVerdict, regressed       sql.NullString
+			confirmations                           int
 			low, high                               sql.NullFloat64
 			threads                                 int
 		)
 		if err := rows.Scan(&p.UID, &p.Run, &ns, &schedule, &confirmation, &p.Phase, &workload, &unit, &p.Start,
-			&target, &version, &digest, &threads, &p.N, &p.Median, &low, &high, &verdict, &targetVerdict); err != nil {
+			&target, &version, &digest, &threads, &p.N, &p.Median, &low, &high, &verdict, &targetVerdict, &regressed, &confirmations); err != nil {
 			return nil, fmt.Errorf("read the history from %s: %w", Describe(s.cfg), err)
 		}
 		p.ConfirmationOf, p.ServerVersion, p.ImageDigest = confirmation.String, version.String, digest.String
-		p.Verdict, p.TargetVerdict = verdict.String, targetVerdict.String
+		p.Verdict, p.TargetVerdict, p.RegressedReason = verdict.String, targetVerdict.String, regressed.String
+		p.Confirmed = p.RegressedReason == v1.ReasonRegressed && confirmations > 0
 		if low.Valid && high.Valid && p.N > 1 {
 			p.CILow, p.CIHigh = &low.Float64, &high.Float64
 		}
@@ -217,7 +229,8 @@ func historySQL(q HistoryQuery) (string, []any, error) {
 	query := `SELECT r.uid, r.name, r.namespace, r.schedule, r.confirmation_of, r.phase, r.workload, r.metric,
   COALESCE(r.start_time, r.completion_time, r.stored_at) AS night,
   c.target, t.server_version, t.image_digest, c.threads, c.n, ` + median + `, ` + low + `, ` + high + `,
-  cmp.verdict, ct.verdict
+  cmp.verdict, ct.verdict, cmp.regressed_reason,
+  (SELECT COUNT(*) FROM runs cr WHERE cr.namespace = r.namespace AND cr.confirmation_of = r.name) AS confirmations
 FROM runs r
 JOIN cells c ON c.run_uid = r.uid
 LEFT JOIN targets t ON t.run_uid = c.run_uid AND t.name = c.target

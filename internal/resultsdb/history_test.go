@@ -214,3 +214,78 @@ func historyCases() []historyCase {
 		{name: "another namespace: none", q: resultsdb.HistoryQuery{Namespace: "prod", Schedule: "nightly"}},
 	}
 }
+
+// confirmedRecords are nights of schedule "confirm" whose Regressed verdicts ended differently:
+// night 1 confirmed by a stored confirmation run, night 2 alarmed with confirmation off (the same
+// condition reason, no confirmation run), night 3 still awaiting its confirmation.
+func confirmedRecords(t *testing.T) []*resultsdb.Record {
+	regressed := func(reason string) func(*v1.BenchmarkRun) {
+		return func(r *v1.BenchmarkRun) {
+			status := metav1.ConditionTrue
+			if reason == v1.ReasonAwaitingConfirmation {
+				status = metav1.ConditionUnknown
+			}
+			r.Status.Conditions = append(r.Status.Conditions, metav1.Condition{Type: v1.ConditionRegressed, Status: status,
+				Reason: reason, Message: "fixture", LastTransitionTime: metav1.NewTime(t0)})
+		}
+	}
+	return []*resultsdb.Record{
+		nightly(t, "confirm", 0, 1, v1.VerdictNoBaseline),
+		nightly(t, "confirm", 1, 0.9, v1.VerdictRegressed, regressed(v1.ReasonRegressed)),
+		nightly(t, "confirm", 2, 0.9, v1.VerdictRegressed, regressed(v1.ReasonRegressed)),
+		nightly(t, "confirm", 3, 0.9, v1.VerdictRegressed, regressed(v1.ReasonAwaitingConfirmation)),
+		nightly(t, "confirm", 4, 0.9, v1.VerdictRegressed, func(r *v1.BenchmarkRun) {
+			r.Name = "confirm-01-confirm"
+			r.Labels[v1.LabelConfirmationOf] = "confirm-01"
+		}),
+	}
+}
+
+// checkConfirmed checks what the history says of each night's confirmation.
+func checkConfirmed(t *testing.T, got []resultsdb.Series) {
+	t.Helper()
+	if len(got) == 0 {
+		t.Fatal("no series")
+	}
+	type want struct {
+		reason    string
+		confirmed bool
+	}
+	wants := map[string]want{"confirm-00": {}, "confirm-01": {v1.ReasonRegressed, true},
+		"confirm-02": {v1.ReasonRegressed, false}, "confirm-03": {v1.ReasonAwaitingConfirmation, false}}
+	for _, p := range got[0].Points {
+		w, ok := wants[p.Run]
+		if !ok {
+			t.Errorf("unexpected run %s in the history", p.Run)
+			continue
+		}
+		delete(wants, p.Run)
+		if p.RegressedReason != w.reason || p.Confirmed != w.confirmed {
+			t.Errorf("%s: reason %q confirmed %v, want %q %v", p.Run, p.RegressedReason, p.Confirmed, w.reason, w.confirmed)
+		}
+	}
+	if len(wants) > 0 {
+		t.Errorf("runs missing from the history: %v", wants)
+	}
+}
+
+func TestHistoryConfirmed(t *testing.T) {
+	recs := confirmedRecords(t)
+	q := resultsdb.HistoryQuery{Namespace: "bench", Schedule: "confirm", Target: "mariadb-0", Threads: []int{1}}
+	t.Run("records", func(t *testing.T) {
+		got, err := resultsdb.HistoryOf(recs, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkConfirmed(t, got)
+	})
+	t.Run("database", func(t *testing.T) {
+		_, cfg := database(t)
+		write(t, open(t, cfg, resultsdb.OpenOptions{}), recs...)
+		got, err := open(t, cfg, resultsdb.OpenOptions{ReadOnly: true}).History(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkConfirmed(t, got)
+	})
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
 // HistoryOf is History over records (Build's, of runs kept in files) instead of the database:
@@ -31,6 +33,14 @@ func HistoryOf(records []*Record, q HistoryQuery) ([]Series, error) {
 		threads                        int
 		p                              Point
 	}
+	// The runs some record confirms (namespace/name): a regression is confirmed only when its
+	// confirmation run is among the records too, as in the database.
+	confirmed := map[string]bool{}
+	for _, rec := range records {
+		if run, ok := rec.table("runs").only(); ok && run.str("confirmation_of") != "" {
+			confirmed[run.str("namespace")+"/"+run.str("confirmation_of")] = true
+		}
+	}
 	var rows []row
 	for _, rec := range records {
 		run, ok := rec.table("runs").only()
@@ -50,9 +60,9 @@ func HistoryOf(records []*Record, q HistoryQuery) ([]Series, error) {
 		for _, t := range rec.table("targets").rows() {
 			versions[t.str("name")], digests[t.str("name")] = t.str("server_version"), t.str("image_digest")
 		}
-		verdict := ""
+		verdict, regressed := "", ""
 		if c, ok := rec.table("comparisons").only(); ok {
-			verdict = c.str("verdict")
+			verdict, regressed = c.str("verdict"), c.str("regressed_reason")
 		}
 		targetVerdicts := map[string]string{}
 		for _, t := range rec.table("comparison_targets").rows() {
@@ -69,7 +79,8 @@ func HistoryOf(records []*Record, q HistoryQuery) ([]Series, error) {
 			}
 			p := Point{Run: run.str("name"), UID: run.str("uid"), Start: night, Phase: run.str("phase"),
 				ConfirmationOf: run.str("confirmation_of"), ServerVersion: versions[target], ImageDigest: digests[target],
-				N: int(c.num("n")), Median: *median, Verdict: verdict, TargetVerdict: targetVerdicts[target]}
+				N: int(c.num("n")), Median: *median, Verdict: verdict, TargetVerdict: targetVerdicts[target], RegressedReason: regressed,
+				Confirmed: regressed == v1.ReasonRegressed && confirmed[run.str("namespace")+"/"+run.str("name")]}
 			if low != nil && high != nil && p.N > 1 {
 				p.CILow, p.CIHigh = low, high
 			}
