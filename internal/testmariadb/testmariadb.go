@@ -82,8 +82,16 @@ func Start(tb testing.TB, tools Tools, options ...string) *Server {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
+	// A temporary directory of its own: the bootstrap's temporary tables are named by process
+	// id, and in a /tmp shared with other servers (parallel test packages, other users) one
+	// server's cleanup has removed another's, failing the bootstrap.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		tb.Fatal(err)
+	}
 	install := exec.Command(tools["install"], "--no-defaults", "--user=root", "--datadir="+filepath.Join(dir, "data"),
-		"--auth-root-authentication-method=socket", "--skip-test-db")
+		"--auth-root-authentication-method=socket", "--skip-test-db", "--tmpdir="+tmp)
+	install.Env = append(os.Environ(), "TMPDIR="+tmp)
 	if out, err := install.CombinedOutput(); err != nil {
 		tb.Fatalf("%s: %v\n%s", tools["install"], err, out)
 	}
@@ -105,7 +113,8 @@ func (s *Server) Start() {
 	args := append([]string{"--no-defaults", "--user=root", "--datadir=" + filepath.Join(s.dir, "data"),
 		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(s.Port), "--socket=" + s.Socket,
 		"--pid-file=" + s.PIDFile(), "--log-error=" + errLog, "--skip-log-bin",
-		"--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=0", "--skip-name-resolve"}, s.options...)
+		"--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=0", "--skip-name-resolve",
+		"--tmpdir=" + filepath.Join(s.dir, "tmp")}, s.options...)
 	cmd := exec.Command(s.tools["server"], args...)
 	if err := cmd.Start(); err != nil {
 		s.tb.Fatalf("start %s: %v", s.tools["server"], err)
