@@ -4,16 +4,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
 // Facts are what the operator knows of an engine's servers without asking the cluster
-// (package facts, which the builders can import too).
-type Facts = facts.Facts
+// (package enginefacts, a leaf that the builders and the clients import too).
+type Facts = enginefacts.Facts
 
 // FactsOf are the facts of engine e (the API default, builtin, when e is "").
-func FactsOf(e v1.Engine) Facts { return facts.Of(e) }
+func FactsOf(e v1.Engine) Facts { return enginefacts.Of(e) }
 
 // Facts of the builtin engine.
 func (b *Builtin) Facts() Facts { return FactsOf(v1.EngineBuiltin) }

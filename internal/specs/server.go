@@ -17,7 +17,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -429,7 +429,7 @@ func CheckTargetData(spec v1.BenchmarkRunSpec, t v1.Target) error {
 	if err := client.For(spec.Workload).Validate(spec, t); err != nil {
 		return err
 	}
-	if !facts.Of(t.Engine).CreatesServer || !client.Prepares(spec.Workload) {
+	if !enginefacts.Of(t.Engine).CreatesServer || !client.Prepares(spec.Workload) {
 		return nil
 	}
 	return CheckDataFits(spec)

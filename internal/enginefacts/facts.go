@@ -1,7 +1,8 @@
-// Package facts holds what the operator knows of each engine's servers without asking the
-// cluster. It is a leaf, apart from package engine (whose implementations build on specs), so
-// that the builders in specs and the clients can read an engine's facts too.
-package facts
+// Package enginefacts holds what the operator knows of each engine's servers without asking the
+// cluster. It is a leaf (it imports only the API), outside internal/engine, so that the layers
+// below the engines (the builders in specs, the clients, the report) read an engine's facts
+// without importing anything above them.
+package enginefacts
 
 import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
