@@ -83,7 +83,7 @@ func (g GoTPC) Validate(spec v1.BenchmarkRunSpec, t v1.Target) error {
 }
 
 // EmptyDirDataBytes is the room for a client's data on a builtin server without spec.storage:
-// the data emptyDir's ceiling (64GiB, specs.DataEmptyDirLimit) less the 2GiB of the server's own
+// the data emptyDir's ceiling (64GiB, builtin.DataEmptyDirLimit) less the 2GiB of the server's own
 // files.
 const EmptyDirDataBytes int64 = 62 << 30
 

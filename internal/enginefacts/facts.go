@@ -24,7 +24,7 @@ type Facts struct {
 	// in the cluster.
 	ServerContainer string
 	// ForeignPods: the server's pods are another operator's, placed by it from its resource's
-	// spec; they carry the run and target labels (specs.serverPod) but not the operator's
+	// spec; they carry the run and target labels (percona.serverPod) but not the operator's
 	// managed-by label, so the manager's cache does not hold them.
 	ForeignPods bool
 	// ImageIsServer: target.image is the server's own image, whose client tools (mysqlslap,
