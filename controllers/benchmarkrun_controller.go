@@ -187,7 +187,8 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 // operator's own objects go through the cache (list, watch); get is for the direct reads of
 // APIReader (the run, a user's Secret or ConfigMap, an object to delete). finalizers: the
 // OwnerReferencesPermissionEnforcement admission plugin requires update there to create an
-// object owned by a run (blockOwnerDeletion). These markers generate config/rbac/role.yaml, bound
+// object owned by a run (blockOwnerDeletion). These markers, with the engines' own next to their
+// code (internal/engine/builtin, percona, external), generate config/rbac/role.yaml, bound
 // in every watched namespace; Nodes, which are cluster-scoped, are read (list, watch: the node
 // pool queue) under config/rbac/manager_cluster_role.yaml, always bound cluster-wide. The kubelet
 // stats of the CPU sampler (get nodes/proxy) are in config/rbac/kubelet_stats_role.yaml, bound
@@ -197,16 +198,11 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/status,verbs=patch
 // +kubebuilder:rbac:groups=mysqlbench.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;deletecollection
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;delete
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;list
-// +kubebuilder:rbac:groups=ps.percona.com,resources=perconaservermysqls,verbs=get;list;watch;create;delete;patch
-// +kubebuilder:rbac:groups=pxc.percona.com,resources=perconaxtradbclusters,verbs=get;list;watch;create;delete;patch
 
 // Reconcile advances one BenchmarkRun by one transition. Every transition that changes the
 // status is written before anything else happens, and the write's own watch event brings the

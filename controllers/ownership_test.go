@@ -25,6 +25,8 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/builtin"
+	perconaengine "github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -252,12 +254,12 @@ func TestForgedServerObjectsAreNeverUsed(t *testing.T) {
 			forged.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(got, v1.GroupVersion.WithKind("BenchmarkRun"))})
 			if cm, ok := forged.(*corev1.ConfigMap); ok {
 				// What the operator writes, with one more statement in the SQL the server runs as root.
-				want, err := specs.ServerConfigMap(got, got.Spec.Targets[0])
+				want, err := builtin.ConfigMap(got, got.Spec.Targets[0])
 				if err != nil {
 					t.Fatal(err)
 				}
 				cm.Data = want.Data
-				cm.Data[specs.GrantsKey] += "CREATE USER 'mallory'@'%' IDENTIFIED BY 'known'; GRANT ALL ON *.* TO 'mallory'@'%';\n"
+				cm.Data[builtin.GrantsKey] += "CREATE USER 'mallory'@'%' IDENTIFIED BY 'known'; GRANT ALL ON *.* TO 'mallory'@'%';\n"
 			}
 			if err := k8s.Create(ctx, forged); err != nil {
 				t.Fatal(err)
@@ -446,7 +448,7 @@ func TestPlantedPerconaObjectsAreNeverUsed(t *testing.T) {
 			var planted client.Object
 			switch kind {
 			case "PerconaServerMySQL":
-				u, err := specs.PerconaServerMySQL(run, target)
+				u, err := perconaengine.PerconaServerMySQL(run, target)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -454,7 +456,7 @@ func TestPlantedPerconaObjectsAreNeverUsed(t *testing.T) {
 				u.SetLabels(nil)
 				planted = u
 			case "users Secret":
-				planted = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: specs.PerconaUsersSecretName(run, target.Name), Namespace: ns},
+				planted = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: perconaengine.UsersSecretName(run, target.Name), Namespace: ns},
 					StringData: map[string]string{"root": "known"}}
 			}
 			if err := c.Create(ctx, planted); err != nil {
@@ -462,7 +464,7 @@ func TestPlantedPerconaObjectsAreNeverUsed(t *testing.T) {
 			}
 			startOperator(t, ns, operatorOptions{restConfig: restCfg})
 			startKubeletOn(t, c, ns, notPlanted(succeedAll(t)))
-			fakePercona(t, c, ns, specs.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
+			fakePercona(t, c, ns, perconaengine.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
 				if metav1.GetControllerOf(u) == nil {
 					return nil // the planted one is left alone
 				}

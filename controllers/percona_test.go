@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	perconaengine "github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -288,9 +288,9 @@ func TestPerconaResourcesPassPerconaValidation(t *testing.T) {
 		run.Spec.Storage = storage
 		for _, tg := range targets {
 			name := fmt.Sprintf("%s storage=%v", tg.Name, storage != nil)
-			build := specs.PerconaServerMySQL
+			build := perconaengine.PerconaServerMySQL
 			if tg.Engine == v1.EnginePerconaXtraDBCluster {
-				build = specs.PerconaXtraDBCluster
+				build = perconaengine.PerconaXtraDBCluster
 			}
 			u, err := build(run, tg)
 			if err != nil {
@@ -304,7 +304,7 @@ func TestPerconaResourcesPassPerconaValidation(t *testing.T) {
 	}
 	// And the rules bite: the same PerconaServerMySQL without the unsafe flag for a
 	// proxy-less async cluster is refused, so the acceptance above is not vacuous.
-	u, err := specs.PerconaServerMySQL(run, targets[0])
+	u, err := perconaengine.PerconaServerMySQL(run, targets[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestPerconaServerThroughAFullLadder(t *testing.T) {
 	ns := perconaNamespace(t, c, "percona-ps-ladder")
 	startOperator(t, ns, operatorOptions{log: captured(t, "run_point_select_t4.txt"), restConfig: restCfg})
 	kl := startKubeletOn(t, c, ns, succeedAll(t))
-	fakePercona(t, c, ns, specs.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
+	fakePercona(t, c, ns, perconaengine.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
 		return map[string]any{"state": "ready", "host": u.GetName() + "-mysql-primary." + ns,
 			"mysql": map[string]any{"ready": int64(1), "size": int64(1), "state": "ready"}}
 	})
@@ -335,7 +335,7 @@ func TestPerconaServerThroughAFullLadder(t *testing.T) {
 	if err := c.Create(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
-	name := specs.PerconaName(run, "ps80")
+	name := perconaengine.ResourceName(run, "ps80")
 
 	// While the target runs, the server is the operator's PerconaServerMySQL, as configured.
 	waitForOn(t, c, ns, run.Name, 30*time.Second, "the ladder to start", func(r *v1.BenchmarkRun) bool {
@@ -357,7 +357,7 @@ func TestPerconaServerThroughAFullLadder(t *testing.T) {
 
 	// Torn down on success: the resource and every Secret of the target.
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(specs.PerconaServerMySQLKind)
+	u.SetGroupVersionKind(perconaengine.PerconaServerMySQLKind)
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); !apierrors.IsNotFound(err) {
 		t.Errorf("PerconaServerMySQL %s still there after success with cleanup OnSuccess: %v", name, err)
 	}
@@ -378,7 +378,7 @@ func TestPerconaServerObjectsAndConnectionSecret(t *testing.T) {
 	startOperator(t, ns, operatorOptions{log: captured(t, "run_point_select_t4.txt"), restConfig: restCfg})
 	startKubeletOn(t, c, ns, func(*batchv1.Job) outcome { return outcome{pending: true} })
 	var ready sync.Map
-	fakePercona(t, c, ns, specs.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
+	fakePercona(t, c, ns, perconaengine.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
 		if _, ok := ready.Load(u.GetName()); !ok {
 			return map[string]any{"state": "initializing"}
 		}
@@ -390,17 +390,17 @@ func TestPerconaServerObjectsAndConnectionSecret(t *testing.T) {
 	if err := c.Create(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
-	name := specs.PerconaName(run, "ps84")
+	name := perconaengine.ResourceName(run, "ps84")
 	waitForOn(t, c, ns, run.Name, 20*time.Second, "the wait for the Percona operator", func(r *v1.BenchmarkRun) bool {
 		c := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
 		return c != nil && strings.Contains(c.Message, "PerconaServerMySQL "+ns+"/"+name+" is initializing")
 	})
-	u := getPercona(t, c, specs.PerconaServerMySQLKind, ns, name)
+	u := getPercona(t, c, perconaengine.PerconaServerMySQLKind, ns, name)
 	if !metav1.IsControlledBy(u, getRun(t, c, run)) {
 		t.Errorf("PerconaServerMySQL is not owned by the run: %v", u.GetOwnerReferences())
 	}
-	if got := nested[string](t, u, "spec", "mysql", "image"); got != specs.DefaultPSImage {
-		t.Errorf("mysql.image %q, want the operator release's default %q", got, specs.DefaultPSImage)
+	if got := nested[string](t, u, "spec", "mysql", "image"); got != perconaengine.DefaultPSImage {
+		t.Errorf("mysql.image %q, want the operator release's default %q", got, perconaengine.DefaultPSImage)
 	}
 	if got := nested[string](t, u, "spec", "mysql", "clusterType"); got != "async" {
 		t.Errorf("clusterType %q, want async", got)
@@ -433,13 +433,13 @@ func TestPerconaServerObjectsAndConnectionSecret(t *testing.T) {
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: nested[string](t, u, "spec", "secretsName")}, users); err != nil {
 		t.Fatalf("the Secret named by secretsName: %v", err)
 	}
-	for _, k := range specs.PerconaSystemUsers[v1.EnginePerconaServer] {
+	for _, k := range perconaengine.SystemUsers[v1.EnginePerconaServer] {
 		if len(users.Data[k]) != 24 {
 			t.Errorf("system user %s has no generated password", k)
 		}
 	}
 	env := nested[[]any](t, u, "spec", "mysql", "env")
-	if len(env) != 3 || !strings.Contains(fmt.Sprint(env), "MYSQL_DATABASE") || !strings.Contains(fmt.Sprint(env), specs.PerconaPasswordSecretName(run, "ps84")) {
+	if len(env) != 3 || !strings.Contains(fmt.Sprint(env), "MYSQL_DATABASE") || !strings.Contains(fmt.Sprint(env), perconaengine.PasswordSecretName(run, "ps84")) {
 		t.Errorf("mysql.env %v, want MYSQL_DATABASE, MYSQL_USER and MYSQL_PASSWORD from the password Secret", env)
 	}
 	conn := &corev1.Secret{}
@@ -458,13 +458,13 @@ func TestPerconaServerObjectsAndConnectionSecret(t *testing.T) {
 		}
 	}
 	pw := &corev1.Secret{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: specs.PerconaPasswordSecretName(run, "ps84")}, pw); err != nil {
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: perconaengine.PasswordSecretName(run, "ps84")}, pw); err != nil {
 		t.Fatal(err)
 	}
 	wantConn := map[string]string{
 		sysbench.SecretKeyHost: name + "-haproxy." + ns, sysbench.SecretKeyPort: "3306",
 		sysbench.SecretKeyUser: "sbtest", sysbench.SecretKeyDatabase: "sbtest",
-		sysbench.SecretKeyPassword: string(pw.Data[specs.PerconaPasswordKey]), specs.SecretKeyRootPassword: string(users.Data["root"]),
+		sysbench.SecretKeyPassword: string(pw.Data[perconaengine.PasswordKey]), specs.SecretKeyRootPassword: string(users.Data["root"]),
 	}
 	for k, v := range wantConn {
 		if string(conn.Data[k]) != v || v == "" {
@@ -480,12 +480,12 @@ func TestPerconaErrorStateFailsTheTarget(t *testing.T) {
 	startOperator(t, ns, operatorOptions{log: captured(t, "run_point_select_t4.txt"), restConfig: restCfg})
 	startKubeletOn(t, c, ns, succeedAll(t))
 	now := metav1.Now().UTC().Format(time.RFC3339)
-	fakePercona(t, c, ns, specs.PerconaXtraDBClusterKind, func(u *unstructured.Unstructured) map[string]any {
+	fakePercona(t, c, ns, perconaengine.PerconaXtraDBClusterKind, func(u *unstructured.Unstructured) map[string]any {
 		return map[string]any{"state": "error", "message": []any{"pxc: Back-off pulling image \"percona/percona-xtradb-cluster:9.9\""},
 			"conditions": []any{map[string]any{"type": "error", "status": "True", "lastTransitionTime": now,
 				"message": "pxc: Back-off pulling image \"percona/percona-xtradb-cluster:9.9\""}}}
 	})
-	fakePercona(t, c, ns, specs.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
+	fakePercona(t, c, ns, perconaengine.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
 		return map[string]any{"state": "error", "conditions": []any{map[string]any{"type": "ready", "status": "False",
 			"reason": "MySQLNotReady", "lastTransitionTime": now, "message": "mysql: 0/1 pods ready: CrashLoopBackOff"}}}
 	})
@@ -517,7 +517,7 @@ func TestPerconaXtraDBClusterThroughAFullLadder(t *testing.T) {
 	ns := perconaNamespace(t, c, "percona-pxc-ladder")
 	startOperator(t, ns, operatorOptions{log: captured(t, "run_point_select_t4.txt"), restConfig: restCfg})
 	startKubeletOn(t, c, ns, succeedAll(t))
-	fakePercona(t, c, ns, specs.PerconaXtraDBClusterKind, func(u *unstructured.Unstructured) map[string]any {
+	fakePercona(t, c, ns, perconaengine.PerconaXtraDBClusterKind, func(u *unstructured.Unstructured) map[string]any {
 		return map[string]any{"state": "ready", "host": u.GetName() + "-haproxy." + ns, "observedGeneration": u.GetGeneration()}
 	})
 	run := perconaRun(ns, "pxc", v1.Target{Name: "pxc57", Engine: v1.EnginePerconaXtraDBCluster,
@@ -530,11 +530,11 @@ func TestPerconaXtraDBClusterThroughAFullLadder(t *testing.T) {
 	if got.Status.Phase != v1.RunSucceeded || len(got.Status.Targets[0].Steps) != 3 {
 		t.Fatalf("phase %s, targets %+v; want Succeeded with 3 steps", got.Status.Phase, got.Status.Targets)
 	}
-	name := specs.PerconaName(run, "pxc57")
+	name := perconaengine.ResourceName(run, "pxc57")
 	if got.Status.Targets[0].Endpoint != "" && !strings.HasPrefix(got.Status.Targets[0].Endpoint, name+"-haproxy."+ns) {
 		t.Errorf("endpoint %q, want the HAProxy service", got.Status.Targets[0].Endpoint)
 	}
-	u := getPercona(t, c, specs.PerconaXtraDBClusterKind, ns, name)
+	u := getPercona(t, c, perconaengine.PerconaXtraDBClusterKind, ns, name)
 	if img := nested[string](t, u, "spec", "pxc", "image"); img != "percona/percona-xtradb-cluster:5.7.44-31.65" {
 		t.Errorf("pxc.image %q", img)
 	}
@@ -543,10 +543,10 @@ func TestPerconaXtraDBClusterThroughAFullLadder(t *testing.T) {
 	}
 	users := nested[[]any](t, u, "spec", "users")
 	if s := fmt.Sprint(users); len(users) != 1 || !strings.Contains(s, "dbs:[sbtest]") || !strings.Contains(s, "name:sbtest") ||
-		!strings.Contains(s, specs.PerconaPasswordSecretName(run, "pxc57")) {
+		!strings.Contains(s, perconaengine.PasswordSecretName(run, "pxc57")) {
 		t.Errorf("users %v, want the sbtest user with database sbtest and the generated password", users)
 	}
-	if got := nested[string](t, u, "spec", "crVersion"); got != specs.DefaultPXCCRVersion {
+	if got := nested[string](t, u, "spec", "crVersion"); got != perconaengine.DefaultPXCCRVersion {
 		t.Errorf("crVersion %q", got)
 	}
 }
@@ -565,7 +565,7 @@ func getRun(t *testing.T, c client.Client, run *v1.BenchmarkRun) *v1.BenchmarkRu
 func TestPerconaReadyPollsOnlyWhenNotWatched(t *testing.T) {
 	_, c := perconaAPI(t)
 	ns := perconaNamespace(t, c, "percona-poll")
-	e := engine.NewPerconaServer(c, testenv.Scheme)
+	e := perconaengine.NewServer(c, nil, testenv.Scheme)
 	run := perconaRun(ns, "poll", v1.Target{Name: "ps", Engine: v1.EnginePerconaServer})
 	for _, watched := range []bool{false, true} {
 		e.SetWatched(watched)
@@ -573,7 +573,7 @@ func TestPerconaReadyPollsOnlyWhenNotWatched(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := engine.DefaultPerconaPollInterval
+		want := perconaengine.DefaultPollInterval
 		if watched {
 			want = 0
 		}
@@ -593,7 +593,7 @@ func TestPerconaNameHeldByAStuckDeletion(t *testing.T) {
 	target := v1.Target{Name: "ps84", Engine: v1.EnginePerconaServer}
 	earlier := perconaRun(ns, "nightly", target)
 	earlier.Spec.Storage = &v1.Storage{Size: resource.MustParse("5Gi")}
-	stuck, err := specs.PerconaServerMySQL(earlier, target)
+	stuck, err := perconaengine.PerconaServerMySQL(earlier, target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,7 +612,7 @@ func TestPerconaNameHeldByAStuckDeletion(t *testing.T) {
 	startOperator(t, ns, operatorOptions{log: captured(t, "run_point_select_t4.txt"), restConfig: restCfg,
 		stuckDeletionGrace: 3 * time.Second})
 	startKubeletOn(t, c, ns, func(*batchv1.Job) outcome { return outcome{pending: true} })
-	fakePercona(t, c, ns, specs.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
+	fakePercona(t, c, ns, perconaengine.PerconaServerMySQLKind, func(u *unstructured.Unstructured) map[string]any {
 		return map[string]any{"state": "initializing"}
 	})
 	run := perconaRun(ns, "nightly", target)
@@ -625,11 +625,11 @@ func TestPerconaNameHeldByAStuckDeletion(t *testing.T) {
 		return cond != nil && strings.Contains(cond.Message, "of an earlier run to be deleted")
 	})
 	// After the grace the earlier resource goes, and the run's own takes its name.
-	name := specs.PerconaName(run, "ps84")
+	name := perconaengine.ResourceName(run, "ps84")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(specs.PerconaServerMySQLKind)
+		u.SetGroupVersionKind(perconaengine.PerconaServerMySQLKind)
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
 		if err == nil && metav1.IsControlledBy(u, getRun(t, c, run)) {
 			break
@@ -664,7 +664,7 @@ func TestPerconaForeignStuckDeletionKeepsItsFinalizers(t *testing.T) {
 			ns := perconaNamespace(t, c, fmt.Sprintf("percona-foreign-stuck-%d", i))
 			withStorage := perconaRun(ns, "nightly", target)
 			withStorage.Spec.Storage = &v1.Storage{Size: resource.MustParse("5Gi")}
-			theirs, err := specs.PerconaServerMySQL(withStorage, target)
+			theirs, err := perconaengine.PerconaServerMySQL(withStorage, target)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -692,7 +692,7 @@ func TestPerconaForeignStuckDeletionKeepsItsFinalizers(t *testing.T) {
 			})
 			// Well past the grace, with the rechecks it brings: the finalizers are still there.
 			for end := time.Now().Add(grace + 2*owned.Recheck); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-				got := getPercona(t, c, specs.PerconaServerMySQLKind, ns, theirs.GetName())
+				got := getPercona(t, c, perconaengine.PerconaServerMySQLKind, ns, theirs.GetName())
 				if fmt.Sprint(got.GetFinalizers()) != fmt.Sprint(finalizers) {
 					t.Fatalf("finalizers %v of a resource that is not an earlier run's, want %v untouched", got.GetFinalizers(), finalizers)
 				}
@@ -718,11 +718,11 @@ func TestPerconaResourceReleasedWhenItsRunIsDeleted(t *testing.T) {
 	if err := c.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	name := specs.PerconaName(run, "ps84")
+	name := perconaengine.ResourceName(run, "ps84")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(specs.PerconaServerMySQLKind)
+		u.SetGroupVersionKind(perconaengine.PerconaServerMySQLKind)
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err == nil && len(u.GetFinalizers()) > 0 {
 			break
 		}
@@ -737,7 +737,7 @@ func TestPerconaResourceReleasedWhenItsRunIsDeleted(t *testing.T) {
 	deadline = time.Now().Add(30 * time.Second)
 	for {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(specs.PerconaServerMySQLKind)
+		u.SetGroupVersionKind(perconaengine.PerconaServerMySQLKind)
 		rerr := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.Name}, &v1.BenchmarkRun{})
 		uerr := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
 		if apierrors.IsNotFound(rerr) && apierrors.IsNotFound(uerr) {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -314,16 +313,16 @@ func pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
 	return since
 }
 
-// poolUsers returns the runs holding a node of pool (a server StatefulSet with the pool's node
-// selector, or a target past Pending whose StatefulSet the cache has not shown yet) and the runs
-// waiting for one, oldest first. self, the run being reconciled (nil for none), counts with its
+// poolUsers returns the runs holding a node of pool (a server its engine finds among listed
+// objects, with the pool's node selector, or a target past Pending whose server the cache has
+// not shown yet) and the runs waiting for one, oldest first. self, the run being reconciled (nil for none), counts with its
 // newest status.
 //
 // Labels prove nothing: anyone who may create StatefulSets can give one the operator's labels
-// (and one with no replicas holds no node at all). A StatefulSet counts only when a run that
-// exists controls it (the owner reference's UID is that run's), it is that run's server for the
-// target it is labelled with (its name derived from both), and the run's status says that target
-// holds its server; see runServer.
+// (and one with no replicas holds no node at all). A server counts only when a run that exists
+// controls it (the owner reference's UID is that run's), it is that run's server for the target
+// it is labelled with (its name derived from both; the engine's Holdings), and the run's status
+// says that target holds its server (holdsServer).
 func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, self *v1.BenchmarkRun) (holders, waiting []poolUser, err error) {
 	runs := &v1.BenchmarkRunList{}
 	if err := r.List(ctx, runs, client.UnsafeDisableDeepCopy); err != nil { // read only: no copy of every run
@@ -337,23 +336,17 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 		byKey[client.ObjectKeyFromObject(self)] = self // the newest status
 	}
 	held := map[string]poolUser{}
-	stss := &appsv1.StatefulSetList{}
-	if err := r.List(ctx, stss, client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy}); err != nil {
-		return nil, nil, fmt.Errorf("list server statefulsets: %w", err)
+	servers, err := engine.ListHoldings(ctx, r.kubeClient, r.engines, byKey)
+	if err != nil {
+		return nil, nil, err
 	}
-	for i := range stss.Items {
-		sts := &stss.Items[i]
-		if sts.Spec.Template.Labels[specs.LabelComponent] != specs.ComponentServer ||
-			poolName(sts.Spec.Template.Spec.NodeSelector) != pool || !sts.DeletionTimestamp.IsZero() {
+	for _, s := range servers {
+		if poolName(s.NodeSelector) != pool || !holdsServer(s.Run, s.Target) {
 			continue
 		}
-		owner, target := runServer(sts, byKey)
-		if owner == nil {
-			continue
-		}
-		key := owner.Namespace + "/" + owner.Name
-		held[key+"#"+target] = poolUser{key: key, target: target, exclusive: owner.Spec.Placement.Database.IsExclusive(),
-			why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, target, sts.Name)}
+		key := s.Run.Namespace + "/" + s.Run.Name
+		held[key+"#"+s.Target] = poolUser{key: key, target: s.Target, exclusive: s.Run.Spec.Placement.Database.IsExclusive(),
+			why: fmt.Sprintf("%s (target %s, %s)", key, s.Target, s.Object)}
 	}
 	if err := r.lingeringServers(ctx, pool, byKey, held); err != nil {
 		return nil, nil, err
@@ -472,25 +465,10 @@ func (r *BenchmarkRunReconciler) poolPeers(ctx context.Context, run *v1.Benchmar
 	return peers, nil
 }
 
-// runServer returns the run whose server sts is and the target it serves, when the run holds
-// that server now: the run exists and controls sts (by UID), sts carries the name the run's
-// target gives its server, and the target's status is past Pending and not released, or ended
-// with its server kept by the cleanup policy. Anything else (a StatefulSet with the operator's
-// labels that someone else made, one naming a run that is gone, a server torn down a moment ago)
-// returns nil.
-func runServer(sts *appsv1.StatefulSet, runs map[client.ObjectKey]*v1.BenchmarkRun) (*v1.BenchmarkRun, string) {
-	ref := metav1.GetControllerOfNoCopy(sts)
-	if ref == nil || ref.Kind != "BenchmarkRun" {
-		return nil, ""
-	}
-	run := runs[client.ObjectKey{Namespace: sts.Namespace, Name: ref.Name}]
-	if run == nil || run.UID != ref.UID || !run.DeletionTimestamp.IsZero() {
-		return nil, ""
-	}
-	target := sts.Labels[specs.LabelTarget]
-	if specs.ServerName(run, target) != sts.Name {
-		return nil, ""
-	}
+// holdsServer says whether run holds target's server now, a server its engine found to be the
+// run's (engine.ListHoldings): the target's status is past Pending and not released, or ended
+// with its server kept by the cleanup policy. A server torn down a moment ago is not held.
+func holdsServer(run *v1.BenchmarkRun, target string) bool {
 	for _, t := range run.Spec.Targets {
 		if t.Name != target {
 			continue
@@ -501,13 +479,13 @@ func runServer(sts *appsv1.StatefulSet, runs map[client.ObjectKey]*v1.BenchmarkR
 			}
 			switch {
 			case ts.Phase == "" || ts.Phase == v1.TargetPending:
-				return nil, ""
+				return false
 			case !ts.Phase.Finished() || !ts.Released || keptByPolicy(run, target):
-				return run, target
+				return true
 			}
 		}
 	}
-	return nil, ""
+	return false
 }
 
 // queued is a target of a run in its pool's queue, with its status (nil before the run started

@@ -42,6 +42,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/apicalls"
+	perconaengine "github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -259,7 +260,7 @@ func TestPerconaXtraDBClusterNameHeldByAStuckDeletion(t *testing.T) {
 	ctx := context.Background()
 	target := v1.Target{Name: "pxc", Engine: v1.EnginePerconaXtraDBCluster}
 	earlier := perconaRun(ns, "nightly", target)
-	stuck, err := specs.PerconaXtraDBCluster(earlier, target)
+	stuck, err := perconaengine.PerconaXtraDBCluster(earlier, target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestPerconaXtraDBClusterNameHeldByAStuckDeletion(t *testing.T) {
 	startOperator(t, ns, operatorOptions{log: captured(t, "run_point_select_t4.txt"), restConfig: restCfg,
 		stuckDeletionGrace: 2 * time.Second})
 	startKubeletOn(t, c, ns, func(*batchv1.Job) outcome { return outcome{pending: true} })
-	fakePercona(t, c, ns, specs.PerconaXtraDBClusterKind, func(*unstructured.Unstructured) map[string]any {
+	fakePercona(t, c, ns, perconaengine.PerconaXtraDBClusterKind, func(*unstructured.Unstructured) map[string]any {
 		return map[string]any{"state": "initializing"}
 	})
 	run := perconaRun(ns, "nightly", target)
@@ -287,10 +288,10 @@ func TestPerconaXtraDBClusterNameHeldByAStuckDeletion(t *testing.T) {
 		cond := meta.FindStatusCondition(r.Status.Conditions, v1.ConditionProgressing)
 		return cond != nil && strings.Contains(cond.Message, "of an earlier run to be deleted")
 	})
-	name := specs.PerconaName(run, target.Name)
+	name := perconaengine.ResourceName(run, target.Name)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(specs.PerconaXtraDBClusterKind)
+		u.SetGroupVersionKind(perconaengine.PerconaXtraDBClusterKind)
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
 		if err == nil && u.GetUID() != stuck.GetUID() {
 			break

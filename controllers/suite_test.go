@@ -31,6 +31,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	perconaengine "github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
@@ -177,7 +178,7 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	logs := &fakeLogs{log: o.log}
 	engines := engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme())
 	for _, e := range []v1.Engine{v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster} {
-		engines[e].(*engine.Percona).StuckDeletionGrace = o.stuckDeletionGrace
+		engines[e].(*perconaengine.Engine).StuckDeletionGrace = o.stuckDeletionGrace
 	}
 	var results controllers.ResultsWriter
 	if o.resultsSecret != nil {

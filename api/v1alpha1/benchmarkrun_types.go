@@ -498,7 +498,7 @@ type Storage struct {
 }
 
 // The data-size rule spans workload and storage, so it sits on the spec. 200 bytes per row is
-// specs.bytesPerRow (CheckDataFits applies it to objects stored before the rule). The
+// specs.BytesPerRow (CheckDataFits applies it to objects stored before the rule). The
 // comparison is in floating point, and the message uses format(), because the cost estimator
 // gives string(an int) no size bound: quantity() of it or + on it makes the API server refuse
 // the CRD. storage.size (int or string) is bounded by the request size, and the products, at most

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/gotpc"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -65,7 +65,7 @@ func (g GoTPC) Validate(spec v1.BenchmarkRunSpec, t v1.Target) error {
 	}
 	c := spec.Workload.TPCCOrDefault()
 	step := gotpc.Step{Phase: gotpc.PhasePrepare, Warehouses: c.Warehouses, Threads: c.LoadThreads}
-	if facts.Of(t.Engine).CreatesServer && !spec.Workload.SkipPrepare {
+	if enginefacts.Of(t.Engine).CreatesServer && !spec.Workload.SkipPrepare {
 		step.StorageBytes = EmptyDirDataBytes
 		if spec.Storage != nil {
 			step.StorageBytes = spec.Storage.Size.Value()
@@ -83,7 +83,7 @@ func (g GoTPC) Validate(spec v1.BenchmarkRunSpec, t v1.Target) error {
 }
 
 // EmptyDirDataBytes is the room for a client's data on a builtin server without spec.storage:
-// the data emptyDir's ceiling (64GiB, specs.DataEmptyDirLimit) less the 2GiB of the server's own
+// the data emptyDir's ceiling (64GiB, builtin.DataEmptyDirLimit) less the 2GiB of the server's own
 // files.
 const EmptyDirDataBytes int64 = 62 << 30
 
@@ -112,7 +112,7 @@ func (GoTPC) tpccStep(spec v1.BenchmarkRunSpec, t v1.Target, step Step) (gotpc.S
 }
 
 // keepsData says that target t's server outlives the run (the operator did not create it).
-func keepsData(t v1.Target) bool { return !facts.Of(t.Engine).CreatesServer }
+func keepsData(t v1.Target) bool { return !enginefacts.Of(t.Engine).CreatesServer }
 
 // Container runs the launcher in workload.tpcc.image for go-tpc's steps, sysbench's probe for
 // the probe.

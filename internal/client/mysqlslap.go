@@ -6,7 +6,7 @@ import (
 	"time"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
@@ -133,7 +133,7 @@ func MysqlslapImage(spec v1.BenchmarkRunSpec, t v1.Target) (string, error) {
 	if m := spec.Workload.Mysqlslap; m != nil && m.Image != "" {
 		return m.Image, nil
 	}
-	if facts.Of(t.Engine).ImageIsServer && t.Image != "" {
+	if enginefacts.Of(t.Engine).ImageIsServer && t.Image != "" {
 		return t.Image, nil
 	}
 	return "", fmt.Errorf("target %s uses engine %s, whose image the operator does not choose: "+

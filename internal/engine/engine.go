@@ -1,71 +1,76 @@
-// Package engine is the seam between the BenchmarkRun controller and whoever runs a target's
-// database server: the operator itself (builtin), an existing server (external), or the Percona
-// operators. The controller drives every engine the same way: Provision until Ready, connect
-// through ConnectionSecret, Teardown when the target is done.
+// Package engine is the seam between the operator and whoever runs a target's database server:
+// the operator itself (builtin), an existing server (external), or the Percona operators. Each
+// engine is a package of its own under internal/engine, whole: its object builders, its pod
+// lookup, its RBAC markers. This package holds what callers see of them: the interfaces, the
+// vocabulary (named here by alias from package server, which the engines share without
+// importing this registry of them), and the registry by engine name.
+//
+// An engine has two halves. Its Describer says, without I/O, what it would create and which
+// node it would hold: the plan (kubectl mysqlbench create --dry-run), the export bundle and the
+// plugin ask only that. Its Driver provisions, reads and removes servers: the controller's half.
+// The controller drives every engine the same way: Provision until Ready, connect through
+// ConnectionSecret, Teardown when the target is done.
 package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/external"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
+	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// State is what an engine observed of a target's server.
-type State struct {
-	// Ready: the server accepts connections (the controller then proves the benchmark account
-	// with a probe before it prepares data).
-	Ready bool
-	// Failed: the server will not become ready without the user changing something; Message
-	// says what.
-	Failed bool
-	// Reason is a CamelCase reason (Reason* constants) when not ready, Message the details
-	// (e.g. the scheduler's message).
-	Reason  string
-	Message string
-	// RecheckAfter asks the controller to look again this soon while not ready: for servers
-	// whose changes do not wake the controller (kinds it could not watch). 0: events wake it.
-	RecheckAfter time.Duration
-	// Exit is the earliest exit of the server container that the pod's status still shows, if
-	// any. The controller keeps the first one it sees: a restart often fails on what the first
-	// attempt left behind (a half-initialized data directory), so the last exit can hide the
-	// cause.
-	Exit *ServerExit
-	// Instance identifies the running server instance, "" when the engine cannot tell
-	// instances apart (a server it does not run). When it changes between two reads, the
-	// server restarted (or was replaced) in between.
-	Instance string
-	// ImageDigest is the digest of the image the server container runs ("sha256:..."), as the
-	// kubelet reports it; "" when unknown (a server the engine does not run, a pod not started).
-	ImageDigest string
-	// NodeName is the node the server's pod is bound to; "" when the engine does not know the
-	// pod (an external server, or a Percona one whose pods its own operator runs) or it is not
-	// scheduled yet.
-	NodeName string
+// Describer is what an engine's servers are and would be, without reading or writing the
+// cluster.
+type Describer interface {
+	// Facts are what the operator knows of the engine's servers without asking the cluster.
+	Facts() Facts
+	// ConnectionSecret names the Secret in the run's namespace with the keys sysbench Jobs
+	// connect with (host, port, user, password and optionally database).
+	ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string
+	// PlannedObjects are the objects Provision creates for target t, with password in place of
+	// every password it would generate (the plan of kubectl mysqlbench create --dry-run); none
+	// for a server the operator does not create.
+	PlannedObjects(run *v1.BenchmarkRun, t v1.Target, password string) ([]client.Object, error)
+	// ServerConfig is the my.cnf the engine gives target t's server, as one commented text,
+	// and what it is; "" and why not when the engine configures no server.
+	ServerConfig(run *v1.BenchmarkRun, t v1.Target) (cnf, what string, err error)
+	// ServerList is an empty list of the objects whose presence holds a node of a database pool,
+	// for the caller to fill with the operator's labels (Holdings); nil when the engine has
+	// none to list (its targets hold a node by their status alone, or none at all).
+	ServerList() client.ObjectList
+	// Holdings are the servers among list (a filled ServerList) that belong to a run in runs,
+	// by the checks only the engine can make (which run controls the object, whether it
+	// carries the name the run gives that target's server). Whether the run holds it still is
+	// the queue's to judge from the run's status.
+	Holdings(list client.ObjectList, runs map[client.ObjectKey]*v1.BenchmarkRun) []Holding
 }
 
-// ServerExit is one exit of a server container.
-type ServerExit struct {
-	// Ordinal counts the container's exits: 1 is its first.
-	Ordinal int32
-	// ExitCode is the container's exit code.
-	ExitCode int32
-	// Output is what explains the exit: the server's error lines from its log tail.
-	Output string
+// Driver provisions, reads and removes an engine's servers.
+type Driver interface {
+	// Provision creates what the target's server needs. It is called on every reconcile while
+	// the server is not ready, so it must be idempotent. A *ConfigError means the spec cannot
+	// work as written. peers are the runs of other namespaces whose servers hold nodes of the
+	// run's database pool now: a server created now keeps away from their pods
+	// (specs.DatabasePlacement).
+	Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, peers []specs.Peer) error
+	// Ready reports whether the server accepts connections, or why not.
+	Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (State, error)
+	// Teardown deletes the target's server and its data. Idempotent.
+	Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error
 }
 
-// String describes the exit for a status message.
-func (e ServerExit) String() string {
-	return fmt.Sprintf("exit %d (code %d): %s", e.Ordinal, e.ExitCode, e.Output)
+// Engine runs the servers of one kind of target: its description and its driver.
+type Engine interface {
+	Describer
+	Driver
 }
 
 // Replacer is an engine that can replace a target's running server with a new instance of the
@@ -76,29 +81,6 @@ type Replacer interface {
 	// that is gone already, or not that one (a repeat after the replacement began), is left
 	// alone, so a repeated call never replaces the new one.
 	Replace(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, instance string) error
-}
-
-// Engine runs the servers of one kind of target.
-type Engine interface {
-	// Provision creates what the target's server needs. It is called on every reconcile while
-	// the server is not ready, so it must be idempotent. A *ConfigError means the spec cannot
-	// work as written. peers are the runs of other namespaces whose servers hold nodes of the
-	// run's database pool now: a server created now keeps away from their pods
-	// (specs.DatabasePlacement).
-	Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, peers []specs.Peer) error
-	// Ready reports whether the server accepts connections, or why not.
-	Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (State, error)
-	// ConnectionSecret names the Secret in the run's namespace with the keys sysbench Jobs
-	// connect with (host, port, user, password and optionally database).
-	ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string
-	// Teardown deletes the target's server and its data. Idempotent.
-	Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error
-	// Facts are what the operator knows of the engine's servers without asking the cluster.
-	Facts() Facts
-	// PlannedObjects are the objects Provision creates for target t, with password in place of
-	// every password it would generate (the plan of kubectl mysqlbench create --dry-run); none
-	// for a server the operator does not create.
-	PlannedObjects(run *v1.BenchmarkRun, t v1.Target, password string) ([]client.Object, error)
 }
 
 // ForeignKind is implemented by engines whose servers are objects of another operator's kind
@@ -124,81 +106,49 @@ type DeletionReleaser interface {
 	Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (removed []string, err error)
 }
 
-// ConfigError is a spec that cannot work as written; retrying does not help.
-type ConfigError struct{ Message string }
+// The vocabulary every engine shares, from package server.
+type (
+	// State is what an engine observed of a target's server.
+	State = server.State
+	// ServerExit is one exit of a server container.
+	ServerExit = server.Exit
+	// ConfigError is a spec that cannot work as written; retrying does not help.
+	ConfigError = server.ConfigError
+	// WaitError says that Provision cannot go on yet for a reason the user should see.
+	WaitError = server.WaitError
+	// Holding is one of an engine's servers found among listed objects (Describer.Holdings).
+	Holding = server.Holding
+	// Facts are what the operator knows of an engine's servers without asking the cluster
+	// (package enginefacts, which the layers below the engines read too).
+	Facts = enginefacts.Facts
+)
 
-func (e *ConfigError) Error() string { return e.Message }
-
-// IsPermanentAPIError says whether the API server refused a request in a way that repeating it
-// cannot change: the object is invalid (422), malformed (400), too large (413), or forbidden
-// (403: RBAC, a ResourceQuota, an admission policy). Such a refusal ends the target with the API
-// server's own message instead of being retried forever.
-func IsPermanentAPIError(err error) bool {
-	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) ||
-		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsMethodNotSupported(err)
-}
-
-// Rejected is the ConfigError of an object the API server refused for good. It quotes the API
-// server's own error, without what callers wrapped around it: the message names the object itself.
-func Rejected(obj client.Object, err error) *ConfigError {
-	kind := obj.GetObjectKind().GroupVersionKind().Kind
-	if kind == "" {
-		// Typed objects carry no TypeMeta: *v1.StatefulSet says StatefulSet.
-		t := fmt.Sprintf("%T", obj)
-		kind = t[strings.LastIndex(t, ".")+1:]
-	}
-	return &ConfigError{Message: fmt.Sprintf("the API server rejected %s %s: %v "+
-		"(fix the target's settings, or the namespace's quota or admission policy that refuses it)", kind, obj.GetName(), APIStatus(err))}
-}
-
-// APIStatus is the API server's own error inside err (err itself when nothing wraps it).
-func APIStatus(err error) error {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		if e, ok := status.(error); ok {
-			return e
-		}
-	}
-	return err
-}
-
-// WaitError says that Provision cannot go on yet for a reason the user should see (an earlier
-// run's object under the same name is still being deleted); the controller says Message and tries
-// again after After.
-type WaitError struct {
-	Message string
-	After   time.Duration
-}
-
-func (e *WaitError) Error() string { return e.Message }
-
-// AsWait returns the *WaitError err is or wraps, or nil.
-func AsWait(err error) *WaitError {
-	var we *WaitError
-	if errors.As(err, &we) {
-		return we
-	}
-	return nil
-}
+// FactsOf are the facts of engine e (the API default, builtin, when e is "").
+func FactsOf(e v1.Engine) Facts { return enginefacts.Of(e) }
 
 // IsConfigError says whether err is (or wraps) a *ConfigError.
-func IsConfigError(err error) bool {
-	var ce *ConfigError
-	return errors.As(err, &ce)
-}
+func IsConfigError(err error) bool { return server.IsConfigError(err) }
 
-// All returns every engine the operator has, wired to a manager's cached client (the operator's
-// own objects), its direct API reader (the user's objects) and scheme.
-func All(c client.Client, reader client.Reader, scheme *runtime.Scheme) map[v1.Engine]Engine {
-	return map[v1.Engine]Engine{
-		v1.EngineBuiltin:              &Builtin{Client: c, Reader: reader, Scheme: scheme},
-		v1.EngineExternal:             &External{Reader: reader},
-		v1.EnginePerconaServer:        withReader(NewPerconaServer(c, scheme), reader),
-		v1.EnginePerconaXtraDBCluster: withReader(NewPerconaXtraDBCluster(c, scheme), reader),
-	}
-}
+// AsWait returns the *WaitError err is or wraps, or nil.
+func AsWait(err error) *WaitError { return server.AsWait(err) }
 
-func withReader(p *Percona, reader client.Reader) *Percona {
-	p.Reader = reader
-	return p
-}
+// IsPermanentAPIError says whether the API server refused a request in a way that repeating it
+// cannot change (server.IsPermanentAPIError).
+func IsPermanentAPIError(err error) bool { return server.IsPermanentAPIError(err) }
+
+// Rejected is the ConfigError of an object the API server refused for good (server.Rejected).
+func Rejected(obj client.Object, err error) *ConfigError { return server.Rejected(obj, err) }
+
+// PodState reads a pod's conditions and container statuses (server.PodState): a server's, or a
+// step Job's.
+func PodState(pod *corev1.Pod) State { return server.PodState(pod) }
+
+// ImageDigest is the digest of a kubelet's imageID, "" when it names none (server.ImageDigest).
+func ImageDigest(imageID string) string { return server.ImageDigest(imageID) }
+
+// PinnedImage is image pinned to digest (server.PinnedImage).
+func PinnedImage(image, digest string) string { return server.PinnedImage(image, digest) }
+
+// ConsentMissing says why runs may not connect with the user's Secret s, which target names
+// (external.ConsentMissing); "" when they may.
+func ConsentMissing(s metav1.Object, target string) string { return external.ConsentMissing(s, target) }

@@ -15,8 +15,9 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// engines answer which Secret a target's step Jobs connect with; nothing here reaches a cluster.
-var engines = engine.All(nil, nil, nil)
+// engines answer which Secret a target's step Jobs connect with and what its server's my.cnf
+// is; nothing here reaches a cluster.
+var engines = engine.Describers()
 
 // targetFiles are each target's my.cnf and client command lines, built from the run's spec by
 // the operator's own builders (internal/specs, internal/client), as the operator built them when
@@ -51,33 +52,17 @@ func targetFiles(run *v1.BenchmarkRun, sysbenchImage, by string) ([]described, [
 // myCnf is target t's server configuration and what it is, "" and why when the operator wrote
 // none (a server it does not run).
 func myCnf(run *v1.BenchmarkRun, t v1.Target, by string) (string, string, error) {
-	f := engine.FactsOf(t.Engine)
-	head := fmt.Sprintf("# my.cnf of target %s of BenchmarkRun %s/%s, built from the run's spec by %s with the "+
-		"operator's builders (internal/specs).\n", t.Name, run.Namespace, run.Name, by)
-	switch {
-	case !f.CreatesServer:
+	eng, ok := engines[t.EngineOrDefault()]
+	if !ok || !eng.Facts().CreatesServer {
 		return "", "its server is not the operator's (engine " + string(t.EngineOrDefault()) + "): its configuration is its owner's", nil
-	case f.ForeignPods:
-		cnf, err := specs.PerconaMyCnf(run, t)
-		if err != nil {
-			return "", "", err
-		}
-		return head + "# The configuration the operator gives the Percona resource's server pods.\n" + cnf,
-			"the Percona resource's configuration", nil
 	}
-	cm, err := specs.ServerConfigMap(run, t)
+	cnf, what, err := eng.ServerConfig(run, t)
 	if err != nil {
 		return "", "", err
 	}
-	var b strings.Builder
-	b.WriteString(head)
-	b.WriteString("# The files of the server's include directory, in the order the server reads them (later settings win).\n")
-	for _, k := range []string{specs.OperatorCnfKey, specs.UserCnfKey} {
-		if text, ok := cm.Data[k]; ok {
-			fmt.Fprintf(&b, "\n# ---- %s ----\n%s", k, text)
-		}
-	}
-	return b.String(), "the operator's settings, then the target's myCnf", nil
+	head := fmt.Sprintf("# my.cnf of target %s of BenchmarkRun %s/%s, built from the run's spec by %s with the "+
+		"operator's builders (internal/specs).\n", t.Name, run.Namespace, run.Name, by)
+	return head + cnf, what, nil
 }
 
 // commands lists the client command line of each step of target t in the order the operator

@@ -152,7 +152,7 @@ func newWorld(t *testing.T) *world {
 	start := time.Date(2026, 11, 23, 21, 0, 0, 0, time.UTC)
 	w := &world{ns: ns.Name, run: run, clock: clocktesting.NewFakeClock(start)}
 	w.pod(t, "cpu-maria-0", "db-1", specs.ServerPodLabels(run, "maria"))
-	// Percona's pods: the run and target labels only (specs.serverPod), Percona's own otherwise.
+	// Percona's pods: the run and target labels only (percona.serverPod), Percona's own otherwise.
 	w.pod(t, "ps-cpu-ps-mysql-0", "db-2", map[string]string{specs.LabelRun: "cpu", specs.LabelTarget: "ps",
 		"app.kubernetes.io/managed-by": "percona-server-mysql-operator"})
 	w.pod(t, "someone-elses", "db-3", map[string]string{"app": "other"})

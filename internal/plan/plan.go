@@ -1,6 +1,7 @@
 // Package plan computes, without a cluster, the objects the operator would create for a
 // BenchmarkRun: what `kubectl mysqlbench create --dry-run` prints. It calls the operator's own
-// builders (internal/specs) and step sequence, so the plan is what the operator does.
+// builders (internal/specs and the engines' describers) and step sequence, so the plan is what
+// the operator does.
 package plan
 
 import (
@@ -36,9 +37,9 @@ type Options struct {
 var (
 	// scheme knows every typed kind the builders return, for their apiVersion and kind.
 	scheme = newScheme()
-	// engines answer which Secret a target's sysbench Jobs connect with; nothing here reaches
-	// their clients.
-	engines = engine.All(nil, nil, nil)
+	// engines answer what a target's server objects are and which Secret its sysbench Jobs
+	// connect with, without I/O.
+	engines = engine.Describers()
 )
 
 func newScheme() *runtime.Scheme {

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -316,7 +317,7 @@ func TestPasswordsArePlaceholders(t *testing.T) {
 		case strings.HasSuffix(s.Name, "-credentials"):
 			keys = []string{"password", specs.SecretKeyRootPassword}
 		case strings.HasSuffix(s.Name, "-sbtest-password"):
-			keys = []string{specs.PerconaPasswordKey}
+			keys = []string{percona.PasswordKey}
 		case strings.HasSuffix(s.Name, "-percona-users"):
 			if len(s.StringData) < 6 {
 				t.Errorf("Secret %s has %d system users", s.Name, len(s.StringData))

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
@@ -131,7 +131,7 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 			StartTime:      at,
 			CompletionTime: at,
 		}
-		if facts.Of(t.Engine).OwnPod {
+		if enginefacts.Of(t.Engine).OwnPod {
 			// Only the servers the operator runs have their node recorded.
 			ts.Node = worstNode(ti)
 			for i := range worstInstanceNodes {

@@ -1,5 +1,9 @@
-// Package specs holds pure builders: a BenchmarkRun (and a target) in, a Kubernetes object out.
-// Nothing here talks to the API server, so every builder is table-tested without a client.
+// Package specs holds the engine-neutral pure builders: a BenchmarkRun (and a target) in, a
+// Kubernetes object or a decision out. Names and labels, placement, the step Jobs and their
+// order, the server's NetworkPolicy, and the rules every server the operator configures shares
+// (the target's myCnf, the data that must fit its volume, the benchmark account). What a server
+// is made of belongs to its engine (internal/engine/builtin, percona). Nothing here talks to the
+// API server, so every builder is table-tested without a client.
 package specs
 
 import (

@@ -10,10 +10,10 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
-// ServerNetworkPolicy fences a builtin target's server pod (spec.networkPolicy Enabled): ingress
-// only on TCP MySQLPort and only from the run's sysbench pods of that target in the run's
-// namespace, whatever their step (probe, prepare, ladder, cleanup); every other ingress to the
-// server is denied. Egress stays open. The operator itself never connects to a server, so it
+// ServerNetworkPolicy fences a target's server pod, the pod with ServerPodLabels (the builtin
+// engine creates it while spec.networkPolicy is Enabled): ingress only on TCP MySQLPort and only
+// from the run's sysbench pods of that target in the run's namespace, whatever their step
+// (probe, prepare, ladder, cleanup); every other ingress to the server is denied. Egress stays open. The operator itself never connects to a server, so it
 // needs no rule.
 func ServerNetworkPolicy(run *v1.BenchmarkRun, target string) *networkingv1.NetworkPolicy {
 	clients := ClientPodLabels(run, target, "")

@@ -104,7 +104,7 @@ func TestServerNetworkPolicyLongRunName(t *testing.T) {
 	np := ServerNetworkPolicy(run, "mysql57")
 	selects, _ := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
 	admits, _ := metav1.LabelSelectorAsSelector(np.Spec.Ingress[0].From[0].PodSelector)
-	if !selects.Matches(labels.Set(ServerStatefulSet(run, run.Spec.Targets[0]).Spec.Template.Labels)) {
+	if !selects.Matches(labels.Set(ServerPodLabels(run, "mysql57"))) {
 		t.Errorf("the policy does not select the server pod of a run named %q", run.Name)
 	}
 	if !admits.Matches(labels.Set(ClientPodLabels(run, "mysql57", LadderStep(0, 1)))) {

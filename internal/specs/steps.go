@@ -7,7 +7,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -94,13 +94,13 @@ func NextPhase(run *v1.BenchmarkRun, phase v1.TargetPhase) v1.TargetPhase {
 // operator runs are deleted with their data, or kept as they are for inspection; mysqlslap
 // drops its own schema at the end of every step.
 func DropsTables(run *v1.BenchmarkRun, t v1.Target) bool {
-	return !facts.Of(t.Engine).CreatesServer && client.Prepares(run.Spec.Workload)
+	return !enginefacts.Of(t.Engine).CreatesServer && client.Prepares(run.Spec.Workload)
 }
 
 // AfterLadderStep is the one Job target t runs after its ladder (in CleaningUp), if its client
 // asks for one (client.AfterLadder): the cleanup of a server the user keeps, a check.
 func AfterLadderStep(run *v1.BenchmarkRun, t v1.Target) (Step, bool) {
-	phase, ok := client.For(run.Spec.Workload).AfterLadder(run.Spec.Workload, !facts.Of(t.Engine).CreatesServer)
+	phase, ok := client.For(run.Spec.Workload).AfterLadder(run.Spec.Workload, !enginefacts.Of(t.Engine).CreatesServer)
 	if !ok {
 		return Step{}, false
 	}

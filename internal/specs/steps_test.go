@@ -2,13 +2,11 @@ package specs
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -218,64 +216,6 @@ func TestCheckTargetData(t *testing.T) {
 	}
 	if err := CheckTargetData(run.Spec, v1.Target{Name: "e", Engine: v1.EngineExternal}); err != nil {
 		t.Errorf("external: %v", err)
-	}
-}
-
-func TestBuiltinServerObjects(t *testing.T) {
-	run := stepsRun()
-	tg := v1.Target{Name: "b", Image: "mysql:8.4"}
-	kinds := func() []string {
-		objs, err := BuiltinServerObjects(run, tg, "root-pw", "user-pw")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, o := range objs {
-			out = append(out, reflect.TypeOf(o).Elem().Name())
-		}
-		if s := objs[0].(*corev1.Secret); s.StringData[SecretKeyRootPassword] != "root-pw" || s.StringData[sysbench.SecretKeyPassword] != "user-pw" {
-			t.Errorf("credentials %v", s.StringData)
-		}
-		return out
-	}
-	if got, want := kinds(), []string{"Secret", "ConfigMap", "Service", "NetworkPolicy", "StatefulSet"}; !slices.Equal(got, want) {
-		t.Errorf("objects %q, want %q", got, want)
-	}
-	run.Spec.NetworkPolicy = v1.NetworkPolicyDisabled
-	if got, want := kinds(), []string{"Secret", "ConfigMap", "Service", "StatefulSet"}; !slices.Equal(got, want) {
-		t.Errorf("objects %q, want %q", got, want)
-	}
-	tg.MyCnf = "bind-address = 127.0.0.1\n"
-	if _, err := BuiltinServerObjects(run, tg, "a", "b"); err == nil || !strings.Contains(err.Error(), "sets bind_address") {
-		t.Errorf("error %v", err)
-	}
-}
-
-func TestPerconaObjects(t *testing.T) {
-	run := stepsRun()
-	for _, e := range []v1.Engine{v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster} {
-		tg := v1.Target{Name: "p", Engine: e}
-		pw := map[string]string{}
-		for _, u := range PerconaSystemUsers[e] {
-			pw[u] = u + "-pw"
-		}
-		objs, err := PerconaObjects(e, run, tg, pw, "bench-pw")
-		if err != nil {
-			t.Fatal(err)
-		}
-		list := objs.List()
-		if len(list) != 3 || list[0] != objs.Users || list[1] != objs.Password || list[2] != objs.Server {
-			t.Errorf("%s: list %v", e, list)
-		}
-		if objs.Users.StringData["root"] != "root-pw" || objs.Password.StringData[PerconaPasswordKey] != "bench-pw" {
-			t.Errorf("%s: passwords %v %v", e, objs.Users.StringData, objs.Password.StringData)
-		}
-		if want := map[v1.Engine]string{v1.EnginePerconaServer: "PerconaServerMySQL", v1.EnginePerconaXtraDBCluster: "PerconaXtraDBCluster"}[e]; objs.Server.GetKind() != want {
-			t.Errorf("%s: server %s", e, objs.Server.GetKind())
-		}
-	}
-	if _, err := PerconaObjects(v1.EngineBuiltin, run, v1.Target{Name: "b"}, nil, ""); err == nil {
-		t.Error("builtin: no error")
 	}
 }
 

@@ -1,4 +1,4 @@
-package specs
+package percona
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -46,64 +47,64 @@ const (
 	RouterPort = 6446
 
 	// Percona operators' states (status.state).
-	PerconaStateReady = "ready"
-	PerconaStateError = "error"
+	StateReady = "ready"
+	StateError = "error"
 
-	// PerconaPasswordKey is the key of the benchmark user's password Secret.
-	PerconaPasswordKey = "password"
+	// PasswordKey is the key of the benchmark user's password Secret.
+	PasswordKey = "password"
 
-	// maxPerconaName: the PXC operator refuses cluster names longer than 22 characters (they
+	// maxName: the PXC operator refuses cluster names longer than 22 characters (they
 	// prefix its StatefulSets, Services and Secrets); the PS operator is given the same bound.
-	maxPerconaName = 22
+	maxName = 22
 )
 
-// PerconaSystemUsers are the keys of the Secret named by spec.secretsName, one password per
+// SystemUsers are the keys of the Secret named by spec.secretsName, one password per
 // system account the Percona operator manages. The operators generate missing keys themselves;
 // generating them all here keeps every password in a Secret the run owns and deletes.
-var PerconaSystemUsers = map[v1.Engine][]string{
+var SystemUsers = map[v1.Engine][]string{
 	v1.EnginePerconaServer:        {"root", "operator", "monitor", "replication", "orchestrator", "heartbeat", "xtrabackup", "proxyadmin"},
 	v1.EnginePerconaXtraDBCluster: {"root", "operator", "monitor", "replication", "xtrabackup", "proxyadmin"},
 }
 
-// PerconaName names a Percona target's custom resource.
-func PerconaName(run *v1.BenchmarkRun, target string) string {
-	return Shorten(maxPerconaName, run.Name, target)
+// ResourceName names a Percona target's custom resource.
+func ResourceName(run *v1.BenchmarkRun, target string) string {
+	return specs.Shorten(maxName, run.Name, target)
 }
 
-// PerconaUsersSecretName names the Secret with the Percona operator's system users.
-func PerconaUsersSecretName(run *v1.BenchmarkRun, target string) string {
-	return Shorten(253, run.Name, target, "percona-users")
+// UsersSecretName names the Secret with the Percona operator's system users.
+func UsersSecretName(run *v1.BenchmarkRun, target string) string {
+	return specs.Shorten(253, run.Name, target, "percona-users")
 }
 
-// PerconaPasswordSecretName names the Secret with the benchmark user's password. It is its own
+// PasswordSecretName names the Secret with the benchmark user's password. It is its own
 // Secret, not a key of the system users' one: the Percona operators treat the keys of that Secret
 // as accounts they manage.
-func PerconaPasswordSecretName(run *v1.BenchmarkRun, target string) string {
-	return Shorten(253, run.Name, target, "sbtest-password")
+func PasswordSecretName(run *v1.BenchmarkRun, target string) string {
+	return specs.Shorten(253, run.Name, target, "sbtest-password")
 }
 
-// PerconaUsersSecret holds the generated passwords of the Percona operator's system users.
-func PerconaUsersSecret(run *v1.BenchmarkRun, t v1.Target, passwords map[string]string) *corev1.Secret {
+// UsersSecret holds the generated passwords of the Percona operator's system users.
+func UsersSecret(run *v1.BenchmarkRun, t v1.Target, passwords map[string]string) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: objectMeta(run, t.Name, PerconaUsersSecretName(run, t.Name)),
+		ObjectMeta: objectMeta(run, t.Name, UsersSecretName(run, t.Name)),
 		Type:       corev1.SecretTypeOpaque,
 		StringData: passwords,
 	}
 }
 
-// PerconaPasswordSecret holds the benchmark user's generated password.
-func PerconaPasswordSecret(run *v1.BenchmarkRun, t v1.Target, password string) *corev1.Secret {
+// PasswordSecret holds the benchmark user's generated password.
+func PasswordSecret(run *v1.BenchmarkRun, t v1.Target, password string) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: objectMeta(run, t.Name, PerconaPasswordSecretName(run, t.Name)),
+		ObjectMeta: objectMeta(run, t.Name, PasswordSecretName(run, t.Name)),
 		Type:       corev1.SecretTypeOpaque,
-		StringData: map[string]string{PerconaPasswordKey: password},
+		StringData: map[string]string{PasswordKey: password},
 	}
 }
 
-// PerconaConnectionSecret holds what sysbench connects with, once the Percona operator has
+// ConnectionSecret holds what sysbench connects with, once the Percona operator has
 // published the server's endpoint (status.host, "host" or "host:port").
-func PerconaConnectionSecret(run *v1.BenchmarkRun, t v1.Target, endpoint, rootPassword, password string) *corev1.Secret {
-	host, port := endpoint, PerconaPort(t)
+func ConnectionSecret(run *v1.BenchmarkRun, t v1.Target, endpoint, rootPassword, password string) *corev1.Secret {
+	host, port := endpoint, Port(t)
 	if h, p, err := net.SplitHostPort(endpoint); err == nil {
 		host = h
 		if n, err := strconv.Atoi(p); err == nil {
@@ -111,52 +112,52 @@ func PerconaConnectionSecret(run *v1.BenchmarkRun, t v1.Target, endpoint, rootPa
 		}
 	}
 	return &corev1.Secret{
-		ObjectMeta: objectMeta(run, t.Name, ConnectionSecretName(run, t.Name)),
+		ObjectMeta: objectMeta(run, t.Name, specs.ConnectionSecretName(run, t.Name)),
 		Type:       corev1.SecretTypeOpaque,
 		StringData: map[string]string{
-			sysbench.SecretKeyHost:     host,
-			sysbench.SecretKeyPort:     strconv.Itoa(port),
-			sysbench.SecretKeyUser:     BenchmarkUser,
-			sysbench.SecretKeyPassword: password,
-			sysbench.SecretKeyDatabase: BenchmarkDatabase,
-			SecretKeyRootPassword:      rootPassword,
+			sysbench.SecretKeyHost:      host,
+			sysbench.SecretKeyPort:      strconv.Itoa(port),
+			sysbench.SecretKeyUser:      specs.BenchmarkUser,
+			sysbench.SecretKeyPassword:  password,
+			sysbench.SecretKeyDatabase:  specs.BenchmarkDatabase,
+			specs.SecretKeyRootPassword: rootPassword,
 		},
 	}
 }
 
-// PerconaPort is the port sysbench connects to: Router's read-write port, else MySQL's (the
+// Port is the port sysbench connects to: Router's read-write port, else MySQL's (the
 // server itself, HAProxy and ProxySQL all listen on 3306).
-func PerconaPort(t v1.Target) int {
+func Port(t v1.Target) int {
 	if t.ProxyOrDefault() == v1.PerconaProxyRouter {
 		return RouterPort
 	}
-	return MySQLPort
+	return specs.MySQLPort
 }
 
 func objectMeta(run *v1.BenchmarkRun, target, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: TargetLabels(run, target)}
+	return metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: specs.TargetLabels(run, target)}
 }
 
-// PerconaMyCnf is the server configuration of a Percona target: the operator's settings (as
-// OperatorMyCnf, without datadir and skip-name-resolve, which the Percona operator owns: its
-// system accounts are defined by host name), then the target's myCnf, which wins where both set
-// an option. It fails when the target's myCnf would break the run (CheckMyCnf).
-func PerconaMyCnf(run *v1.BenchmarkRun, t v1.Target) (string, error) {
-	if err := CheckMyCnf(run.Spec, t); err != nil {
+// MyCnf is the server configuration of a Percona target: the operator's settings (as the
+// builtin engine's OperatorMyCnf, without datadir and skip-name-resolve, which the Percona
+// operator owns: its system accounts are defined by host name), then the target's myCnf, which
+// wins where both set an option. It fails when the target's myCnf would break the run (specs.CheckMyCnf).
+func MyCnf(run *v1.BenchmarkRun, t v1.Target) (string, error) {
+	if err := specs.CheckMyCnf(run.Spec, t); err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by mysqlbench-operator for BenchmarkRun %s/%s, target %s; the target's myCnf follows.\n",
 		run.Namespace, run.Name, t.Name)
 	b.WriteString("[mysqld]\n")
-	fmt.Fprintf(&b, "max_connections = %d\n", RequiredMaxConnections(run.Spec.Ladder))
+	fmt.Fprintf(&b, "max_connections = %d\n", specs.RequiredMaxConnections(run.Spec.Ladder))
 	b.WriteString("loose-mysql-native-password = ON\n")
 	b.WriteString("loose-default-authentication-plugin = mysql_native_password\n")
 	b.WriteString("loose-authentication-policy = mysql_native_password,,\n")
 	if t.SynchWaits {
-		b.WriteString(synchWaitsCnf)
+		b.WriteString(specs.SynchWaitsCnf)
 	}
-	if user := UserMyCnf(t); user != "" {
+	if user := specs.UserMyCnf(t); user != "" {
 		b.WriteString(user)
 	}
 	return b.String(), nil
@@ -263,15 +264,15 @@ type pxcSpec struct {
 // user and database are created by the server's first start: the PS operator's entrypoint
 // creates MYSQL_DATABASE and MYSQL_USER (all privileges on that database), as the Docker images
 // do; v1.2.0 has no declarative users.
-func PerconaServerMySQL(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) (*unstructured.Unstructured, error) {
-	cnf, err := PerconaMyCnf(run, t)
+func PerconaServerMySQL(run *v1.BenchmarkRun, t v1.Target, peers ...specs.Peer) (*unstructured.Unstructured, error) {
+	cnf, err := MyCnf(run, t)
 	if err != nil {
 		return nil, err
 	}
 	proxy := t.ProxyOrDefault()
 	spec := psSpec{
 		CRVersion:   crVersion(t, DefaultPSCRVersion),
-		SecretsName: PerconaUsersSecretName(run, t.Name),
+		SecretsName: UsersSecretName(run, t.Name),
 		// SmartUpdate needs orchestrator with async replication; the spec never changes anyway.
 		UpdateStrategy: "RollingUpdate",
 		UpgradeOptions: upgradeOptions{Apply: "disabled"},
@@ -287,11 +288,11 @@ func PerconaServerMySQL(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) (*unst
 		spec.MySQL.ClusterType = "group-replication"
 	}
 	spec.MySQL.Env = []corev1.EnvVar{
-		{Name: "MYSQL_DATABASE", Value: BenchmarkDatabase},
-		{Name: "MYSQL_USER", Value: BenchmarkUser},
+		{Name: "MYSQL_DATABASE", Value: specs.BenchmarkDatabase},
+		{Name: "MYSQL_USER", Value: specs.BenchmarkUser},
 		{Name: "MYSQL_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: PerconaPasswordSecretName(run, t.Name)},
-			Key:                  PerconaPasswordKey,
+			LocalObjectReference: corev1.LocalObjectReference{Name: PasswordSecretName(run, t.Name)},
+			Key:                  PasswordKey,
 		}}},
 	}
 	spec.Proxy.HAProxy = proxyPod(run, proxy == v1.PerconaProxyHAProxy, proxyImage(t, DefaultPSHAProxyImage), peers)
@@ -305,15 +306,15 @@ func PerconaServerMySQL(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) (*unst
 // every other engine) and without the log collector, with HAProxy or ProxySQL only when asked.
 // The benchmark user and database come from the operator's declarative users (operator 1.16.0
 // and later), which creates the listed databases.
-func PerconaXtraDBCluster(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) (*unstructured.Unstructured, error) {
-	cnf, err := PerconaMyCnf(run, t)
+func PerconaXtraDBCluster(run *v1.BenchmarkRun, t v1.Target, peers ...specs.Peer) (*unstructured.Unstructured, error) {
+	cnf, err := MyCnf(run, t)
 	if err != nil {
 		return nil, err
 	}
 	proxy := t.ProxyOrDefault()
 	spec := pxcSpec{
 		CRVersion:      crVersion(t, DefaultPXCCRVersion),
-		SecretsName:    PerconaUsersSecretName(run, t.Name),
+		SecretsName:    UsersSecretName(run, t.Name),
 		UpdateStrategy: "RollingUpdate",
 		UpgradeOptions: upgradeOptions{Apply: "disabled"},
 		UnsafeFlags:    pxcUnsafeFlags{PXCSize: true, ProxySize: true, TLS: true},
@@ -322,12 +323,12 @@ func PerconaXtraDBCluster(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) (*un
 		ProxySQL:       proxyPod(run, proxy == v1.PerconaProxySQL, proxyImage(t, DefaultPXCProxySQLImage), peers),
 		LogCollector:   enabledImage{Enabled: false},
 		Users: []pxcUser{{
-			Name:   BenchmarkUser,
+			Name:   specs.BenchmarkUser,
 			Hosts:  []string{"%"},
-			DBs:    []string{BenchmarkDatabase},
+			DBs:    []string{specs.BenchmarkDatabase},
 			Grants: []string{"ALL"},
 			PasswordSecretRef: map[string]string{
-				"name": PerconaPasswordSecretName(run, t.Name), "key": PerconaPasswordKey,
+				"name": PasswordSecretName(run, t.Name), "key": PasswordKey,
 			},
 		}},
 	}
@@ -340,7 +341,7 @@ func PerconaXtraDBCluster(run *v1.BenchmarkRun, t v1.Target, peers ...Peer) (*un
 
 // serverPod is the one database pod: the target's image, configuration and resources, on the
 // database pool, with the data volume from spec.storage.
-func serverPod(run *v1.BenchmarkRun, t v1.Target, image, cnf string, peers []Peer) perconaPod {
+func serverPod(run *v1.BenchmarkRun, t v1.Target, image, cnf string, peers []specs.Peer) perconaPod {
 	p := placedPod(run, peers)
 	p.Size = 1
 	p.Image = image
@@ -348,7 +349,7 @@ func serverPod(run *v1.BenchmarkRun, t v1.Target, image, cnf string, peers []Pee
 	p.Resources = t.Resources
 	// The Percona operators keep their own app.kubernetes.io labels on their pods (their
 	// selectors), so only the mysqlbench.io labels identify the run's server pods.
-	p.Labels = map[string]string{LabelRun: LabelValue(run.Name), LabelTarget: t.Name}
+	p.Labels = map[string]string{specs.LabelRun: specs.LabelValue(run.Name), specs.LabelTarget: t.Name}
 	p.VolumeSpec = &perconaVolumeSpec{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 	if st := run.Spec.Storage; st != nil {
 		p.VolumeSpec = &perconaVolumeSpec{PersistentVolumeClaim: &corev1.PersistentVolumeClaimSpec{
@@ -364,7 +365,7 @@ func serverPod(run *v1.BenchmarkRun, t v1.Target, image, cnf string, peers []Pee
 
 // proxyPod is a proxy: one pod on the database pool when enabled (the proxy's cost is part of
 // what such a target measures, so it runs where the servers run, never next to sysbench).
-func proxyPod(run *v1.BenchmarkRun, enabled bool, image string, peers []Peer) perconaPod {
+func proxyPod(run *v1.BenchmarkRun, enabled bool, image string, peers []specs.Peer) perconaPod {
 	if !enabled {
 		return perconaPod{Enabled: new(bool)}
 	}
@@ -375,8 +376,8 @@ func proxyPod(run *v1.BenchmarkRun, enabled bool, image string, peers []Peer) pe
 	return p
 }
 
-func placedPod(run *v1.BenchmarkRun, peers []Peer) perconaPod {
-	pl := DatabasePlacement(run, peers...)
+func placedPod(run *v1.BenchmarkRun, peers []specs.Peer) perconaPod {
+	pl := specs.DatabasePlacement(run, peers...)
 	p := perconaPod{NodeSelector: pl.NodeSelector, Tolerations: pl.Tolerations}
 	if pl.Affinity != nil {
 		p.Affinity = &perconaAffinity{Advanced: pl.Affinity}
@@ -394,9 +395,9 @@ func perconaObject(run *v1.BenchmarkRun, t v1.Target, gvk schema.GroupVersionKin
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": content}}
 	u.SetGroupVersionKind(gvk)
-	u.SetName(PerconaName(run, t.Name))
+	u.SetName(ResourceName(run, t.Name))
 	u.SetNamespace(run.Namespace)
-	u.SetLabels(TargetLabels(run, t.Name))
+	u.SetLabels(specs.TargetLabels(run, t.Name))
 	if run.Spec.Storage != nil {
 		u.SetFinalizers([]string{deletePVC})
 	}
@@ -424,8 +425,8 @@ func orDefault(s, def string) string {
 	return def
 }
 
-// PerconaStatus is what the operator engines read of a Percona resource's status.
-type PerconaStatus struct {
+// Status is what the operator engines read of a Percona resource's status.
+type Status struct {
 	// State: initializing, ready, error, stopping or paused ("" before the operator saw it).
 	State string
 	// Host is the endpoint to connect to, "host" or "host:port".
@@ -437,11 +438,11 @@ type PerconaStatus struct {
 	Stale bool
 }
 
-// ReadPerconaStatus reads status.state, status.host and the messages both operators publish:
+// ReadStatus reads status.state, status.host and the messages both operators publish:
 // PXC's status.message list and per-component messages, and the conditions (PS and PXC) that
 // are not True.
-func ReadPerconaStatus(u *unstructured.Unstructured) PerconaStatus {
-	var s PerconaStatus
+func ReadStatus(u *unstructured.Unstructured) Status {
+	var s Status
 	s.State, _, _ = unstructured.NestedString(u.Object, "status", "state")
 	s.Host, _, _ = unstructured.NestedString(u.Object, "status", "host")
 	if gen, found, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); found && gen < u.GetGeneration() {
@@ -476,7 +477,7 @@ func ReadPerconaStatus(u *unstructured.Unstructured) PerconaStatus {
 		typ, _ := cm["type"].(string)
 		// Conditions that hold are the operator's progress log ("ready", "initializing"); the
 		// ones that do not say what is wrong.
-		if status == "True" && !strings.EqualFold(typ, PerconaStateError) {
+		if status == "True" && !strings.EqualFold(typ, StateError) {
 			continue
 		}
 		if msg != "" {

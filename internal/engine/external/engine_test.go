@@ -1,4 +1,4 @@
-package engine
+package external
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
 )
 
 func TestExternalReady(t *testing.T) {
@@ -41,60 +42,60 @@ func TestExternalReady(t *testing.T) {
 	tests := []struct {
 		name        string
 		objs        []client.Object
-		want        State
+		want        server.State
 		wantMessage []string
 		notMessage  []string
 	}{
 		{
 			name:        "secret missing: wait, say what to create",
-			want:        State{Reason: v1.ReasonSecret},
+			want:        server.State{Reason: v1.ReasonSecret},
 			wantMessage: []string{"Secret bench/rds-conn", "target rds", "does not exist", "create it with the keys host, port, user and password"},
 		},
 		{
 			name: "secret in another namespace does not count",
 			objs: []client.Object{func() *corev1.Secret { s := secret(complete); s.Namespace = "other"; return s }()},
-			want: State{Reason: v1.ReasonSecret},
+			want: server.State{Reason: v1.ReasonSecret},
 		},
 		{
 			name:        "missing password: failed, names the key",
 			objs:        []client.Object{secret(without("password"))},
-			want:        State{Failed: true, Reason: v1.ReasonSecret},
+			want:        server.State{Failed: true, Reason: v1.ReasonSecret},
 			wantMessage: []string{"Secret bench/rds-conn", "target rds", "lacks the keys password:"},
 		},
 		{
 			name:        "several keys missing, sorted",
 			objs:        []client.Object{secret(without("user", "host", "port"))},
-			want:        State{Failed: true, Reason: v1.ReasonSecret},
+			want:        server.State{Failed: true, Reason: v1.ReasonSecret},
 			wantMessage: []string{"lacks the keys host, port, user:"},
 			notMessage:  []string{"password,"},
 		},
 		{
 			name:        "empty value counts as missing",
 			objs:        []client.Object{secret(map[string]string{"host": "", "port": "3306", "user": "u", "password": "p"})},
-			want:        State{Failed: true, Reason: v1.ReasonSecret},
+			want:        server.State{Failed: true, Reason: v1.ReasonSecret},
 			wantMessage: []string{"lacks the keys host:"},
 		},
 		{
 			name:        "empty secret",
 			objs:        []client.Object{secret(nil)},
-			want:        State{Failed: true, Reason: v1.ReasonSecret},
+			want:        server.State{Failed: true, Reason: v1.ReasonSecret},
 			wantMessage: []string{"lacks the keys host, password, port, user:"},
 		},
 		{
 			name: "complete secret: ready",
 			objs: []client.Object{secret(complete)},
-			want: State{Ready: true},
+			want: server.State{Ready: true},
 		},
 		{
 			name: "database is optional",
 			objs: []client.Object{secret(map[string]string{"host": "h", "port": "3306", "user": "u", "password": "p", "database": "bench"})},
-			want: State{Ready: true},
+			want: server.State{Ready: true},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(tc.objs...).Build()
-			e := &External{Reader: c}
+			e := &Engine{Reader: c}
 			got, err := e.Ready(context.Background(), run, target)
 			if err != nil {
 				t.Fatal(err)
@@ -130,7 +131,7 @@ func TestExternalReady(t *testing.T) {
 				return boom
 			},
 		}).Build()
-		_, err := (&External{Reader: c}).Ready(context.Background(), run, target)
+		_, err := (&Engine{Reader: c}).Ready(context.Background(), run, target)
 		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "rds-conn") {
 			t.Errorf("Ready error = %v, want the read error wrapped with the Secret's name", err)
 		}
@@ -140,7 +141,7 @@ func TestExternalReady(t *testing.T) {
 func TestExternalIsPassive(t *testing.T) {
 	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "pk-lookup", Namespace: "bench"}}
 	target := v1.Target{Name: "rds", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "rds-conn"}}
-	e := &External{}
+	e := &Engine{}
 	if got := e.ConnectionSecret(run, target); got != "rds-conn" {
 		t.Errorf("ConnectionSecret = %q, want the user's Secret", got)
 	}

@@ -1,4 +1,4 @@
-package engine
+package builtin
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -46,7 +47,7 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 	// store is the API server; provisioned once so every object exists, owned by owner.
 	store := func(t *testing.T, owner *v1.BenchmarkRun) client.Client {
 		c := fake.NewClientBuilder().WithScheme(s).Build()
-		if err := (&Builtin{Client: c, Scheme: s}).Provision(context.Background(), owner, owner.Spec.Targets[0], nil); err != nil {
+		if err := (&Engine{Client: c, Scheme: s}).Provision(context.Background(), owner, owner.Spec.Targets[0], nil); err != nil {
 			t.Fatal(err)
 		}
 		return c
@@ -62,7 +63,7 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 
 	t.Run("stale cache: the run's own objects are confirmed through the API reader", func(t *testing.T) {
 		api := store(t, run)
-		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
+		b := &Engine{Client: staleCache(api), Reader: api, Scheme: s}
 		if err := b.Provision(context.Background(), run, target, nil); err != nil {
 			t.Fatalf("Provision = %v, want nil: the objects are the run's own", err)
 		}
@@ -73,17 +74,17 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 		other.Name = "nightly-maria"
 		other.Spec.Targets[0].Name = "db"
 		api := store(t, other)
-		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
+		b := &Engine{Client: staleCache(api), Reader: api, Scheme: s}
 		err := b.Provision(context.Background(), run, v1.Target{Name: "maria-db", Engine: v1.EngineBuiltin, Image: "mariadb:10.11"}, nil)
-		if !IsConfigError(err) || !strings.Contains(err.Error(), "Secret bench/nightly-maria-db-credentials already exists and does not belong to this run") {
+		if !server.IsConfigError(err) || !strings.Contains(err.Error(), "Secret bench/nightly-maria-db-credentials already exists and does not belong to this run") {
 			t.Fatalf("Provision = %v, want a ConfigError naming the foreign object", err)
 		}
 	})
 	t.Run("an earlier run's objects under the same names are waited for, never adopted", func(t *testing.T) {
 		api := store(t, builtinRun("earlier-uid"))
-		b := &Builtin{Client: staleCache(api), Reader: api, Scheme: s}
+		b := &Engine{Client: staleCache(api), Reader: api, Scheme: s}
 		err := b.Provision(context.Background(), run, target, nil)
-		if we := AsWait(err); we == nil || we.After <= 0 || !strings.Contains(we.Message, "of an earlier run to be deleted") {
+		if we := server.AsWait(err); we == nil || we.After <= 0 || !strings.Contains(we.Message, "of an earlier run to be deleted") {
 			t.Fatalf("Provision = %v, want a WaitError for the earlier run's objects", err)
 		}
 	})
@@ -97,8 +98,8 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 				return c.Create(ctx, obj, opts...)
 			},
 		}).Build()
-		err := (&Builtin{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target, nil)
-		if !IsConfigError(err) {
+		err := (&Engine{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target, nil)
+		if !server.IsConfigError(err) {
 			t.Fatalf("Provision = %v, want a ConfigError", err)
 		}
 		for _, w := range []string{"the API server rejected StatefulSet " + specs.ServerName(run, "mariadb"), "exceeded quota"} {
@@ -113,8 +114,8 @@ func TestBuiltinProvisionCreates(t *testing.T) {
 				return apierrors.NewServiceUnavailable("etcd leader changed")
 			},
 		}).Build()
-		err := (&Builtin{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target, nil)
-		if err == nil || IsConfigError(err) {
+		err := (&Engine{Client: api, Reader: api, Scheme: s}).Provision(context.Background(), run, target, nil)
+		if err == nil || server.IsConfigError(err) {
 			t.Fatalf("Provision = %v, want a plain error (the reconcile is retried)", err)
 		}
 	})
@@ -135,7 +136,7 @@ func TestBuiltinNetworkPolicy(t *testing.T) {
 			run := builtinRun("run-uid")
 			run.Spec.NetworkPolicy = setting
 			c := fake.NewClientBuilder().WithScheme(s).Build()
-			b := &Builtin{Client: c, Scheme: s}
+			b := &Engine{Client: c, Scheme: s}
 			if err := b.Provision(context.Background(), run, run.Spec.Targets[0], nil); err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +168,7 @@ func TestBuiltinReadyPlantedPod(t *testing.T) {
 	}
 	run := builtinRun("run-uid")
 	c := fake.NewClientBuilder().WithScheme(s).Build()
-	b := &Builtin{Client: c, Scheme: s}
+	b := &Engine{Client: c, Scheme: s}
 	ctx := context.Background()
 	if st, err := b.Ready(ctx, run, run.Spec.Targets[0]); err != nil || st.Ready || st.Failed {
 		t.Fatalf("Ready before Provision = %+v, %v; want starting", st, err)
@@ -236,7 +237,7 @@ func TestBuiltinReplace(t *testing.T) {
 				b = b.WithObjects(c.pod)
 			}
 			cl := b.Build()
-			if err := (&Builtin{Client: cl, Scheme: s}).Replace(context.Background(), run, target, c.instance); err != nil {
+			if err := (&Engine{Client: cl, Scheme: s}).Replace(context.Background(), run, target, c.instance); err != nil {
 				t.Fatal(err)
 			}
 			err := cl.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: name}, &corev1.Pod{})

@@ -1,4 +1,4 @@
-package engine
+package server
 
 import (
 	"strings"
@@ -366,7 +366,7 @@ func TestLastLines(t *testing.T) {
 func TestPassword(t *testing.T) {
 	seen := map[string]bool{}
 	for range 50 {
-		p, err := password()
+		p, err := Password()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,9 @@
-package engine
+package server
 
 import (
+	"crypto/rand"
 	"fmt"
+	"math/big"
 	"sort"
 	"strings"
 
@@ -21,7 +23,7 @@ import (
 //     the shape password() generates. A forger who knows passwords he chose gains nothing
 //     sysbench or the server would otherwise refuse him: the address is the run's own server.
 
-// generated says whether s has the shape of a password(): 24 characters from [A-Za-z0-9].
+// generated says whether s has the shape of a Password: 24 characters from [A-Za-z0-9].
 func generated(s string) bool {
 	if len(s) != 24 {
 		return false
@@ -34,19 +36,19 @@ func generated(s string) bool {
 	return true
 }
 
-// configMapDiffers says how got's content differs from want's, "" when it is the same.
-func configMapDiffers(got, want *corev1.ConfigMap) string {
+// ConfigMapDiffers says how got's content differs from want's, "" when it is the same.
+func ConfigMapDiffers(got, want *corev1.ConfigMap) string {
 	if !equality.Semantic.DeepEqual(got.Data, want.Data) || !equality.Semantic.DeepEqual(got.BinaryData, want.BinaryData) {
 		return "its data is not what the operator writes for this run"
 	}
 	return ""
 }
 
-// secretDiffers says how got differs from the Secret the operator writes (want, with StringData):
+// SecretDiffers says how got differs from the Secret the operator writes (want, with StringData):
 // the keys of want other than generatedKeys must hold want's values, generatedKeys must hold
 // passwords of the operator's shape, and with exact no other key may be there. It names keys,
 // never values. "" when got is what the operator writes.
-func secretDiffers(got, want *corev1.Secret, generatedKeys []string, exact bool) string {
+func SecretDiffers(got, want *corev1.Secret, generatedKeys []string, exact bool) string {
 	if got.Type != "" && got.Type != want.Type {
 		return fmt.Sprintf("its type is %s, not %s", got.Type, want.Type)
 	}
@@ -103,11 +105,26 @@ func keysOfString(m map[string]string) []string {
 	return out
 }
 
-// notTheOperators is the failure of a target whose object under a name the run needs claims to be
+// NotTheOperators is the failure of a target whose object under a name the run needs claims to be
 // the run's (its controller reference) but does not hold what the operator writes: what is the
 // object and what uses it, and how it differs.
-func notTheOperators(object, usedBy, differs string) *ConfigError {
+func NotTheOperators(object, usedBy, differs string) *ConfigError {
 	return &ConfigError{Message: fmt.Sprintf("%s, %s, does not hold what the operator writes for this run (%s), "+
 		"though it claims to belong to the run: it was changed, or made by someone else before the operator made it, "+
 		"so nothing of the run uses it: delete it and create the run again, and find out who wrote it", object, usedBy, differs)}
+}
+
+// Password returns 24 random alphanumeric characters: no quoting issues in env vars, shells or
+// my.cnf, and ~143 bits of entropy.
+func Password() (string, error) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var b strings.Builder
+	for range 24 {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			return "", err
+		}
+		b.WriteByte(alphabet[n.Int64()])
+	}
+	return b.String(), nil
 }

@@ -1,7 +1,8 @@
-package specs
+package builtin
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -27,8 +30,8 @@ func TestConnectionSecret(t *testing.T) {
 	if s.Name != "pk-lookup-mysql57-credentials" || s.Namespace != "bench" {
 		t.Errorf("Secret %s/%s, want bench/pk-lookup-mysql57-credentials", s.Namespace, s.Name)
 	}
-	if s.Name != ConnectionSecretName(run, "mysql57") {
-		t.Errorf("Secret name %q is not ConnectionSecretName", s.Name)
+	if s.Name != specs.ConnectionSecretName(run, "mysql57") {
+		t.Errorf("Secret name %q is not specs.ConnectionSecretName", s.Name)
 	}
 	if s.Type != corev1.SecretTypeOpaque {
 		t.Errorf("type %q, want Opaque", s.Type)
@@ -44,22 +47,22 @@ func TestConnectionSecret(t *testing.T) {
 	if !reflect.DeepEqual(s.StringData, want) {
 		t.Errorf("StringData = %v, want %v", s.StringData, want)
 	}
-	if !reflect.DeepEqual(s.Labels, TargetLabels(run, "mysql57")) {
+	if !reflect.DeepEqual(s.Labels, specs.TargetLabels(run, "mysql57")) {
 		t.Errorf("labels = %v, want the target's", s.Labels)
 	}
 }
 
-func TestServerHostMatchesServiceAndStatefulSet(t *testing.T) {
+func TestHostMatchesServiceAndStatefulSet(t *testing.T) {
 	run := newRun()
-	sts := ServerStatefulSet(run, run.Spec.Targets[0])
-	svc := ServerService(run, "mysql57")
+	sts := StatefulSet(run, run.Spec.Targets[0])
+	svc := Service(run, "mysql57")
 	want := sts.Name + "-0." + svc.Name + "." + run.Namespace + ".svc"
-	if got := ServerHost(run, "mysql57"); got != want || sts.Spec.ServiceName != svc.Name {
-		t.Errorf("ServerHost = %q, want %q (StatefulSet serviceName %q)", got, want, sts.Spec.ServiceName)
+	if got := Host(run, "mysql57"); got != want || sts.Spec.ServiceName != svc.Name {
+		t.Errorf("Host = %q, want %q (StatefulSet serviceName %q)", got, want, sts.Spec.ServiceName)
 	}
 }
 
-func TestServerConfigMap(t *testing.T) {
+func TestConfigMap(t *testing.T) {
 	tests := []struct {
 		name     string
 		myCnf    string
@@ -75,21 +78,21 @@ func TestServerConfigMap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			run := newRun()
 			target := v1.Target{Name: "mysql57", Image: "mysql:5.7.44", MyCnf: tc.myCnf}
-			cm, err := ServerConfigMap(run, target)
+			cm, err := ConfigMap(run, target)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "mysql57") {
-					t.Fatalf("ServerConfigMap error = %v, want one naming the target and containing %q", err, tc.wantErr)
+					t.Fatalf("ConfigMap error = %v, want one naming the target and containing %q", err, tc.wantErr)
 				}
 				if cm != nil {
-					t.Errorf("ServerConfigMap returned an object with its error")
+					t.Errorf("ConfigMap returned an object with its error")
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cm.Name != ServerName(run, "mysql57") || cm.Namespace != "bench" {
-				t.Errorf("ConfigMap %s/%s, want bench/%s", cm.Namespace, cm.Name, ServerName(run, "mysql57"))
+			if cm.Name != specs.ServerName(run, "mysql57") || cm.Namespace != "bench" {
+				t.Errorf("ConfigMap %s/%s, want bench/%s", cm.Namespace, cm.Name, specs.ServerName(run, "mysql57"))
 			}
 			if got := cm.Data[OperatorCnfKey]; got != OperatorMyCnf(run, "mysql57") {
 				t.Errorf("%s = %q, want OperatorMyCnf", OperatorCnfKey, got)
@@ -108,7 +111,7 @@ func TestServerConfigMap(t *testing.T) {
 			if len(cm.Data) != wantKeys {
 				t.Errorf("unexpected keys: %v", cm.Data)
 			}
-			if !reflect.DeepEqual(cm.Labels, TargetLabels(run, "mysql57")) {
+			if !reflect.DeepEqual(cm.Labels, specs.TargetLabels(run, "mysql57")) {
 				t.Errorf("labels = %v", cm.Labels)
 			}
 		})
@@ -119,10 +122,10 @@ func TestServerConfigMap(t *testing.T) {
 	}
 }
 
-func TestServerService(t *testing.T) {
+func TestService(t *testing.T) {
 	run := newRun()
-	svc := ServerService(run, "mysql57")
-	if svc.Name != ServerName(run, "mysql57") || svc.Namespace != "bench" {
+	svc := Service(run, "mysql57")
+	if svc.Name != specs.ServerName(run, "mysql57") || svc.Namespace != "bench" {
 		t.Errorf("Service %s/%s", svc.Namespace, svc.Name)
 	}
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
@@ -131,29 +134,29 @@ func TestServerService(t *testing.T) {
 	if !svc.Spec.PublishNotReadyAddresses {
 		t.Error("publishNotReadyAddresses must be true: the probe Job resolves the pod before it is ready")
 	}
-	if !reflect.DeepEqual(svc.Spec.Selector, ServerPodLabels(run, "mysql57")) {
-		t.Errorf("selector %v, want the server pod labels %v", svc.Spec.Selector, ServerPodLabels(run, "mysql57"))
+	if !reflect.DeepEqual(svc.Spec.Selector, specs.ServerPodLabels(run, "mysql57")) {
+		t.Errorf("selector %v, want the server pod labels %v", svc.Spec.Selector, specs.ServerPodLabels(run, "mysql57"))
 	}
 	wantPorts := []corev1.ServicePort{{Name: "mysql", Port: 3306, TargetPort: intstr.FromInt32(3306), Protocol: corev1.ProtocolTCP}}
 	if !reflect.DeepEqual(svc.Spec.Ports, wantPorts) {
 		t.Errorf("ports %v, want %v", svc.Spec.Ports, wantPorts)
 	}
 	// The selector picks this target's server and nothing else of the run.
-	sts := ServerStatefulSet(run, run.Spec.Targets[0])
+	sts := StatefulSet(run, run.Spec.Targets[0])
 	if !reflect.DeepEqual(svc.Spec.Selector, sts.Spec.Template.Labels) {
 		t.Errorf("Service selector %v does not match the StatefulSet's pod labels %v", svc.Spec.Selector, sts.Spec.Template.Labels)
 	}
-	if reflect.DeepEqual(svc.Spec.Selector, ServerService(run, "ps80").Spec.Selector) {
+	if reflect.DeepEqual(svc.Spec.Selector, Service(run, "ps80").Spec.Selector) {
 		t.Error("two targets' Services select the same pods")
 	}
 }
 
-func TestServerStatefulSet(t *testing.T) {
+func TestStatefulSet(t *testing.T) {
 	run := newRun()
 	target := run.Spec.Targets[0]
-	sts := ServerStatefulSet(run, target)
-	name := ServerName(run, "mysql57")
-	secret := ConnectionSecretName(run, "mysql57")
+	sts := StatefulSet(run, target)
+	name := specs.ServerName(run, "mysql57")
+	secret := specs.ConnectionSecretName(run, "mysql57")
 
 	if sts.Name != name || sts.Namespace != "bench" || sts.Spec.ServiceName != name {
 		t.Errorf("StatefulSet %s/%s serviceName %s, want %s everywhere", sts.Namespace, sts.Name, sts.Spec.ServiceName, name)
@@ -161,7 +164,7 @@ func TestServerStatefulSet(t *testing.T) {
 	if sts.Spec.Replicas == nil || *sts.Spec.Replicas != 1 {
 		t.Errorf("replicas %v, want 1", sts.Spec.Replicas)
 	}
-	podLabels := ServerPodLabels(run, "mysql57")
+	podLabels := specs.ServerPodLabels(run, "mysql57")
 	if !reflect.DeepEqual(sts.Spec.Selector.MatchLabels, podLabels) || !reflect.DeepEqual(sts.Spec.Template.Labels, podLabels) {
 		t.Errorf("selector %v / template labels %v, want %v", sts.Spec.Selector.MatchLabels, sts.Spec.Template.Labels, podLabels)
 	}
@@ -254,7 +257,7 @@ func TestServerStatefulSet(t *testing.T) {
 			t.Errorf("config volume %v, want the ConfigMap %s", cfg, name)
 		}
 		// Every subPath is a key of the ConfigMap the volume mounts.
-		cm, err := ServerConfigMap(run, target)
+		cm, err := ConfigMap(run, target)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +271,7 @@ func TestServerStatefulSet(t *testing.T) {
 	t.Run("no user cnf mount without myCnf", func(t *testing.T) {
 		bare := target
 		bare.MyCnf = ""
-		for _, m := range ServerStatefulSet(run, bare).Spec.Template.Spec.Containers[0].VolumeMounts {
+		for _, m := range StatefulSet(run, bare).Spec.Template.Spec.Containers[0].VolumeMounts {
 			if m.SubPath == UserCnfKey {
 				t.Errorf("mounts %s, but the ConfigMap has no such key without myCnf", m.MountPath)
 			}
@@ -325,7 +328,7 @@ func TestServerStatefulSet(t *testing.T) {
 
 	t.Run("placement and resources", func(t *testing.T) {
 		var want corev1.PodSpec
-		DatabasePlacement(run).Apply(&want)
+		specs.DatabasePlacement(run).Apply(&want)
 		if !reflect.DeepEqual(pod.NodeSelector, want.NodeSelector) || !reflect.DeepEqual(pod.Tolerations, want.Tolerations) ||
 			!reflect.DeepEqual(pod.Affinity, want.Affinity) {
 			t.Errorf("placement = %s, want %s", jsonOf(t, pod), jsonOf(t, want))
@@ -335,7 +338,7 @@ func TestServerStatefulSet(t *testing.T) {
 		}
 		noRes := target
 		noRes.Resources = nil
-		if r := ServerStatefulSet(run, noRes).Spec.Template.Spec.Containers[0].Resources; !reflect.DeepEqual(r, corev1.ResourceRequirements{}) {
+		if r := StatefulSet(run, noRes).Spec.Template.Spec.Containers[0].Resources; !reflect.DeepEqual(r, corev1.ResourceRequirements{}) {
 			t.Errorf("resources without target.resources = %v, want none", r)
 		}
 	})
@@ -377,7 +380,7 @@ func TestServerStatefulSet(t *testing.T) {
 	t.Run("emptyDir without storage", func(t *testing.T) {
 		run := run.DeepCopy()
 		run.Spec.Storage = nil
-		sts := ServerStatefulSet(run, target)
+		sts := StatefulSet(run, target)
 		if len(sts.Spec.VolumeClaimTemplates) != 0 || sts.Spec.PersistentVolumeClaimRetentionPolicy != nil {
 			t.Errorf("claim templates %v / retention %v without spec.storage", sts.Spec.VolumeClaimTemplates, sts.Spec.PersistentVolumeClaimRetentionPolicy)
 		}
@@ -396,58 +399,15 @@ func TestServerStatefulSet(t *testing.T) {
 	})
 }
 
-func TestServerStatefulSetGolden(t *testing.T) {
+func TestStatefulSetGolden(t *testing.T) {
 	run := newRun()
-	golden(t, "statefulset.yaml", ServerStatefulSet(run, run.Spec.Targets[0]))
-	cm, err := ServerConfigMap(run, run.Spec.Targets[0])
+	golden(t, "statefulset.yaml", StatefulSet(run, run.Spec.Targets[0]))
+	cm, err := ConfigMap(run, run.Spec.Targets[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "configmap.yaml", cm)
-	golden(t, "service.yaml", ServerService(run, "mysql57"))
-}
-
-func TestCheckDataFits(t *testing.T) {
-	cases := []struct {
-		name          string
-		tables        int32
-		tableSize     int64
-		size          string
-		wantErr       []string
-		noStorageSpec bool
-	}{
-		{name: "emptyDir: nothing to check", tables: 10000, tableSize: 1000000000, noStorageSpec: true},
-		{name: "fits", tables: 4, tableSize: 10000, size: "1Gi"},
-		{name: "exactly 200 bytes per row", tables: 1, tableSize: 1024 * 1024 / 200 * 1, size: "1Mi"},
-		{name: "far beyond", tables: 10000, tableSize: 1000000000, size: "20Gi",
-			wantErr: []string{"storage.size 20Gi", "10000000000000 rows", "at least 1.8Pi", "raise storage.size to at least 2.3Pi"}},
-		{name: "just beyond", tables: 10, tableSize: 1000000, size: "1Gi",
-			wantErr: []string{"10000000 rows", "at least 1.9Gi", "lower tables or tableSize"}},
-		{name: "defaults: 1 table of 10000 rows", size: "1Mi", wantErr: []string{"10000 rows"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			spec := v1.BenchmarkRunSpec{Workload: v1.Workload{Tables: tc.tables, TableSize: tc.tableSize}}
-			if !tc.noStorageSpec {
-				spec.Storage = &v1.Storage{Size: resource.MustParse(tc.size)}
-			}
-			err := CheckDataFits(spec)
-			if len(tc.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("CheckDataFits = %v, want nil", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("CheckDataFits = nil, want an error")
-			}
-			for _, w := range tc.wantErr {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-		})
-	}
+	golden(t, "service.yaml", Service(run, "mysql57"))
 }
 
 func TestDataEmptyDirLimit(t *testing.T) {
@@ -539,11 +499,56 @@ func TestDataEmptyDirLimit(t *testing.T) {
 			if got.Value() != tc.want {
 				t.Errorf("DataEmptyDirLimit = %s (%d), want %d", got.String(), got.Value(), tc.want)
 			}
-			// It always holds the data CheckDataFits demands of spec.storage.
+			// It always holds the data specs.CheckDataFits demands of spec.storage.
 			spec.Storage = &v1.Storage{Size: got}
-			if err := CheckDataFits(spec); err != nil {
-				t.Errorf("the limit would not pass CheckDataFits as storage.size: %v", err)
+			if err := specs.CheckDataFits(spec); err != nil {
+				t.Errorf("the limit would not pass specs.CheckDataFits as storage.size: %v", err)
 			}
 		})
+	}
+}
+
+func TestObjects(t *testing.T) {
+	run := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns"}, Spec: v1.BenchmarkRunSpec{
+		Workload: v1.Workload{Script: "oltp_read_only", Tables: 4}, Ladder: v1.Ladder{Threads: []int32{1, 4, 16}}}}
+	tg := v1.Target{Name: "b", Image: "mysql:8.4"}
+	kinds := func() []string {
+		objs, err := Objects(run, tg, "root-pw", "user-pw")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range objs {
+			out = append(out, reflect.TypeOf(o).Elem().Name())
+		}
+		if s := objs[0].(*corev1.Secret); s.StringData[specs.SecretKeyRootPassword] != "root-pw" || s.StringData[sysbench.SecretKeyPassword] != "user-pw" {
+			t.Errorf("credentials %v", s.StringData)
+		}
+		return out
+	}
+	if got, want := kinds(), []string{"Secret", "ConfigMap", "Service", "NetworkPolicy", "StatefulSet"}; !slices.Equal(got, want) {
+		t.Errorf("objects %q, want %q", got, want)
+	}
+	run.Spec.NetworkPolicy = v1.NetworkPolicyDisabled
+	if got, want := kinds(), []string{"Secret", "ConfigMap", "Service", "StatefulSet"}; !slices.Equal(got, want) {
+		t.Errorf("objects %q, want %q", got, want)
+	}
+	tg.MyCnf = "bind-address = 127.0.0.1\n"
+	if _, err := Objects(run, tg, "a", "b"); err == nil || !strings.Contains(err.Error(), "sets bind_address") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// The NetworkPolicy selects the server's pod, also for a run name longer than a label value.
+func TestNetworkPolicySelectsTheServer(t *testing.T) {
+	run := newRun()
+	run.Name = strings.Repeat("a-very-long-run-name-", 5)
+	np := specs.ServerNetworkPolicy(run, "mysql57")
+	selects, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !selects.Matches(labels.Set(StatefulSet(run, run.Spec.Targets[0]).Spec.Template.Labels)) {
+		t.Errorf("the policy does not select the server pod of a run named %q", run.Name)
 	}
 }

@@ -1,4 +1,7 @@
-package engine
+// Package percona is the engine that runs each target's server through a Percona operator
+// (percona-server: PerconaServerMySQL; percona-xtradb-cluster: PerconaXtraDBCluster): the
+// resources' and Secrets' builders, the status reading, its driver and its RBAC.
+package percona
 
 import (
 	"cmp"
@@ -20,16 +23,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// DefaultPerconaPollInterval is how often a Percona server's readiness is read when the
+// DefaultPollInterval is how often a Percona server's readiness is read when the
 // controller could not watch its kind (the CRD was installed after the operator started).
-const DefaultPerconaPollInterval = 10 * time.Second
+const DefaultPollInterval = 10 * time.Second
 
-// perconaFlavor is what differs between the two Percona operators.
-type perconaFlavor struct {
+// flavor is what differs between the two Percona operators.
+type flavor struct {
 	engine   v1.Engine
 	kind     schema.GroupVersionKind
 	resource string
@@ -38,29 +42,38 @@ type perconaFlavor struct {
 }
 
 var (
-	psFlavor = perconaFlavor{
-		engine: v1.EnginePerconaServer, kind: specs.PerconaServerMySQLKind, resource: "perconaservermysqls.ps.percona.com",
+	psFlavor = flavor{
+		engine: v1.EnginePerconaServer, kind: PerconaServerMySQLKind, resource: "perconaservermysqls.ps.percona.com",
 		operator: "Percona Operator for MySQL (based on Percona Server), v1.2.0 or later",
 		docs:     "https://docs.percona.com/percona-operator-for-mysql/ps/",
 	}
-	pxcFlavor = perconaFlavor{
-		engine: v1.EnginePerconaXtraDBCluster, kind: specs.PerconaXtraDBClusterKind, resource: "perconaxtradbclusters.pxc.percona.com",
+	pxcFlavor = flavor{
+		engine: v1.EnginePerconaXtraDBCluster, kind: PerconaXtraDBClusterKind, resource: "perconaxtradbclusters.pxc.percona.com",
 		operator: "Percona Operator for MySQL based on Percona XtraDB Cluster, v1.16.0 or later",
 		docs:     "https://docs.percona.com/percona-operator-for-mysql/pxc/",
 	}
 )
 
-// Percona runs each target's server through a Percona operator: a PerconaServerMySQL or a
+// What the Percona engines ask of the API server: the Percona resources are theirs alone (patch:
+// the finalizers of a resource stuck in deletion; list and watch: the controller watches a kind
+// the cluster knows at setup); the Secrets they share with the controller, whose markers grant
+// the rest (controllers/).
+// +kubebuilder:rbac:groups=ps.percona.com,resources=perconaservermysqls,verbs=get;list;watch;create;delete;patch
+// +kubebuilder:rbac:groups=pxc.percona.com,resources=perconaxtradbclusters,verbs=get;list;watch;create;delete;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
+
+// Engine runs each target's server through a Percona operator: a PerconaServerMySQL or a
 // PerconaXtraDBCluster owned by the run, a Secret with the operator's system users, a Secret with
 // the benchmark user's password and, once the operator publishes the endpoint, the connection
 // Secret sysbench reads. The Percona objects are read and written as unstructured objects, which
 // the manager's client reads from the API server, not its cache: nothing starts an informer for
 // a kind the cluster may not have.
-type Percona struct {
+type Engine struct {
+	Describer
 	Client client.Client
 	Scheme *runtime.Scheme
 	// PollInterval bounds the wait between readiness reads while the kind is not watched;
-	// DefaultPerconaPollInterval when 0.
+	// DefaultPollInterval when 0.
 	PollInterval time.Duration
 	// Reader reads from the API server: objects without the operator's labels, which the
 	// cached Client cannot see. Nil reads them as unstructured through Client, which the
@@ -71,37 +84,31 @@ type Percona struct {
 	// operator runs them); DefaultStuckDeletionGrace when 0.
 	StuckDeletionGrace time.Duration
 
-	flavor  perconaFlavor
 	watched atomic.Bool
 }
 
-// NewPerconaServer is the percona-server engine (PerconaServerMySQL, ps.percona.com/v1).
-func NewPerconaServer(c client.Client, scheme *runtime.Scheme) *Percona {
-	return &Percona{Client: c, Scheme: scheme, flavor: psFlavor}
+// NewServer is the percona-server engine (PerconaServerMySQL, ps.percona.com/v1), wired to a
+// manager's client, its API reader (nil: read through the client) and scheme.
+func NewServer(c client.Client, reader client.Reader, scheme *runtime.Scheme) *Engine {
+	return &Engine{Describer: Server, Client: c, Reader: reader, Scheme: scheme}
 }
 
-// NewPerconaXtraDBCluster is the percona-xtradb-cluster engine (PerconaXtraDBCluster,
-// pxc.percona.com/v1).
-func NewPerconaXtraDBCluster(c client.Client, scheme *runtime.Scheme) *Percona {
-	return &Percona{Client: c, Scheme: scheme, flavor: pxcFlavor}
+// NewXtraDBCluster is the percona-xtradb-cluster engine (PerconaXtraDBCluster,
+// pxc.percona.com/v1), wired as NewServer's.
+func NewXtraDBCluster(c client.Client, reader client.Reader, scheme *runtime.Scheme) *Engine {
+	return &Engine{Describer: XtraDBCluster, Client: c, Reader: reader, Scheme: scheme}
 }
-
-var (
-	_ Engine           = (*Percona)(nil)
-	_ ForeignKind      = (*Percona)(nil)
-	_ DeletionReleaser = (*Percona)(nil)
-)
 
 // ServerKind is the Percona kind this engine creates.
-func (p *Percona) ServerKind() schema.GroupVersionKind { return p.flavor.kind }
+func (p *Engine) ServerKind() schema.GroupVersionKind { return p.flavor.kind }
 
 // SetWatched records whether the controller watches ServerKind.
-func (p *Percona) SetWatched(w bool) { p.watched.Store(w) }
+func (p *Engine) SetWatched(w bool) { p.watched.Store(w) }
 
 // notInstalled is the failure of a target whose Percona operator is missing: retrying does not
 // help until someone installs it.
-func (p *Percona) notInstalled(t v1.Target) *ConfigError {
-	return &ConfigError{Message: fmt.Sprintf(
+func (p *Engine) notInstalled(t v1.Target) *server.ConfigError {
+	return &server.ConfigError{Message: fmt.Sprintf(
 		"target %s: engine %s needs the %s, but its CustomResourceDefinition %s is not installed in this cluster: "+
 			"install the Percona operator (%s) and create the run again, or use engine builtin",
 		t.Name, p.flavor.engine, p.flavor.operator, p.flavor.resource, p.flavor.docs)}
@@ -111,22 +118,22 @@ func (p *Percona) notInstalled(t v1.Target) *ConfigError {
 // connection Secret once the Percona operator has published the server's endpoint. It only
 // creates: the spec cannot change once the run started, and passwords stay as generated (those
 // generated for a Secret that exists already are dropped).
-func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, peers []specs.Peer) error {
+func (p *Engine) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, peers []specs.Peer) error {
 	pw := map[string]string{}
-	for _, u := range specs.PerconaSystemUsers[p.flavor.engine] {
-		s, err := password()
+	for _, u := range SystemUsers[p.flavor.engine] {
+		s, err := server.Password()
 		if err != nil {
 			return fmt.Errorf("generate the %s password: %w", u, err)
 		}
 		pw[u] = s
 	}
-	s, err := password()
+	s, err := server.Password()
 	if err != nil {
 		return fmt.Errorf("generate the benchmark user's password: %w", err)
 	}
-	objs, err := specs.PerconaObjects(p.flavor.engine, run, t, pw, s, peers...)
+	objs, err := Objects(p.flavor.engine, run, t, pw, s, peers...)
 	if err != nil {
-		return &ConfigError{Message: err.Error()}
+		return &server.ConfigError{Message: err.Error()}
 	}
 	// Look for the resource first: without the Percona CRD the target fails before anything is
 	// created for it.
@@ -140,11 +147,11 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 	missing := apierrors.IsNotFound(err)
 	// The Percona operator may add keys of its own to the system users' Secret; the benchmark
 	// password's is read by the Percona operator only. Neither is made immutable.
-	users, err := ensurePercona(ctx, p, run, t, objs.Users, specs.PerconaSystemUsers[p.flavor.engine], false)
+	users, err := ensurePercona(ctx, p, run, t, objs.Users, SystemUsers[p.flavor.engine], false)
 	if err != nil {
 		return err
 	}
-	bench, err := ensurePercona(ctx, p, run, t, objs.Password, []string{specs.PerconaPasswordKey}, false)
+	bench, err := ensurePercona(ctx, p, run, t, objs.Password, []string{PasswordKey}, false)
 	if err != nil {
 		return err
 	}
@@ -156,13 +163,13 @@ func (p *Percona) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 	if err := owned.Check(run, current, p.Scheme); err != nil {
 		return p.ownership(ctx, run, t, current, current, err)
 	}
-	st := specs.ReadPerconaStatus(current)
-	if st.State != specs.PerconaStateReady || st.Host == "" {
+	st := ReadStatus(current)
+	if st.State != StateReady || st.Host == "" {
 		return nil
 	}
 	// The Secret sysbench reads, from the published endpoint and the generated passwords: nobody
 	// else writes it, so it is immutable and must hold exactly that.
-	conn := specs.PerconaConnectionSecret(run, t, st.Host, secretValue(users, "root"), secretValue(bench, specs.PerconaPasswordKey))
+	conn := ConnectionSecret(run, t, st.Host, secretValue(users, "root"), secretValue(bench, PasswordKey))
 	conn.Immutable = ptr.To(true)
 	_, err = ensurePercona(ctx, p, run, t, conn, nil, true)
 	return err
@@ -176,7 +183,7 @@ func secretValue(s *corev1.Secret, key string) string {
 	return s.StringData[key]
 }
 
-func (p *Percona) objects() owned.Objects {
+func (p *Engine) objects() owned.Objects {
 	reader := p.Reader
 	if reader == nil {
 		reader = unstructuredReader{Client: p.Client, Scheme: p.Scheme}
@@ -185,10 +192,10 @@ func (p *Percona) objects() owned.Objects {
 }
 
 // ensurePercona creates obj controlled by the run unless it exists, and returns what exists. A
-// Secret that existed already must hold what the operator writes (content.go): generated keys
+// Secret that existed already must hold what the operator writes (server.SecretDiffers): generated keys
 // passwords of the operator's shape, the other keys obj's values, and with exact nothing else.
 // Its content is read from the API server: the cache keeps no Secret data.
-func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.BenchmarkRun, t v1.Target, obj T,
+func ensurePercona[T client.Object](ctx context.Context, p *Engine, run *v1.BenchmarkRun, t v1.Target, obj T,
 	generatedKeys []string, exact bool) (T, error) {
 	existing, created, err := owned.Ensure(ctx, p.objects(), run, obj)
 	if err != nil {
@@ -201,8 +208,8 @@ func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.Ben
 			return existing, fmt.Errorf("read back %s: %w", describe(want), err)
 		}
 		existing = any(got).(T)
-		if d := secretDiffers(got, want, generatedKeys, exact); d != "" {
-			return existing, notTheOperators(describe(got), "which target "+t.Name+"'s server or its sysbench Jobs connect with", d)
+		if d := server.SecretDiffers(got, want, generatedKeys, exact); d != "" {
+			return existing, server.NotTheOperators(describe(got), "which target "+t.Name+"'s server or its sysbench Jobs connect with", d)
 		}
 	}
 	return existing, nil
@@ -210,14 +217,14 @@ func ensurePercona[T client.Object](ctx context.Context, p *Percona, run *v1.Ben
 
 // ownership is what a Percona target does about obj when the object under its name (existing) is
 // not the run's, or the API server refused to create it.
-func (p *Percona) ownership(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, obj, existing client.Object, err error) error {
+func (p *Engine) ownership(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, obj, existing client.Object, err error) error {
 	switch {
 	case meta.IsNoMatchError(err):
 		return p.notInstalled(t)
-	case IsPermanentAPIError(err):
+	case server.IsPermanentAPIError(err):
 		// The Percona CRD's own validation refused the object (a target setting such as
 		// crVersion or image the installed operator does not accept), or a quota or policy did.
-		return &ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(obj), APIStatus(err))}
+		return &server.ConfigError{Message: fmt.Sprintf("the API server refused %s: %v", describe(obj), server.APIStatus(err))}
 	}
 	// Only an earlier run's resource is the operator's to unblock: anyone else's resource in
 	// deletion waits for its own operator, however long that takes, and keeps its finalizers.
@@ -225,7 +232,7 @@ func (p *Percona) ownership(ctx context.Context, run *v1.BenchmarkRun, t v1.Targ
 		u.GetDeletionTimestamp() != nil && u.GroupVersionKind() == p.flavor.kind && owned.OfEarlierRun(run, u) {
 		return p.awaitDeletion(ctx, u)
 	}
-	return ownership(obj, err)
+	return server.Ownership(obj, err)
 }
 
 // unstructuredReader reads objects from the API server through the manager's client, which
@@ -255,7 +262,7 @@ const DefaultStuckDeletionGrace = 2 * time.Minute
 // the finalizers it carries (the delete-PVC one the earlier run asked for); with no Percona
 // operator running, nothing ever would, and the name would stay blocked. So after the grace the
 // operator removes the percona.com/ finalizers itself and says that the PVCs may be left.
-func (p *Percona) awaitDeletion(ctx context.Context, existing *unstructured.Unstructured) error {
+func (p *Engine) awaitDeletion(ctx context.Context, existing *unstructured.Unstructured) error {
 	grace := cmp.Or(p.StuckDeletionGrace, DefaultStuckDeletionGrace)
 	waited := time.Since(existing.GetDeletionTimestamp().Time)
 	var kept, stripped []string
@@ -267,7 +274,7 @@ func (p *Percona) awaitDeletion(ctx context.Context, existing *unstructured.Unst
 		}
 	}
 	if waited < grace || len(stripped) == 0 {
-		return &WaitError{After: min(10*time.Second, max(grace-waited, time.Second)), Message: fmt.Sprintf(
+		return &server.WaitError{After: min(10*time.Second, max(grace-waited, time.Second)), Message: fmt.Sprintf(
 			"waiting for %s of an earlier run to be deleted (finalizers %v; the operator removes its Percona ones "+
 				"after %s if no Percona operator runs them)", describe(existing), existing.GetFinalizers(), grace)}
 	}
@@ -276,7 +283,7 @@ func (p *Percona) awaitDeletion(ctx context.Context, existing *unstructured.Unst
 	if err := p.Client.Patch(ctx, existing, patch); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove finalizers %v from %s: %w", stripped, describe(existing), err)
 	}
-	return &WaitError{After: time.Second, Message: fmt.Sprintf(
+	return &server.WaitError{After: time.Second, Message: fmt.Sprintf(
 		"%s of an earlier run was stuck in deletion for %s: removed its finalizers %v, which no Percona operator ran; "+
 			"its PersistentVolumeClaims may be left (delete them by hand)", describe(existing), waited.Round(time.Second), stripped)}
 }
@@ -287,13 +294,13 @@ func (p *Percona) awaitDeletion(ctx context.Context, existing *unstructured.Unst
 // waited StuckDeletionGrace the percona.com/ finalizers are removed here, and removed says which
 // (its PVCs may be left). A resource the run does not control, or a kind the cluster no longer
 // has, is left alone.
-func (p *Percona) Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) ([]string, error) {
+func (p *Engine) Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) ([]string, error) {
 	u, err := p.get(ctx, run, t)
 	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get %s %s: %w", p.flavor.kind.Kind, specs.PerconaName(run, t.Name), err)
+		return nil, fmt.Errorf("get %s %s: %w", p.flavor.kind.Kind, ResourceName(run, t.Name), err)
 	}
 	if !metav1.IsControlledBy(u, run) {
 		return nil, nil
@@ -303,7 +310,7 @@ func (p *Percona) Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target
 		if err := p.Client.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("delete %s: %w", describe(u), err)
 		}
-		return nil, &WaitError{After: min(time.Second, grace), Message: fmt.Sprintf("deleting %s", describe(u))}
+		return nil, &server.WaitError{After: min(time.Second, grace), Message: fmt.Sprintf("deleting %s", describe(u))}
 	}
 	waited := time.Since(u.GetDeletionTimestamp().Time)
 	var kept, stripped []string
@@ -315,7 +322,7 @@ func (p *Percona) Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target
 		}
 	}
 	if len(stripped) == 0 || waited < grace {
-		return nil, &WaitError{After: min(10*time.Second, max(grace-waited, time.Second)), Message: fmt.Sprintf(
+		return nil, &server.WaitError{After: min(10*time.Second, max(grace-waited, time.Second)), Message: fmt.Sprintf(
 			"waiting for %s to be deleted (finalizers %v; the operator removes its Percona ones after %s if no Percona "+
 				"operator runs them)", describe(u), u.GetFinalizers(), grace)}
 	}
@@ -327,21 +334,21 @@ func (p *Percona) Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target
 	return stripped, nil
 }
 
-func (p *Percona) get(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstructured, error) {
+func (p *Engine) get(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(p.flavor.kind)
-	err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: specs.PerconaName(run, t.Name)}, u)
+	err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ResourceName(run, t.Name)}, u)
 	return u, err
 }
 
 // Ready reads the Percona resource's status: ready with an endpoint (and the connection Secret
 // written), or the operator's state and messages. The error state fails the target with the
 // operator's own words; a missing CRD fails it with how to install the operator.
-func (p *Percona) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (State, error) {
-	name := specs.PerconaName(run, t.Name)
+func (p *Engine) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (server.State, error) {
+	name := ResourceName(run, t.Name)
 	what := fmt.Sprintf("%s %s/%s", p.flavor.kind.Kind, run.Namespace, name)
-	waiting := func(msg string) (State, error) {
-		s := State{Reason: v1.ReasonStarting, Message: msg}
+	waiting := func(msg string) (server.State, error) {
+		s := server.State{Reason: v1.ReasonStarting, Message: msg}
 		if !p.watched.Load() {
 			s.RecheckAfter = p.pollInterval()
 		}
@@ -350,25 +357,25 @@ func (p *Percona) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 	u, err := p.get(ctx, run, t)
 	switch {
 	case meta.IsNoMatchError(err):
-		return State{Failed: true, Reason: v1.ReasonConfig, Message: p.notInstalled(t).Message}, nil
+		return server.State{Failed: true, Reason: v1.ReasonConfig, Message: p.notInstalled(t).Message}, nil
 	case apierrors.IsNotFound(err):
 		return waiting("waiting for " + what + " to be created")
 	case err != nil:
-		return State{}, fmt.Errorf("get %s: %w", what, err)
+		return server.State{}, fmt.Errorf("get %s: %w", what, err)
 	}
-	st := specs.ReadPerconaStatus(u)
+	st := ReadStatus(u)
 	details := ""
 	if len(st.Messages) > 0 {
 		details = ": " + strings.Join(st.Messages, "; ")
 	}
 	switch {
-	case st.State == specs.PerconaStateError:
-		return State{Failed: true, Reason: v1.ReasonOperator, Message: fmt.Sprintf(
+	case st.State == StateError:
+		return server.State{Failed: true, Reason: v1.ReasonOperator, Message: fmt.Sprintf(
 			"the Percona operator reports %s in state error%s", what, orNoDetails(details))}, nil
 	case st.State == "":
 		return waiting(fmt.Sprintf("waiting for the %s to take up %s (is it running and watching namespace %s?)",
 			p.flavor.operator, what, run.Namespace))
-	case st.State != specs.PerconaStateReady || st.Stale:
+	case st.State != StateReady || st.Stale:
 		return waiting(fmt.Sprintf("%s is %s%s", what, st.State, details))
 	case st.Host == "":
 		return waiting(what + " is ready but has no status.host yet")
@@ -380,13 +387,13 @@ func (p *Percona) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) 
 		// Provision writes it on the next pass now that the endpoint is known.
 		return waiting(what + " is ready; writing the connection Secret")
 	case owned.IsForeign(err):
-		return State{Failed: true, Reason: v1.ReasonSecret, Message: err.Error()}, nil
+		return server.State{Failed: true, Reason: v1.ReasonSecret, Message: err.Error()}, nil
 	case owned.AsDeleting(err) != nil:
 		return waiting(err.Error())
 	case err != nil:
-		return State{}, fmt.Errorf("get connection secret: %w", err)
+		return server.State{}, fmt.Errorf("get connection secret: %w", err)
 	}
-	return State{Ready: true}, nil
+	return server.State{Ready: true}, nil
 }
 
 func orNoDetails(details string) string {
@@ -396,28 +403,23 @@ func orNoDetails(details string) string {
 	return details
 }
 
-func (p *Percona) pollInterval() time.Duration {
+func (p *Engine) pollInterval() time.Duration {
 	if p.PollInterval > 0 {
 		return p.PollInterval
 	}
-	return DefaultPerconaPollInterval
-}
-
-// ConnectionSecret is the Secret Provision writes once the endpoint is known.
-func (p *Percona) ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string {
-	return specs.ConnectionSecretName(run, t.Name)
+	return DefaultPollInterval
 }
 
 // Teardown deletes the Percona resource (its operator deletes the pods, and the PVCs through the
 // delete-PVC finalizer the resource was created with) and the three Secrets. Only objects the run controls are deleted; a missing CRD means
 // there is nothing to delete.
-func (p *Percona) Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
+func (p *Engine) Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(p.flavor.kind)
 	objs := []client.Object{u, &corev1.Secret{}, &corev1.Secret{}, &corev1.Secret{}}
 	names := []string{
-		specs.PerconaName(run, t.Name), specs.ConnectionSecretName(run, t.Name),
-		specs.PerconaPasswordSecretName(run, t.Name), specs.PerconaUsersSecretName(run, t.Name),
+		ResourceName(run, t.Name), specs.ConnectionSecretName(run, t.Name),
+		PasswordSecretName(run, t.Name), UsersSecretName(run, t.Name),
 	}
 	var errs []error
 	for i, obj := range objs {

@@ -1,7 +1,8 @@
-// Package facts holds what the operator knows of each engine's servers without asking the
-// cluster. It is a leaf, apart from package engine (whose implementations build on specs), so
-// that the builders in specs and the clients can read an engine's facts too.
-package facts
+// Package enginefacts holds what the operator knows of each engine's servers without asking the
+// cluster. It is a leaf (it imports only the API), outside internal/engine, so that the layers
+// below the engines (the builders in specs, the clients, the report) read an engine's facts
+// without importing anything above them.
+package enginefacts
 
 import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -23,7 +24,7 @@ type Facts struct {
 	// in the cluster.
 	ServerContainer string
 	// ForeignPods: the server's pods are another operator's, placed by it from its resource's
-	// spec; they carry the run and target labels (specs.serverPod) but not the operator's
+	// spec; they carry the run and target labels (percona.serverPod) but not the operator's
 	// managed-by label, so the manager's cache does not hold them.
 	ForeignPods bool
 	// ImageIsServer: target.image is the server's own image, whose client tools (mysqlslap,
