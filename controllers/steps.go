@@ -19,6 +19,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -28,7 +29,7 @@ import (
 // runPhase runs a one-Job phase (probe, prepare, warm-up, after-ladder) of a target: create the
 // Job of the current attempt, and when it finishes call onSuccess or count a failed attempt.
 func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, step specs.Step, onSuccess func(*sysbench.Final)) (ctrl.Result, error) {
+	eng engine.Engine, step specs.Step, onSuccess func(*load.Final)) (ctrl.Result, error) {
 	return r.runStep(ctx, tx, t, ts, eng, step, nil, step.Name, func(_ observed, a action) {
 		onSuccess(a.output.Final)
 	})
@@ -255,7 +256,7 @@ type action struct {
 	kind  actionKind
 	after time.Duration
 	// output is what the client printed (actRecord).
-	output loadclient.Output
+	output load.Output
 	// failure is why the step failed, not yet redacted (actAbandon, actRetry, actFail);
 	// deterministic says that another attempt would fail the same way.
 	failure       string
@@ -265,7 +266,7 @@ type action struct {
 // decide is what to do about a step's current attempt, from what was observed of it (o), the
 // workload's client c, whether a next ladder step may start early (hasNext), and the attempts
 // failed so far against the run's retry limit. It does no I/O.
-func decide(o observed, c loadclient.Client, step loadclient.Step, hasNext bool, failedAttempts, retryLimit int32) action {
+func decide(o observed, c loadclient.Client, step load.Step, hasNext bool, failedAttempts, retryLimit int32) action {
 	if !o.exists {
 		return action{kind: actCreate}
 	}
@@ -285,27 +286,27 @@ func decide(o observed, c loadclient.Client, step loadclient.Step, hasNext bool,
 		// the deadline killed, never reports).
 		return action{kind: actWait, after: podResultGrace - o.sinceFinished}
 	}
-	var failure *loadclient.Failure
-	var out loadclient.Output
+	var failure *load.Failure
+	var out load.Output
 	switch {
 	case o.terminated:
 		parsed, err := c.Parse(step, strings.NewReader(o.message))
 		if err != nil {
-			failure = &loadclient.Failure{Reason: fmt.Sprintf("unreadable result: %v", err)}
+			failure = &load.Failure{Reason: fmt.Sprintf("unreadable result: %v", err)}
 			break
 		}
 		failure = c.Classify(step, o.exitCode, parsed)
 		switch {
 		case failure != nil:
 		case o.failed:
-			failure = &loadclient.Failure{Reason: "Job failed: " + o.why}
+			failure = &load.Failure{Reason: "Job failed: " + o.why}
 		default:
 			out = parsed
 		}
 	case o.failed:
-		failure = &loadclient.Failure{Reason: "Job failed: " + o.why}
+		failure = &load.Failure{Reason: "Job failed: " + o.why}
 	default:
-		failure = &loadclient.Failure{Reason: "Job " + o.job.Name + " completed but its pod and result are gone"}
+		failure = &load.Failure{Reason: "Job " + o.job.Name + " completed but its pod and result are gone"}
 	}
 	if failure == nil {
 		return action{kind: actRecord, output: out}
@@ -348,7 +349,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 		// The pod's own events bring the next reconcile; the requeue bounds a missed one.
 		return ctrl.Result{RequeueAfter: 10 * time.Second}, err
 	}
-	if step.Sysbench.Phase == sysbench.PhaseRun {
+	if step.Sysbench.Phase == load.PhaseRun {
 		// Every completed Job of the target has its result in the status now (releaseJobs
 		// keeps those that do not): store the waiting series and delete those Jobs, once a
 		// batch of them is waiting.
@@ -386,7 +387,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 // loadEnded says whether a step's client has exited with a result: its container terminated
 // with exit code 0 and a final result that is not a failure. Its Job is not necessarily reported
 // complete yet; the load on the server is over.
-func loadEnded(c loadclient.Client, step loadclient.Step, terminated bool, exitCode int32, message string) bool {
+func loadEnded(c loadclient.Client, step load.Step, terminated bool, exitCode int32, message string) bool {
 	if !terminated || exitCode != 0 {
 		return false
 	}
@@ -405,11 +406,11 @@ func podLoadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
 // ladder step.
 func labelledStep(job *batchv1.Job) specs.Step {
 	label := job.Labels[specs.LabelStep]
-	switch phase := loadclient.Phase(label); phase {
-	case loadclient.PhaseProbe, loadclient.PhasePrepare, loadclient.PhaseCleanup, loadclient.PhaseWarmup, loadclient.PhaseCheck:
-		return specs.Step{Name: label, Sysbench: sysbench.Step{Phase: phase}}
+	switch phase := load.Phase(label); phase {
+	case load.PhaseProbe, load.PhasePrepare, load.PhaseCleanup, load.PhaseWarmup, load.PhaseCheck:
+		return specs.Step{Name: label, Sysbench: load.Step{Phase: phase}}
 	}
-	return specs.Step{Name: label, Sysbench: sysbench.Step{Phase: sysbench.PhaseRun}}
+	return specs.Step{Name: label, Sysbench: load.Step{Phase: load.PhaseRun}}
 }
 
 // otherLoad names what still puts, or may put, load on the target's server besides the Job name

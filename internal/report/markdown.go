@@ -12,6 +12,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
@@ -40,7 +41,7 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 		b.WriteString("\n" + caps.ReportNote + "\n")
 	}
 	writeNodeSpread(&b, doc)
-	if caps.Reports(sysbench.Percentile) {
+	if caps.Reports(load.Percentile) {
 		if doc.Workload.TPCC != nil {
 			b.WriteString("\n## New-order p95 latency (ms) by threads\n\n")
 		} else {

@@ -7,8 +7,8 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // DefaultSysbenchImage is the project's Debian bookworm sysbench 1.0.20 image (images/sysbench).
@@ -26,22 +26,22 @@ const (
 // sysbench does in it.
 type Step struct {
 	Name     string
-	Sysbench sysbench.Step
+	Sysbench load.Step
 }
 
 // ProbeStep proves the benchmark account and reads the server's version.
 func ProbeStep() Step {
-	return Step{Name: StepProbe, Sysbench: sysbench.Step{Phase: sysbench.PhaseProbe}}
+	return Step{Name: StepProbe, Sysbench: load.Step{Phase: load.PhaseProbe}}
 }
 
 // PrepareStep creates and fills the sbtest tables.
 func PrepareStep() Step {
-	return Step{Name: StepPrepare, Sysbench: sysbench.Step{Phase: sysbench.PhasePrepare}}
+	return Step{Name: StepPrepare, Sysbench: load.Step{Phase: load.PhasePrepare}}
 }
 
 // WarmupStep is the warm-up of a run whose ladder has one (PhaseAfterPrepare says so).
 func WarmupStep(run *v1.BenchmarkRun) Step {
-	return Step{Name: StepWarmup, Sysbench: sysbench.Step{Phase: sysbench.PhaseWarmup,
+	return Step{Name: StepWarmup, Sysbench: load.Step{Phase: load.PhaseWarmup,
 		Threads: run.Spec.Ladder.WarmupThreadsOrDefault(), Duration: run.Spec.Ladder.WarmupDuration()}}
 }
 
@@ -49,14 +49,14 @@ func WarmupStep(run *v1.BenchmarkRun) Step {
 // LadderPosition) of a target's ladder.
 func LadderStepAt(run *v1.BenchmarkRun, i int) Step {
 	rung, rep := run.Spec.LadderPosition(i)
-	return Step{Name: LadderStep(rung, rep), Sysbench: sysbench.Step{Phase: sysbench.PhaseRun,
+	return Step{Name: LadderStep(rung, rep), Sysbench: load.Step{Phase: load.PhaseRun,
 		Threads: run.Spec.Ladder.Threads[rung], Duration: run.Spec.Ladder.StepDurationOrDefault(),
 		ServerStats: run.Spec.ServerStatsEnabled()}}
 }
 
 // CleanupStep drops the sbtest tables.
 func CleanupStep() Step {
-	return Step{Name: StepCleanup, Sysbench: sysbench.Step{Phase: sysbench.PhaseCleanup}}
+	return Step{Name: StepCleanup, Sysbench: load.Step{Phase: load.PhaseCleanup}}
 }
 
 // NextPhase is the phase a target enters when phase has done its work: Provisioning ends with
@@ -104,7 +104,7 @@ func AfterLadderStep(run *v1.BenchmarkRun, t v1.Target) (Step, bool) {
 	if !ok {
 		return Step{}, false
 	}
-	return Step{Name: string(phase), Sysbench: sysbench.Step{Phase: phase}}, true
+	return Step{Name: string(phase), Sysbench: load.Step{Phase: phase}}, true
 }
 
 // PhaseSteps are the sysbench Jobs phase runs for target t, in order.

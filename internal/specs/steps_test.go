@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -100,11 +101,11 @@ func TestStepSysbench(t *testing.T) {
 	run.Spec.Ladder.StepDuration = &metav1.Duration{Duration: 90 * time.Second}
 	run.Spec.Ladder.Warmup = &metav1.Duration{Duration: 30 * time.Second}
 	run.Spec.Repetitions = ptr.To[int32](2)
-	if got, want := WarmupStep(run).Sysbench, (sysbench.Step{Phase: sysbench.PhaseWarmup, Threads: 16, Duration: 30 * time.Second}); got != want {
+	if got, want := WarmupStep(run).Sysbench, (load.Step{Phase: load.PhaseWarmup, Threads: 16, Duration: 30 * time.Second}); got != want {
 		t.Errorf("warm-up %+v, want %+v", got, want)
 	}
 	// Step 3 is the second repetition's first, the ladder's top rung.
-	if got, want := LadderStepAt(run, 3), (Step{Name: "r2s03", Sysbench: sysbench.Step{Phase: sysbench.PhaseRun, Threads: 16, Duration: 90 * time.Second,
+	if got, want := LadderStepAt(run, 3), (Step{Name: "r2s03", Sysbench: load.Step{Phase: load.PhaseRun, Threads: 16, Duration: 90 * time.Second,
 		ServerStats: true}}); got != want {
 		t.Errorf("step 3 %+v, want %+v", got, want)
 	}
