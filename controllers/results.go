@@ -298,7 +298,7 @@ func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition
 	}
 	defer func() { _ = rc.Close() }()
 	run := tx.run
-	c, step := loadclient.For(run.Spec.Workload), labelledStep(job).Sysbench
+	c, step := loadclient.For(run.Spec.Workload), labelledStep(job).Load
 	opts := steplog.Options{
 		Parse:        func(r io.Reader) (load.Output, error) { return c.Parse(step, r) },
 		SeriesAbsent: !c.Capabilities().Series,

@@ -66,7 +66,7 @@ func (r *BenchmarkRunReconciler) recordStep(ctx context.Context, tx *transition,
 	rung, rep := run.Spec.LadderPosition(i)
 	threads := run.Spec.Ladder.Threads[rung]
 	c := loadclient.For(run.Spec.Workload)
-	result := c.Result(step.Sysbench, a.output)
+	result := c.Result(step.Load, a.output)
 	result.Threads = threads
 	if run.Spec.RepetitionsOrDefault() > 1 {
 		result.Repetition = rep
@@ -84,14 +84,14 @@ func (r *BenchmarkRunReconciler) recordStep(ctx context.Context, tx *transition,
 			"have limited the step; give it more CPU (spec.clientResources, a larger client node) or fewer threads",
 			t.Name, describeStep(run, i), cpu.Cores, cpu.Available)
 	}
-	if c.Capabilities().FixedDuration && sysbench.OverDuration(*a.output.Final, step.Sysbench.Duration) {
+	if c.Capabilities().FixedDuration && sysbench.OverDuration(*a.output.Final, step.Load.Duration) {
 		// Kept, for reading, but not a number to compare: cells and comparisons leave it out.
 		// The one Event per flagged step is worth its write: nothing else tells while the run goes.
 		result.OverDuration = true
 		tx.event(warning, "StepOverDuration", "target %s: step %s measured %.3f s, past its %s by more than the "+
 			"tolerance of %s: an event outlasted the step; its numbers are kept, marked, and left out of the statistics "+
-			"and the comparison", t.Name, describeStep(run, i), a.output.Final.DurationSeconds, step.Sysbench.Duration,
-			sysbench.OverrunTolerance(step.Sysbench.Duration))
+			"and the comparison", t.Name, describeStep(run, i), a.output.Final.DurationSeconds, step.Load.Duration,
+			sysbench.OverrunTolerance(step.Load.Duration))
 	}
 	ts.Steps = append(ts.Steps, result)
 	if run.Spec.RepetitionsOrDefault() > 1 {
@@ -122,7 +122,7 @@ func (r *BenchmarkRunReconciler) runStep(ctx context.Context, tx *transition, t 
 		}
 		return ctrl.Result{}, err
 	}
-	a := decide(o, loadclient.For(run.Spec.Workload), step.Sysbench, next != nil, ts.FailedAttempts, run.Spec.RetryLimit())
+	a := decide(o, loadclient.For(run.Spec.Workload), step.Load, next != nil, ts.FailedAttempts, run.Spec.RetryLimit())
 	switch a.kind {
 	case actCreate:
 		return r.createStepJob(ctx, tx, t, ts, eng, step, attempt, "")
@@ -349,7 +349,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 		// The pod's own events bring the next reconcile; the requeue bounds a missed one.
 		return ctrl.Result{RequeueAfter: 10 * time.Second}, err
 	}
-	if step.Sysbench.Phase == load.PhaseRun {
+	if step.Load.Phase == load.PhaseRun {
 		// Every completed Job of the target has its result in the status now (releaseJobs
 		// keeps those that do not): store the waiting series and delete those Jobs, once a
 		// batch of them is waiting.
@@ -365,7 +365,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 	if err != nil {
 		return r.blocked(ctx, tx, t, ts, err)
 	}
-	step.Sysbench.ScriptSHA256 = digest
+	step.Load.ScriptSHA256 = digest
 	job, err := specs.StepJob(run, t, step, attempt, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
 	if err != nil {
 		return r.failTarget(ctx, tx, t, ts, err.Error())
@@ -378,7 +378,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 		return r.blocked(ctx, tx, t, ts, err)
 	}
 	if created {
-		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step.Name, "threads", step.Sysbench.Threads, "afterLoadOf", ended)
+		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step.Name, "threads", step.Load.Threads, "afterLoadOf", ended)
 	}
 	// The Job's events bring the next reconcile, which reads it.
 	return ctrl.Result{}, nil
@@ -398,7 +398,7 @@ func loadEnded(c loadclient.Client, step load.Step, terminated bool, exitCode in
 // podLoadEnded is loadEnded for the client container of pod.
 func podLoadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
 	exitCode, message, terminated := containerResult(pod)
-	return loadEnded(loadclient.For(run.Spec.Workload), step.Sysbench, terminated, exitCode, message)
+	return loadEnded(loadclient.For(run.Spec.Workload), step.Load, terminated, exitCode, message)
 }
 
 // labelledStep is the step a client Job's step label names, as far as which client program it
@@ -408,9 +408,9 @@ func labelledStep(job *batchv1.Job) specs.Step {
 	label := job.Labels[specs.LabelStep]
 	switch phase := load.Phase(label); phase {
 	case load.PhaseProbe, load.PhasePrepare, load.PhaseCleanup, load.PhaseWarmup, load.PhaseCheck:
-		return specs.Step{Name: label, Sysbench: load.Step{Phase: phase}}
+		return specs.Step{Name: label, Load: load.Step{Phase: phase}}
 	}
-	return specs.Step{Name: label, Sysbench: load.Step{Phase: load.PhaseRun}}
+	return specs.Step{Name: label, Load: load.Step{Phase: load.PhaseRun}}
 }
 
 // otherLoad names what still puts, or may put, load on the target's server besides the Job name
