@@ -15,6 +15,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 // The collectors are global: every test uses namespaces of its own, and the helpers below look
@@ -92,6 +93,16 @@ func mkRun(namespace, name, schedule string) *v1.BenchmarkRun {
 	}
 	return r
 }
+
+// goTPCRun is mkRun of go-tpc, whose throughput gauge is tpmC.
+func goTPCRun(namespace, name, schedule string) *v1.BenchmarkRun {
+	r := mkRun(namespace, name, schedule)
+	r.Spec.Workload.Client = v1.ClientGoTPC
+	return r
+}
+
+// stepQPS is the throughput gauge of the clients that count queries.
+var stepQPS = throughputGauge(load.QPS)
 
 func step(threads int32, qps, tps, p95Ms float64) v1.StepResult {
 	return v1.StepResult{Threads: threads, TPS: tps, QPS: v1.QPS{Total: qps}, Latency: v1.Latency{P95Ms: p95Ms}}
@@ -613,7 +624,7 @@ func TestForgetSchedule(t *testing.T) {
 // A go-tpc step's throughput is its tpmC gauge; it exports no QPS of zero.
 func TestRecordStepTPCC(t *testing.T) {
 	ns := "rs-tpcc"
-	run := mkRun(ns, "tpcc-1", "")
+	run := goTPCRun(ns, "tpcc-1", "")
 	s := step(4, 0, 800, 6)
 	s.TPCC = &v1.TPCCResult{TpmC: 22316.6}
 	RecordStep(run, "mariadb118", "11.8.3-MariaDB", s)
@@ -637,8 +648,8 @@ func TestForgetTPCC(t *testing.T) {
 		s.TPCC = &v1.TPCCResult{TpmC: tpmC}
 		return s
 	}
-	standalone := mkRun(ns, "tpcc-adhoc", "")
-	nightly := mkRun(ns, "tpcc-nightly-1", "tpcc-nightly")
+	standalone := goTPCRun(ns, "tpcc-adhoc", "")
+	nightly := goTPCRun(ns, "tpcc-nightly-1", "tpcc-nightly")
 	for i, th := range []int32{4, 16} {
 		RecordStep(standalone, "mysql84", "8.4.3", tpccStep(th, 21000+float64(i)*18000))
 		RecordStep(nightly, "mysql84", "8.4.3", tpccStep(th, 24000+float64(i)*19000))
@@ -660,7 +671,7 @@ func TestForgetTPCC(t *testing.T) {
 	}
 
 	// The schedule's next run replaces its series; forgetting the schedule removes them.
-	next := mkRun(ns, "tpcc-nightly-2", "tpcc-nightly")
+	next := goTPCRun(ns, "tpcc-nightly-2", "tpcc-nightly")
 	RecordStep(next, "mysql84", "8.4.3", tpccStep(4, 22500))
 	if ms := series(t, ns, "mysqlbench_step_tpmc"); len(ms) != 1 || ms[0].GetGauge().GetValue() != 22500 {
 		t.Errorf("tpmC series after the schedule's next run = %v, want its one step (22500)", ms)
