@@ -32,6 +32,9 @@ func TestRegistry(t *testing.T) {
 		if caps := c.Capabilities(); caps.Metric.Name == "" || caps.Metric.Unit == "" || caps.CommandNote == "" {
 			t.Errorf("client %s: capabilities %+v name no metric, unit or command note", name, caps)
 		}
+		if m := c.Capabilities().Metric; m.Axis == "" || m.Key == "" || m.Gauge == "" || m.GaugeHelp == "" {
+			t.Errorf("client %s: metric %+v has no chart axis, results database key or gauge", name, m)
+		}
 	}
 	if got := For(v1.Workload{}); got.Name() != v1.ClientSysbench {
 		t.Errorf("the default client is %s, want sysbench", got.Name())

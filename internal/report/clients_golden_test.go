@@ -1,12 +1,14 @@
 package report
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 
 	kptr "k8s.io/utils/ptr"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
@@ -80,5 +82,23 @@ func TestClientsGolden(t *testing.T) {
 			assertGolden(t, dir+"worst_"+KeyResultsCSV, csv)
 			assertGolden(t, dir+"series_budget.txt", strconv.Itoa(SeriesBudget(tc.run.Spec))+"\n")
 		})
+	}
+}
+
+// Every client's results.csv columns sit after one of the report's own columns or at the end,
+// each once in the header: none is lost, none shadows another's.
+func TestClientCSVColumnsHaveTheirPlace(t *testing.T) {
+	header := csvHeader()
+	for _, c := range client.All() {
+		for _, cols := range c.CSVColumns() {
+			if cols.After != "" && !slices.Contains(csvColumns, cols.After) {
+				t.Errorf("client %s: columns %q follow %q, which is not a column of results.csv", c.Name(), cols.Names, cols.After)
+			}
+			for _, n := range cols.Names {
+				if i := slices.Index(header, n); i < 0 || slices.Index(header[i+1:], n) >= 0 {
+					t.Errorf("client %s: column %s is not in the header once: %q", c.Name(), n, header)
+				}
+			}
+		}
 	}
 }
