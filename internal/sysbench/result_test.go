@@ -513,13 +513,6 @@ func TestParseTerminationMessage(t *testing.T) {
 	}
 }
 
-func TestStepResultPercentile(t *testing.T) {
-	f := load.Final{Command: "run", Threads: 4, Percentile: 99, LatencyMs: load.LatencyMs{Min: 1, Avg: 2, Pct: 9, Max: 10}}
-	if r := f.StepResult(); r.Latency.P95Ms != 0 || r.Latency.MaxMs != 10 {
-		t.Errorf("a p99 run filled P95Ms: %+v", r.Latency)
-	}
-}
-
 func TestClassify(t *testing.T) {
 	final := &load.Final{Version: 1, Command: "run", Threads: 4}
 	tests := []struct {
