@@ -12,6 +12,9 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
+	mysqlslapclient "github.com/mysqlbench/mysqlbench-operator/internal/client/mysqlslap"
+	sysbenchclient "github.com/mysqlbench/mysqlbench-operator/internal/client/sysbench"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 )
 
@@ -39,8 +42,8 @@ func TestDecide(t *testing.T) {
 
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "r-t-s01"}}
 	pod := &corev1.Pod{}
-	run := loadclient.Step{Phase: loadclient.PhaseRun, Threads: 4, Duration: 10 * time.Second}
-	sb, slap := loadclient.Sysbench{}, loadclient.Mysqlslap{}
+	run := load.Step{Phase: load.PhaseRun, Threads: 4, Duration: 10 * time.Second}
+	sb, slap := sysbenchclient.Client{}, mysqlslapclient.Client{}
 	done := func(exit int32, msg string) observed {
 		return observed{exists: true, job: job, pod: pod, finished: true, failed: exit != 0,
 			why: "BackoffLimitExceeded", sinceFinished: time.Minute, terminated: true, exitCode: exit, message: msg}

@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -196,7 +197,7 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 			return nil, err
 		}
 	}
-	step := loadclient.Step{Phase: loadclient.PhaseCleanup, ScriptSHA256: digest}
+	step := load.Step{Phase: load.PhaseCleanup, ScriptSHA256: digest}
 	inv, image, err := loadclient.For(run.Spec.Workload).Container(run.Spec, t, step, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
 	if err != nil {
 		return nil, fmt.Errorf("build the cleanup of target %s: %w", t.Name, err)

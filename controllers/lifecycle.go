@@ -13,11 +13,11 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // advance makes the one transition the run's status calls for (one per active target with order
@@ -170,11 +170,11 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 
 	case v1.TargetPreparing:
 		return r.runPhase(ctx, tx, t, ts, eng, specs.PrepareStep(),
-			func(*sysbench.Final) { r.enter(tx, t, ts, afterPrepare(run)) })
+			func(*load.Final) { r.enter(tx, t, ts, afterPrepare(run)) })
 
 	case v1.TargetWarmingUp:
 		return r.runPhase(ctx, tx, t, ts, eng, specs.WarmupStep(run),
-			func(*sysbench.Final) { r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetWarmingUp)) })
+			func(*load.Final) { r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetWarmingUp)) })
 
 	case v1.TargetRunning:
 		// The next step is the count of recorded ones, whatever restarts came in between: a
@@ -189,7 +189,7 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 	case v1.TargetCleaningUp:
 		if step, ok := specs.AfterLadderStep(run, t); ok {
 			return r.runPhase(ctx, tx, t, ts, eng, step,
-				func(*sysbench.Final) {
+				func(*load.Final) {
 					if ts.Message != "" {
 						// It failed earlier; its tables are gone now.
 						_, _ = r.failTarget(ctx, tx, t, ts, ts.Message)
@@ -356,7 +356,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, tx *transition, 
 		return ctrl.Result{RequeueAfter: next}, nil
 	}
 	return r.runPhase(ctx, tx, t, ts, eng, specs.ProbeStep(),
-		func(f *sysbench.Final) {
+		func(f *load.Final) {
 			ts.ServerVersion = f.Server
 			if state.Instance != "" {
 				ts.Instances++

@@ -28,13 +28,13 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/steplog"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // PodLogReader reads a container's log (the kubelet serves it through the API server's pods/log).
@@ -298,9 +298,9 @@ func (r *BenchmarkRunReconciler) readStepLog(ctx context.Context, tx *transition
 	}
 	defer func() { _ = rc.Close() }()
 	run := tx.run
-	c, step := loadclient.For(run.Spec.Workload), labelledStep(job).Sysbench
+	c, step := loadclient.For(run.Spec.Workload), labelledStep(job).Load
 	opts := steplog.Options{
-		Parse:        func(r io.Reader) (sysbench.Output, error) { return c.Parse(step, r) },
+		Parse:        func(r io.Reader) (load.Output, error) { return c.Parse(step, r) },
 		SeriesAbsent: !c.Capabilities().Series,
 		Budget:       budget,
 		ServerStats:  run.Spec.ServerStatsEnabled() && c.Capabilities().ServerSnapshots,

@@ -19,6 +19,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -28,7 +29,7 @@ import (
 // runPhase runs a one-Job phase (probe, prepare, warm-up, after-ladder) of a target: create the
 // Job of the current attempt, and when it finishes call onSuccess or count a failed attempt.
 func (r *BenchmarkRunReconciler) runPhase(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, step specs.Step, onSuccess func(*sysbench.Final)) (ctrl.Result, error) {
+	eng engine.Engine, step specs.Step, onSuccess func(*load.Final)) (ctrl.Result, error) {
 	return r.runStep(ctx, tx, t, ts, eng, step, nil, step.Name, func(_ observed, a action) {
 		onSuccess(a.output.Final)
 	})
@@ -65,7 +66,7 @@ func (r *BenchmarkRunReconciler) recordStep(ctx context.Context, tx *transition,
 	rung, rep := run.Spec.LadderPosition(i)
 	threads := run.Spec.Ladder.Threads[rung]
 	c := loadclient.For(run.Spec.Workload)
-	result := c.Result(step.Sysbench, a.output)
+	result := c.Result(step.Load, a.output)
 	result.Threads = threads
 	if run.Spec.RepetitionsOrDefault() > 1 {
 		result.Repetition = rep
@@ -83,14 +84,14 @@ func (r *BenchmarkRunReconciler) recordStep(ctx context.Context, tx *transition,
 			"have limited the step; give it more CPU (spec.clientResources, a larger client node) or fewer threads",
 			t.Name, describeStep(run, i), cpu.Cores, cpu.Available)
 	}
-	if c.Capabilities().FixedDuration && sysbench.OverDuration(*a.output.Final, step.Sysbench.Duration) {
+	if c.Capabilities().FixedDuration && sysbench.OverDuration(*a.output.Final, step.Load.Duration) {
 		// Kept, for reading, but not a number to compare: cells and comparisons leave it out.
 		// The one Event per flagged step is worth its write: nothing else tells while the run goes.
 		result.OverDuration = true
 		tx.event(warning, "StepOverDuration", "target %s: step %s measured %.3f s, past its %s by more than the "+
 			"tolerance of %s: an event outlasted the step; its numbers are kept, marked, and left out of the statistics "+
-			"and the comparison", t.Name, describeStep(run, i), a.output.Final.DurationSeconds, step.Sysbench.Duration,
-			sysbench.OverrunTolerance(step.Sysbench.Duration))
+			"and the comparison", t.Name, describeStep(run, i), a.output.Final.DurationSeconds, step.Load.Duration,
+			sysbench.OverrunTolerance(step.Load.Duration))
 	}
 	ts.Steps = append(ts.Steps, result)
 	if run.Spec.RepetitionsOrDefault() > 1 {
@@ -121,7 +122,7 @@ func (r *BenchmarkRunReconciler) runStep(ctx context.Context, tx *transition, t 
 		}
 		return ctrl.Result{}, err
 	}
-	a := decide(o, loadclient.For(run.Spec.Workload), step.Sysbench, next != nil, ts.FailedAttempts, run.Spec.RetryLimit())
+	a := decide(o, loadclient.For(run.Spec.Workload), step.Load, next != nil, ts.FailedAttempts, run.Spec.RetryLimit())
 	switch a.kind {
 	case actCreate:
 		return r.createStepJob(ctx, tx, t, ts, eng, step, attempt, "")
@@ -255,7 +256,7 @@ type action struct {
 	kind  actionKind
 	after time.Duration
 	// output is what the client printed (actRecord).
-	output loadclient.Output
+	output load.Output
 	// failure is why the step failed, not yet redacted (actAbandon, actRetry, actFail);
 	// deterministic says that another attempt would fail the same way.
 	failure       string
@@ -265,7 +266,7 @@ type action struct {
 // decide is what to do about a step's current attempt, from what was observed of it (o), the
 // workload's client c, whether a next ladder step may start early (hasNext), and the attempts
 // failed so far against the run's retry limit. It does no I/O.
-func decide(o observed, c loadclient.Client, step loadclient.Step, hasNext bool, failedAttempts, retryLimit int32) action {
+func decide(o observed, c loadclient.Client, step load.Step, hasNext bool, failedAttempts, retryLimit int32) action {
 	if !o.exists {
 		return action{kind: actCreate}
 	}
@@ -285,27 +286,27 @@ func decide(o observed, c loadclient.Client, step loadclient.Step, hasNext bool,
 		// the deadline killed, never reports).
 		return action{kind: actWait, after: podResultGrace - o.sinceFinished}
 	}
-	var failure *loadclient.Failure
-	var out loadclient.Output
+	var failure *load.Failure
+	var out load.Output
 	switch {
 	case o.terminated:
 		parsed, err := c.Parse(step, strings.NewReader(o.message))
 		if err != nil {
-			failure = &loadclient.Failure{Reason: fmt.Sprintf("unreadable result: %v", err)}
+			failure = &load.Failure{Reason: fmt.Sprintf("unreadable result: %v", err)}
 			break
 		}
 		failure = c.Classify(step, o.exitCode, parsed)
 		switch {
 		case failure != nil:
 		case o.failed:
-			failure = &loadclient.Failure{Reason: "Job failed: " + o.why}
+			failure = &load.Failure{Reason: "Job failed: " + o.why}
 		default:
 			out = parsed
 		}
 	case o.failed:
-		failure = &loadclient.Failure{Reason: "Job failed: " + o.why}
+		failure = &load.Failure{Reason: "Job failed: " + o.why}
 	default:
-		failure = &loadclient.Failure{Reason: "Job " + o.job.Name + " completed but its pod and result are gone"}
+		failure = &load.Failure{Reason: "Job " + o.job.Name + " completed but its pod and result are gone"}
 	}
 	if failure == nil {
 		return action{kind: actRecord, output: out}
@@ -348,7 +349,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 		// The pod's own events bring the next reconcile; the requeue bounds a missed one.
 		return ctrl.Result{RequeueAfter: 10 * time.Second}, err
 	}
-	if step.Sysbench.Phase == sysbench.PhaseRun {
+	if step.Load.Phase == load.PhaseRun {
 		// Every completed Job of the target has its result in the status now (releaseJobs
 		// keeps those that do not): store the waiting series and delete those Jobs, once a
 		// batch of them is waiting.
@@ -364,7 +365,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 	if err != nil {
 		return r.blocked(ctx, tx, t, ts, err)
 	}
-	step.Sysbench.ScriptSHA256 = digest
+	step.Load.ScriptSHA256 = digest
 	job, err := specs.StepJob(run, t, step, attempt, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
 	if err != nil {
 		return r.failTarget(ctx, tx, t, ts, err.Error())
@@ -377,7 +378,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 		return r.blocked(ctx, tx, t, ts, err)
 	}
 	if created {
-		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step.Name, "threads", step.Sysbench.Threads, "afterLoadOf", ended)
+		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step.Name, "threads", step.Load.Threads, "afterLoadOf", ended)
 	}
 	// The Job's events bring the next reconcile, which reads it.
 	return ctrl.Result{}, nil
@@ -386,7 +387,7 @@ func (r *BenchmarkRunReconciler) createStepJob(ctx context.Context, tx *transiti
 // loadEnded says whether a step's client has exited with a result: its container terminated
 // with exit code 0 and a final result that is not a failure. Its Job is not necessarily reported
 // complete yet; the load on the server is over.
-func loadEnded(c loadclient.Client, step loadclient.Step, terminated bool, exitCode int32, message string) bool {
+func loadEnded(c loadclient.Client, step load.Step, terminated bool, exitCode int32, message string) bool {
 	if !terminated || exitCode != 0 {
 		return false
 	}
@@ -397,7 +398,7 @@ func loadEnded(c loadclient.Client, step loadclient.Step, terminated bool, exitC
 // podLoadEnded is loadEnded for the client container of pod.
 func podLoadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
 	exitCode, message, terminated := containerResult(pod)
-	return loadEnded(loadclient.For(run.Spec.Workload), step.Sysbench, terminated, exitCode, message)
+	return loadEnded(loadclient.For(run.Spec.Workload), step.Load, terminated, exitCode, message)
 }
 
 // labelledStep is the step a client Job's step label names, as far as which client program it
@@ -405,11 +406,11 @@ func podLoadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
 // ladder step.
 func labelledStep(job *batchv1.Job) specs.Step {
 	label := job.Labels[specs.LabelStep]
-	switch phase := loadclient.Phase(label); phase {
-	case loadclient.PhaseProbe, loadclient.PhasePrepare, loadclient.PhaseCleanup, loadclient.PhaseWarmup, loadclient.PhaseCheck:
-		return specs.Step{Name: label, Sysbench: sysbench.Step{Phase: phase}}
+	switch phase := load.Phase(label); phase {
+	case load.PhaseProbe, load.PhasePrepare, load.PhaseCleanup, load.PhaseWarmup, load.PhaseCheck:
+		return specs.Step{Name: label, Load: load.Step{Phase: phase}}
 	}
-	return specs.Step{Name: label, Sysbench: sysbench.Step{Phase: sysbench.PhaseRun}}
+	return specs.Step{Name: label, Load: load.Step{Phase: load.PhaseRun}}
 }
 
 // otherLoad names what still puts, or may put, load on the target's server besides the Job name

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -340,6 +341,17 @@ func (c CellStats) Throughput() MetricStats {
 		return *c.TpmC
 	}
 	return c.QPS
+}
+
+// SetThroughput puts the statistics m of the primary throughput figure of a target's steps
+// (StepResult.Throughput) where Throughput reads them: TpmC when the steps are go-tpc's, whose
+// QPS is then zero (go-tpc counts no queries), QPS otherwise.
+func (c *CellStats) SetThroughput(m MetricStats, steps []StepResult) {
+	if slices.ContainsFunc(steps, func(s StepResult) bool { return s.TPCC != nil }) {
+		c.TpmC, c.QPS = &m, MetricStats{}
+		return
+	}
+	c.QPS = m
 }
 
 // DefaultMysqlslapLoadType is the SQL mysqlslap generates when loadType is unset and args give no

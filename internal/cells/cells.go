@@ -84,18 +84,14 @@ func Summarize(steps []v1.StepResult) []Summary {
 	return out
 }
 
-// Status is the cells of steps as the target's status holds them: go-tpc's throughput as TpmC
-// (their QPS left zero: go-tpc counts no queries), everyone else's as QPS.
+// Status is the cells of steps as the target's status holds them, the throughput where
+// CellStats.Throughput reads it (CellStats.SetThroughput).
 func Status(steps []v1.StepResult) []v1.CellStats {
 	sums := Summarize(steps)
-	tpcc := slices.ContainsFunc(steps, func(s v1.StepResult) bool { return s.TPCC != nil })
 	out := make([]v1.CellStats, 0, len(sums))
 	for _, s := range sums {
-		c := v1.CellStats{Threads: s.Threads, N: int32(s.N), QPS: metric(s.QPS), TPS: metric(s.TPS), P95Ms: metric(s.P95Ms)}
-		if tpcc {
-			tpmC := c.QPS
-			c.TpmC, c.QPS = &tpmC, v1.MetricStats{}
-		}
+		c := v1.CellStats{Threads: s.Threads, N: int32(s.N), TPS: metric(s.TPS), P95Ms: metric(s.P95Ms)}
+		c.SetThroughput(metric(s.QPS), steps)
 		out = append(out, c)
 	}
 	return out

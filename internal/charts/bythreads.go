@@ -14,6 +14,8 @@ import (
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 )
@@ -120,11 +122,11 @@ func stepSamples(c cells.Cell, m Metric) []float64 {
 // drawByThreads draws the lines of threadLines and returns, besides the chart, the notes that
 // say what it leaves out.
 func drawByThreads(docs []*results.Doc, m measure, relativeTo, title string, logY bool) (*Chart, []string, error) {
-	tpmC, err := throughputIsTpmC(docs)
+	throughput, _, err := runsThroughput(docs)
 	if err != nil {
 		return nil, nil, err
 	}
-	m.tpmC = tpmC
+	m.throughput = throughput
 	lines, notes, leftOut, relativeTo, err := threadLines(docs, m, relativeTo)
 	if err != nil {
 		return nil, nil, err
@@ -500,20 +502,40 @@ func (t *threadTicker) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// throughputIsTpmC says whether the runs' throughput is go-tpc's tpmC; runs of go-tpc and of a
-// client that counts queries cannot share an axis.
-func throughputIsTpmC(docs []*results.Doc) (bool, error) {
-	var tpcc, other []string
+// runsThroughput is the throughput metric of the runs' clients (tpmC for go-tpc's, QPS for the
+// clients that count queries) and, when set, why their steps have no per-second series
+// (load.Capabilities.NoSeries); runs of clients that measure different metrics cannot share an
+// axis.
+func runsThroughput(docs []*results.Doc) (load.Metric, string, error) {
+	type group struct {
+		caps          load.Capabilities
+		runs, clients []string
+	}
+	var groups []*group
 	for _, d := range docs {
-		if d.Workload.Client == string(v1alpha1.ClientGoTPC) {
-			tpcc = append(tpcc, d.Run.Name)
-		} else {
-			other = append(other, d.Run.Name)
+		c, _ := client.Named(d.Workload.Client)
+		caps := c.Capabilities()
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.caps.Metric.Name == caps.Metric.Name })
+		if i < 0 {
+			groups = append(groups, &group{caps: caps})
+			i = len(groups) - 1
+		}
+		g := groups[i]
+		g.runs = append(g.runs, d.Run.Name)
+		if !slices.Contains(g.clients, string(c.Name())) {
+			g.clients = append(g.clients, string(c.Name()))
 		}
 	}
-	if len(tpcc) > 0 && len(other) > 0 {
-		return false, fmt.Errorf("runs %s measured tpmC (go-tpc) and runs %s queries: draw them in separate charts",
-			strings.Join(tpcc, ", "), strings.Join(other, ", "))
+	switch len(groups) {
+	case 0:
+		return load.Metric{}, "", nil
+	case 1:
+		return groups[0].caps.Metric, groups[0].caps.NoSeries, nil
 	}
-	return len(tpcc) > 0, nil
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = fmt.Sprintf("runs %s measured %s (%s)", strings.Join(g.runs, ", "), g.caps.Metric.Name,
+			strings.Join(g.clients, ", "))
+	}
+	return load.Metric{}, "", fmt.Errorf("%s: draw them in separate charts", strings.Join(parts, " and "))
 }

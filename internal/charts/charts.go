@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
@@ -128,8 +129,9 @@ func DrawWithNotes(docs []*results.Doc, spec Spec) (*Chart, []string, error) {
 type measure struct {
 	metric Metric
 	server *results.ServerValue
-	// tpmC: the runs are go-tpc's, whose throughput (Metric QPS) is tpmC.
-	tpmC bool
+	// throughput is the runs' clients' metric, which Metric QPS draws (tpmC for go-tpc's runs);
+	// zero when no run says (the chart's own QPS names).
+	throughput load.Metric
 }
 
 func (s Spec) metric() (measure, error) {

@@ -14,8 +14,8 @@ import (
 // name is the measure in a title and in notes, axis on the y axis.
 func (m measure) name() string {
 	switch v := m.server; {
-	case v == nil && m.tpmC && m.metric == QPS:
-		return "tpmC"
+	case v == nil && m.metric == QPS && m.throughput.Name != "":
+		return m.throughput.Name
 	case v == nil:
 		return metricName(m.metric)
 	case v.Counter == "" && v.PerSecond:
@@ -31,8 +31,8 @@ func (m measure) name() string {
 
 func (m measure) axis() string {
 	switch v := m.server; {
-	case v == nil && m.tpmC && m.metric == QPS:
-		return "new-order transactions per minute"
+	case v == nil && m.metric == QPS && m.throughput.Axis != "":
+		return m.throughput.Axis
 	case v == nil:
 		return axisName(m.metric)
 	case v.Counter == "" && v.PerSecond:

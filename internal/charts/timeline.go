@@ -95,7 +95,7 @@ func seriesColumn(s results.Series, m Metric) []float64 {
 	return s.QPS
 }
 
-// stepValue is a step's own value of m; its throughput is tpmC for a go-tpc step.
+// stepValue is a step's own value of m; its throughput is its client's metric (StepResult.Throughput).
 func stepValue(s results.Step, m Metric) float64 {
 	switch m {
 	case TPS:
@@ -107,11 +107,11 @@ func stepValue(s results.Step, m Metric) float64 {
 }
 
 func drawTimeline(docs []*results.Doc, metric Metric, title string, logY bool) (*Chart, []string, error) {
-	tpmC, err := throughputIsTpmC(docs)
+	throughput, noSeries, err := runsThroughput(docs)
 	if err != nil {
 		return nil, nil, err
 	}
-	m := measure{metric: metric, tpmC: tpmC}
+	m := measure{metric: metric, throughput: throughput}
 	srcs, unmeasured := sources(docs)
 	if len(srcs) == 0 {
 		return nil, nil, nothingMeasured(docs)
@@ -152,9 +152,9 @@ func drawTimeline(docs []*results.Doc, metric Metric, title string, logY bool) (
 
 	var notes []string
 	switch {
-	case flat > 0 && tpmC:
-		notes = append(notes, fmt.Sprintf("thick flat lines: each step's own %s (go-tpc records no per-second series): "+
-			"%d %s", m.name(), flat, plural(flat, "step")))
+	case flat > 0 && noSeries != "":
+		notes = append(notes, fmt.Sprintf("thick flat lines: each step's own %s (%s): %d %s", m.name(), noSeries,
+			flat, plural(flat, "step")))
 	case flat > 0:
 		notes = append(notes, fmt.Sprintf("thick flat lines: a step's own %s where its per-second series is missing "+
 			"(dropped to fit the ConfigMap, or never stored): %d %s", m.name(), flat, plural(flat, "step")))

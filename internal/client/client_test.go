@@ -8,13 +8,15 @@ import (
 	"time"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/sysbench"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
 // Every client the API admits is registered under its own name, and an unset client is sysbench.
 func TestRegistry(t *testing.T) {
 	for _, name := range []v1.WorkloadClient{v1.ClientSysbench, v1.ClientMysqlslap, v1.ClientGoTPC} {
-		c, ok := clients[name]
+		c, ok := byName(name)
 		if !ok {
 			t.Fatalf("client %s is not registered", name)
 		}
@@ -29,6 +31,9 @@ func TestRegistry(t *testing.T) {
 		}
 		if caps := c.Capabilities(); caps.Metric.Name == "" || caps.Metric.Unit == "" || caps.CommandNote == "" {
 			t.Errorf("client %s: capabilities %+v name no metric, unit or command note", name, caps)
+		}
+		if m := c.Capabilities().Metric; m.Axis == "" || m.Key == "" || m.Gauge == "" || m.GaugeHelp == "" {
+			t.Errorf("client %s: metric %+v has no chart axis, results database key or gauge", name, m)
 		}
 	}
 	if got := For(v1.Workload{}); got.Name() != v1.ClientSysbench {
@@ -50,14 +55,14 @@ func TestCapabilitiesAndPhases(t *testing.T) {
 		prepares    bool
 		latency     bool
 		series      bool
-		after       Phase
+		after       load.Phase
 		afterOnKept bool
 		repeats     int
 	}{
 		{name: "sysbench", w: v1.Workload{Script: "oltp_read_only"}, prepares: true, latency: true, series: true,
-			after: PhaseCleanup, afterOnKept: true, repeats: 1},
+			after: load.PhaseCleanup, afterOnKept: true, repeats: 1},
 		{name: "sysbench on existing data", w: v1.Workload{Script: "oltp_read_only", SkipPrepare: true}, latency: true,
-			series: true, after: PhaseCleanup, repeats: 1},
+			series: true, after: load.PhaseCleanup, repeats: 1},
 		{name: "mysqlslap", w: slap, repeats: 3},
 	}
 	for _, tc := range cases {
@@ -97,21 +102,21 @@ func TestContainer(t *testing.T) {
 	sb := v1.Workload{Script: "oltp_point_select", Tables: 2, TableSize: 100}
 	slap := v1.Workload{Client: v1.ClientMysqlslap}
 	slapImage := v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Image: "mysql:8.4"}}
-	run := Step{Phase: PhaseRun, Threads: 2, Duration: 10 * time.Second}
-	probe := Step{Phase: PhaseProbe}
+	run := load.Step{Phase: load.PhaseRun, Threads: 2, Duration: 10 * time.Second}
+	probe := load.Step{Phase: load.PhaseProbe}
 	cases := []struct {
 		name      string
 		w         v1.Workload
 		t         v1.Target
-		step      Step
+		step      load.Step
 		image     string
 		program   string
 		arg       string // an argument the command has
 		errorSays string
 	}{
 		{name: "sysbench run", w: sb, t: builtin, step: run, image: "sysbench:img", program: "sysbench", arg: "--threads=2"},
-		{name: "sysbench prepare", w: sb, t: external, step: Step{Phase: PhasePrepare}, image: "sysbench:img", program: "sysbench", arg: "prepare"},
-		{name: "sysbench bad duration", w: sb, t: builtin, step: Step{Phase: PhaseRun, Threads: 1, Duration: 1500 * time.Millisecond},
+		{name: "sysbench prepare", w: sb, t: external, step: load.Step{Phase: load.PhasePrepare}, image: "sysbench:img", program: "sysbench", arg: "prepare"},
+		{name: "sysbench bad duration", w: sb, t: builtin, step: load.Step{Phase: load.PhaseRun, Threads: 1, Duration: 1500 * time.Millisecond},
 			errorSays: "not a whole number of seconds"},
 		{name: "mysqlslap run in the server's image", w: slap, t: builtin, step: run, image: "mariadb:11", program: "mysqlslap",
 			arg: "--concurrency=2"},
@@ -159,14 +164,14 @@ func TestParseAndClassify(t *testing.T) {
 	cases := []struct {
 		name    string
 		c       Client
-		step    Step
+		step    load.Step
 		out     string
 		qps     float64
 		failure string
 	}{
-		{name: "mysqlslap's report", c: slap, step: Step{Phase: PhaseRun, Threads: 4}, out: string(slapOK), qps: 4385.96},
-		{name: "mysqlslap's probe reads sysbench's reporter", c: slap, step: Step{Phase: PhaseProbe}, out: probeLine},
-		{name: "sysbench reads no mysqlslap report", c: Sysbench{}, step: Step{Phase: PhaseRun, Threads: 4}, out: string(slapOK),
+		{name: "mysqlslap's report", c: slap, step: load.Step{Phase: load.PhaseRun, Threads: 4}, out: string(slapOK), qps: 4385.96},
+		{name: "mysqlslap's probe reads sysbench's reporter", c: slap, step: load.Step{Phase: load.PhaseProbe}, out: probeLine},
+		{name: "sysbench reads no mysqlslap report", c: sysbench.Client{}, step: load.Step{Phase: load.PhaseRun, Threads: 4}, out: string(slapOK),
 			failure: "without a final report"},
 	}
 	for _, tc := range cases {
@@ -185,7 +190,7 @@ func TestParseAndClassify(t *testing.T) {
 			if f != nil {
 				t.Fatalf("failed: %s", f.Reason)
 			}
-			if tc.step.Phase == PhaseRun {
+			if tc.step.Phase == load.PhaseRun {
 				if got := tc.c.Result(tc.step, out).QPS.Total; got < tc.qps-0.01 || got > tc.qps+0.01 {
 					t.Errorf("QPS %.2f, want %.2f", got, tc.qps)
 				}
@@ -196,7 +201,7 @@ func TestParseAndClassify(t *testing.T) {
 
 func TestConnectionLost(t *testing.T) {
 	for code, want := range map[int]bool{2002: true, 2003: true, 2006: true, 2013: true, 1045: false, 0: false} {
-		if got := ConnectionLost(&Failure{Code: code}); got != want {
+		if got := ConnectionLost(&load.Failure{Code: code}); got != want {
 			t.Errorf("ConnectionLost(%d) = %v, want %v", code, got, want)
 		}
 	}

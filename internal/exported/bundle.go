@@ -17,6 +17,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/charts"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
@@ -339,7 +340,7 @@ type described struct {
 
 // bundleCharts draws the charts a reader looks at first, those the run's client measures: the
 // throughput by threads, TPS and p95 latency by threads, and the throughput over time.
-func bundleCharts(doc *results.Doc, caps loadclient.Capabilities) ([]described, []string) {
+func bundleCharts(doc *results.Doc, caps load.Capabilities) ([]described, []string) {
 	type chart struct {
 		file string
 		spec charts.Spec

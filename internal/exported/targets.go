@@ -105,7 +105,7 @@ func commands(run *v1.BenchmarkRun, t v1.Target, image string, defaultImage bool
 			}
 			lastEnv = env
 		}
-		fmt.Fprintf(&b, "%s: %s %s\n", s.Name, c.Program(s.Sysbench), strings.Join(ShellQuote(ct.Args), " "))
+		fmt.Fprintf(&b, "%s: %s %s\n", s.Name, c.Program(s.Load), strings.Join(ShellQuote(ct.Args), " "))
 	}
 	return b.String(), nil
 }

@@ -110,7 +110,7 @@ func exportedFamilies(t *testing.T) map[string]metricFamily {
 	RecordStep(run, "mysql80", "8.0.36", s)
 	// A go-tpc run exports tpmC instead of QPS; a standalone run, so that the schedule's run
 	// above keeps its series.
-	tpcc := mkRun(ns, "tpcc-1", "")
+	tpcc := goTPCRun(ns, "tpcc-1", "")
 	ts := step(8, 0, 700, 9)
 	ts.TPCC = &v1.TPCCResult{TpmC: 31250}
 	RecordStep(tpcc, "mariadb118", "11.8.3-MariaDB", ts)

@@ -12,6 +12,8 @@
 package metrics
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -21,6 +23,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 // Label names.
@@ -38,17 +42,9 @@ const (
 var resultLabels = []string{LabelNamespace, LabelSchedule, LabelRun, LabelTarget, LabelServerVersion, LabelThreads}
 
 var (
-	stepQPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "mysqlbench_step_qps",
-		Help: "Queries per second of the newest finished ladder step, per schedule (or standalone run), target, server version and thread count.",
-	}, resultLabels)
 	stepTPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mysqlbench_step_tps",
 		Help: "Transactions (sysbench events) per second of the newest finished ladder step.",
-	}, resultLabels)
-	stepTpmC = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "mysqlbench_step_tpmc",
-		Help: "TPC-C new-order transactions per minute of the newest finished go-tpc ladder step (workload.client go-tpc).",
 	}, resultLabels)
 	stepP95 = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mysqlbench_step_latency_p95_seconds",
@@ -120,15 +116,49 @@ const (
 	QueueQueued   = "queued"
 )
 
+// throughput are the gauges of the steps' primary figure, one per client metric (its
+// load.Metric.Gauge: QPS for the clients that count queries, tpmC for go-tpc's), by gauge name:
+// every registered client's from the start, so that /metrics lists them before any run; a
+// client registered later (a test's) gets its own when its first step is recorded.
+var (
+	throughputMu sync.Mutex
+	throughput   = map[string]*prometheus.GaugeVec{}
+)
+
+// throughputGauge is the gauge of metric m, registered with controller-runtime's registry the
+// first time it is asked for.
+func throughputGauge(m load.Metric) *prometheus.GaugeVec {
+	throughputMu.Lock()
+	defer throughputMu.Unlock()
+	if g, ok := throughput[m.Gauge]; ok {
+		return g
+	}
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: m.Gauge, Help: m.GaugeHelp}, resultLabels)
+	ctrlmetrics.Registry.MustRegister(g)
+	throughput[m.Gauge] = g
+	return g
+}
+
 // stepGauges are the result gauges of a step, all with resultLabels: what a newer run of a
 // schedule, a deleted run and a deleted schedule remove together.
-var stepGauges = []*prometheus.GaugeVec{stepQPS, stepTPS, stepTpmC, stepP95}
+func stepGauges() []*prometheus.GaugeVec {
+	throughputMu.Lock()
+	defer throughputMu.Unlock()
+	gauges := []*prometheus.GaugeVec{stepTPS, stepP95}
+	for _, name := range slices.Sorted(maps.Keys(throughput)) {
+		gauges = append(gauges, throughput[name])
+	}
+	return gauges
+}
 
 // runGauges are the per-run timestamps: kept for every run present, not only a schedule's newest.
 var runGauges = []*prometheus.GaugeVec{runStart, runCompletion}
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(stepQPS, stepTPS, stepTpmC, stepP95, runsTotal, stepDuration, regressedCells, regressedTargets, comparedCells, verdictCells, shiftedCells,
+	for _, c := range client.All() {
+		throughputGauge(c.Capabilities().Metric)
+	}
+	ctrlmetrics.Registry.MustRegister(stepTPS, stepP95, runsTotal, stepDuration, regressedCells, regressedTargets, comparedCells, verdictCells, shiftedCells,
 		confirmations, queueDecision, runStart, runCompletion, resultsLost)
 }
 
@@ -162,7 +192,7 @@ func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.Step
 			return
 		default:
 			// A newer run of the schedule: its series replace the previous run's.
-			for _, g := range stepGauges {
+			for _, g := range stepGauges() {
 				g.DeletePartialMatch(prometheus.Labels{LabelNamespace: run.Namespace, LabelSchedule: sched})
 			}
 			shown[key] = run.Name
@@ -177,12 +207,9 @@ func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.Step
 		LabelNamespace: run.Namespace, LabelSchedule: sched, LabelRun: run.Name, LabelTarget: target,
 		LabelServerVersion: serverVersion, LabelThreads: strconv.Itoa(int(step.Threads)),
 	}
-	if step.TPCC != nil {
-		// go-tpc counts no queries: its throughput gauge is tpmC, and no QPS series of zeros.
-		stepTpmC.With(l).Set(step.TPCC.TpmC)
-	} else {
-		stepQPS.With(l).Set(step.QPS.Total)
-	}
+	// The gauge of the client's metric: go-tpc counts no queries, so its throughput is tpmC, and
+	// it exports no QPS series of zeros.
+	throughputGauge(client.For(run.Spec.Workload).Capabilities().Metric).With(l).Set(step.Throughput())
 	stepTPS.With(l).Set(step.TPS)
 	if step.Latency.P95Ms > 0 {
 		stepP95.With(l).Set(step.Latency.P95Ms / 1000)
@@ -292,7 +319,7 @@ func RecordHistory(namespace, schedule string, h v1.History) {
 
 // ForgetRun removes the result series and timestamps of a deleted run.
 func ForgetRun(namespace, name string) {
-	for _, g := range append(runGauges, stepGauges...) {
+	for _, g := range append(runGauges, stepGauges()...) {
 		g.DeletePartialMatch(prometheus.Labels{LabelNamespace: namespace, LabelRun: name})
 	}
 }
@@ -301,7 +328,7 @@ func ForgetRun(namespace, name string) {
 func ForgetSchedule(namespace, name string) {
 	l := prometheus.Labels{LabelNamespace: namespace, LabelSchedule: name}
 	gauges := []*prometheus.GaugeVec{regressedCells, regressedTargets, comparedCells, verdictCells, shiftedCells}
-	gauges = append(append(gauges, stepGauges...), runGauges...)
+	gauges = append(append(gauges, stepGauges()...), runGauges...)
 	for _, g := range gauges {
 		g.DeletePartialMatch(l)
 	}

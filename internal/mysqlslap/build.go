@@ -1,7 +1,8 @@
 // Package mysqlslap runs mysqlslap (MySQL's) or mariadb-slap (MariaDB's) as a benchmark client:
-// Build is the container's command line, ParseOutput reads what it printed into the sysbench
-// package's Output, and Classify says why a step failed, so the controller's pipeline treats both
-// clients alike.
+// Build is the container's command line, ParseOutput reads what it printed into the Output every
+// client fills (internal/client/load), and Classify says why a step failed, so the controller's
+// pipeline treats every client alike. internal/client/mysqlslap adapts it to the operator's
+// Client.
 //
 // What mysqlslap does with its schema (--create-schema), measured with the servers' general log
 // against MariaDB 10.11.19 (mariadb-slap 10.11) and MySQL 9.7.4 (mysqlslap 9.7): when it has
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -52,7 +54,7 @@ const createNothing = "--create=DO 0"
 // Step is one mysqlslap container's work: PhaseRun (a ladder step) or PhaseWarmup (result
 // discarded).
 type Step struct {
-	Phase sysbench.Phase
+	Phase load.Phase
 	// Concurrency is the ladder step's thread count: mysqlslap's --concurrency.
 	Concurrency int32
 	// ServerStats makes a PhaseRun step snapshot the server's counters before mysqlslap starts
@@ -237,32 +239,32 @@ var launcher = []string{"/bin/sh", "-c", launcherScript, "mysqlslap"}
 // in args it generates the SQL (--auto-generate-sql, --auto-generate-sql-load-type = loadType or
 // mixed; key and update get --auto-generate-sql-add-autoincrement, since mysqlslap refuses a key
 // test without a primary key). Its schema is always Schema.
-func Build(w v1alpha1.Workload, secretName string, step Step) (sysbench.Invocation, error) {
+func Build(w v1alpha1.Workload, secretName string, step Step) (load.Invocation, error) {
 	if errs := validation.IsDNS1123Subdomain(secretName); len(errs) > 0 {
-		return sysbench.Invocation{}, fmt.Errorf("connection secret name %q: %s", secretName, strings.Join(errs, "; "))
+		return load.Invocation{}, fmt.Errorf("connection secret name %q: %s", secretName, strings.Join(errs, "; "))
 	}
-	if step.Phase != sysbench.PhaseRun && step.Phase != sysbench.PhaseWarmup {
-		return sysbench.Invocation{}, fmt.Errorf("mysqlslap runs warmup and run steps only, not %q", step.Phase)
+	if step.Phase != load.PhaseRun && step.Phase != load.PhaseWarmup {
+		return load.Invocation{}, fmt.Errorf("mysqlslap runs warmup and run steps only, not %q", step.Phase)
 	}
 	if step.Concurrency < 1 {
-		return sysbench.Invocation{}, fmt.Errorf("%s step: concurrency is %d, it must be at least 1", step.Phase, step.Concurrency)
+		return load.Invocation{}, fmt.Errorf("%s step: concurrency is %d, it must be at least 1", step.Phase, step.Concurrency)
 	}
 	m := w.MysqlslapOrDefault()
 	if m.Queries < 1 {
-		return sysbench.Invocation{}, fmt.Errorf("workload.mysqlslap.queries is %d: it must be at least 1", m.Queries)
+		return load.Invocation{}, fmt.Errorf("workload.mysqlslap.queries is %d: it must be at least 1", m.Queries)
 	}
 	if m.Iterations < 1 {
-		return sysbench.Invocation{}, fmt.Errorf("workload.mysqlslap.iterations is %d: it must be at least 1", m.Iterations)
+		return load.Invocation{}, fmt.Errorf("workload.mysqlslap.iterations is %d: it must be at least 1", m.Iterations)
 	}
 	if err := ValidateArgs(m.Args); err != nil {
-		return sysbench.Invocation{}, err
+		return load.Invocation{}, err
 	}
 	query, create := !m.GeneratesSQL(), hasOption(m.Args, "create")
 	switch {
 	case m.LoadType != "" && (query || create):
-		return sysbench.Invocation{}, fmt.Errorf("workload.mysqlslap.loadType generates the SQL: remove it when args give --query or --create")
+		return load.Invocation{}, fmt.Errorf("workload.mysqlslap.loadType generates the SQL: remove it when args give --query or --create")
 	case create && !query:
-		return sysbench.Invocation{}, fmt.Errorf("workload.mysqlslap.args give --create without --query: add the --query to run, or remove --create to let mysqlslap generate the SQL")
+		return load.Invocation{}, fmt.Errorf("workload.mysqlslap.args give --create without --query: add the --query to run, or remove --create to let mysqlslap generate the SQL")
 	}
 
 	args := []string{
@@ -298,10 +300,10 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (sysbench.Invocati
 		secretEnv(sysbench.EnvDatabase, secretName, sysbench.SecretKeyDatabase, true),
 		{Name: sysbench.EnvResultFile, Value: sysbench.TerminationMessagePath},
 	}
-	if step.ServerStats && step.Phase == sysbench.PhaseRun {
+	if step.ServerStats && step.Phase == load.PhaseRun {
 		env = append(env, corev1.EnvVar{Name: sysbench.EnvServerStats, Value: "1"})
 	}
-	return sysbench.Invocation{
+	return load.Invocation{
 		Command:      append([]string(nil), launcher...),
 		Args:         args,
 		Env:          env,

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -66,24 +67,24 @@ func TestBuild(t *testing.T) {
 		step Step
 		args []string // after conn
 	}{
-		{name: "defaults", step: Step{Phase: sysbench.PhaseRun, Concurrency: 8},
+		{name: "defaults", step: Step{Phase: load.PhaseRun, Concurrency: 8},
 			args: []string{"--concurrency=8", "--iterations=1", "--number-of-queries=10000", "--auto-generate-sql", "--auto-generate-sql-load-type=mixed"}},
 		{name: "key gets a primary key", m: &v1alpha1.MysqlslapWorkload{LoadType: "key", Queries: 500, Iterations: 3},
-			step: Step{Phase: sysbench.PhaseWarmup, Concurrency: 2},
+			step: Step{Phase: load.PhaseWarmup, Concurrency: 2},
 			args: []string{"--concurrency=2", "--iterations=3", "--number-of-queries=500", "--auto-generate-sql",
 				"--auto-generate-sql-load-type=key", "--auto-generate-sql-add-autoincrement"}},
 		{name: "update keeps the user's guid key", m: &v1alpha1.MysqlslapWorkload{LoadType: "update", Args: []string{"--auto-generate-sql-guid-primary"}},
-			step: Step{Phase: sysbench.PhaseRun, Concurrency: 1},
+			step: Step{Phase: load.PhaseRun, Concurrency: 1},
 			args: []string{"--concurrency=1", "--iterations=1", "--number-of-queries=10000", "--auto-generate-sql",
 				"--auto-generate-sql-load-type=update", "--auto-generate-sql-guid-primary"}},
 		{name: "queries below concurrency", m: &v1alpha1.MysqlslapWorkload{Queries: 10},
-			step: Step{Phase: sysbench.PhaseRun, Concurrency: 64},
+			step: Step{Phase: load.PhaseRun, Concurrency: 64},
 			args: []string{"--concurrency=64", "--iterations=1", "--number-of-queries=64", "--auto-generate-sql", "--auto-generate-sql-load-type=mixed"}},
 		{name: "a query alone gets a create statement", m: &v1alpha1.MysqlslapWorkload{Args: []string{"--query=SELECT '$(MYSQLBENCH_USER)' $x"}},
-			step: Step{Phase: sysbench.PhaseRun, Concurrency: 4},
+			step: Step{Phase: load.PhaseRun, Concurrency: 4},
 			args: []string{"--concurrency=4", "--iterations=1", "--number-of-queries=10000", "--create=DO 0", "--query=SELECT '$$(MYSQLBENCH_USER)' $$x"}},
 		{name: "query and create", m: &v1alpha1.MysqlslapWorkload{Args: []string{"--create=CREATE TABLE t (a INT)", "--query=SELECT * FROM t"}},
-			step: Step{Phase: sysbench.PhaseRun, Concurrency: 4},
+			step: Step{Phase: load.PhaseRun, Concurrency: 4},
 			args: []string{"--concurrency=4", "--iterations=1", "--number-of-queries=10000", "--create=CREATE TABLE t (a INT)", "--query=SELECT * FROM t"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,7 +117,7 @@ func TestBuild(t *testing.T) {
 				"MYSQLBENCH_HOST": "secret:conn/host", "MYSQLBENCH_PORT": "secret:conn/port", "MYSQLBENCH_USER": "secret:conn/user",
 				"MYSQLBENCH_DATABASE": "secret:conn/database", "MYSQLBENCH_RESULT_FILE": sysbench.TerminationMessagePath,
 			}
-			if tc.step.Phase == sysbench.PhaseRun && tc.step.ServerStats {
+			if tc.step.Phase == load.PhaseRun && tc.step.ServerStats {
 				want["MYSQLBENCH_SERVER_STATS"] = "1"
 			}
 			for k, v := range want {
@@ -134,13 +135,13 @@ func TestBuild(t *testing.T) {
 	}
 
 	t.Run("server stats on run steps only", func(t *testing.T) {
-		for _, phase := range []sysbench.Phase{sysbench.PhaseRun, sysbench.PhaseWarmup} {
+		for _, phase := range []load.Phase{load.PhaseRun, load.PhaseWarmup} {
 			inv, err := Build(v1alpha1.Workload{}, "conn", Step{Phase: phase, Concurrency: 1, ServerStats: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			on := slices.ContainsFunc(inv.Env, func(e corev1.EnvVar) bool { return e.Name == sysbench.EnvServerStats && e.Value == "1" })
-			if on != (phase == sysbench.PhaseRun) {
+			if on != (phase == load.PhaseRun) {
 				t.Errorf("%s: server stats %v", phase, on)
 			}
 		}
@@ -152,17 +153,17 @@ func TestBuild(t *testing.T) {
 		step   Step
 		phrase string
 	}{
-		"prepare":          {step: Step{Phase: sysbench.PhasePrepare, Concurrency: 1}, phrase: "warmup and run steps only"},
-		"zero concurrency": {step: Step{Phase: sysbench.PhaseRun}, phrase: "concurrency is 0"},
-		"bad secret":       {secret: "Bad_Name", step: Step{Phase: sysbench.PhaseRun, Concurrency: 1}, phrase: "connection secret name"},
+		"prepare":          {step: Step{Phase: load.PhasePrepare, Concurrency: 1}, phrase: "warmup and run steps only"},
+		"zero concurrency": {step: Step{Phase: load.PhaseRun}, phrase: "concurrency is 0"},
+		"bad secret":       {secret: "Bad_Name", step: Step{Phase: load.PhaseRun, Concurrency: 1}, phrase: "connection secret name"},
 		"bad arg": {w: v1alpha1.Workload{Mysqlslap: &v1alpha1.MysqlslapWorkload{Args: []string{"--iterations=5"}}},
-			step: Step{Phase: sysbench.PhaseRun, Concurrency: 1}, phrase: "workload.mysqlslap.args[0]"},
+			step: Step{Phase: load.PhaseRun, Concurrency: 1}, phrase: "workload.mysqlslap.args[0]"},
 		"load type with query": {w: v1alpha1.Workload{Mysqlslap: &v1alpha1.MysqlslapWorkload{LoadType: "read", Args: []string{"--query=SELECT 1"}}},
-			step: Step{Phase: sysbench.PhaseRun, Concurrency: 1}, phrase: "remove it when args give --query"},
+			step: Step{Phase: load.PhaseRun, Concurrency: 1}, phrase: "remove it when args give --query"},
 		"create alone": {w: v1alpha1.Workload{Mysqlslap: &v1alpha1.MysqlslapWorkload{Args: []string{"--create=CREATE TABLE t (a INT)"}}},
-			step: Step{Phase: sysbench.PhaseRun, Concurrency: 1}, phrase: "--create without --query"},
+			step: Step{Phase: load.PhaseRun, Concurrency: 1}, phrase: "--create without --query"},
 		"negative queries": {w: v1alpha1.Workload{Mysqlslap: &v1alpha1.MysqlslapWorkload{Queries: -1}},
-			step: Step{Phase: sysbench.PhaseRun, Concurrency: 1}, phrase: "queries is -1"},
+			step: Step{Phase: load.PhaseRun, Concurrency: 1}, phrase: "queries is -1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			secret := tc.secret

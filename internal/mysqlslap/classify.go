@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -85,7 +86,7 @@ var meanings = map[int]string{
 // measurable time, and no error lines (mysqlslap exits 0 after a failed query). Anything else is
 // a Failure whose reason quotes mysqlslap's line (which never holds the password) and carries
 // the MySQL error code when the line has one or its message is a known one.
-func Classify(exitCode int32, out sysbench.Output) *sysbench.Failure {
+func Classify(exitCode int32, out load.Output) *load.Failure {
 	f := out.Final
 	if exitCode == 0 && f != nil && len(out.Fatal) == 0 && f.Queries.Total > 0 && f.DurationSeconds > 0 {
 		return nil
@@ -96,30 +97,30 @@ func Classify(exitCode int32, out sysbench.Output) *sysbench.Failure {
 		if _, known := meanings[code]; !known {
 			reason = fmt.Sprintf("error %d: mysqlslap reported: %s", code, line)
 		}
-		return &sysbench.Failure{Code: code, Reason: reason}
+		return &load.Failure{Code: code, Reason: reason}
 	}
 	for _, line := range out.Fatal {
 		if strings.Contains(line, "unknown variable") || strings.Contains(line, "unknown option") ||
 			strings.Contains(line, "ambiguous option") {
-			return &sysbench.Failure{Reason: "mysqlslap rejected an option (check workload.mysqlslap.args): " + line}
+			return &load.Failure{Reason: "mysqlslap rejected an option (check workload.mysqlslap.args): " + line}
 		}
 	}
 	if len(out.Fatal) > 0 {
 		line := strings.TrimSpace(strings.TrimPrefix(out.Fatal[0], "FATAL:"))
-		return &sysbench.Failure{Reason: fmt.Sprintf("mysqlslap failed (exit code %d): %s", exitCode, line)}
+		return &load.Failure{Reason: fmt.Sprintf("mysqlslap failed (exit code %d): %s", exitCode, line)}
 	}
 	switch {
 	case exitCode != 0:
-		return &sysbench.Failure{Reason: fmt.Sprintf("mysqlslap exited with code %d (%s)%s", exitCode, exitMeaning(exitCode), reported(f))}
+		return &load.Failure{Reason: fmt.Sprintf("mysqlslap exited with code %d (%s)%s", exitCode, exitMeaning(exitCode), reported(f))}
 	case f == nil:
-		return &sysbench.Failure{Reason: "mysqlslap exited 0 without its Benchmark report"}
+		return &load.Failure{Reason: "mysqlslap exited 0 without its Benchmark report"}
 	// The last two measured nothing, and the options decide that: another attempt would too.
 	case f.Queries.Total == 0:
-		return &sysbench.Failure{Deterministic: true, Reason: fmt.Sprintf("the step measured nothing: mysqlslap ran no queries "+
+		return &load.Failure{Deterministic: true, Reason: fmt.Sprintf("the step measured nothing: mysqlslap ran no queries "+
 			"(%d clients, 0 each, in %.3f s): raise workload.mysqlslap.queries to at least the step's concurrency",
 			f.Threads, f.DurationSeconds)}
 	default:
-		return &sysbench.Failure{Deterministic: true, Reason: fmt.Sprintf("the step measured nothing: mysqlslap ran its %d "+
+		return &load.Failure{Deterministic: true, Reason: fmt.Sprintf("the step measured nothing: mysqlslap ran its %d "+
 			"queries in under a millisecond, too short to measure (it reports seconds with three decimals): raise "+
 			"workload.mysqlslap.queries", f.Queries.Total)}
 	}
@@ -140,7 +141,7 @@ func shortQuery(line string) string {
 	return line[:i+len(mark)] + bounded.Head(query, 60) + line[j:]
 }
 
-func reported(f *sysbench.Final) string {
+func reported(f *load.Final) string {
 	if f == nil {
 		return " without a Benchmark report"
 	}

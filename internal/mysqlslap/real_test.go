@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
@@ -50,7 +51,7 @@ func TestReal(t *testing.T) {
 			concurrency int32
 			stats       bool
 		}{{1, false}, {4, false}, {1, true}, {4, true}} {
-			step := Step{Phase: sysbench.PhaseRun, Concurrency: tc.concurrency, ServerStats: tc.stats}
+			step := Step{Phase: load.PhaseRun, Concurrency: tc.concurrency, ServerStats: tc.stats}
 			t.Run(fmt.Sprintf("%s concurrency %d server stats %v", filepath.Base(shell), tc.concurrency, tc.stats), func(t *testing.T) {
 				r := run(t, shell, build(t, w, step), secret)
 				out := succeeded(t, r, password)
@@ -98,7 +99,7 @@ func TestReal(t *testing.T) {
 		}
 	}
 
-	run1 := Step{Phase: sysbench.PhaseRun, Concurrency: 2}
+	run1 := Step{Phase: load.PhaseRun, Concurrency: 2}
 	t.Run("the connection database is untouched and mysqlslap's schema is gone", func(t *testing.T) {
 		if got := db.MustSQL(t, "SELECT COUNT(*) FROM sbtest.keep"); got != "1" {
 			t.Errorf("sbtest.keep has %s rows", got)
@@ -169,7 +170,7 @@ func withDatabase(secret map[string]string, db string) map[string]string {
 	return secret
 }
 
-func build(t *testing.T, w v1alpha1.Workload, step Step) sysbench.Invocation {
+func build(t *testing.T, w v1alpha1.Workload, step Step) load.Invocation {
 	t.Helper()
 	inv, err := Build(w, "conn", step)
 	if err != nil {
@@ -180,7 +181,7 @@ func build(t *testing.T, w v1alpha1.Workload, step Step) sysbench.Invocation {
 
 // succeeded checks what every successful step gives: no password where it could leak, a clean
 // classification from the log and from the termination message, the same report in both.
-func succeeded(t *testing.T, r result, password string) sysbench.Output {
+func succeeded(t *testing.T, r result, password string) load.Output {
 	t.Helper()
 	assertNoLeak(t, r, password)
 	out, err := ParseOutput(bytes.NewReader(r.log))
@@ -287,7 +288,7 @@ type result struct {
 // (optional keys skipped), $(VAR) expanded in the args, the Secret volume's password file with
 // mode 0440 and a fresh emptyDir, both under a test directory that the launcher's mount paths
 // are relocated to.
-func run(t *testing.T, shell string, inv sysbench.Invocation, secret map[string]string) result {
+func run(t *testing.T, shell string, inv load.Invocation, secret map[string]string) result {
 	t.Helper()
 	root := t.TempDir()
 	relocate := strings.NewReplacer(sysbench.PasswordMountPath, root+"/credentials", sysbench.OptionsMountPath, root+"/options")

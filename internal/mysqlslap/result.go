@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -52,7 +53,7 @@ var clientNoise = regexp.MustCompile(`^\s*$|^-+$|^(SELECT|SHOW) |\[(Warning|Note
 // concurrency per step. Whatever the log holds, what is kept is bounded (sysbench's limits.go,
 // serverstats' Bound): error lines, snapshots and their errors are capped, a snapshot keeps only
 // the bounded set's counters, and extra reports are only counted.
-func ParseOutput(r io.Reader) (sysbench.Output, error) {
+func ParseOutput(r io.Reader) (load.Output, error) {
 	p := parser{}
 	if err := sysbench.EachLine(r, "mysqlslap", p.addLine); err != nil {
 		return p.out, err
@@ -67,7 +68,7 @@ type report struct {
 }
 
 type parser struct {
-	out sysbench.Output
+	out load.Output
 	// report is the first Benchmark block, the only one read; reports counts them all.
 	report  report
 	reports int
@@ -195,12 +196,12 @@ func (p *parser) finish() error {
 		return nil
 	}
 	queries := r.clients * r.perClient
-	f := &sysbench.Final{
+	f := &load.Final{
 		Version:         sysbench.FormatVersion,
 		Command:         "run",
 		Threads:         int32(r.clients),
 		DurationSeconds: float64(r.avgMs) / 1000,
-		Queries:         sysbench.Counts{Total: queries},
+		Queries:         load.Counts{Total: queries},
 	}
 	if r.avgMs > 0 {
 		f.QPS.Total = float64(queries) / f.DurationSeconds

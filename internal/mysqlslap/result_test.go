@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -83,7 +84,7 @@ func TestParseOutputAndClassifyGoldens(t *testing.T) {
 }
 
 // assertFinal checks a successful step's report: the QPS definition and the zeros.
-func assertFinal(t *testing.T, f *sysbench.Final) {
+func assertFinal(t *testing.T, f *load.Final) {
 	t.Helper()
 	if f == nil {
 		t.Fatal("no final report")
@@ -94,7 +95,7 @@ func assertFinal(t *testing.T, f *sysbench.Final) {
 	if want := float64(f.Queries.Total) / f.DurationSeconds; f.QPS.Total != want {
 		t.Errorf("QPS %v, want queries/avg seconds = %v", f.QPS.Total, want)
 	}
-	if f.TPS != 0 || f.LatencyMs != (sysbench.LatencyMs{}) || f.QPS.Read != 0 || f.Errors != 0 {
+	if f.TPS != 0 || f.LatencyMs != (load.LatencyMs{}) || f.QPS.Read != 0 || f.Errors != 0 {
 		t.Errorf("final %+v: mysqlslap measures no TPS, latency or split", f)
 	}
 }
@@ -253,29 +254,29 @@ func TestParseOutputSnapshots(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	ok := &sysbench.Final{Command: "run", Threads: 2, DurationSeconds: 0.5, Queries: sysbench.Counts{Total: 100}}
+	ok := &load.Final{Command: "run", Threads: 2, DurationSeconds: 0.5, Queries: load.Counts{Total: 100}}
 	for name, tc := range map[string]struct {
 		exit   int32
-		out    sysbench.Output
+		out    load.Output
 		code   int
 		phrase string
 		// deterministic: not retried, another attempt would measure nothing too.
 		deterministic bool
 	}{
-		"success":       {exit: 0, out: sysbench.Output{Final: ok}, code: -1},
-		"killed":        {exit: 137, out: sysbench.Output{}, phrase: "SIGKILL"},
-		"exit 0 no rep": {exit: 0, out: sysbench.Output{}, phrase: "without its Benchmark report"},
-		"too fast": {exit: 0, out: sysbench.Output{Final: &sysbench.Final{Threads: 2, Queries: sysbench.Counts{Total: 4}}},
+		"success":       {exit: 0, out: load.Output{Final: ok}, code: -1},
+		"killed":        {exit: 137, out: load.Output{}, phrase: "SIGKILL"},
+		"exit 0 no rep": {exit: 0, out: load.Output{}, phrase: "without its Benchmark report"},
+		"too fast": {exit: 0, out: load.Output{Final: &load.Final{Threads: 2, Queries: load.Counts{Total: 4}}},
 			phrase: "under a millisecond", deterministic: true},
-		"no queries": {exit: 0, out: sysbench.Output{Final: &sysbench.Final{Threads: 4, DurationSeconds: 0.01}},
+		"no queries": {exit: 0, out: load.Output{Final: &load.Final{Threads: 4, DurationSeconds: 0.01}},
 			phrase: "measured nothing: mysqlslap ran no queries (4 clients, 0 each, in 0.010 s)", deterministic: true},
-		"launcher": {exit: 1, out: sysbench.Output{Fatal: []string{"FATAL: the image has neither mysqlslap nor mariadb-slap on its PATH: set workload.mysqlslap.image"}},
+		"launcher": {exit: 1, out: load.Output{Fatal: []string{"FATAL: the image has neither mysqlslap nor mariadb-slap on its PATH: set workload.mysqlslap.image"}},
 			phrase: "set workload.mysqlslap.image"},
-		"explicit code": {exit: 0, out: sysbench.Output{Final: ok, Fatal: []string{"mysqlslap: Error when connecting to server: 1049 Unknown database 'mysqlslap'"}},
+		"explicit code": {exit: 0, out: load.Output{Final: ok, Fatal: []string{"mysqlslap: Error when connecting to server: 1049 Unknown database 'mysqlslap'"}},
 			code: 1049, phrase: "unknown database"},
-		"too many connections": {exit: 0, out: sysbench.Output{Final: ok, Fatal: []string{"mariadb-slap: Error when connecting to server: Too many connections"}},
+		"too many connections": {exit: 0, out: load.Output{Final: ok, Fatal: []string{"mariadb-slap: Error when connecting to server: Too many connections"}},
 			code: 1040, phrase: "max_connections"},
-		"unknown code": {exit: 0, out: sysbench.Output{Final: ok, Fatal: []string{"mysqlslap: Error when connecting to server: 3159 Connections using insecure transport are prohibited"}},
+		"unknown code": {exit: 0, out: load.Output{Final: ok, Fatal: []string{"mysqlslap: Error when connecting to server: 3159 Connections using insecure transport are prohibited"}},
 			code: 3159, phrase: "insecure transport"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
 	"github.com/mysqlbench/mysqlbench-operator/internal/plan"
@@ -392,7 +393,7 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 		count, s.RetryLimit())
 
 	// The ladder's commands; targets differ only in the server they reach (from their Secret).
-	program := loadclient.For(s.Workload).Program(loadclient.Step{Phase: loadclient.PhaseRun})
+	program := loadclient.For(s.Workload).Program(load.Step{Phase: load.PhaseRun})
 	var first []string
 	same := true
 	for i, t := range s.Targets {

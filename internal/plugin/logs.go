@@ -18,9 +18,9 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 type logsOptions struct {
@@ -100,9 +100,9 @@ func resolveStep(run *v1.BenchmarkRun, step string, repetition int32) (stepRef, 
 	}
 	forms := fmt.Sprintf("a thread count of the ladder (%s), a step name such as %s or %s, or %s, %s, %s or %s",
 		strings.Join(list, ", "), specs.LadderStep(0, 1), specs.LadderStep(0, 2),
-		sysbench.PhaseProbe, sysbench.PhasePrepare, sysbench.PhaseWarmup, sysbench.PhaseCleanup)
-	switch sysbench.Phase(step) {
-	case sysbench.PhaseProbe, sysbench.PhasePrepare, sysbench.PhaseWarmup, sysbench.PhaseCleanup:
+		load.PhaseProbe, load.PhasePrepare, load.PhaseWarmup, load.PhaseCleanup)
+	switch load.Phase(step) {
+	case load.PhaseProbe, load.PhasePrepare, load.PhaseWarmup, load.PhaseCleanup:
 		return stepRef{label: step}, nil
 	}
 	if repetition < 1 || repetition > reps {
@@ -512,14 +512,14 @@ func ran(run *v1.BenchmarkRun, ts *v1.TargetStatus, ref stepRef) bool {
 		return false
 	}
 	measuring := len(ts.Steps) > 0 || ts.Phase == v1.TargetRunning || ts.Phase == v1.TargetCleaningUp || ts.Phase == v1.TargetSucceeded
-	switch sysbench.Phase(ref.label) {
-	case sysbench.PhaseProbe:
+	switch load.Phase(ref.label) {
+	case load.PhaseProbe:
 		return ts.ServerVersion != ""
-	case sysbench.PhasePrepare:
+	case load.PhasePrepare:
 		return loadclient.Prepares(run.Spec.Workload) && (measuring || ts.Phase == v1.TargetWarmingUp)
-	case sysbench.PhaseWarmup:
+	case load.PhaseWarmup:
 		return run.Spec.Ladder.WarmupDuration() > 0 && measuring
-	case sysbench.PhaseCleanup:
+	case load.PhaseCleanup:
 		return loadclient.Prepares(run.Spec.Workload) && ts.Phase == v1.TargetSucceeded
 	}
 	return false

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -56,7 +57,7 @@ func TestCutRedactsFirst(t *testing.T) {
 	const password = "Zq9-secret-Xw7-only-in-the-Secret"
 	for pad := 380; pad < 520; pad++ {
 		line := "FATAL: custom script: " + strings.Repeat("x", pad) + " password=" + password + " end"
-		f := sysbench.Classify(1, sysbench.Output{Fatal: []string{line}})
+		f := sysbench.Classify(1, load.Output{Fatal: []string{line}})
 		if f == nil {
 			t.Fatal("a FATAL line classified as success")
 		}

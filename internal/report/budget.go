@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
@@ -122,6 +124,7 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 			CompletionTime: at,
 		},
 	}
+	c := client.For(spec.Workload)
 	for ti, t := range spec.Targets {
 		ts := v1alpha1.TargetStatus{
 			Name:           t.Name,
@@ -143,7 +146,7 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 			if spec.RepetitionsOrDefault() == 1 {
 				rep = 0
 			}
-			ts.Steps = append(ts.Steps, v1alpha1.StepResult{
+			st := v1alpha1.StepResult{
 				Threads:    spec.Ladder.Threads[rung],
 				Repetition: rep,
 				TPS:        worstRate,
@@ -159,8 +162,9 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 				FinishTime:      at,
 				Instance:        worstInstance,
 				ClientCPU:       &v1alpha1.ClientCPU{Cores: worstCores, Available: worstCores, Saturated: true},
-				TPCC:            worstTPCC(spec),
-			})
+			}
+			c.WidestStep(load.Widest{Rate: worstRate, Latency: worstLatency, Count: worstCount}, &st)
+			ts.Steps = append(ts.Steps, st)
 		}
 		run.Status.Targets = append(run.Status.Targets, ts)
 	}
@@ -200,17 +204,3 @@ const (
 	worstInstance = 1023
 	worstCores    = 999.999
 )
-
-// worstTPCC is a go-tpc step's result at its widest (every transaction type, go-tpc's one-decimal
-// figures), nil for the other clients.
-func worstTPCC(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.TPCCResult {
-	if spec.Workload.ClientOrDefault() != v1alpha1.ClientGoTPC {
-		return nil
-	}
-	r := &v1alpha1.TPCCResult{TpmC: worstRate, TpmTotal: worstRate, Efficiency: worstRate}
-	for _, t := range tpccTypes {
-		r.Transactions = append(r.Transactions, v1alpha1.TPCCTransaction{Name: t.name, Count: worstCount, Errors: worstCount,
-			AvgMs: worstLatency, P50Ms: worstLatency, P95Ms: worstLatency, P99Ms: worstLatency, MaxMs: worstLatency})
-	}
-	return r
-}

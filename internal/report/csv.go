@@ -11,13 +11,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
+	"github.com/mysqlbench/mysqlbench-operator/internal/report/format"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
-// csvHeader is the first row of results.csv; spreadsheets and scripts address columns by these
-// names, so they only ever grow at the end.
-var csvHeader = []string{
+// csvColumns are results.csv's own columns, every client's; spreadsheets and scripts address
+// columns by these names, so they only ever grow at the end. The columns a client adds
+// (Client.CSVColumns) follow the one they name, or come last (csvHeader).
+var csvColumns = []string{
 	"target", "server_version", "threads", "tps", "qps", "qps_read", "qps_write", "qps_other",
 	"latency_min_ms", "latency_avg_ms", "latency_p95_ms", "latency_max_ms", "errors", "reconnects",
 	"duration_seconds", "attempts", "start_time", "finish_time",
@@ -31,61 +35,92 @@ var csvHeader = []string{
 	"latency_p95_min_ms", "latency_p95_max_ms", "noisy",
 	// The step ran past its duration (StepResult.OverDuration): not a sample of its cell.
 	"over_duration",
-	// go-tpc's steps (StepResult.TPCC): tpmC, all successful transactions per minute, go-tpc's
-	// efficiency, and new-order's p99 (latency_p95_ms is new-order's p95); empty for the others.
-	"tpmc", "tpm_total", "tpcc_efficiency", "new_order_p99_ms",
 	// The client container's CPU over the step (StepResult.ClientCPU): cores used, cores it had,
 	// and whether it used 90 % or more of them; empty when not sampled.
 	"client_cpu_cores", "client_cpu_available", "client_saturated",
-	// A go-tpc cell's tpmC statistics over its repetitions (CellStats.TpmC), as the qps_ columns
-	// are a query-counting cell's (a go-tpc cell's QPS is 0); empty for the other clients and
-	// without repetitions.
-	"tpmc_median", "tpmc_ci_low", "tpmc_ci_high", "tpmc_cv", "tpmc_min", "tpmc_max",
+}
+
+// csvHeader is the first row of results.csv: its own columns and every registered client's, each
+// client's after the column it names (or at the end, in the order the clients are registered),
+// whatever the run's client, so that the header is the same for every run.
+func csvHeader() []string {
+	return withClientColumns(csvColumns, func(_ client.Client, cols load.Columns) []string { return cols.Names })
+}
+
+// withClientColumns is own, values of csvColumns, with the clients' columns inserted where they
+// go: their values for each client's columns.
+func withClientColumns(own []string, values func(client.Client, load.Columns) []string) []string {
+	row := make([]string, 0, len(own))
+	for i, v := range own {
+		row = append(row, v)
+		for _, c := range client.All() {
+			for _, cols := range c.CSVColumns() {
+				if cols.After == csvColumns[i] {
+					row = append(row, values(c, cols)...)
+				}
+			}
+		}
+	}
+	for _, c := range client.All() {
+		for _, cols := range c.CSVColumns() {
+			if !slices.Contains(csvColumns, cols.After) {
+				row = append(row, values(c, cols)...)
+			}
+		}
+	}
+	return row
 }
 
 // renderCSV writes one row per target and finished step, targets in spec order, steps in the
-// order measured. Numbers are written exactly as status holds them.
+// order measured. Numbers are written exactly as status holds them; a client's columns are
+// filled on the rows of its runs.
 func renderCSV(doc *results.Doc) (string, error) {
 	var b strings.Builder
 	w := csv.NewWriter(&b)
-	if err := w.Write(csvHeader); err != nil {
+	if err := w.Write(csvHeader()); err != nil {
 		return "", fmt.Errorf("write results.csv: %w", err)
 	}
+	runs, _ := client.Named(doc.Workload.Client)
 	for _, tr := range doc.Targets {
 		cellOf := map[int32]results.Cell{}
 		for _, c := range tr.Cells {
 			cellOf[c.Threads] = c
 		}
+		repeated := len(tr.Cells) > 0
 		for _, st := range tr.Steps {
-			row := []string{
+			own := []string{
 				tr.Name,
 				tr.ServerVersion,
 				strconv.FormatInt(int64(st.Threads), 10),
-				csvFloat(st.TPS),
-				csvFloat(st.QPS.Total),
-				csvFloat(st.QPS.Read),
-				csvFloat(st.QPS.Write),
-				csvFloat(st.QPS.Other),
-				csvFloat(st.Latency.MinMs),
-				csvFloat(st.Latency.AvgMs),
-				csvFloat(st.Latency.P95Ms),
-				csvFloat(st.Latency.MaxMs),
+				format.CSVFloat(st.TPS),
+				format.CSVFloat(st.QPS.Total),
+				format.CSVFloat(st.QPS.Read),
+				format.CSVFloat(st.QPS.Write),
+				format.CSVFloat(st.QPS.Other),
+				format.CSVFloat(st.Latency.MinMs),
+				format.CSVFloat(st.Latency.AvgMs),
+				format.CSVFloat(st.Latency.P95Ms),
+				format.CSVFloat(st.Latency.MaxMs),
 				strconv.FormatInt(st.Errors, 10),
 				strconv.FormatInt(st.Reconnects, 10),
-				csvFloat(st.DurationSeconds),
+				format.CSVFloat(st.DurationSeconds),
 				strconv.FormatInt(int64(st.Attempts), 10),
 				csvTime(st.StartTime),
 				csvTime(st.FinishTime),
 			}
-			row = append(row, cellColumns(st.Repetition, cellOf[st.Threads], len(tr.Cells) > 0)...)
-			row = append(row, strconv.FormatBool(st.OverDuration))
-			row = append(row, tpccColumns(st.TPCC)...)
+			own = append(own, cellColumns(st.Repetition, cellOf[st.Threads], repeated)...)
+			own = append(own, strconv.FormatBool(st.OverDuration))
 			if c := st.ClientCPU; c != nil {
-				row = append(row, csvFloat(c.Cores), csvFloat(c.Available), strconv.FormatBool(c.Saturated))
+				own = append(own, format.CSVFloat(c.Cores), format.CSVFloat(c.Available), strconv.FormatBool(c.Saturated))
 			} else {
-				row = append(row, "", "", "")
+				own = append(own, "", "", "")
 			}
-			row = append(row, tpmCCellColumns(cellOf[st.Threads], len(tr.Cells) > 0)...)
+			row := withClientColumns(own, func(c client.Client, cols load.Columns) []string {
+				if c.Name() != runs.Name() {
+					return make([]string, len(cols.Names))
+				}
+				return cols.Values(st, cellOf[st.Threads], repeated)
+			})
 			if err := w.Write(row); err != nil {
 				return "", fmt.Errorf("write results.csv: %w", err)
 			}
@@ -98,41 +133,12 @@ func renderCSV(doc *results.Doc) (string, error) {
 	return b.String(), nil
 }
 
-func csvFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
 // csvTime writes RFC 3339 in UTC, as metav1.Time does in JSON, so both files agree.
 func csvTime(t *metav1.Time) string {
 	if t == nil {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339)
-}
-
-// tpccColumns are a go-tpc step's columns; empty for the other clients.
-func tpccColumns(r *v1alpha1.TPCCResult) []string {
-	if r == nil {
-		return make([]string, 4)
-	}
-	p99 := ""
-	for _, tx := range r.Transactions {
-		if tx.Name == "NEW_ORDER" {
-			p99 = csvFloat(tx.P99Ms)
-		}
-	}
-	return []string{csvFloat(r.TpmC), csvFloat(r.TpmTotal), csvFloat(r.Efficiency), p99}
-}
-
-// tpmCCellColumns are a go-tpc cell's tpmC statistics; empty without repetitions or tpmC.
-func tpmCCellColumns(c results.Cell, repeated bool) []string {
-	if !repeated || c.TpmC == nil {
-		return make([]string, 6)
-	}
-	return metricColumns(*c.TpmC)
-}
-
-// metricColumns are a cell statistic's median, interval, cv, min and max.
-func metricColumns(m v1alpha1.MetricStats) []string {
-	return []string{csvFloat(m.Median), csvFloat(m.CILow), csvFloat(m.CIHigh), csvFloat(m.CV), csvFloat(m.Min), csvFloat(m.Max)}
 }
 
 // cellColumns are the repetition and cell statistics columns of a row; empty without repetitions.
@@ -142,7 +148,7 @@ func cellColumns(rep int32, c results.Cell, repeated bool) []string {
 	}
 	cols := []string{strconv.FormatInt(int64(max(rep, 1)), 10), strconv.FormatInt(int64(c.N), 10)}
 	for _, m := range []v1alpha1.MetricStats{c.QPS, c.TPS, c.P95Ms} {
-		cols = append(cols, metricColumns(m)...)
+		cols = append(cols, format.MetricColumns(m)...)
 	}
 	return append(cols, strconv.FormatBool(c.Noisy))
 }
@@ -226,7 +232,7 @@ func writeServerRows(w *csv.Writer, run, target string, st results.Step, s *serv
 	}
 	for _, c := range s.Counters {
 		if err := row(serverKindCounter, c.Source, c.Name, strconv.FormatUint(c.Delta, 10),
-			csvFloat(c.PerSecond), csvFloat(c.PerQuery)); err != nil {
+			format.CSVFloat(c.PerSecond), format.CSVFloat(c.PerQuery)); err != nil {
 			return err
 		}
 	}
@@ -237,13 +243,13 @@ func writeServerRows(w *csv.Writer, run, target string, st results.Step, s *serv
 	}
 	for _, x := range s.Waits {
 		if err := row(serverKindWait, sourceWaits, x.Event, strconv.FormatUint(x.Count, 10),
-			csvFloat(x.SecondsPerSecond), ""); err != nil {
+			format.CSVFloat(x.SecondsPerSecond), ""); err != nil {
 			return err
 		}
 	}
 	if c := s.CPU; c != nil {
-		if err := row(serverKindCPU, sourceKubelet, c.Container, csvFloat(c.Seconds), csvFloat(c.PerSecond),
-			csvFloat(c.PerQuery)); err != nil {
+		if err := row(serverKindCPU, sourceKubelet, c.Container, format.CSVFloat(c.Seconds), format.CSVFloat(c.PerSecond),
+			format.CSVFloat(c.PerQuery)); err != nil {
 			return err
 		}
 	}

@@ -15,8 +15,8 @@ import (
 	kptr "k8s.io/utils/ptr"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -148,11 +148,11 @@ func fixtureRun(failAfter int) *v1alpha1.BenchmarkRun {
 
 // intervalsFixture is n per-second reports with a repeating, irregular pattern, rounded like the
 // reporter prints them, so averages are checkable and encodings are not trivially compressible.
-func intervalsFixture(n int, threads int32) []sysbench.Interval {
-	iv := make([]sysbench.Interval, n)
+func intervalsFixture(n int, threads int32) []load.Interval {
+	iv := make([]load.Interval, n)
 	for i := range iv {
 		tps := 10000 + float64((i*7919)%1000) + float64(i%7)/4
-		iv[i] = sysbench.Interval{
+		iv[i] = load.Interval{
 			Time:             float64(i + 1),
 			Threads:          threads,
 			ThreadsRunning:   threads,

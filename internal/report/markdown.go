@@ -12,6 +12,8 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
+	"github.com/mysqlbench/mysqlbench-operator/internal/report/format"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
@@ -25,12 +27,12 @@ const missingCell = "—"
 // tables of QPS by threads with one column per server, so results can be pasted next to theirs.
 func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", mdText(doc.Run.Name), mdText(doc.Run.Namespace))
-	fmt.Fprintf(&b, "Workload: %s.\n", workloadLine(doc))
-
-	threads := tableThreads(doc)
 	c, _ := client.Named(doc.Workload.Client)
 	caps := c.Capabilities()
+	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", format.MDText(doc.Run.Name), format.MDText(doc.Run.Namespace))
+	fmt.Fprintf(&b, "Workload: %s.\n", c.WorkloadLine(doc))
+
+	threads := tableThreads(doc)
 	fmt.Fprintf(&b, "\n## %s by threads\n\n", caps.Metric.Name)
 	writeTable(&b, doc, threads, qpsOf, true)
 	if chart {
@@ -40,15 +42,15 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 		b.WriteString("\n" + caps.ReportNote + "\n")
 	}
 	writeNodeSpread(&b, doc)
-	if caps.Reports(sysbench.Percentile) {
-		if doc.Workload.TPCC != nil {
-			b.WriteString("\n## New-order p95 latency (ms) by threads\n\n")
-		} else {
-			b.WriteString("\n## p95 latency (ms) by threads\n\n")
+	if caps.Reports(load.Percentile) {
+		heading := caps.LatencyHeading
+		if heading == "" {
+			heading = "p95 latency (ms) by threads"
 		}
+		b.WriteString("\n## " + heading + "\n\n")
 		writeTable(&b, doc, threads, p95Of, false)
 	}
-	writeTPCC(&b, doc)
+	b.WriteString(c.ReportSection(doc))
 	writeOverDuration(&b, doc, caps.Metric.Name)
 	if doc.Ladder.Repetitions > 1 {
 		writeCellStats(&b, doc, caps.Metric.Name)
@@ -63,11 +65,11 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 		}
 		version := "server version unknown"
 		if tr.ServerVersion != "" {
-			version = "server " + mdText(tr.ServerVersion)
+			version = "server " + format.MDText(tr.ServerVersion)
 		}
-		fmt.Fprintf(&b, "- %s: %s, %s", mdText(tr.Name), phase, version)
+		fmt.Fprintf(&b, "- %s: %s, %s", format.MDText(tr.Name), phase, version)
 		if tr.Message != "" {
-			fmt.Fprintf(&b, ": %s", mdText(tr.Message))
+			fmt.Fprintf(&b, ": %s", format.MDText(tr.Message))
 		}
 		b.WriteString("\n")
 	}
@@ -86,101 +88,12 @@ func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool)
 			fmt.Fprintf(&b, "- %s to keep the results under %d bytes (the numbers above and in %s are complete):\n",
 				kind.what, MaxConfigMapBytes, KeyResultsCSV)
 			for _, d := range ds {
-				fmt.Fprintf(&b, "  - %s %s\n", mdText(d.Target), droppedSteps(doc, d))
+				fmt.Fprintf(&b, "  - %s %s\n", format.MDText(d.Target), droppedSteps(doc, d))
 			}
 		}
 		for _, n := range doc.Notes {
-			fmt.Fprintf(&b, "- %s\n", mdText(n))
+			fmt.Fprintf(&b, "- %s\n", format.MDText(n))
 		}
-	}
-	return b.String()
-}
-
-// workloadLine describes what sysbench ran, in one line.
-func workloadLine(doc *results.Doc) string {
-	w, l := doc.Workload, doc.Ladder
-	var parts []string
-	if c := w.TPCC; c != nil {
-		parts = append(parts, fmt.Sprintf("go-tpc %s TPC-C, %s warehouse(s) loaded by %d thread(s)", c.GoTPC,
-			groupDigits(int64(c.Warehouses)), c.LoadThreads), "no keying or thinking time",
-			seconds(l.StepDurationSeconds)+" per step")
-		if l.WarmupSeconds > 0 {
-			parts = append(parts, fmt.Sprintf("warm-up %s at %d clients", seconds(l.WarmupSeconds), l.WarmupThreads))
-		}
-		if c.Check {
-			parts = append(parts, "consistency check after the ladder")
-		}
-		parts = append(parts, "client image `"+c.Image+"`")
-		return strings.Join(parts, ", ")
-	}
-	if m := w.Mysqlslap; m != nil {
-		what := "mysqlslap"
-		if m.LoadType != "" {
-			what += fmt.Sprintf(" `%s` load", m.LoadType)
-		}
-		parts = append(parts, what, fmt.Sprintf("%s queries per iteration over all clients, %d iteration(s) per step",
-			groupDigits(m.Queries), m.Iterations))
-		if len(m.Args) > 0 {
-			parts = append(parts, "options `"+strings.Join(m.Args, " ")+"`")
-		}
-		if m.Image != "" {
-			parts = append(parts, "client image `"+m.Image+"`")
-		} else {
-			parts = append(parts, "client from each target's server image")
-		}
-		parts = append(parts, "at most "+seconds(l.StepDurationSeconds)+" per step")
-		if l.WarmupSeconds > 0 {
-			parts = append(parts, fmt.Sprintf("one warm-up run at %d clients", l.WarmupThreads))
-		}
-		return strings.Join(parts, ", ")
-	}
-	switch {
-	case w.CustomScript != nil:
-		parts = append(parts, fmt.Sprintf("custom sysbench script `%s` from ConfigMap `%s`",
-			w.CustomScript.Key, w.CustomScript.ConfigMap))
-	default:
-		parts = append(parts, fmt.Sprintf("sysbench `%s`", w.Script))
-	}
-	tables := fmt.Sprintf("%s tables x %s rows", groupDigits(int64(w.Tables)), groupDigits(w.TableSize))
-	if w.SkipPrepare {
-		tables += " (prepared beforehand)"
-	}
-	parts = append(parts, tables)
-	if len(w.ExtraArgs) > 0 {
-		parts = append(parts, "options `"+strings.Join(w.ExtraArgs, " ")+"`")
-	}
-	parts = append(parts, seconds(l.StepDurationSeconds)+" per step")
-	if l.WarmupSeconds > 0 {
-		parts = append(parts, fmt.Sprintf("warm-up %s at %d threads", seconds(l.WarmupSeconds), l.WarmupThreads))
-	} else {
-		parts = append(parts, "no warm-up")
-	}
-	return strings.Join(parts, ", ")
-}
-
-// seconds writes a duration the way benchmark reports do ("300 s"), falling back to Go's form
-// for fractions, which the API allows in its pattern.
-func seconds(s float64) string {
-	if s == float64(int64(s)) {
-		return strconv.FormatInt(int64(s), 10) + " s"
-	}
-	return time.Duration(s * float64(time.Second)).String()
-}
-
-// groupDigits writes 1000000 as 1,000,000: row counts are read at a glance.
-func groupDigits(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
 	}
 	return b.String()
 }
@@ -236,12 +149,12 @@ func writeOverDuration(b *strings.Builder, doc *results.Doc, metric string) {
 	for _, tr := range doc.Targets {
 		for _, th := range tableThreads(doc) {
 			for _, st := range overDurationSteps(tr, th) {
-				line := fmt.Sprintf("- %s at %d threads", mdText(tr.Name), st.Threads)
+				line := fmt.Sprintf("- %s at %d threads", format.MDText(tr.Name), st.Threads)
 				if st.Repetition > 0 {
 					line += fmt.Sprintf(" (repetition %d)", st.Repetition)
 				}
 				lines = append(lines, line+fmt.Sprintf(": measured %.3f s, %s %s, p95 %s ms",
-					st.DurationSeconds, metric, readable(st.Throughput()), readable(st.Latency.P95Ms)))
+					st.DurationSeconds, metric, format.Readable(st.Throughput()), format.Readable(st.Latency.P95Ms)))
 			}
 		}
 	}
@@ -253,7 +166,7 @@ func writeOverDuration(b *strings.Builder, doc *results.Doc, metric string) {
 		"tolerance of %s (the larger of 1 s and 1 %% of the step; sysbench ends every step after the events in flight, "+
 		"a fraction of a second late on normal steps). An event outlasted the step, so their rates are counts over a longer time "+
 		"than the other steps' and end with that event running alone: they are not comparable. ",
-		strings.TrimSpace(overMark), seconds(doc.Ladder.StepDurationSeconds), seconds(sysbench.OverrunTolerance(step).Seconds()))
+		strings.TrimSpace(overMark), format.Seconds(doc.Ladder.StepDurationSeconds), format.Seconds(sysbench.OverrunTolerance(step).Seconds()))
 	if doc.Ladder.Repetitions > 1 {
 		b.WriteString("A marked cell shows the median of its other repetitions (n in the statistics counts them); " +
 			"— when it has none. ")
@@ -287,10 +200,10 @@ func writeCellStats(b *strings.Builder, doc *results.Doc, metric string) {
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, tr := range doc.Targets {
 		for _, c := range tr.Cells {
-			fmt.Fprintf(b, "| %s | %d | %d | %s |", mdText(tr.Name), c.Threads, c.N, ciLevel(c.Throughput(), c.N))
+			fmt.Fprintf(b, "| %s | %d | %d | %s |", format.MDText(tr.Name), c.Threads, c.N, ciLevel(c.Throughput(), c.N))
 			for _, m := range []v1alpha1.MetricStats{c.Throughput(), c.TPS, c.P95Ms} {
-				fmt.Fprintf(b, " %s [%s, %s] | %s | %s-%s |", readable(m.Median), readable(m.CILow), readable(m.CIHigh),
-					percent(m.CV), readable(m.Min), readable(m.Max))
+				fmt.Fprintf(b, " %s [%s, %s] | %s | %s-%s |", format.Readable(m.Median), format.Readable(m.CILow), format.Readable(m.CIHigh),
+					percent(m.CV), format.Readable(m.Min), format.Readable(m.Max))
 			}
 			if c.Noisy {
 				b.WriteString(" noisy |\n")
@@ -340,23 +253,6 @@ func ciLevel(m v1alpha1.MetricStats, n int32) string {
 	return strconv.FormatFloat(math.Round(level*10000)/100, 'f', -1, 64) + " %"
 }
 
-// readable writes a measurement for people: three significant digits below 100 (0.103, 1.23,
-// 12.3 ms), whole numbers with thousands separators from there (123, 12,345 QPS). The repetitions
-// of a step differ by about a percent, so further digits are noise; results.json and results.csv
-// keep every digit.
-func readable(v float64) string {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	// Round to three significant digits first, so 99.96 becomes 100, not "100.0".
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'e', 2, 64), 64)
-	if math.Abs(r) >= 100 {
-		return groupDigits(int64(math.Round(v)))
-	}
-	decimals := 2 - int(math.Floor(math.Log10(math.Abs(r))))
-	return strconv.FormatFloat(r, 'f', decimals, 64)
-}
-
 // ratio writes v against base as "x0.97": two decimals tell a 3 % difference, which is what
 // the repetitions of a step can resolve.
 func ratio(v, base float64) string { return "x" + strconv.FormatFloat(v/base, 'f', 2, 64) }
@@ -386,13 +282,13 @@ func writeTable(b *strings.Builder, doc *results.Doc, threads []int32, value met
 	ratios = ratios && len(doc.Targets) > 1
 	b.WriteString("| Threads |")
 	for i, tr := range doc.Targets {
-		name := mdText(tr.Name)
+		name := format.MDText(tr.Name)
 		if tr.ServerVersion != "" {
-			name += " (" + mdText(tr.ServerVersion) + ")"
+			name += " (" + format.MDText(tr.ServerVersion) + ")"
 		}
 		b.WriteString(" " + name + " |")
 		if ratios && i > 0 {
-			b.WriteString(" vs " + mdText(doc.Targets[0].Name) + " |")
+			b.WriteString(" vs " + format.MDText(doc.Targets[0].Name) + " |")
 		}
 	}
 	b.WriteString("\n|---:|")
@@ -411,7 +307,7 @@ func writeTable(b *strings.Builder, doc *results.Doc, threads []int32, value met
 			cell := missingCell
 			v, noisy, ok := tableCell(doc, tr, th, value)
 			if ok {
-				cell = readable(v)
+				cell = format.Readable(v)
 				if noisy {
 					cell += noisyMark
 				}
@@ -484,7 +380,7 @@ func ratioLegend(doc *results.Doc) string {
 	if doc.Ladder.Order == string(v1alpha1.OrderInterleaved) {
 		how = "paired by round: the targets were interleaved, so each round's ratio cancels what the round shared"
 	}
-	return "vs " + mdText(doc.Targets[0].Name) + ": the ratio of the medians with its 95 % interval, " + how +
+	return "vs " + format.MDText(doc.Targets[0].Name) + ": the ratio of the medians with its 95 % interval, " + how +
 		"; \"within noise\" when the interval holds 1 (the repetitions cannot tell the two apart). " +
 		"A run of one repetition has no interval."
 }
@@ -548,18 +444,4 @@ func joinThreads(ts []int32) string {
 		s[i] = strconv.FormatInt(int64(t), 10)
 	}
 	return strings.Join(s, ", ")
-}
-
-// mdText makes free text (messages, versions) safe for one Markdown line: newlines would end the
-// list item, and characters such as * _ ` | < would start formatting or HTML.
-func mdText(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune("\\`*_[]<>|", r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

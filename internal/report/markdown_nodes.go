@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/nodeinfo"
+	"github.com/mysqlbench/mysqlbench-operator/internal/report/format"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
@@ -21,7 +22,7 @@ func placements(doc *results.Doc) []nodeinfo.Placement {
 // of one target) ran on different nodes: their differences then include the nodes'.
 func writeNodeSpread(b *strings.Builder, doc *results.Doc) {
 	if s := nodeinfo.Spread(placements(doc)); len(s) > 0 {
-		fmt.Fprintf(b, "\n%s\n", mdText(strings.Join(s, " ")))
+		fmt.Fprintf(b, "\n%s\n", format.MDText(strings.Join(s, " ")))
 	}
 }
 
@@ -39,7 +40,7 @@ func writeNodes(b *strings.Builder, doc *results.Doc) {
 	b.WriteString("\n## Nodes\n\n")
 	for _, tr := range doc.Targets {
 		if tr.Node == nil {
-			fmt.Fprintf(b, "- %s: not recorded (the operator does not run this server, or it was never probed)\n", mdText(tr.Name))
+			fmt.Fprintf(b, "- %s: not recorded (the operator does not run this server, or it was never probed)\n", format.MDText(tr.Name))
 			continue
 		}
 		line := tr.Node.Name
@@ -49,6 +50,6 @@ func writeNodes(b *strings.Builder, doc *results.Doc) {
 		if len(tr.InstanceNodes) > 1 {
 			line += fmt.Sprintf(" (the latest of its instances' nodes %s)", strings.Join(tr.InstanceNodes, ", "))
 		}
-		fmt.Fprintf(b, "- %s: %s\n", mdText(tr.Name), mdText(line))
+		fmt.Fprintf(b, "- %s: %s\n", format.MDText(tr.Name), format.MDText(line))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/report/format"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
@@ -90,9 +91,9 @@ func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serve
 		if len(tr.Steps) == 0 {
 			continue
 		}
-		name := mdText(tr.Name)
+		name := format.MDText(tr.Name)
 		if tr.ServerVersion != "" {
-			name += " (" + mdText(tr.ServerVersion) + ")"
+			name += " (" + format.MDText(tr.ServerVersion) + ")"
 		}
 		fmt.Fprintf(b, "\n### %s\n\n", name)
 		var steps []serverStep
@@ -181,7 +182,7 @@ func writeCountersTable(b *strings.Builder, table ServerTable) {
 func writeWaitsTable(b *strings.Builder, target string, table ServerTable) {
 	if !table.PerformanceSchema {
 		fmt.Fprintf(b, "\nperformance_schema is OFF on %s: no waits recorded (set performance_schema = ON in myCnf, "+
-			"or targets[].synchWaits).\n", mdText(target))
+			"or targets[].synchWaits).\n", format.MDText(target))
 		return
 	}
 	fmt.Fprintf(b, "\nTop waits: seconds of wait per second of the step (how many threads waited on the event on average), "+
@@ -244,7 +245,7 @@ func writeServerGaps(b *strings.Builder, steps []serverStep) {
 	}
 	if withoutCPU > 0 {
 		for i, e := range noCPU {
-			noCPU[i] = mdText(e)
+			noCPU[i] = format.MDText(e)
 		}
 		fmt.Fprintf(b, "- CPU per query not measured at %d of %d steps: %s.\n", withoutCPU, len(steps), strings.Join(noCPU, "; "))
 	}
@@ -259,7 +260,7 @@ func writeServerGaps(b *strings.Builder, steps []serverStep) {
 			errs = errs[:shown]
 		}
 		for i, e := range errs {
-			errs[i] = mdText(e)
+			errs[i] = format.MDText(e)
 		}
 		fmt.Fprintf(b, "- Snapshot errors, why some counters are missing: %s%s.\n", strings.Join(errs, "; "), more)
 	}
@@ -274,7 +275,7 @@ func writeServerGaps(b *strings.Builder, steps []serverStep) {
 // the table cell.
 func mdCode(s string) string {
 	if s == "" || strings.ContainsAny(s, "`|\n") {
-		return mdText(s)
+		return format.MDText(s)
 	}
 	return "`" + s + "`"
 }

@@ -57,7 +57,7 @@ func assertCSVMatchesStatus(t *testing.T, csvText string, run *v1alpha1.Benchmar
 	if err != nil {
 		t.Fatalf("results.csv does not parse: %v", err)
 	}
-	if !slices.Equal(rows[0], csvHeader) {
+	if !slices.Equal(rows[0], csvHeader()) {
 		t.Fatalf("header = %v", rows[0])
 	}
 	rows = rows[1:]

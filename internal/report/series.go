@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // SeriesKey is the ConfigMap data key a step's series is stored under while the run goes on, e.g.
@@ -41,14 +41,14 @@ const (
 // holding the whole step does not fit, it returns a series with PointsDropped set and no points:
 // the step's summary numbers in status are then all that is kept. It fails only when the budget
 // cannot hold even that. The output depends only on the arguments.
-func EncodeSeries(intervals []sysbench.Interval, budget int) (string, error) {
+func EncodeSeries(intervals []load.Interval, budget int) (string, error) {
 	return encodePoints(points{iv: intervals, per: 1, reports: len(intervals)}, budget)
 }
 
 // EncodeOutput is EncodeSeries for the series ParseOutput read, which it downsampled while
-// reading when the output held more than sysbench.MaxIntervals reports: a bucket of k of its
+// reading when the output held more than load.MaxIntervals reports: a bucket of k of its
 // points then averages k x IntervalsPerPoint reports, each report weighing the same.
-func EncodeOutput(out sysbench.Output, budget int) (string, error) {
+func EncodeOutput(out load.Output, budget int) (string, error) {
 	p := points{iv: out.Intervals, per: max(out.IntervalsPerPoint, 1), reports: out.IntervalReports}
 	if p.reports == 0 {
 		p.reports = len(p.iv)
@@ -59,7 +59,7 @@ func EncodeOutput(out sysbench.Output, budget int) (string, error) {
 // points are a series' points, each the mean of per reports but the last, which holds the
 // reports that are left of reports (per at most).
 type points struct {
-	iv      []sysbench.Interval
+	iv      []load.Interval
 	per     int
 	reports int
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 func TestSeriesKey(t *testing.T) {
@@ -124,7 +124,7 @@ func TestRoundValuePrecision(t *testing.T) {
 
 // The layout is formatVersion 1's: field names, their order, and columns omitted when empty.
 func TestEncodeSeriesLayout(t *testing.T) {
-	iv := []sysbench.Interval{
+	iv := []load.Interval{
 		{Time: 1.0004, Threads: 4, TPS: 100.123456, QPS: 2000.5, ReadQPS: 1400.25, WriteQPS: 400.125, OtherQPS: 200.125,
 			LatencyPctMs: 0.0712345, ErrorsPerSec: math.NaN(), ReconnectsPerSec: math.Copysign(0, -1)},
 		{Time: 2, Threads: 4, TPS: 98765.4321, QPS: 1e6 + 0.5, LatencyPctMs: 1.23456, ErrorsPerSec: math.Inf(1)},
@@ -288,7 +288,7 @@ func TestEncodeOutputWeighsPointsByTheirReports(t *testing.T) {
 	for i := len(raw) - 3; i < len(raw); i++ {
 		raw[i].TPS, raw[i].LatencyPctMs = 0, 100 // a last point unlike the others shows its weight
 	}
-	var out sysbench.Output
+	var out load.Output
 	for lo := 0; lo < len(raw); lo += per {
 		hi := min(lo+per, len(raw))
 		p := raw[hi-1]

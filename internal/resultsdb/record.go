@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
+	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
@@ -173,27 +174,16 @@ func (b *builder) tables() []Table {
 
 func (b *builder) run(run *v1.BenchmarkRun, doc *results.Doc, spec string) {
 	w := run.Spec.Workload
-	client := string(w.ClientOrDefault())
-	workload, tables, tableSize := client, any(nil), any(nil)
-	switch w.ClientOrDefault() {
-	case v1.ClientSysbench:
-		workload = string(w.Script)
-		if w.CustomScript != nil {
-			workload = "custom:" + w.CustomScript.Name + "/" + w.CustomScript.Key
-		}
-		tables, tableSize = int64(w.Tables), w.TableSize
-		if doc != nil {
-			tables, tableSize = int64(doc.Workload.Tables), doc.Workload.TableSize
-		}
-	case v1.ClientMysqlslap:
-		workload = "mysqlslap:" + string(w.MysqlslapOrDefault().LoadType)
-	case v1.ClientGoTPC:
-		workload = fmt.Sprintf("tpcc:%d-warehouses", w.TPCCOrDefault().Warehouses)
+	c := loadclient.For(w)
+	labels := c.RunLabels(w, doc)
+	tables, tableSize := any(nil), any(nil)
+	if labels.Tables != nil {
+		tables = *labels.Tables
 	}
-	metric := "qps"
-	if w.ClientOrDefault() == v1.ClientGoTPC {
-		metric = "tpmC"
+	if labels.TableSize != nil {
+		tableSize = *labels.TableSize
 	}
+	metric := c.Capabilities().Metric.Key
 	step, warmup := 0.0, 0.0
 	if d := run.Spec.Ladder.StepDuration; d != nil {
 		step = d.Seconds()
@@ -213,7 +203,7 @@ func (b *builder) run(run *v1.BenchmarkRun, doc *results.Doc, spec string) {
 		instance = string(v1.ServerInstancePerRepetition)
 	}
 	b.add("runs", b.uid, run.Namespace, run.Name, null(scheduleOf(run)), null(run.Labels[v1.LabelConfirmationOf]),
-		string(run.Status.Phase), client, workload, metric, tables, tableSize, run.Spec.RepetitionsOrDefault(),
+		string(run.Status.Phase), string(w.ClientOrDefault()), labels.Workload, metric, tables, tableSize, run.Spec.RepetitionsOrDefault(),
 		step, warmup, order, instance, when(run.Status.StartTime), when(run.Status.CompletionTime), spec)
 }
 

@@ -162,7 +162,7 @@ type CPU struct {
 }
 
 // Pair picks a step's start and end snapshot from the reporter's server lines
-// (sysbench.Output.Server). It is an error unless there is exactly one of each, start first.
+// (load.Output.Server). It is an error unless there is exactly one of each, start first.
 func Pair(snapshots []Snapshot) (start, end Snapshot, err error) {
 	var starts, ends int
 	for i, s := range snapshots {
@@ -185,7 +185,7 @@ func Pair(snapshots []Snapshot) (start, end Snapshot, err error) {
 }
 
 // Delta computes a step from its start and end snapshots; queries is the step's total sysbench
-// queries (sysbench.Final.Queries.Total) and topN how many wait events to keep (all when
+// queries (load.Final.Queries.Total) and topN how many wait events to keep (all when
 // topN <= 0). A counter that went backwards means the server restarted or someone ran FLUSH
 // STATUS (or innodb_monitor_reset) during the step: that is an error naming each, since no delta
 // of the step can be trusted then. Wait events that went backwards are only left out

@@ -55,7 +55,7 @@ var InnoDBMetricNames = []string{
 	"trx_rseg_history_len",
 }
 
-// Snapshot is one "server" line of the sysbench reporter (sysbench.ServerSnapshot): the server's
+// Snapshot is one "server" line of the sysbench reporter (load.Output.Server): the server's
 // counters at the start or the end of a run step, read with the benchmark account. Every count is
 // the server's own number, cumulative since it started (or since FLUSH STATUS), and exact: the
 // reporter copies the server's digits into the JSON and they are decoded as uint64. A section the

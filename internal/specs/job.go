@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -47,7 +48,7 @@ func ReporterConfigMap(run *v1.BenchmarkRun) *corev1.ConfigMap {
 // never retries by itself (the operator decides about retries, with the classified reason), and
 // is killed after deadline. The pod meets the restricted Pod Security Standard and reads the
 // password only as a file (inv's volumes).
-func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv sysbench.Invocation,
+func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv load.Invocation,
 	image string, deadline time.Duration) *batchv1.Job {
 	labels := ClientPodLabels(run, target, step)
 	container := corev1.Container{
@@ -131,11 +132,11 @@ func SysbenchJob(run *v1.BenchmarkRun, target, step string, attempt Attempt, inv
 }
 
 // StepDeadline is the activeDeadlineSeconds of a sysbench Job.
-func StepDeadline(phase sysbench.Phase, duration time.Duration) time.Duration {
+func StepDeadline(phase load.Phase, duration time.Duration) time.Duration {
 	switch phase {
-	case sysbench.PhaseRun, sysbench.PhaseWarmup:
+	case load.PhaseRun, load.PhaseWarmup:
 		return duration + DeadlineMargin
-	case sysbench.PhaseProbe:
+	case load.PhaseProbe:
 		return 2 * time.Minute
 	default:
 		return PrepareDeadline

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
@@ -22,9 +23,9 @@ const (
 	testRootPassword = "RootPwQq7Hh2Kk9Zz0Ww5Ee3"
 )
 
-func runJob(t *testing.T, run *v1.BenchmarkRun) (*batchv1.Job, sysbench.Invocation) {
+func runJob(t *testing.T, run *v1.BenchmarkRun) (*batchv1.Job, load.Invocation) {
 	t.Helper()
-	step := sysbench.Step{Phase: sysbench.PhaseRun, Threads: 8, Duration: 300 * time.Second}
+	step := load.Step{Phase: load.PhaseRun, Threads: 8, Duration: 300 * time.Second}
 	inv, err := sysbench.Build(run.Spec.Workload, ConnectionSecretName(run, "mysql57"), step)
 	if err != nil {
 		t.Fatal(err)
@@ -223,16 +224,16 @@ func TestSysbenchJobCustomScript(t *testing.T) {
 
 func TestStepDeadline(t *testing.T) {
 	tests := []struct {
-		phase    sysbench.Phase
+		phase    load.Phase
 		duration time.Duration
 		want     time.Duration
 	}{
-		{sysbench.PhaseRun, 300 * time.Second, 10 * time.Minute},
-		{sysbench.PhaseRun, time.Second, 5*time.Minute + time.Second},
-		{sysbench.PhaseWarmup, time.Hour, time.Hour + 5*time.Minute},
-		{sysbench.PhaseProbe, time.Hour, 2 * time.Minute},
-		{sysbench.PhasePrepare, 0, 6 * time.Hour},
-		{sysbench.PhaseCleanup, time.Minute, 6 * time.Hour},
+		{load.PhaseRun, 300 * time.Second, 10 * time.Minute},
+		{load.PhaseRun, time.Second, 5*time.Minute + time.Second},
+		{load.PhaseWarmup, time.Hour, time.Hour + 5*time.Minute},
+		{load.PhaseProbe, time.Hour, 2 * time.Minute},
+		{load.PhasePrepare, 0, 6 * time.Hour},
+		{load.PhaseCleanup, time.Minute, 6 * time.Hour},
 	}
 	for _, tc := range tests {
 		if got := StepDeadline(tc.phase, tc.duration); got != tc.want {
@@ -242,7 +243,7 @@ func TestStepDeadline(t *testing.T) {
 	// activeDeadlineSeconds is the deadline in whole seconds.
 	run := newRun()
 	for _, d := range []time.Duration{2 * time.Minute, 6 * time.Hour, 5*time.Minute + time.Second} {
-		job := SysbenchJob(run, "mysql57", "probe", Attempt{}, sysbench.Invocation{}, "img", d)
+		job := SysbenchJob(run, "mysql57", "probe", Attempt{}, load.Invocation{}, "img", d)
 		if got := *job.Spec.ActiveDeadlineSeconds; got != int64(d/time.Second) {
 			t.Errorf("deadline %s: activeDeadlineSeconds %d", d, got)
 		}
@@ -282,10 +283,10 @@ func TestSysbenchJobGolden(t *testing.T) {
 	run.Spec.Placement.Database.Exclusive = ptr.To(false)
 	run.Spec.Placement.Client.NodeSelector = map[string]string{}
 	run.Spec.Placement.Client.Tolerations = []corev1.Toleration{}
-	inv, err := sysbench.Build(run.Spec.Workload, ConnectionSecretName(run, "mysql57"), sysbench.Step{Phase: sysbench.PhaseProbe})
+	inv, err := sysbench.Build(run.Spec.Workload, ConnectionSecretName(run, "mysql57"), load.Step{Phase: load.PhaseProbe})
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "job-probe-same-host.yaml",
-		SysbenchJob(run, "mysql57", "probe", Attempt{}, inv, "ghcr.io/mysqlbench/sysbench:1.0.20", StepDeadline(sysbench.PhaseProbe, 0)))
+		SysbenchJob(run, "mysql57", "probe", Attempt{}, inv, "ghcr.io/mysqlbench/sysbench:1.0.20", StepDeadline(load.PhaseProbe, 0)))
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/podsecurity"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -23,9 +24,9 @@ func podTemplates(t *testing.T) map[string]corev1.PodTemplateSpec {
 	custom.Spec.Workload.Script = ""
 	custom.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "s", Key: "s.lua"}
 	for _, r := range []*v1.BenchmarkRun{run, custom} {
-		for _, step := range []sysbench.Step{
-			{Phase: sysbench.PhaseProbe}, {Phase: sysbench.PhasePrepare}, {Phase: sysbench.PhaseCleanup},
-			{Phase: sysbench.PhaseWarmup, Threads: 4, Duration: time.Minute}, {Phase: sysbench.PhaseRun, Threads: 8, Duration: time.Minute},
+		for _, step := range []load.Step{
+			{Phase: load.PhaseProbe}, {Phase: load.PhasePrepare}, {Phase: load.PhaseCleanup},
+			{Phase: load.PhaseWarmup, Threads: 4, Duration: time.Minute}, {Phase: load.PhaseRun, Threads: 8, Duration: time.Minute},
 		} {
 			inv, err := sysbench.Build(r.Spec.Workload, ConnectionSecretName(r, "mysql57"), step)
 			if err != nil {

@@ -7,8 +7,8 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // DefaultSysbenchImage is the project's Debian bookworm sysbench 1.0.20 image (images/sysbench).
@@ -22,26 +22,26 @@ const (
 	StepCleanup = "cleanup"
 )
 
-// Step is one sysbench Job of a target: its name (JobName's step and the step label) and what
-// sysbench does in it.
+// Step is one step Job of a target: its name (JobName's step and the step label) and the load
+// its client runs in it.
 type Step struct {
-	Name     string
-	Sysbench sysbench.Step
+	Name string
+	Load load.Step
 }
 
 // ProbeStep proves the benchmark account and reads the server's version.
 func ProbeStep() Step {
-	return Step{Name: StepProbe, Sysbench: sysbench.Step{Phase: sysbench.PhaseProbe}}
+	return Step{Name: StepProbe, Load: load.Step{Phase: load.PhaseProbe}}
 }
 
 // PrepareStep creates and fills the sbtest tables.
 func PrepareStep() Step {
-	return Step{Name: StepPrepare, Sysbench: sysbench.Step{Phase: sysbench.PhasePrepare}}
+	return Step{Name: StepPrepare, Load: load.Step{Phase: load.PhasePrepare}}
 }
 
 // WarmupStep is the warm-up of a run whose ladder has one (PhaseAfterPrepare says so).
 func WarmupStep(run *v1.BenchmarkRun) Step {
-	return Step{Name: StepWarmup, Sysbench: sysbench.Step{Phase: sysbench.PhaseWarmup,
+	return Step{Name: StepWarmup, Load: load.Step{Phase: load.PhaseWarmup,
 		Threads: run.Spec.Ladder.WarmupThreadsOrDefault(), Duration: run.Spec.Ladder.WarmupDuration()}}
 }
 
@@ -49,14 +49,14 @@ func WarmupStep(run *v1.BenchmarkRun) Step {
 // LadderPosition) of a target's ladder.
 func LadderStepAt(run *v1.BenchmarkRun, i int) Step {
 	rung, rep := run.Spec.LadderPosition(i)
-	return Step{Name: LadderStep(rung, rep), Sysbench: sysbench.Step{Phase: sysbench.PhaseRun,
+	return Step{Name: LadderStep(rung, rep), Load: load.Step{Phase: load.PhaseRun,
 		Threads: run.Spec.Ladder.Threads[rung], Duration: run.Spec.Ladder.StepDurationOrDefault(),
 		ServerStats: run.Spec.ServerStatsEnabled()}}
 }
 
 // CleanupStep drops the sbtest tables.
 func CleanupStep() Step {
-	return Step{Name: StepCleanup, Sysbench: sysbench.Step{Phase: sysbench.PhaseCleanup}}
+	return Step{Name: StepCleanup, Load: load.Step{Phase: load.PhaseCleanup}}
 }
 
 // NextPhase is the phase a target enters when phase has done its work: Provisioning ends with
@@ -104,7 +104,7 @@ func AfterLadderStep(run *v1.BenchmarkRun, t v1.Target) (Step, bool) {
 	if !ok {
 		return Step{}, false
 	}
-	return Step{Name: string(phase), Sysbench: sysbench.Step{Phase: phase}}, true
+	return Step{Name: string(phase), Load: load.Step{Phase: phase}}, true
 }
 
 // PhaseSteps are the sysbench Jobs phase runs for target t, in order.
@@ -156,14 +156,14 @@ func SysbenchImage(run *v1.BenchmarkRun, operatorDefault string) string {
 // (client.StepDeadline), else the step duration plus DeadlineMargin for the warm-up and the
 // ladder steps and StepDeadline's for the others.
 func StepJob(run *v1.BenchmarkRun, t v1.Target, s Step, attempt Attempt, secret, sysbenchImage string) (*batchv1.Job, error) {
-	deadline := StepDeadline(s.Sysbench.Phase, s.Sysbench.Duration)
+	deadline := StepDeadline(s.Load.Phase, s.Load.Duration)
 	c := client.For(run.Spec.Workload)
-	if d, ok := c.StepDeadline(run.Spec.Workload, s.Sysbench); ok {
+	if d, ok := c.StepDeadline(run.Spec.Workload, s.Load); ok {
 		deadline = d
 	}
-	inv, image, err := c.Container(run.Spec, t, s.Sysbench, secret, sysbenchImage)
+	inv, image, err := c.Container(run.Spec, t, s.Load, secret, sysbenchImage)
 	if err != nil {
-		return nil, fmt.Errorf("cannot build the %s command for %s: %w", c.Program(s.Sysbench), s.Name, err)
+		return nil, fmt.Errorf("cannot build the %s command for %s: %w", c.Program(s.Load), s.Name, err)
 	}
 	return SysbenchJob(run, t.Name, s.Name, attempt, inv, image, deadline), nil
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 func stepsRun() *v1.BenchmarkRun {
@@ -98,22 +98,22 @@ func TestStepSysbench(t *testing.T) {
 	run.Spec.Ladder.StepDuration = &metav1.Duration{Duration: 90 * time.Second}
 	run.Spec.Ladder.Warmup = &metav1.Duration{Duration: 30 * time.Second}
 	run.Spec.Repetitions = ptr.To[int32](2)
-	if got, want := WarmupStep(run).Sysbench, (sysbench.Step{Phase: sysbench.PhaseWarmup, Threads: 16, Duration: 30 * time.Second}); got != want {
+	if got, want := WarmupStep(run).Load, (load.Step{Phase: load.PhaseWarmup, Threads: 16, Duration: 30 * time.Second}); got != want {
 		t.Errorf("warm-up %+v, want %+v", got, want)
 	}
 	// Step 3 is the second repetition's first, the ladder's top rung.
-	if got, want := LadderStepAt(run, 3), (Step{Name: "r2s03", Sysbench: sysbench.Step{Phase: sysbench.PhaseRun, Threads: 16, Duration: 90 * time.Second,
+	if got, want := LadderStepAt(run, 3), (Step{Name: "r2s03", Load: load.Step{Phase: load.PhaseRun, Threads: 16, Duration: 90 * time.Second,
 		ServerStats: true}}); got != want {
 		t.Errorf("step 3 %+v, want %+v", got, want)
 	}
 	// spec.serverStats.enabled false: the ladder steps run sysbench only.
 	run.Spec.ServerStats = &v1.ServerStats{Enabled: ptr.To(false)}
-	if got := LadderStepAt(run, 3); got.Sysbench.ServerStats {
+	if got := LadderStepAt(run, 3); got.Load.ServerStats {
 		t.Errorf("step 3 with serverStats disabled %+v, want no server stats", got)
 	}
 	for _, s := range []Step{ProbeStep(), PrepareStep(), CleanupStep()} {
-		if string(s.Sysbench.Phase) != s.Name {
-			t.Errorf("step %s runs %s", s.Name, s.Sysbench.Phase)
+		if string(s.Load.Phase) != s.Name {
+			t.Errorf("step %s runs %s", s.Name, s.Load.Phase)
 		}
 	}
 }
@@ -166,7 +166,7 @@ func TestMysqlslapSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := job.Spec.Template.Spec.Containers[0]
-		if c.Image != "mariadb:11.8" || !slices.Contains(c.Args, fmt.Sprintf("--concurrency=%d", s.Sysbench.Threads)) {
+		if c.Image != "mariadb:11.8" || !slices.Contains(c.Args, fmt.Sprintf("--concurrency=%d", s.Load.Threads)) {
 			t.Errorf("%s runs %s %q", s.Name, c.Image, c.Args)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -27,7 +28,7 @@ const MaxBytes = 64 << 20
 type Options struct {
 	// Parse reads the log: the step's client's parser (client.Client.Parse); nil reads the
 	// sysbench reporter's lines.
-	Parse func(io.Reader) (sysbench.Output, error)
+	Parse func(io.Reader) (load.Output, error)
 	// SeriesAbsent says that the client prints no per-second series: a log without one is no
 	// reason to say so.
 	SeriesAbsent bool
@@ -88,7 +89,7 @@ func Read(log io.Reader, o Options) (Step, error) {
 }
 
 // server fills Server from the log's snapshots, or NoServer with why it cannot.
-func (st *Step) server(out sysbench.Output, o Options) {
+func (st *Step) server(out load.Output, o Options) {
 	start, end, err := serverstats.Pair(out.Server)
 	switch {
 	case err != nil:

@@ -15,10 +15,10 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/logtest"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
-	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
 // worstBytes is a worst log's size: just under MaxBytes, so that all of it is read.
@@ -258,9 +258,9 @@ func worstRun(mysqlslap bool) *v1.BenchmarkRun {
 func worstOptions(mysqlslap bool) Options {
 	run := worstRun(mysqlslap)
 	c := client.For(run.Spec.Workload)
-	step := client.Step{Phase: client.PhaseRun, Threads: 4, Duration: 24 * time.Hour, ServerStats: true}
+	step := load.Step{Phase: load.PhaseRun, Threads: 4, Duration: 24 * time.Hour, ServerStats: true}
 	return Options{
-		Parse:        func(r io.Reader) (sysbench.Output, error) { return c.Parse(step, r) },
+		Parse:        func(r io.Reader) (load.Output, error) { return c.Parse(step, r) },
 		SeriesAbsent: !c.Capabilities().Series,
 		Budget:       report.SeriesBudget(run.Spec),
 		ServerStats:  true,
@@ -269,7 +269,7 @@ func worstOptions(mysqlslap bool) Options {
 	}
 }
 
-// maxLive is the most heap reading any log may keep live: the series of sysbench.MaxIntervals
+// maxLive is the most heap reading any log may keep live: the series of load.MaxIntervals
 // points (7.6 MB) is the largest thing kept.
 const maxLive = 16 << 20
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
@@ -43,7 +44,7 @@ func BenchmarkReporterOverhead(b *testing.B) {
 	w, c, secret, _ := benchServer(b, "")
 	rounds := envInt("MYSQLBENCH_BENCH_ROUNDS", 5)
 	seconds := envInt("MYSQLBENCH_BENCH_SECONDS", 5)
-	step, err := Build(w, testSecret, Step{Phase: PhaseRun, Threads: 8, Duration: time.Duration(seconds) * time.Second})
+	step, err := Build(w, testSecret, load.Step{Phase: load.PhaseRun, Threads: 8, Duration: time.Duration(seconds) * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func benchServer(b *testing.B, grants string, options ...string) (v1alpha1.Workl
 	secret := dbSecret(db, password)
 	c := newContainer(b, nil)
 	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 10000}
-	prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
+	prepare, err := Build(w, testSecret, load.Step{Phase: load.PhasePrepare})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func BenchmarkServerStatsOverhead(b *testing.B) {
 	if nice != 0 {
 		niceClient, how := niceBench(b, serverPID, nice)
 		pinned := pinClient
-		pinClient = func(inv Invocation) Invocation { return niceClient(pinned(inv)) }
+		pinClient = func(inv load.Invocation) load.Invocation { return niceClient(pinned(inv)) }
 		setup += ", " + how
 	}
 	meter := cpuMeter{serverPID: serverPID}
@@ -225,7 +226,7 @@ func BenchmarkServerStatsOverhead(b *testing.B) {
 		startMs, endMs float64 // the snapshots' durationMs
 	}
 	runStep := func(serverStats bool, secs int) runResult {
-		step := Step{Phase: PhaseRun, Threads: int32(threads), Duration: time.Duration(secs) * time.Second, ServerStats: serverStats}
+		step := load.Step{Phase: load.PhaseRun, Threads: int32(threads), Duration: time.Duration(secs) * time.Second, ServerStats: serverStats}
 		inv, err := Build(w, testSecret, step)
 		if err != nil {
 			b.Fatal(err)
@@ -431,7 +432,7 @@ func (s cpuSample) foreignSince(a cpuSample) float64 {
 
 // niceBench renices every thread of the server (the threads it starts later inherit it) and
 // returns what runs a sysbench step under nice, with a description.
-func niceBench(b *testing.B, serverPID string, nice int) (func(Invocation) Invocation, string) {
+func niceBench(b *testing.B, serverPID string, nice int) (func(load.Invocation) load.Invocation, string) {
 	b.Helper()
 	tasks, err := os.ReadDir("/proc/" + serverPID + "/task")
 	if err != nil {
@@ -444,7 +445,7 @@ func niceBench(b *testing.B, serverPID string, nice int) (func(Invocation) Invoc
 	if out, err := exec.Command("renice", args...).CombinedOutput(); err != nil {
 		b.Fatalf("renice the server: %v: %s", err, out)
 	}
-	return func(inv Invocation) Invocation {
+	return func(inv load.Invocation) load.Invocation {
 		inv.Command = append([]string{"nice", "-n", strconv.Itoa(nice)}, inv.Command...)
 		return inv
 	}, fmt.Sprintf("server and sysbench at nice %d", nice)
@@ -461,10 +462,10 @@ func niceBench(b *testing.B, serverPID string, nice int) (func(Invocation) Invoc
 //   - 0: nothing pinned.
 //
 // Without taskset or with fewer than 2 CPUs nothing is pinned and the description says why.
-func pinBench(b *testing.B, serverPID string) (func(Invocation) Invocation, string) {
+func pinBench(b *testing.B, serverPID string) (func(load.Invocation) load.Invocation, string) {
 	b.Helper()
-	unpinned := func(why string) (func(Invocation) Invocation, string) {
-		return func(inv Invocation) Invocation { return inv }, "unpinned (" + why + ")"
+	unpinned := func(why string) (func(load.Invocation) load.Invocation, string) {
+		return func(inv load.Invocation) load.Invocation { return inv }, "unpinned (" + why + ")"
 	}
 	mode := os.Getenv("MYSQLBENCH_BENCH_PIN")
 	switch mode {
@@ -503,7 +504,7 @@ func pinBench(b *testing.B, serverPID string) (func(Invocation) Invocation, stri
 		}
 		desc += ", the test process to CPU " + harness
 	}
-	pin := func(inv Invocation) Invocation {
+	pin := func(inv load.Invocation) load.Invocation {
 		inv.Command = append([]string{taskset, "-c", client}, inv.Command...)
 		return inv
 	}

@@ -15,23 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-)
-
-// Phase is what one sysbench container does for a target.
-type Phase string
-
-const (
-	// PhasePrepare creates and fills the sbtest tables, in parallel over tables.
-	PhasePrepare Phase = "prepare"
-	// PhaseWarmup is a run whose result is discarded.
-	PhaseWarmup Phase = "warmup"
-	// PhaseRun is one step of the ladder.
-	PhaseRun Phase = "run"
-	// PhaseCleanup drops the sbtest tables.
-	PhaseCleanup Phase = "cleanup"
-	// PhaseProbe logs in with the benchmark account and reports the server's VERSION(): the
-	// operator's proof that a server is ready for sysbench.
-	PhaseProbe Phase = "probe"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 // Keys every connection Secret has. The builtin engine writes them; users of engine external
@@ -116,9 +100,6 @@ var ReporterSHA256 = Digest([]byte(reporterScript))
 // PrepareMaxThreads caps prepare's parallelism: each thread fills whole tables, and more than
 // this mostly contends on the server's redo log.
 const PrepareMaxThreads = 16
-
-// Percentile is the latency percentile every run reports (v1alpha1.Latency has P95Ms).
-const Percentile = 95
 
 // Where the password travels inside a sysbench container: the connection Secret's password key is
 // mounted as PasswordFile (a Secret volume, readable by the pod's fsGroup only), and the launcher
@@ -207,35 +188,6 @@ exec sysbench --config-file="$o" --mysql-db="${` + EnvDatabase + `:-` + DefaultD
 
 var launcher = []string{"/bin/sh", "-c", launcherScript, "sysbench"}
 
-// Step is one sysbench invocation. Threads and Duration are ignored for prepare and cleanup.
-type Step struct {
-	Phase    Phase
-	Threads  int32
-	Duration time.Duration
-	// ServerStats makes a PhaseRun step snapshot the server's counters and waits before and
-	// after the run (Output.Server), outside the measured window; other phases ignore it. The
-	// benchmark account needs ServerStatsGrants for all of it; without them the snapshots say
-	// what they could not read, and the step is unaffected.
-	ServerStats bool
-	// ScriptSHA256 is the digest (Digest) of workload.customScript's content as the operator
-	// read it: the step runs the mounted script only when it has this digest. Empty with a
-	// custom script, the step refuses to run (the operator always sets it; a printed plan
-	// cannot know it).
-	ScriptSHA256 string
-}
-
-// Invocation is what one sysbench container runs. Volumes are the pod volumes its VolumeMounts
-// name (the password file and the option file's directory); the pod must also run the container
-// with a group in its fsGroup that PasswordFile's mode lets read it (mode 0440, owned by root and
-// the fsGroup, as the kubelet sets it).
-type Invocation struct {
-	Command      []string
-	Args         []string
-	Env          []corev1.EnvVar
-	Volumes      []corev1.Volume
-	VolumeMounts []corev1.VolumeMount
-}
-
 // Options the operator sets itself or that would break the contract, refused in extraArgs. The
 // API rejects most of them already; this also catches sysbench's deprecated aliases
 // (--num-threads, --max-time, --max-requests) and options that end the run without a report.
@@ -251,13 +203,13 @@ var stockScriptName = regexp.MustCompile(`^[a-z0-9_]+$`)
 // connection Secret (keys SecretKey*). The container must mount ReporterScript() at ReporterPath,
 // the custom script's ConfigMap (if any) at CustomScriptMountPath, and keep the default
 // TerminationMessagePath.
-func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error) {
+func Build(w v1alpha1.Workload, secretName string, step load.Step) (load.Invocation, error) {
 	if errs := validation.IsDNS1123Subdomain(secretName); len(errs) > 0 {
-		return Invocation{}, fmt.Errorf("connection secret name %q: %s", secretName, strings.Join(errs, "; "))
+		return load.Invocation{}, fmt.Errorf("connection secret name %q: %s", secretName, strings.Join(errs, "; "))
 	}
 	script, err := scriptEnv(w)
 	if err != nil {
-		return Invocation{}, err
+		return load.Invocation{}, err
 	}
 	// Zero means the API default, as the API server would have filled it in.
 	tables := w.Tables
@@ -265,14 +217,14 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error
 		tables = 1
 	}
 	if tables < 0 {
-		return Invocation{}, fmt.Errorf("workload.tables is %d: it must be at least 1", tables)
+		return load.Invocation{}, fmt.Errorf("workload.tables is %d: it must be at least 1", tables)
 	}
 	tableSize := w.TableSize
 	if tableSize == 0 {
 		tableSize = 10000
 	}
 	if tableSize < 0 {
-		return Invocation{}, fmt.Errorf("workload.tableSize is %d: it must be at least 1", tableSize)
+		return load.Invocation{}, fmt.Errorf("workload.tableSize is %d: it must be at least 1", tableSize)
 	}
 
 	args := []string{
@@ -287,39 +239,39 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error
 
 	var command string
 	switch step.Phase {
-	case PhasePrepare:
+	case load.PhasePrepare:
 		command = "prepare"
 		args = append(args, "--threads="+strconv.Itoa(int(min(tables, PrepareMaxThreads))))
-	case PhaseCleanup:
+	case load.PhaseCleanup:
 		command = "cleanup"
-	case PhaseProbe:
+	case load.PhaseProbe:
 		command = "probe"
-	case PhaseRun, PhaseWarmup:
+	case load.PhaseRun, load.PhaseWarmup:
 		command = "run"
 		if step.Threads < 1 {
-			return Invocation{}, fmt.Errorf("%s step: threads is %d, it must be at least 1", step.Phase, step.Threads)
+			return load.Invocation{}, fmt.Errorf("%s step: threads is %d, it must be at least 1", step.Phase, step.Threads)
 		}
 		seconds, err := wholeSeconds(step.Duration)
 		if err != nil {
-			return Invocation{}, fmt.Errorf("%s step: %w", step.Phase, err)
+			return load.Invocation{}, fmt.Errorf("%s step: %w", step.Phase, err)
 		}
 		args = append(args,
 			"--threads="+strconv.Itoa(int(step.Threads)),
 			"--time="+strconv.FormatInt(seconds, 10),
 			"--events=0",
 			"--report-interval=1",
-			"--percentile="+strconv.Itoa(Percentile),
+			"--percentile="+strconv.Itoa(load.Percentile),
 		)
 	default:
-		return Invocation{}, fmt.Errorf("unknown sysbench phase %q: use probe, prepare, warmup, run or cleanup", step.Phase)
+		return load.Invocation{}, fmt.Errorf("unknown sysbench phase %q: use probe, prepare, warmup, run or cleanup", step.Phase)
 	}
 
 	for i, a := range w.ExtraArgs {
 		if !optionSyntax.MatchString(a) {
-			return Invocation{}, fmt.Errorf("workload.extraArgs[%d] %q: write each option as --name=value", i, a)
+			return load.Invocation{}, fmt.Errorf("workload.extraArgs[%d] %q: write each option as --name=value", i, a)
 		}
 		if ownedOption.MatchString(a) {
-			return Invocation{}, fmt.Errorf("workload.extraArgs[%d] %q: the operator sets this option itself "+
+			return load.Invocation{}, fmt.Errorf("workload.extraArgs[%d] %q: the operator sets this option itself "+
 				"(threads and time come from spec.ladder, tables from spec.workload, connections from the target)", i, a)
 		}
 		// The kubelet expands $(VAR) in args; doubling every $ makes it hand the option to
@@ -340,10 +292,10 @@ func Build(w v1alpha1.Workload, secretName string, step Step) (Invocation, error
 	if w.CustomScript != nil {
 		env = append(env, corev1.EnvVar{Name: EnvScriptSHA256, Value: step.ScriptSHA256})
 	}
-	if step.ServerStats && step.Phase == PhaseRun {
+	if step.ServerStats && step.Phase == load.PhaseRun {
 		env = append(env, corev1.EnvVar{Name: EnvServerStats, Value: "1"})
 	}
-	return Invocation{
+	return load.Invocation{
 		Command:      append([]string(nil), launcher...),
 		Args:         args,
 		Env:          env,

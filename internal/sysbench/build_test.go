@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 const testSecret = "bench-conn"
@@ -48,7 +49,7 @@ func TestBuild(t *testing.T) {
 	tests := []struct {
 		name            string
 		w               v1alpha1.Workload
-		step            Step
+		step            load.Step
 		wantArgs        []string
 		wantScript      string
 		wantServerStats bool
@@ -57,81 +58,81 @@ func TestBuild(t *testing.T) {
 	}{{
 		name:       "run",
 		w:          pointSelect(4),
-		step:       Step{Phase: PhaseRun, Threads: 8, Duration: 300 * time.Second},
+		step:       load.Step{Phase: load.PhaseRun, Threads: 8, Duration: 300 * time.Second},
 		wantArgs:   with(connArgs, with([]string{"--tables=4", "--table-size=100000"}, with(runArgs("8", "300"), "run")...)...),
 		wantScript: "oltp_point_select",
 	}, {
 		name:            "a run with server snapshots",
 		w:               pointSelect(4),
-		step:            Step{Phase: PhaseRun, Threads: 8, Duration: 300 * time.Second, ServerStats: true},
+		step:            load.Step{Phase: load.PhaseRun, Threads: 8, Duration: 300 * time.Second, ServerStats: true},
 		wantArgs:        with(connArgs, with([]string{"--tables=4", "--table-size=100000"}, with(runArgs("8", "300"), "run")...)...),
 		wantScript:      "oltp_point_select",
 		wantServerStats: true,
 	}, {
 		name:       "a warmup takes no server snapshots",
 		w:          pointSelect(4),
-		step:       Step{Phase: PhaseWarmup, Threads: 8, Duration: 300 * time.Second, ServerStats: true},
+		step:       load.Step{Phase: load.PhaseWarmup, Threads: 8, Duration: 300 * time.Second, ServerStats: true},
 		wantArgs:   with(connArgs, with([]string{"--tables=4", "--table-size=100000"}, with(runArgs("8", "300"), "run")...)...),
 		wantScript: "oltp_point_select",
 	}, {
 		name:       "prepare takes no server snapshots",
 		w:          pointSelect(4),
-		step:       Step{Phase: PhasePrepare, ServerStats: true},
+		step:       load.Step{Phase: load.PhasePrepare, ServerStats: true},
 		wantArgs:   with(connArgs, "--tables=4", "--table-size=100000", "--threads=4", "prepare"),
 		wantScript: "oltp_point_select",
 	}, {
 		name:       "probe takes no server snapshots",
 		w:          pointSelect(4),
-		step:       Step{Phase: PhaseProbe, ServerStats: true},
+		step:       load.Step{Phase: load.PhaseProbe, ServerStats: true},
 		wantArgs:   with(connArgs, "--tables=4", "--table-size=100000", "probe"),
 		wantScript: "oltp_point_select",
 	}, {
 		name:       "warmup is a run",
 		w:          pointSelect(4),
-		step:       Step{Phase: PhaseWarmup, Threads: 100, Duration: 5 * time.Minute},
+		step:       load.Step{Phase: load.PhaseWarmup, Threads: 100, Duration: 5 * time.Minute},
 		wantArgs:   with(connArgs, with([]string{"--tables=4", "--table-size=100000"}, with(runArgs("100", "300"), "run")...)...),
 		wantScript: "oltp_point_select",
 	}, {
 		name:       "prepare is parallel over tables",
 		w:          pointSelect(4),
-		step:       Step{Phase: PhasePrepare, Threads: 99, Duration: time.Hour},
+		step:       load.Step{Phase: load.PhasePrepare, Threads: 99, Duration: time.Hour},
 		wantArgs:   with(connArgs, "--tables=4", "--table-size=100000", "--threads=4", "prepare"),
 		wantScript: "oltp_point_select",
 	}, {
 		name:       "prepare threads are capped",
 		w:          pointSelect(100),
-		step:       Step{Phase: PhasePrepare},
+		step:       load.Step{Phase: load.PhasePrepare},
 		wantArgs:   with(connArgs, "--tables=100", "--table-size=100000", "--threads=16", "prepare"),
 		wantScript: "oltp_point_select",
 	}, {
 		name:       "zero tables and size mean the API defaults",
 		w:          v1alpha1.Workload{Script: "oltp_read_write"},
-		step:       Step{Phase: PhasePrepare},
+		step:       load.Step{Phase: load.PhasePrepare},
 		wantArgs:   with(connArgs, "--tables=1", "--table-size=10000", "--threads=1", "prepare"),
 		wantScript: "oltp_read_write",
 	}, {
 		name:       "cleanup",
 		w:          pointSelect(4),
-		step:       Step{Phase: PhaseCleanup, Threads: 8},
+		step:       load.Step{Phase: load.PhaseCleanup, Threads: 8},
 		wantArgs:   with(connArgs, "--tables=4", "--table-size=100000", "cleanup"),
 		wantScript: "oltp_point_select",
 	}, {
 		name:       "probe logs in and reports the version",
 		w:          pointSelect(4),
-		step:       Step{Phase: PhaseProbe, Threads: 8},
+		step:       load.Step{Phase: load.PhaseProbe, Threads: 8},
 		wantArgs:   with(connArgs, "--tables=4", "--table-size=100000", "probe"),
 		wantScript: "oltp_point_select",
 	}, {
 		name: "extra args go before the command, $ escaped for the kubelet",
 		w:    pointSelect(4, "--rand-type=uniform", "--range-size=100", "--skip-trx=on", "--x=$(MYSQLBENCH_USER)"),
-		step: Step{Phase: PhaseRun, Threads: 1, Duration: time.Second},
+		step: load.Step{Phase: load.PhaseRun, Threads: 1, Duration: time.Second},
 		wantArgs: with(connArgs, with([]string{"--tables=4", "--table-size=100000"}, with(runArgs("1", "1"),
 			"--rand-type=uniform", "--range-size=100", "--skip-trx=on", "--x=$$(MYSQLBENCH_USER)", "run")...)...),
 		wantScript: "oltp_point_select",
 	}, {
 		name:             "custom script from a ConfigMap",
 		w:                custom,
-		step:             Step{Phase: PhaseRun, Threads: 2, Duration: 10 * time.Second, ScriptSHA256: Digest([]byte("x"))},
+		step:             load.Step{Phase: load.PhaseRun, Threads: 2, Duration: 10 * time.Second, ScriptSHA256: Digest([]byte("x"))},
 		wantArgs:         with(connArgs, with([]string{"--tables=2", "--table-size=500"}, with(runArgs("2", "10"), "run")...)...),
 		wantScript:       CustomScriptMountPath + "/my_select.lua",
 		wantScriptSHA256: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
@@ -139,7 +140,7 @@ func TestBuild(t *testing.T) {
 		// A printed plan knows no digest: the step then refuses to run the script.
 		name:             "custom script prepare without its digest",
 		w:                custom,
-		step:             Step{Phase: PhasePrepare},
+		step:             load.Step{Phase: load.PhasePrepare},
 		wantArgs:         with(connArgs, "--tables=2", "--table-size=500", "--threads=2", "prepare"),
 		wantScript:       CustomScriptMountPath + "/my_select.lua",
 		wantScriptSHA256: "",
@@ -210,7 +211,7 @@ func assertEnv(t *testing.T, env []corev1.EnvVar, wantScript string, serverStats
 // assertCredentialVolumes checks how the password reaches the container: the Secret's password
 // key alone, as a file only its owner and group may read, and the option file's directory in
 // memory, small.
-func assertCredentialVolumes(t *testing.T, inv Invocation) {
+func assertCredentialVolumes(t *testing.T, inv load.Invocation) {
 	t.Helper()
 	wantMounts := []corev1.VolumeMount{
 		{Name: "credentials", MountPath: PasswordMountPath, ReadOnly: true},
@@ -251,7 +252,7 @@ func assertCredentialVolumes(t *testing.T, inv Invocation) {
 // assertNoPassword proves the password is not part of the Invocation and that, once the kubelet
 // has expanded it, it is in no argument and no env value of the container: not through an
 // extra arg that names a variable, not anywhere.
-func assertNoPassword(t *testing.T, inv Invocation) {
+func assertNoPassword(t *testing.T, inv load.Invocation) {
 	t.Helper()
 	spec, err := json.Marshal(inv)
 	if err != nil {
@@ -295,21 +296,21 @@ func assertNoPassword(t *testing.T, inv Invocation) {
 }
 
 func TestBuildErrors(t *testing.T) {
-	run := Step{Phase: PhaseRun, Threads: 4, Duration: time.Minute}
+	run := load.Step{Phase: load.PhaseRun, Threads: 4, Duration: time.Minute}
 	tests := []struct {
 		name   string
 		w      v1alpha1.Workload
 		secret string
-		step   Step
+		step   load.Step
 		want   string // a phrase the error must contain, so it says what to fix
 	}{
-		{"zero threads", pointSelect(1), testSecret, Step{Phase: PhaseRun, Duration: time.Minute}, "threads is 0, it must be at least 1"},
-		{"negative warmup threads", pointSelect(1), testSecret, Step{Phase: PhaseWarmup, Threads: -1, Duration: time.Minute}, "at least 1"},
-		{"no duration", pointSelect(1), testSecret, Step{Phase: PhaseRun, Threads: 1}, "at least 1s"},
-		{"sub-second", pointSelect(1), testSecret, Step{Phase: PhaseRun, Threads: 1, Duration: 500 * time.Millisecond}, "at least 1s"},
-		{"fractional seconds", pointSelect(1), testSecret, Step{Phase: PhaseRun, Threads: 1, Duration: 1500 * time.Millisecond}, "whole number of seconds"},
-		{"too long", pointSelect(1), testSecret, Step{Phase: PhaseRun, Threads: 1, Duration: 25 * time.Hour}, "at most 24h"},
-		{"unknown phase", pointSelect(1), testSecret, Step{Phase: "prewarm"}, "use probe, prepare, warmup, run or cleanup"},
+		{"zero threads", pointSelect(1), testSecret, load.Step{Phase: load.PhaseRun, Duration: time.Minute}, "threads is 0, it must be at least 1"},
+		{"negative warmup threads", pointSelect(1), testSecret, load.Step{Phase: load.PhaseWarmup, Threads: -1, Duration: time.Minute}, "at least 1"},
+		{"no duration", pointSelect(1), testSecret, load.Step{Phase: load.PhaseRun, Threads: 1}, "at least 1s"},
+		{"sub-second", pointSelect(1), testSecret, load.Step{Phase: load.PhaseRun, Threads: 1, Duration: 500 * time.Millisecond}, "at least 1s"},
+		{"fractional seconds", pointSelect(1), testSecret, load.Step{Phase: load.PhaseRun, Threads: 1, Duration: 1500 * time.Millisecond}, "whole number of seconds"},
+		{"too long", pointSelect(1), testSecret, load.Step{Phase: load.PhaseRun, Threads: 1, Duration: 25 * time.Hour}, "at most 24h"},
+		{"unknown phase", pointSelect(1), testSecret, load.Step{Phase: "prewarm"}, "use probe, prepare, warmup, run or cleanup"},
 		{"no script", v1alpha1.Workload{Tables: 1}, testSecret, run, "set exactly one"},
 		{"both scripts", v1alpha1.Workload{Script: "oltp_insert", CustomScript: &v1alpha1.ConfigMapKeySelector{Name: "c", Key: "k"}}, testSecret, run, "set exactly one"},
 		{"script with a path", v1alpha1.Workload{Script: "../../tmp/x"}, testSecret, run, "not a stock sysbench script"},
@@ -348,7 +349,7 @@ func TestBuildErrors(t *testing.T) {
 // Options that merely look like owned ones stay allowed.
 func TestBuildAllowsLookalikeOptions(t *testing.T) {
 	for _, a := range []string{"--threads-extra=1", "--rate=100", "--rand-seed=42", "--db-ps-mode=disable", "--histogram=on"} {
-		if _, err := Build(pointSelect(1, a), testSecret, Step{Phase: PhaseRun, Threads: 1, Duration: time.Second}); err != nil {
+		if _, err := Build(pointSelect(1, a), testSecret, load.Step{Phase: load.PhaseRun, Threads: 1, Duration: time.Second}); err != nil {
 			t.Errorf("%s: %v", a, err)
 		}
 	}

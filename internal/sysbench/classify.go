@@ -5,23 +5,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
-
-// Failure says why a sysbench container failed, for status conditions and Events.
-type Failure struct {
-	// Code is the MySQL (server or client library) error code, 0 when there is none.
-	Code int `json:"code"`
-	// Reason is a sentence for the user: what happened and what to change. It quotes sysbench's
-	// error lines, which never contain the password unless a custom script prints it (the
-	// drivers never echo it, and the options that would print it are refused by Build). It is
-	// not cut: see MaxReason.
-	Reason string `json:"reason"`
-	// Deterministic says that another attempt would fail the same way (the script or the
-	// options decide it, not the server's state): the step is not retried.
-	Deterministic bool `json:"deterministic,omitempty"`
-}
-
-func (f *Failure) Error() string { return f.Reason }
 
 // How sysbench 1.0.20 prints MySQL errors in FATAL lines (see the fixtures):
 //
@@ -81,7 +67,7 @@ const MaxReason = 480
 // Classify decides a finished sysbench container from its exit code and output (a log, or a
 // termination message read with ParseOutput). It returns nil when the step succeeded: exit 0, a
 // final report, and no error lines. Anything else is a Failure with a human reason.
-func Classify(exitCode int32, out Output) *Failure {
+func Classify(exitCode int32, out load.Output) *load.Failure {
 	if exitCode == 0 && out.Final != nil && len(out.Fatal) == 0 {
 		return nil
 	}
@@ -89,7 +75,7 @@ func Classify(exitCode int32, out Output) *Failure {
 		if strings.HasPrefix(line, DigestMismatch) {
 			// The Lua mounted in the pod is not what the operator checked: someone changed a
 			// ConfigMap under the run. Another attempt would mount the same, so it is not retried.
-			return &Failure{Deterministic: true, Reason: "the step did not run: a script mounted into its pod is not the " +
+			return &load.Failure{Deterministic: true, Reason: "the step did not run: a script mounted into its pod is not the " +
 				"content the operator checked (its ConfigMap was changed or replaced after the check; find out who changed it, " +
 				"restore it and start a new run): " + strings.TrimSpace(strings.TrimPrefix(line, "FATAL: mysqlbench: "))}
 		}
@@ -104,24 +90,24 @@ func Classify(exitCode int32, out Output) *Failure {
 		if detail != "" {
 			reason += "; sysbench reported: " + detail
 		}
-		return &Failure{Code: code, Reason: reason}
+		return &load.Failure{Code: code, Reason: reason}
 	}
 	for _, line := range out.Fatal {
 		if strings.HasPrefix(line, "invalid option") {
-			return &Failure{Reason: "sysbench rejected an option (check workload.extraArgs and the script's options): " + line}
+			return &load.Failure{Reason: "sysbench rejected an option (check workload.extraArgs and the script's options): " + line}
 		}
 	}
 	if line := firstSpecific(out.Fatal); line != "" {
-		return &Failure{Reason: fmt.Sprintf("sysbench failed (exit code %d): %s", exitCode, line)}
+		return &load.Failure{Reason: fmt.Sprintf("sysbench failed (exit code %d): %s", exitCode, line)}
 	}
 	switch {
 	case exitCode == 0 && out.Final == nil:
-		return &Failure{Reason: "sysbench exited 0 without a final report: the mysqlbench reporter did not run " +
+		return &load.Failure{Reason: "sysbench exited 0 without a final report: the mysqlbench reporter did not run " +
 			"(is the reporter ConfigMap mounted at " + ReporterMountPath + " and the image a sysbench 1.0.x?)"}
 	case out.Final != nil:
-		return &Failure{Reason: fmt.Sprintf("sysbench exited with code %d (%s) after its final report", exitCode, exitMeaning(exitCode))}
+		return &load.Failure{Reason: fmt.Sprintf("sysbench exited with code %d (%s) after its final report", exitCode, exitMeaning(exitCode))}
 	default:
-		return &Failure{Reason: fmt.Sprintf("sysbench exited with code %d (%s) without a final report", exitCode, exitMeaning(exitCode))}
+		return &load.Failure{Reason: fmt.Sprintf("sysbench exited with code %d (%s) without a final report", exitCode, exitMeaning(exitCode))}
 	}
 }
 

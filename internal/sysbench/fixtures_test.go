@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -36,13 +38,13 @@ func fixturesDir(t *testing.T) string {
 
 // golden is what a captured output means to the operator.
 type golden struct {
-	ExitCode      int32     `json:"exitCode"`
-	Intervals     int       `json:"intervals"`
-	LastInterval  *Interval `json:"lastInterval,omitempty"`
-	Final         *Final    `json:"final,omitempty"`
-	FatalLines    int       `json:"fatalLines"`
-	Failure       *Failure  `json:"failure"`
-	IgnoredRecord int       `json:"ignoredJsonLines,omitempty"`
+	ExitCode      int32          `json:"exitCode"`
+	Intervals     int            `json:"intervals"`
+	LastInterval  *load.Interval `json:"lastInterval,omitempty"`
+	Final         *load.Final    `json:"final,omitempty"`
+	FatalLines    int            `json:"fatalLines"`
+	Failure       *load.Failure  `json:"failure"`
+	IgnoredRecord int            `json:"ignoredJsonLines,omitempty"`
 	// Step is what a ladder step of that output measured, for outputs of a known step duration
 	// that Classify passed.
 	Step *stepVerdict `json:"step,omitempty"`
@@ -50,10 +52,10 @@ type golden struct {
 
 // stepVerdict is what the operator makes of a ladder step that exited with a result.
 type stepVerdict struct {
-	Seconds          float64  `json:"stepSeconds"`
-	ToleranceSeconds float64  `json:"toleranceSeconds"`
-	MeasuredNothing  *Failure `json:"measuredNothing"`
-	OverDuration     bool     `json:"overDuration"`
+	Seconds          float64       `json:"stepSeconds"`
+	ToleranceSeconds float64       `json:"toleranceSeconds"`
+	MeasuredNothing  *load.Failure `json:"measuredNothing"`
+	OverDuration     bool          `json:"overDuration"`
 }
 
 func readRC(t *testing.T, path string) int32 {
@@ -367,7 +369,7 @@ func checkBuildOptionsExist(t *testing.T, help []byte) {
 		known[o] = true
 	}
 	w := pointSelect(4)
-	for _, step := range []Step{{Phase: PhasePrepare}, {Phase: PhaseRun, Threads: 1, Duration: time.Second}, {Phase: PhaseCleanup}} {
+	for _, step := range []load.Step{{Phase: load.PhasePrepare}, {Phase: load.PhaseRun, Threads: 1, Duration: time.Second}, {Phase: load.PhaseCleanup}} {
 		inv, err := Build(w, testSecret, step)
 		if err != nil {
 			t.Fatal(err)

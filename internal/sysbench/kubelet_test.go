@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 // This file stands in for the kubelet when tests execute an Invocation: it resolves the env the
@@ -48,7 +50,7 @@ func expandK8s(s string, vars map[string]string) string {
 
 // containerProcess resolves inv against the Secret testSecret (data: its keys) and returns the
 // argv and environment the container's process gets.
-func containerProcess(inv Invocation, data map[string]string) (argv []string, env map[string]string, err error) {
+func containerProcess(inv load.Invocation, data map[string]string) (argv []string, env map[string]string, err error) {
 	const secretName = testSecret
 	env = map[string]string{}
 	for _, e := range inv.Env {
@@ -91,7 +93,7 @@ type mountedFile struct {
 // containerMounts resolves inv's volumes the way the kubelet mounts them: the files of its Secret
 // volumes (only the listed items; a missing key of a non-optional volume stops the pod from
 // starting) and the directories of its emptyDirs, each fresh per pod.
-func containerMounts(inv Invocation, data map[string]string) (files []mountedFile, emptyDirs []string, err error) {
+func containerMounts(inv load.Invocation, data map[string]string) (files []mountedFile, emptyDirs []string, err error) {
 	volumes := map[string]corev1.Volume{}
 	for _, v := range inv.Volumes {
 		volumes[v.Name] = v

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/logtest"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
@@ -28,26 +29,26 @@ func reports(n int) io.Reader {
 // while read into points that each average the same number of reports (the last fewer), with
 // their last report's time, so the whole step stays covered.
 func TestSeriesDownsampledWhileReading(t *testing.T) {
-	out, err := ParseOutput(reports(MaxIntervals))
+	out, err := ParseOutput(reports(load.MaxIntervals))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Intervals) != MaxIntervals || out.IntervalsPerPoint != 1 || out.IntervalReports != MaxIntervals {
+	if len(out.Intervals) != load.MaxIntervals || out.IntervalsPerPoint != 1 || out.IntervalReports != load.MaxIntervals {
 		t.Fatalf("%d points of %d reports from %d", len(out.Intervals), out.IntervalsPerPoint, out.IntervalReports)
 	}
-	if iv := out.Intervals[MaxIntervals-1]; iv.TPS != MaxIntervals-1 || iv.Time != MaxIntervals || iv.ThreadsRunning != (MaxIntervals-1)%7 {
+	if iv := out.Intervals[load.MaxIntervals-1]; iv.TPS != load.MaxIntervals-1 || iv.Time != load.MaxIntervals || iv.ThreadsRunning != (load.MaxIntervals-1)%7 {
 		t.Errorf("last report %+v, want it as printed", iv)
 	}
 
 	// Two halvings: points of 4 reports, the last of 3.
-	n := 2*MaxIntervals + 3
+	n := 2*load.MaxIntervals + 3
 	out, err = ParseOutput(reports(n))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Intervals) != MaxIntervals/2+1 || out.IntervalsPerPoint != 4 || out.IntervalReports != n {
+	if len(out.Intervals) != load.MaxIntervals/2+1 || out.IntervalsPerPoint != 4 || out.IntervalReports != n {
 		t.Fatalf("%d points of %d reports from %d, want %d of 4 from %d", len(out.Intervals), out.IntervalsPerPoint,
-			out.IntervalReports, MaxIntervals/2+1, n)
+			out.IntervalReports, load.MaxIntervals/2+1, n)
 	}
 	for j, p := range out.Intervals {
 		lo, hi := 4*j, min(4*j+4, n) // the reports of point j
@@ -74,12 +75,12 @@ func TestFatalLinesAreCapped(t *testing.T) {
 	}
 	size := 0
 	for _, l := range out.Fatal {
-		size += len(l) + stringHeader
+		size += len(l) + load.LineCost
 	}
-	if size > maxFatalBytes || len(out.Fatal) < 1000 {
-		t.Errorf("%d error lines of %d bytes kept, want at most %d bytes and the first thousands", len(out.Fatal), size, maxFatalBytes)
+	if size > load.MaxFatalBytes || len(out.Fatal) < 1000 {
+		t.Errorf("%d error lines of %d bytes kept, want at most %d bytes and the first thousands", len(out.Fatal), size, load.MaxFatalBytes)
 	}
-	if len(out.Fatal[0]) != maxFatalLine || !strings.HasPrefix(out.Fatal[0], "FATAL: error 2013: Lost connection") {
+	if len(out.Fatal[0]) != load.MaxFatalLine || !strings.HasPrefix(out.Fatal[0], "FATAL: error 2013: Lost connection") {
 		t.Errorf("first line kept as %d bytes: %.80q", len(out.Fatal[0]), out.Fatal[0])
 	}
 	if f := Classify(1, out); f == nil || f.Code != 2013 {
@@ -93,7 +94,7 @@ func TestFatalLinesAreCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Fatal) < 1000 || len(out.Fatal) > maxFatalBytes/(len(line(1))+stringHeader) {
+	if len(out.Fatal) < 1000 || len(out.Fatal) > load.MaxFatalBytes/(len(line(1))+load.LineCost) {
 		t.Errorf("%d error lines kept of a snapshot that never ended", len(out.Fatal))
 	}
 }
@@ -105,30 +106,30 @@ func TestServerSnapshotsAreCapped(t *testing.T) {
 	for i := range waits {
 		waits[i] = fmt.Sprintf(`["wait/io/file/sql/f%d",1,2]`, i)
 	}
-	for i := range 3 * MaxServerSnapshots {
+	for i := range 3 * load.MaxServerSnapshots {
 		at := []string{"start", "end"}[i%2]
 		fmt.Fprintf(&b, `{"type":"serverBegin","version":1,"at":%q}`+"\n", at)
 		fmt.Fprintf(&b, `{"type":"server","version":1,"at":%q,"unixTime":%d,"status":{"Questions":%d,"Not_a_tracked_one":1},`+
 			`"innodbMetrics":{"lock_timeouts":0,"nope":1},"performanceSchema":true,"waits":[%s]}`+"\n", at, i+1, i,
 			strings.Join(waits, ","))
 	}
-	for range 2 * maxServerErrors {
+	for range 2 * load.MaxServerErrors {
 		b.WriteString(`{"type":"server","version":9,"at":"start"}` + "\n")
 	}
 	out, err := ParseOutput(strings.NewReader(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Server) != MaxServerSnapshots {
-		t.Fatalf("%d snapshots kept, want %d", len(out.Server), MaxServerSnapshots)
+	if len(out.Server) != load.MaxServerSnapshots {
+		t.Fatalf("%d snapshots kept, want %d", len(out.Server), load.MaxServerSnapshots)
 	}
 	s := out.Server[0]
 	if len(s.Status) != 1 || len(s.InnoDBMetrics) != 1 || s.Waits != nil || len(s.Errors) != 1 ||
 		!strings.Contains(s.Errors[0], "more than 4096 wait events") {
 		t.Errorf("snapshot kept as status %v, metrics %v, %d waits, errors %q", s.Status, s.InnoDBMetrics, len(s.Waits), s.Errors)
 	}
-	if len(out.ServerErrors) != maxServerErrors || !strings.Contains(out.ServerErrors[0], "more than 8 server snapshots") ||
-		out.ServerErrors[maxServerErrors-1] != "further server snapshot errors left out" {
+	if len(out.ServerErrors) != load.MaxServerErrors || !strings.Contains(out.ServerErrors[0], "more than 8 server snapshots") ||
+		out.ServerErrors[load.MaxServerErrors-1] != "further server snapshot errors left out" {
 		t.Errorf("server errors %q", out.ServerErrors)
 	}
 }

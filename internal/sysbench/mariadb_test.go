@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
@@ -111,8 +112,8 @@ func (c *container) path(p string) string {
 // relocate rewrites the container paths in an Invocation to the test's directory: in the args
 // and env values, and the mount paths the launcher line names. Nothing else of the launcher
 // changes.
-func (c *container) relocate(inv Invocation) Invocation {
-	out := Invocation{Volumes: inv.Volumes, VolumeMounts: inv.VolumeMounts}
+func (c *container) relocate(inv load.Invocation) load.Invocation {
+	out := load.Invocation{Volumes: inv.Volumes, VolumeMounts: inv.VolumeMounts}
 	for _, s := range inv.Command {
 		for _, m := range mountPaths {
 			s = strings.ReplaceAll(s, m, c.path(m))
@@ -132,7 +133,7 @@ func (c *container) relocate(inv Invocation) Invocation {
 }
 
 // pinScript sets an empty EnvScriptSHA256 of inv to the digest of the custom script it runs.
-func (c *container) pinScript(inv Invocation) Invocation {
+func (c *container) pinScript(inv load.Invocation) load.Invocation {
 	script := ""
 	for _, e := range inv.Env {
 		if e.Name == EnvScript {
@@ -178,7 +179,7 @@ func (r result) sawSysbench() bool { return r.sysbenchEnviron != nil }
 // expanded in command and args, the mounts in place (the Secret volume's files with their mode,
 // fresh emptyDirs), a fresh termination message file. While it runs, /proc/<pid>/cmdline and
 // environ are read as anyone on the node who may read them would.
-func (c *container) run(tb testing.TB, inv Invocation, secret map[string]string) result {
+func (c *container) run(tb testing.TB, inv load.Invocation, secret map[string]string) result {
 	tb.Helper()
 	_ = os.Remove(c.path(TerminationMessagePath))
 	files, emptyDirs, err := containerMounts(inv, secret)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 // A ladder step that Classify passes has run to its end; whether it measured something that can
@@ -36,7 +38,7 @@ func OverrunTolerance(stepDuration time.Duration) time.Duration {
 // OverDuration says whether a run step measured for longer than stepDuration plus
 // OverrunTolerance: an event outlasted the step (a long query, a script that waits), so its
 // rates are counts over a longer time than the other steps', ending with the event running alone.
-func OverDuration(f Final, stepDuration time.Duration) bool {
+func OverDuration(f load.Final, stepDuration time.Duration) bool {
 	over := time.Duration(f.DurationSeconds*float64(time.Second)) - stepDuration
 	return stepDuration > 0 && over > OverrunTolerance(stepDuration)
 }
@@ -46,7 +48,7 @@ func OverDuration(f Final, stepDuration time.Duration) bool {
 // (a custom script's event() that runs no query through sysbench's driver), nothing a benchmark
 // can compare. It is Deterministic: the same script does the same again. nil when the step
 // measured queries.
-func MeasuredNothing(f Final, stepDuration time.Duration) *Failure {
+func MeasuredNothing(f load.Final, stepDuration time.Duration) *load.Failure {
 	if f.Events > 0 && f.Queries.Total > 0 {
 		return nil
 	}
@@ -59,7 +61,7 @@ func MeasuredNothing(f Final, stepDuration time.Duration) *Failure {
 	if f.Events == 0 {
 		what = "no event of the script completed"
 	}
-	return &Failure{Deterministic: true, Reason: fmt.Sprintf("the step measured nothing: sysbench counted %s: %s. "+
+	return &load.Failure{Deterministic: true, Reason: fmt.Sprintf("the step measured nothing: sysbench counted %s: %s. "+
 		"A custom script's event() must run its queries with sysbench's SQL driver (con:query(...) or a prepared "+
 		"statement), as the stock OLTP scripts do", ran, what)}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
 
@@ -71,11 +72,11 @@ func TestRealMeasured(t *testing.T) {
 	secret := dbSecret(db, password)
 	c := newContainer(t, measuredScripts)
 	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 2, TableSize: 2000}
-	prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
+	prepare, err := Build(w, testSecret, load.Step{Phase: load.PhasePrepare})
 	if err != nil {
 		t.Fatal(err)
 	}
-	succeeded(t, c, c.run(t, prepare, secret), Step{Phase: PhasePrepare}, "prepare", password)
+	succeeded(t, c, c.run(t, prepare, secret), load.Step{Phase: load.PhasePrepare}, "prepare", password)
 
 	const step = 2 * time.Second
 	for _, tc := range []struct {
@@ -96,7 +97,7 @@ func TestRealMeasured(t *testing.T) {
 				sw.Script = ""
 				sw.CustomScript = &v1alpha1.ConfigMapKeySelector{Name: "scripts", Key: tc.script}
 			}
-			s := Step{Phase: PhaseRun, Threads: tc.threads, Duration: step}
+			s := load.Step{Phase: load.PhaseRun, Threads: tc.threads, Duration: step}
 			inv, err := Build(sw, testSecret, s)
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 func TestOverDuration(t *testing.T) {
@@ -28,7 +30,7 @@ func TestOverDuration(t *testing.T) {
 		{24 * time.Hour, 86400 + 865, true},
 		{0, 5, false}, // no duration: nothing to outlast
 	} {
-		if got := OverDuration(Final{DurationSeconds: tc.measured}, tc.step); got != tc.over {
+		if got := OverDuration(load.Final{DurationSeconds: tc.measured}, tc.step); got != tc.over {
 			t.Errorf("%.3f s of a %s step (tolerance %s): over %v, want %v", tc.measured, tc.step, OverrunTolerance(tc.step), got, tc.over)
 		}
 	}
@@ -36,13 +38,13 @@ func TestOverDuration(t *testing.T) {
 
 func TestMeasuredNothing(t *testing.T) {
 	for name, tc := range map[string]struct {
-		f      Final
+		f      load.Final
 		phrase string // "": measured
 	}{
-		"queries": {f: Final{Events: 10, Queries: Counts{Total: 20}, DurationSeconds: 10.001}},
-		"no query": {f: Final{Events: 1, DurationSeconds: 18.541},
+		"queries": {f: load.Final{Events: 10, Queries: load.Counts{Total: 20}, DurationSeconds: 10.001}},
+		"no query": {f: load.Final{Events: 1, DurationSeconds: 18.541},
 			phrase: "sysbench counted 1 event and 0 queries in 18.541 s (a 10s step): the script's event() ran no SQL"},
-		"no event": {f: Final{Queries: Counts{Total: 3}, DurationSeconds: 10.2},
+		"no event": {f: load.Final{Queries: load.Counts{Total: 3}, DurationSeconds: 10.2},
 			phrase: "sysbench counted 0 events and 3 queries in 10.200 s (a 10s step): no event of the script completed"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -89,7 +91,7 @@ func TestToleranceCoversSysbenchsOwnOverrun(t *testing.T) {
 		if eventWithin {
 			largest = max(largest, total-step.Seconds())
 		}
-		if OverDuration(Final{DurationSeconds: total}, step) {
+		if OverDuration(load.Final{DurationSeconds: total}, step) {
 			flagged++
 			if eventWithin {
 				t.Errorf("a normal step whose events all ended within the tolerance is flagged: %s", sc.Text())

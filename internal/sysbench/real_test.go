@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
@@ -56,7 +57,7 @@ func TestReal(t *testing.T) {
 	c := newContainer(t, map[string]string{"two_selects.lua": customScript})
 	w := v1alpha1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 2000}
 
-	build := func(t *testing.T, w v1alpha1.Workload, step Step) Invocation {
+	build := func(t *testing.T, w v1alpha1.Workload, step load.Step) load.Invocation {
 		t.Helper()
 		inv, err := Build(w, testSecret, step)
 		if err != nil {
@@ -65,13 +66,13 @@ func TestReal(t *testing.T) {
 		return inv
 	}
 	// succeed runs a step that must succeed and checks what every successful step must give.
-	succeed := func(t *testing.T, w v1alpha1.Workload, step Step, command string) Output {
+	succeed := func(t *testing.T, w v1alpha1.Workload, step load.Step, command string) load.Output {
 		t.Helper()
 		return succeeded(t, c, c.run(t, build(t, w, step), secret), step, command, password)
 	}
 	// fail runs a step that must fail with MySQL error code (0: none), classified from the log
 	// and, as the operator would with FallbackToLogsOnError, with no termination message written.
-	fail := func(t *testing.T, w v1alpha1.Workload, step Step, secret map[string]string, code int, phrase string) {
+	fail := func(t *testing.T, w v1alpha1.Workload, step load.Step, secret map[string]string, code int, phrase string) {
 		t.Helper()
 		r := c.run(t, build(t, w, step), secret)
 		assertNoLeak(t, r, password)
@@ -105,7 +106,7 @@ func TestReal(t *testing.T) {
 	}
 
 	t.Run("probe", func(t *testing.T) {
-		out := succeed(t, w, Step{Phase: PhaseProbe}, "probe")
+		out := succeed(t, w, load.Step{Phase: load.PhaseProbe}, "probe")
 		if want := db.MustSQL(t, "SELECT VERSION()"); out.Final.Server != want || want == "" {
 			t.Errorf("probe reported server %q, want %q", out.Final.Server, want)
 		}
@@ -115,7 +116,7 @@ func TestReal(t *testing.T) {
 	})
 
 	t.Run("probe with a wrong password", func(t *testing.T) {
-		fail(t, w, Step{Phase: PhaseProbe}, dbSecret(db, randomPassword(t)), 1045, "access denied")
+		fail(t, w, load.Step{Phase: load.PhaseProbe}, dbSecret(db, randomPassword(t)), 1045, "access denied")
 	})
 
 	t.Run("passwords the option file holds", func(t *testing.T) {
@@ -132,8 +133,8 @@ func TestReal(t *testing.T) {
 					"GRANT ALL ON sbtest.* TO pwtest@'%';"+GrantSQL("pwtest", "%", "sbtest"))
 				s := dbSecret(db, pw)
 				s[SecretKeyUser] = "pwtest"
-				r := c.run(t, build(t, w, Step{Phase: PhaseProbe}), s)
-				succeeded(t, c, r, Step{Phase: PhaseProbe}, "probe", pw)
+				r := c.run(t, build(t, w, load.Step{Phase: load.PhaseProbe}), s)
+				succeeded(t, c, r, load.Step{Phase: load.PhaseProbe}, "probe", pw)
 			})
 		}
 	})
@@ -151,13 +152,13 @@ func TestReal(t *testing.T) {
 					"GRANT ALL ON sbtest.* TO pwtest@'%';")
 				s := dbSecret(db, tc.pw)
 				s[SecretKeyUser] = "pwtest"
-				fail(t, w, Step{Phase: PhaseProbe}, s, 0, tc.phrase)
+				fail(t, w, load.Step{Phase: load.PhaseProbe}, s, 0, tc.phrase)
 			})
 		}
 	})
 
 	t.Run("prepare", func(t *testing.T) {
-		out := succeed(t, w, Step{Phase: PhasePrepare}, "prepare")
+		out := succeed(t, w, load.Step{Phase: load.PhasePrepare}, "prepare")
 		if out.Final.Threads != 4 || out.Final.Tables != 4 {
 			t.Errorf("prepare final %+v, want 4 threads over 4 tables", out.Final)
 		}
@@ -168,21 +169,21 @@ func TestReal(t *testing.T) {
 
 	t.Run("probe counts the prepared tables", func(t *testing.T) {
 		// What the operator reads after a server restart to decide whether to prepare again.
-		if out := succeed(t, w, Step{Phase: PhaseProbe}, "probe"); out.Final.Tables != 4 {
+		if out := succeed(t, w, load.Step{Phase: load.PhaseProbe}, "probe"); out.Final.Tables != 4 {
 			t.Errorf("probe found %d tables, want 4", out.Final.Tables)
 		}
 		db.MustSQL(t, "RENAME TABLE sbtest.sbtest3 TO sbtest.sbtest3_gone")
 		db.MustSQL(t, "CREATE TABLE sbtest.sbtest40 (id INT)") // beyond --tables: not counted
 		defer db.MustSQL(t, "RENAME TABLE sbtest.sbtest3_gone TO sbtest.sbtest3")
 		defer db.MustSQL(t, "DROP TABLE sbtest.sbtest40")
-		if out := succeed(t, w, Step{Phase: PhaseProbe}, "probe"); out.Final.Tables != 3 {
+		if out := succeed(t, w, load.Step{Phase: load.PhaseProbe}, "probe"); out.Final.Tables != 3 {
 			t.Errorf("probe found %d tables with sbtest3 missing, want 3", out.Final.Tables)
 		}
 	})
 
 	t.Run("ladder", func(t *testing.T) {
 		for _, threads := range []int32{1, 2, 4} {
-			out := succeed(t, w, Step{Phase: PhaseRun, Threads: threads, Duration: 2 * time.Second}, "run")
+			out := succeed(t, w, load.Step{Phase: load.PhaseRun, Threads: threads, Duration: 2 * time.Second}, "run")
 			assertRunFinal(t, out.Final, threads)
 			if len(out.Intervals) == 0 {
 				t.Errorf("%d threads: no per-second series", threads)
@@ -202,7 +203,7 @@ func TestReal(t *testing.T) {
 		custom := w
 		custom.Script = ""
 		custom.CustomScript = &v1alpha1.ConfigMapKeySelector{Name: "scripts", Key: "two_selects.lua"}
-		out := succeed(t, custom, Step{Phase: PhaseWarmup, Threads: 2, Duration: time.Second}, "run")
+		out := succeed(t, custom, load.Step{Phase: load.PhaseWarmup, Threads: 2, Duration: time.Second}, "run")
 		assertRunFinal(t, out.Final, 2)
 		if ratio := out.Final.QPS.Total / out.Final.TPS; ratio < 1.99 || ratio > 2.01 {
 			t.Errorf("qps/tps = %.3f, want 2: the custom script did not run", ratio)
@@ -215,7 +216,7 @@ func TestReal(t *testing.T) {
 		db.MustSQL(t, "DROP TABLE sbtest.sbtest3, sbtest.sbtest4")
 		db.MustSQL(t, "DELETE FROM sbtest.sbtest2 WHERE id > 7")
 		db.MustSQL(t, "ALTER TABLE sbtest.sbtest1 ADD COLUMN junk INT")
-		succeed(t, w, Step{Phase: PhasePrepare}, "prepare")
+		succeed(t, w, load.Step{Phase: load.PhasePrepare}, "prepare")
 		for i := 1; i <= 4; i++ {
 			if got := db.MustSQL(t, fmt.Sprintf("SELECT COUNT(*) FROM sbtest.sbtest%d", i)); got != "2000" {
 				t.Errorf("sbtest%d has %s rows, want 2000", i, got)
@@ -234,15 +235,15 @@ func TestReal(t *testing.T) {
 		db.MustSQL(t, "GRANT SELECT ON sbtest.* TO 'readonly'@'%'")
 		ro := dbSecret(db, password)
 		ro[SecretKeyUser] = "readonly"
-		fail(t, w, Step{Phase: PhasePrepare}, ro, 1142, "command denied")
+		fail(t, w, load.Step{Phase: load.PhasePrepare}, ro, 1142, "command denied")
 	})
 
 	// The failures run with the tables in place, so each has exactly the one cause.
-	run := Step{Phase: PhaseRun, Threads: 2, Duration: 2 * time.Second}
+	run := load.Step{Phase: load.PhaseRun, Threads: 2, Duration: 2 * time.Second}
 	t.Run("threads above max_connections", func(t *testing.T) {
 		db.MustSQL(t, "SET GLOBAL max_connections = 5")
 		defer db.MustSQL(t, "SET GLOBAL max_connections = 151")
-		fail(t, w, Step{Phase: PhaseRun, Threads: 20, Duration: 2 * time.Second}, secret, 1040, "max_connections")
+		fail(t, w, load.Step{Phase: load.PhaseRun, Threads: 20, Duration: 2 * time.Second}, secret, 1040, "max_connections")
 	})
 
 	t.Run("wrong password", func(t *testing.T) {
@@ -256,7 +257,7 @@ func TestReal(t *testing.T) {
 	})
 
 	t.Run("cleanup", func(t *testing.T) {
-		succeed(t, w, Step{Phase: PhaseCleanup}, "cleanup")
+		succeed(t, w, load.Step{Phase: load.PhaseCleanup}, "cleanup")
 		if got := db.MustSQL(t, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='sbtest'"); got != "0" {
 			t.Errorf("%s tables left after cleanup", got)
 		}
@@ -267,10 +268,10 @@ func TestReal(t *testing.T) {
 // clean classification, the reporter's lines and a termination message equal to the logged
 // final. Run steps last seconds, long enough that the test must have seen the sysbench process
 // itself in /proc.
-func succeeded(t *testing.T, c *container, r result, step Step, command, password string) Output {
+func succeeded(t *testing.T, c *container, r result, step load.Step, command, password string) load.Output {
 	t.Helper()
 	assertNoLeak(t, r, password)
-	if (step.Phase == PhaseRun || step.Phase == PhaseWarmup) && !r.sawSysbench() {
+	if (step.Phase == load.PhaseRun || step.Phase == load.PhaseWarmup) && !r.sawSysbench() {
 		t.Errorf("a %s step ran for %s and /proc never showed sysbench: %q", step.Phase, step.Duration, r.cmdlines)
 	}
 	if r.sawSysbench() {
@@ -433,13 +434,13 @@ func TestRealServerStats(t *testing.T) {
 			bare := dbSecret(db, password)
 			bare[SecretKeyUser] = "bare"
 			c := newContainer(t, map[string]string{"own_init_done.lua": ownInitDone, "fails_mid_run.lua": failsMidRun})
-			prepare, err := Build(w, testSecret, Step{Phase: PhasePrepare})
+			prepare, err := Build(w, testSecret, load.Step{Phase: load.PhasePrepare})
 			if err != nil {
 				t.Fatal(err)
 			}
-			succeeded(t, c, c.run(t, prepare, secret), Step{Phase: PhasePrepare}, "prepare", password)
+			succeeded(t, c, c.run(t, prepare, secret), load.Step{Phase: load.PhasePrepare}, "prepare", password)
 
-			step := Step{Phase: PhaseRun, Threads: 2, Duration: duration, ServerStats: true}
+			step := load.Step{Phase: load.PhaseRun, Threads: 2, Duration: duration, ServerStats: true}
 			inv, err := Build(w, testSecret, step)
 			if err != nil {
 				t.Fatal(err)
@@ -449,7 +450,7 @@ func TestRealServerStats(t *testing.T) {
 				r := c.run(t, inv, secret)
 				out := succeeded(t, c, r, step, "run", password)
 				start, end := assertSnapshotLines(t, r.log, out)
-				for _, s := range []ServerSnapshot{start, end} {
+				for _, s := range []serverstats.Snapshot{start, end} {
 					if len(s.Errors) != 0 {
 						t.Errorf("%s snapshot errors: %q", s.At, s.Errors)
 					}
@@ -514,7 +515,7 @@ func TestRealServerStats(t *testing.T) {
 					wantEnd = append(wantEnd, "waits: not read, it failed at the start")
 				}
 				for _, s := range []struct {
-					snap ServerSnapshot
+					snap serverstats.Snapshot
 					want []string
 				}{{start, wantStart}, {end, wantEnd}} {
 					if len(s.snap.Errors) != len(s.want) {
@@ -546,7 +547,7 @@ func TestRealServerStats(t *testing.T) {
 				custom := w
 				custom.Script = ""
 				custom.CustomScript = &v1alpha1.ConfigMapKeySelector{Name: "scripts", Key: "own_init_done.lua"}
-				short := Step{Phase: PhaseRun, Threads: 1, Duration: time.Second, ServerStats: true}
+				short := load.Step{Phase: load.PhaseRun, Threads: 1, Duration: time.Second, ServerStats: true}
 				customInv, err := Build(custom, testSecret, short)
 				if err != nil {
 					t.Fatal(err)
@@ -566,7 +567,7 @@ func TestRealServerStats(t *testing.T) {
 				custom := w
 				custom.Script = ""
 				custom.CustomScript = &v1alpha1.ConfigMapKeySelector{Name: "scripts", Key: "fails_mid_run.lua"}
-				failing := Step{Phase: PhaseRun, Threads: 2, Duration: duration, ServerStats: true}
+				failing := load.Step{Phase: load.PhaseRun, Threads: 2, Duration: duration, ServerStats: true}
 				failInv, err := Build(custom, testSecret, failing)
 				if err != nil {
 					t.Fatal(err)
@@ -611,7 +612,7 @@ func TestRealServerStats(t *testing.T) {
 // the run's first report, one end line after its final report, none unreadable; and the final's
 // counts untouched by the snapshots' queries (a point select is one query per event, and the
 // failed queries of an account without the grants would count as errors).
-func assertSnapshotLines(t *testing.T, log []byte, out Output) (start, end ServerSnapshot) {
+func assertSnapshotLines(t *testing.T, log []byte, out load.Output) (start, end serverstats.Snapshot) {
 	t.Helper()
 	if len(out.ServerErrors) != 0 {
 		t.Errorf("unreadable server lines: %q", out.ServerErrors)

@@ -2,9 +2,12 @@
 // container invokes sysbench (Build), the Lua reporter that makes sysbench report
 // machine-readable results (ReporterScript), and how those results and failures are read back
 // (ParseOutput, ParseTerminationMessage, Classify). sysbench's human-readable text is never parsed
-// as a result: it differs between versions and even between 1.0.20's own reporters.
+// as a result: it differs between versions and even between 1.0.20's own reporters. The shapes
+// it fills (load.Step, load.Invocation, load.Output, load.Failure) are internal/client/load's,
+// every client's; internal/client/sysbench adapts this package to the operator's Client. The
+// connection contract here (the Secret's keys, the password file, the probe) is every client's.
 //
-// A sysbench container built from an Invocation needs:
+// A sysbench container built from a load.Invocation needs:
 //   - a ConfigMap volume holding ReporterScript() under ReporterConfigMapKey, mounted at
 //     ReporterMountPath, and for workload.customScript the user's ConfigMap at
 //     CustomScriptMountPath;

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
@@ -25,132 +25,6 @@ const (
 	recordServerBegin = "serverBegin"
 )
 
-// Interval is one per-second report of a run: rates over the interval that just ended.
-type Interval struct {
-	// Time is the seconds since the run started, at the end of the interval.
-	Time float64 `json:"time"`
-	// Threads is the step's thread count.
-	Threads int32 `json:"threads"`
-	// ThreadsRunning is how many threads were still running (drops at the end of a run).
-	ThreadsRunning int32 `json:"threadsRunning"`
-	// TPS is transactions (sysbench events) per second.
-	TPS float64 `json:"tps"`
-	// QPS is all queries per second; ReadQPS, WriteQPS and OtherQPS split it.
-	QPS      float64 `json:"qps"`
-	ReadQPS  float64 `json:"readQps"`
-	WriteQPS float64 `json:"writeQps"`
-	OtherQPS float64 `json:"otherQps"`
-	// LatencyPctMs is the interval's latency percentile (Percentile) in milliseconds.
-	LatencyPctMs float64 `json:"latencyPctMs"`
-	// ErrorsPerSec are ignored errors per second; ReconnectsPerSec reconnects per second.
-	ErrorsPerSec     float64 `json:"errorsPerSec"`
-	ReconnectsPerSec float64 `json:"reconnectsPerSec"`
-}
-
-// Counts are query counts by kind.
-type Counts struct {
-	Total int64 `json:"total"`
-	Read  int64 `json:"read"`
-	Write int64 `json:"write"`
-	Other int64 `json:"other"`
-}
-
-// LatencyMs summarises event latency over a whole run, in milliseconds. Pct is the percentile
-// named by Final.Percentile.
-type LatencyMs struct {
-	Min float64 `json:"min"`
-	Avg float64 `json:"avg"`
-	Pct float64 `json:"pct"`
-	Max float64 `json:"max"`
-	Sum float64 `json:"sum"`
-}
-
-// Final is the reporter's final line: the result of a run, or for prepare and cleanup the proof
-// that the command completed (Command says which; only Threads, Tables and DurationSeconds are
-// set then).
-type Final struct {
-	Version  int    `json:"version"`
-	Command  string `json:"command"`
-	Sysbench string `json:"sysbench,omitempty"`
-	Threads  int32  `json:"threads"`
-	// Tables is set for prepare and cleanup; for probe it is how many of the tables
-	// sbtest1..sbtestN exist (N = the workload's tables).
-	Tables     int32 `json:"tables,omitempty"`
-	Percentile int32 `json:"percentile,omitempty"`
-	// DurationSeconds is how long sysbench measured (for prepare and cleanup: whole seconds).
-	DurationSeconds float64      `json:"durationSeconds"`
-	Events          int64        `json:"events,omitempty"`
-	TPS             float64      `json:"tps,omitempty"`
-	QPS             v1alpha1.QPS `json:"qps"`
-	Queries         Counts       `json:"queries"`
-	LatencyMs       LatencyMs    `json:"latencyMs"`
-	Errors          int64        `json:"errors"`
-	Reconnects      int64        `json:"reconnects"`
-	// Server is the server's VERSION(), reported by the probe command.
-	Server string `json:"server,omitempty"`
-}
-
-// StepResult converts a run's final report to the status form, without times and attempts.
-// Latency.P95Ms is only filled when the run measured the 95th percentile, as Build's runs do.
-func (f Final) StepResult() v1alpha1.StepResult {
-	r := v1alpha1.StepResult{
-		Threads: f.Threads,
-		TPS:     f.TPS,
-		QPS:     f.QPS,
-		Latency: v1alpha1.Latency{
-			MinMs: f.LatencyMs.Min,
-			AvgMs: f.LatencyMs.Avg,
-			MaxMs: f.LatencyMs.Max,
-		},
-		Errors:          f.Errors,
-		Reconnects:      f.Reconnects,
-		DurationSeconds: f.DurationSeconds,
-	}
-	if f.Percentile == Percentile {
-		r.Latency.P95Ms = f.LatencyMs.Pct
-	}
-	return r
-}
-
-// Output is what a sysbench container printed, as far as the operator cares, within the caps
-// of limits.go whatever the output holds.
-type Output struct {
-	// Intervals is the per-second series, in order: every report, or for an output with more
-	// than MaxIntervals reports, means of IntervalsPerPoint consecutive reports (the last point
-	// of fewer) whose Time, Threads and ThreadsRunning are their last report's.
-	Intervals []Interval
-	// IntervalsPerPoint is how many reports each point of Intervals averages: 1 (0 in an Output
-	// not made by a parser) unless the output was downsampled while it was read.
-	IntervalsPerPoint int
-	// IntervalReports is how many interval reports the output held (len(Intervals) unless it
-	// was downsampled; 0 in an Output not made by a parser).
-	IntervalReports int
-	// Final is the final report; nil when there was none (a failed step).
-	Final *Final
-	// Fatal are sysbench's error lines: every "FATAL: ..." line, and the errors sysbench prints
-	// without that prefix ("invalid option: ...", "Unknown command: ...", "... does not
-	// implement ..."). Everything else is human text and ignored. The error lines a server
-	// snapshot caused (sysbench's MySQL driver prints every failed query) are not among them:
-	// they never mean the step failed, and the snapshot's Errors say what went wrong. Those are
-	// the lines between a snapshot's serverBegin and server line, and any before the start
-	// snapshot's server line (the start of a log tail may have cut its serverBegin line off).
-	Fatal []string
-	// Server are the run's server snapshots (Step.ServerStats), in the order printed: normally
-	// one at serverstats.AtStart and one at serverstats.AtEnd (serverstats.Pair picks them).
-	Server []ServerSnapshot
-	// ServerErrors say why a server line could not be read ("line 12: ..."). Snapshots are
-	// extra information: a bad one neither fails ParseOutput nor the step.
-	ServerErrors []string
-
-	// Detail is what a client other than sysbench read beyond Final (its own result type), for
-	// its own step result; nil for sysbench.
-	Detail any
-
-	// fatalBytes is what Fatal's lines cost (AddFatal); serverLeftOut counts the snapshots past
-	// MaxServerSnapshots.
-	fatalBytes, serverLeftOut int
-}
-
 // maxLine bounds one line of output; a FATAL line quoting a multi-kilobyte query must not abort
 // parsing (longer lines are cut).
 const maxLine = 1 << 20
@@ -159,7 +33,7 @@ const maxLine = 1 << 20
 // message that the kubelet filled from the log tail (FallbackToLogsOnError). JSON lines of the
 // reporter become Intervals and Final; error lines are kept in Fatal; other text is ignored. A
 // malformed reporter line is an error, since it means the contract is broken.
-func ParseOutput(r io.Reader) (Output, error) {
+func ParseOutput(r io.Reader) (load.Output, error) {
 	var p parser
 	err := EachLine(r, "sysbench", p.addLine)
 	if err == nil {
@@ -194,24 +68,24 @@ func EachLine(r io.Reader, client string, add func(line string, lineNo int) erro
 
 // parser builds an Output line by line.
 type parser struct {
-	out    Output
+	out    load.Output
 	series series
-	// inSnapshot is true between a serverBegin line and the next server line; held are the
-	// error lines seen meanwhile (within the same caps as Output.Fatal), heldBytes their cost.
+	// inSnapshot is true between a serverBegin line and the next server line; held.Fatal are
+	// the error lines seen meanwhile, within the same caps as out.Fatal.
 	inSnapshot bool
-	held       []string
-	heldBytes  int
+	held       load.Output
 }
 
 // endSnapshot closes a snapshot's window. Its error lines are dropped when the snapshot printed
 // its line, and kept as the step's when it did not (sysbench died during it).
 func (p *parser) endSnapshot(keep bool) {
 	if keep {
-		for _, line := range p.held {
+		for _, line := range p.held.Fatal {
 			p.out.AddFatal(line)
 		}
 	}
-	p.inSnapshot, p.held, p.heldBytes = false, nil, 0
+	p.inSnapshot = false
+	p.held.ClearFatal()
 }
 
 // readLine returns the next line without its newline, cut to maxLine bytes.
@@ -239,7 +113,7 @@ func (p *parser) addLine(line string, lineNo int) error {
 		strings.HasPrefix(trimmed, "Unknown command:"),
 		strings.Contains(trimmed, "does not implement the"):
 		if p.inSnapshot {
-			p.held, p.heldBytes = addLine(p.held, p.heldBytes, trimmed)
+			p.held.AddFatal(trimmed)
 		} else {
 			p.out.AddFatal(trimmed)
 		}
@@ -263,7 +137,7 @@ func (p *parser) addRecord(line []byte, lineNo int) error {
 	switch head.Type {
 	case recordInterval:
 		p.endSnapshot(true)
-		var iv Interval
+		var iv load.Interval
 		if err := json.Unmarshal(line, &iv); err != nil {
 			return fmt.Errorf("reporter interval: %w", err)
 		}
@@ -282,7 +156,7 @@ func (p *parser) addRecord(line []byte, lineNo int) error {
 		p.endSnapshot(false)
 		if head.At == serverstats.AtStart {
 			// Nothing but the snapshot prints an error line before it.
-			o.clearFatal()
+			o.ClearFatal()
 		}
 		s, err := decodeServer(line)
 		if err != nil {
@@ -294,8 +168,8 @@ func (p *parser) addRecord(line []byte, lineNo int) error {
 	return nil
 }
 
-func decodeFinal(line []byte) (*Final, error) {
-	var f Final
+func decodeFinal(line []byte) (*load.Final, error) {
+	var f load.Final
 	if err := json.Unmarshal(line, &f); err != nil {
 		return nil, fmt.Errorf("reporter final: %w", err)
 	}
@@ -313,7 +187,7 @@ func decodeFinal(line []byte) (*Final, error) {
 // (the reporter writes its final line there). It is an error when the message holds no final
 // report, e.g. when the kubelet filled it from the log tail of a failed container; read that
 // with ParseOutput and Classify.
-func ParseTerminationMessage(msg string) (*Final, error) {
+func ParseTerminationMessage(msg string) (*load.Final, error) {
 	out, err := ParseOutput(strings.NewReader(msg))
 	if err != nil {
 		return nil, fmt.Errorf("termination message: %w", err)
@@ -324,22 +198,17 @@ func ParseTerminationMessage(msg string) (*Final, error) {
 	return out.Final, nil
 }
 
-// ServerSnapshot is one "server" line of the reporter: the server's counters at the start or the
-// end of a run step (Step.ServerStats). The type lives in serverstats, which turns two of them
-// into a step's deltas and must not depend on this package.
-type ServerSnapshot = serverstats.Snapshot
-
-func decodeServer(line []byte) (ServerSnapshot, error) {
-	var s ServerSnapshot
+func decodeServer(line []byte) (serverstats.Snapshot, error) {
+	var s serverstats.Snapshot
 	if err := json.Unmarshal(line, &s); err != nil {
-		return ServerSnapshot{}, fmt.Errorf("reporter server snapshot: %w", err)
+		return serverstats.Snapshot{}, fmt.Errorf("reporter server snapshot: %w", err)
 	}
 	if s.Version != FormatVersion {
-		return ServerSnapshot{}, fmt.Errorf("reporter server snapshot: format version %d, this operator reads %d",
+		return serverstats.Snapshot{}, fmt.Errorf("reporter server snapshot: format version %d, this operator reads %d",
 			s.Version, FormatVersion)
 	}
 	if s.At != serverstats.AtStart && s.At != serverstats.AtEnd {
-		return ServerSnapshot{}, fmt.Errorf("reporter server snapshot: at %q, want %q or %q",
+		return serverstats.Snapshot{}, fmt.Errorf("reporter server snapshot: at %q, want %q or %q",
 			s.At, serverstats.AtStart, serverstats.AtEnd)
 	}
 	return s, nil

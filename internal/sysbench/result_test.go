@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 )
 
@@ -49,14 +50,14 @@ func assertReporterLines(t *testing.T, output []byte) {
 		var err error
 		switch head.Type {
 		case recordInterval:
-			err = decodeStrict([]byte(line), &Interval{})
+			err = decodeStrict([]byte(line), &load.Interval{})
 		case recordFinal:
-			err = decodeStrict([]byte(line), &Final{})
+			err = decodeStrict([]byte(line), &load.Final{})
 			if len(line) > 1024 {
 				t.Errorf("final line is %d bytes; keep it under 1 KiB for the termination message", len(line))
 			}
 		case recordServer:
-			err = decodeStrict([]byte(line), &ServerSnapshot{})
+			err = decodeStrict([]byte(line), &serverstats.Snapshot{})
 		case recordServerBegin:
 			err = decodeStrict([]byte(line), &struct{ Version, At any }{})
 		default:
@@ -69,13 +70,13 @@ func assertReporterLines(t *testing.T, output []byte) {
 }
 
 // assertRunFinal checks the invariants of a run's final report.
-func assertRunFinal(t *testing.T, f *Final, threads int32) {
+func assertRunFinal(t *testing.T, f *load.Final, threads int32) {
 	t.Helper()
 	if f == nil {
 		t.Fatal("no final report")
 	}
-	if f.Command != "run" || f.Threads != threads || f.Percentile != Percentile || f.Version != FormatVersion {
-		t.Errorf("final = %+v, want a run at %d threads, percentile %d", f, threads, Percentile)
+	if f.Command != "run" || f.Threads != threads || f.Percentile != load.Percentile || f.Version != FormatVersion {
+		t.Errorf("final = %+v, want a run at %d threads, percentile %d", f, threads, load.Percentile)
 	}
 	l := f.LatencyMs
 	if !(0 < l.Min && l.Min <= l.Avg && l.Avg <= l.Max && l.Min <= l.Pct && l.Pct <= l.Max) {
@@ -214,7 +215,7 @@ func TestParseOutput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Interval{Time: 2.001, Threads: 8, ThreadsRunning: 7, TPS: 10.5, QPS: 210, ReadQPS: 140, WriteQPS: 40,
+		want := load.Interval{Time: 2.001, Threads: 8, ThreadsRunning: 7, TPS: 10.5, QPS: 210, ReadQPS: 140, WriteQPS: 40,
 			OtherQPS: 30, LatencyPctMs: 1.25, ErrorsPerSec: 0.5, ReconnectsPerSec: 0.25}
 		if len(out.Intervals) != 1 || out.Intervals[0] != want {
 			t.Errorf("intervals = %+v, want %+v", out.Intervals, want)
@@ -242,8 +243,8 @@ func TestParseOutput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Read whole (maxLine) and kept cut (maxFatalLine): a step's reason quotes its start.
-		if len(out.Fatal) != 1 || len(out.Fatal[0]) != maxFatalLine || !strings.HasPrefix(out.Fatal[0], "FATAL: mysql_drv_query() returned error 1064") ||
+		// Read whole (maxLine) and kept cut (load.MaxFatalLine): a step's reason quotes its start.
+		if len(out.Fatal) != 1 || len(out.Fatal[0]) != load.MaxFatalLine || !strings.HasPrefix(out.Fatal[0], "FATAL: mysql_drv_query() returned error 1064") ||
 			!strings.HasSuffix(out.Fatal[0], "...") || out.Final == nil {
 			t.Errorf("fatal %d lines (first %d bytes), final %v", len(out.Fatal), len(out.Fatal[0]), out.Final)
 		}
@@ -301,7 +302,7 @@ func TestParseOutputServer(t *testing.T) {
 		t.Fatalf("fatal %q, server errors %q, %d snapshots", out.Fatal, out.ServerErrors, len(out.Server))
 	}
 	start, end := out.Server[0], out.Server[1]
-	want := ServerSnapshot{Version: 1, At: serverstats.AtStart, UnixTime: 1763800000.123456, DurationMs: 1.5, Server: "10.11.19-MariaDB",
+	want := serverstats.Snapshot{Version: 1, At: serverstats.AtStart, UnixTime: 1763800000.123456, DurationMs: 1.5, Server: "10.11.19-MariaDB",
 		Status:            map[string]uint64{"Questions": 1<<53 + 1, "Bytes_sent": math.MaxUint64},
 		PerformanceSchema: true,
 		Waits: []serverstats.WaitTotal{{Event: "wait/synch/mutex/innodb/buf_pool_mutex", Count: 3, SumTimerWait: 1<<53 + 1},
@@ -386,7 +387,7 @@ func TestParseOutputServer(t *testing.T) {
 // TestServerCaptures reads the server snapshots of real runs against MySQL 9.7 (testdata/server):
 // what MySQL has and lacks, and that refused snapshot queries never decide a step.
 func TestServerCaptures(t *testing.T) {
-	read := func(t *testing.T, name string) ([]byte, Output) {
+	read := func(t *testing.T, name string) ([]byte, load.Output) {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join("testdata", "server", name+".txt"))
 		if err != nil {
@@ -512,42 +513,35 @@ func TestParseTerminationMessage(t *testing.T) {
 	}
 }
 
-func TestStepResultPercentile(t *testing.T) {
-	f := Final{Command: "run", Threads: 4, Percentile: 99, LatencyMs: LatencyMs{Min: 1, Avg: 2, Pct: 9, Max: 10}}
-	if r := f.StepResult(); r.Latency.P95Ms != 0 || r.Latency.MaxMs != 10 {
-		t.Errorf("a p99 run filled P95Ms: %+v", r.Latency)
-	}
-}
-
 func TestClassify(t *testing.T) {
-	final := &Final{Version: 1, Command: "run", Threads: 4}
+	final := &load.Final{Version: 1, Command: "run", Threads: 4}
 	tests := []struct {
 		name   string
 		exit   int32
-		out    Output
+		out    load.Output
 		ok     bool
 		code   int
 		phrase string
 	}{
-		{"success", 0, Output{Final: final}, true, 0, ""},
-		{"no final", 0, Output{}, false, 0, "without a final report"},
-		{"abort at the end", 134, Output{Intervals: make([]Interval, 5)}, false, 0, "exited with code 134 (aborted, SIGABRT) without a final report"},
-		{"segfault", 139, Output{}, false, 0, "crashed, SIGSEGV"},
-		{"oom kill", 137, Output{}, false, 0, "memory limit"},
-		{"no sysbench in the image", 127, Output{}, false, 0, "not found in the image"},
-		{"non-zero after the final", 2, Output{Final: final}, false, 0, "after its final report"},
-		{"errors despite exit 0", 0, Output{Final: final, Fatal: []string{"FATAL: `thread_done' function failed: boom"}}, false, 0, "boom"},
-		{"reporter problem", 1, Output{Fatal: []string{"FATAL: mysqlbench reporter: cannot write the result to /dev/termination-log: Permission denied"}}, false, 0, "cannot write the result"},
-		{"generic lines skipped for the specific one", 1, Output{Fatal: []string{
+		{"success", 0, load.Output{Final: final}, true, 0, ""},
+		{"no final", 0, load.Output{}, false, 0, "without a final report"},
+		{"abort at the end", 134, load.Output{Intervals: make([]load.Interval, 5)}, false, 0, "exited with code 134 (aborted, SIGABRT) without a final report"},
+		{"segfault", 139, load.Output{}, false, 0, "crashed, SIGSEGV"},
+		{"oom kill", 137, load.Output{}, false, 0, "memory limit"},
+		{"no sysbench in the image", 127, load.Output{}, false, 0, "not found in the image"},
+		{"non-zero after the final", 2, load.Output{Final: final}, false, 0, "after its final report"},
+		{"errors despite exit 0", 0, load.Output{Final: final, Fatal: []string{"FATAL: `thread_done' function failed: boom"}}, false, 0, "boom"},
+		{"reporter problem", 1, load.Output{Fatal: []string{"FATAL: mysqlbench reporter: cannot write the result to /dev/termination-log: Permission denied"}}, false, 0, "cannot write the result"},
+		{"generic lines skipped for the specific one", 1, load.Output{Fatal: []string{
 			"FATAL: Thread initialization failed!", "FATAL: `thread_init' function failed: x.lua:3: attempt to call nil"}}, false, 0, "attempt to call nil"},
-		{"unknown database", 1, Output{Fatal: []string{"FATAL: error 1049: Unknown database 'nope'"}}, false, 1049, "unknown database"},
-		{"auth plugin", 1, Output{Fatal: []string{"FATAL: error 2059: Authentication plugin 'caching_sha2_password' cannot be loaded"}}, false, 2059, "mysql_native_password"},
-		{"unknown code keeps the text", 1, Output{Fatal: []string{"FATAL: error 1227: Access denied; you need the SUPER privilege"}}, false, 1227, "error 1227: Access denied; you need the SUPER privilege"},
-		{"first code wins", 1, Output{Fatal: []string{
+		{"unknown database", 1, load.Output{Fatal: []string{"FATAL: error 1049: Unknown database 'nope'"}}, false, 1049, "unknown database"},
+		{"auth plugin", 1, load.Output{Fatal: []string{"FATAL: error 2059: Authentication plugin 'caching_sha2_password' cannot be loaded"}}, false, 2059, "mysql_native_password"},
+		{"unknown code keeps the text", 1, load.Output{Fatal: []string{"FATAL: error 1227: Access denied; you need the SUPER privilege"}}, false, 1227, "error 1227: Access denied; you need the SUPER privilege"},
+		{"first code wins", 1, load.Output{Fatal: []string{
 			"FATAL: mysql_stmt_execute() returned error 2013 (Lost connection to server during query) for query 'SELECT 1'",
 			"FATAL: error 2002: Can't connect"}}, false, 2013, "lost connection"},
 		// Whoever shows a reason redacts it first and cuts it after (MaxReason).
-		{"long reasons are kept whole", 1, Output{Fatal: []string{"FATAL: " + strings.Repeat("é", 600)}}, false, 0, strings.Repeat("é", 600)},
+		{"long reasons are kept whole", 1, load.Output{Fatal: []string{"FATAL: " + strings.Repeat("é", 600)}}, false, 0, strings.Repeat("é", 600)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

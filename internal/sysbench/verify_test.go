@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 )
 
 // The launcher runs only the Lua the operator checked. These run the real launcher line under
@@ -25,7 +26,7 @@ func TestLauncherRunsOnlyTheCheckedLua(t *testing.T) {
 		SecretKeyPassword: "pw-never-used"}
 	custom := v1alpha1.Workload{Tables: 1, TableSize: 1,
 		CustomScript: &v1alpha1.ConfigMapKeySelector{Name: "scripts", Key: "mine.lua"}}
-	step := Step{Phase: PhaseRun, Threads: 1, Duration: time.Second}
+	step := load.Step{Phase: load.PhaseRun, Threads: 1, Duration: time.Second}
 	for _, tc := range []struct {
 		name string
 		// tamper changes the container's mounted files after the operator's check.
@@ -72,7 +73,7 @@ func TestLauncherRunsOnlyTheCheckedLua(t *testing.T) {
 	// the checked ones (what sysbench then does needs a database, the real tests run it).
 	t.Run("the checked content", func(t *testing.T) {
 		c := newContainer(t, map[string]string{"mine.lua": original})
-		inv, err := Build(custom, testSecret, Step{Phase: PhaseRun, Threads: 1, Duration: time.Second, ScriptSHA256: Digest([]byte(original))})
+		inv, err := Build(custom, testSecret, load.Step{Phase: load.PhaseRun, Threads: 1, Duration: time.Second, ScriptSHA256: Digest([]byte(original))})
 		if err != nil {
 			t.Fatal(err)
 		}

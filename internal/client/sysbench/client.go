@@ -1,4 +1,9 @@
-package client
+// Package sysbench is the client sysbench 1.0 with the operator's Lua reporter: a stock or custom
+// script on sbtest tables that a prepare step loads. Its command line, reporter, parser and
+// failure classes are internal/sysbench's, which is also the connection contract every client's
+// container shares (the connection Secret's keys, the password file, the probe); this package
+// adapts them to internal/client's Client and says what sysbench's results look like.
+package sysbench
 
 import (
 	"fmt"
@@ -6,28 +11,28 @@ import (
 	"time"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
-// Sysbench is sysbench 1.0 with the operator's Lua reporter (internal/sysbench): a stock or
-// custom script on sbtest tables that a prepare step loads.
-type Sysbench struct{}
+// Client is sysbench.
+type Client struct{}
 
 // Name is sysbench.
-func (Sysbench) Name() v1.WorkloadClient { return v1.ClientSysbench }
+func (Client) Name() v1.WorkloadClient { return v1.ClientSysbench }
 
 // Program is sysbench.
-func (Sysbench) Program(Step) string { return "sysbench" }
+func (Client) Program(load.Step) string { return "sysbench" }
 
 // Capabilities: QPS, TPS and p95 latency, a per-second series, server snapshots, prepared
 // tables, steps of a fixed duration.
-func (Sysbench) Capabilities() Capabilities {
-	return Capabilities{
+func (Client) Capabilities() load.Capabilities {
+	return load.Capabilities{
 		PreparesData:    true,
-		Metric:          Metric{Name: "QPS", Unit: "queries/s"},
+		Metric:          load.QPS,
 		Transactions:    true,
-		Percentiles:     []int{sysbench.Percentile},
+		Percentiles:     []int{load.Percentile},
 		Series:          true,
 		ServerSnapshots: true,
 		FixedDuration:   true,
@@ -38,40 +43,40 @@ func (Sysbench) Capabilities() Capabilities {
 
 // Validate has nothing to check before provisioning: Container checks the workload, and the
 // API's rules the rest.
-func (Sysbench) Validate(v1.BenchmarkRunSpec, v1.Target) error { return nil }
+func (Client) Validate(v1.BenchmarkRunSpec, v1.Target) error { return nil }
 
 // Container is sysbench's command line for step, in the run's sysbench image.
-func (Sysbench) Container(spec v1.BenchmarkRunSpec, _ v1.Target, step Step, secret, sysbenchImage string) (Invocation, string, error) {
+func (Client) Container(spec v1.BenchmarkRunSpec, _ v1.Target, step load.Step, secret, sysbenchImage string) (load.Invocation, string, error) {
 	inv, err := sysbench.Build(spec.Workload, secret, step)
 	return inv, sysbenchImage, err
 }
 
 // Parse reads the reporter's lines.
-func (Sysbench) Parse(_ Step, r io.Reader) (Output, error) { return sysbench.ParseOutput(r) }
+func (Client) Parse(_ load.Step, r io.Reader) (load.Output, error) { return sysbench.ParseOutput(r) }
 
 // Classify is sysbench's failure, and for a ladder step one that measured no query.
-func (Sysbench) Classify(step Step, exitCode int32, out Output) *Failure {
-	if f := sysbench.Classify(exitCode, out); f != nil || step.Phase != PhaseRun {
+func (Client) Classify(step load.Step, exitCode int32, out load.Output) *load.Failure {
+	if f := sysbench.Classify(exitCode, out); f != nil || step.Phase != load.PhaseRun {
 		return f
 	}
 	return sysbench.MeasuredNothing(*out.Final, step.Duration)
 }
 
 // Result is the final report's step result.
-func (Sysbench) Result(_ Step, out Output) v1.StepResult { return out.Final.StepResult() }
+func (Client) Result(_ load.Step, out load.Output) v1.StepResult { return out.Final.StepResult() }
 
 // AfterLadder drops the sbtest tables on a server the user keeps, when the operator created
 // them. Servers the operator runs are deleted with their data, or kept as they are for
 // inspection.
-func (Sysbench) AfterLadder(w v1.Workload, keepsData bool) (Phase, bool) {
-	return PhaseCleanup, keepsData && !w.SkipPrepare
+func (Client) AfterLadder(w v1.Workload, keepsData bool) (load.Phase, bool) {
+	return load.PhaseCleanup, keepsData && !w.SkipPrepare
 }
 
 // SnapshotRepeats is 1: the final report counts every query of the step.
-func (Sysbench) SnapshotRepeats(v1.Workload) int { return 1 }
+func (Client) SnapshotRepeats(v1.Workload) int { return 1 }
 
 // Describe: "oltp_point_select, 4 tables x 10000 rows; threads 1 2 4 8, 30s per step".
-func (Sysbench) Describe(s v1.BenchmarkRunSpec, threads string) string {
+func (Client) Describe(s v1.BenchmarkRunSpec, threads string) string {
 	script := string(s.Workload.Script)
 	if cs := s.Workload.CustomScript; cs != nil {
 		script = fmt.Sprintf("custom script (ConfigMap %s, key %s)", cs.Name, cs.Key)
@@ -82,10 +87,10 @@ func (Sysbench) Describe(s v1.BenchmarkRunSpec, threads string) string {
 
 // Record leaves the client out of results.json: a document without one is sysbench's, as
 // documents written before the field existed are.
-func (Sysbench) Record(v1.Workload, *results.Workload) {}
+func (Client) Record(v1.Workload, *results.Workload) {}
 
 // StepDeadline leaves every step's deadline to the operator.
-func (Sysbench) StepDeadline(v1.Workload, Step) (time.Duration, bool) { return 0, false }
+func (Client) StepDeadline(v1.Workload, load.Step) (time.Duration, bool) { return 0, false }
 
 // DataBytes leaves the data's size to the server builders' estimate.
-func (Sysbench) DataBytes(v1.Workload) (int64, bool) { return 0, false }
+func (Client) DataBytes(v1.Workload) (int64, bool) { return 0, false }

@@ -1,4 +1,11 @@
-package client
+// Package gotpc is the client go-tpc (TPC-C), run by the operator's launcher in the go-tpc image:
+// the warehouses are loaded once per target (prepare), every ladder step is a go-tpc run of the
+// step's threads and duration, and go-tpc's consistency check runs after the ladder. go-tpc's
+// arguments, parsers, failure classes and the launcher's record are internal/gotpc's, which the
+// launcher binary links without the operator; this package adapts them to internal/client's
+// Client and says what a TPC-C run's results look like. The probe is sysbench's, which proves
+// the account and reads the server's version the same way for every client.
+package gotpc
 
 import (
 	"errors"
@@ -11,43 +18,54 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
+	sysbenchclient "github.com/mysqlbench/mysqlbench-operator/internal/client/sysbench"
 	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/gotpc"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
-// GoTPC is TPC-C through go-tpc (internal/gotpc), run by the operator's launcher in the go-tpc
-// image: the warehouses are loaded once per target (prepare), every ladder step is a go-tpc run
-// of the step's threads and duration, and go-tpc's consistency check runs after the ladder. The
-// probe is sysbench's, which proves the account and reads the server's version the same way for
-// every client.
-type GoTPC struct{}
+// Client is go-tpc.
+type Client struct{}
+
+// probe runs the steps go-tpc does not (the probe).
+var probe = sysbenchclient.Client{}
+
+// tpmC is TPC-C's throughput: new-order transactions per minute.
+var tpmC = load.Metric{
+	Name: "tpmC", Unit: "new-order transactions/min", Axis: "new-order transactions per minute", Key: "tpmC",
+	Gauge: "mysqlbench_step_tpmc",
+	GaugeHelp: "TPC-C new-order transactions per minute of the newest finished go-tpc ladder step " +
+		"(workload.client go-tpc).",
+}
 
 // Name is go-tpc.
-func (GoTPC) Name() v1.WorkloadClient { return v1.ClientGoTPC }
+func (Client) Name() v1.WorkloadClient { return v1.ClientGoTPC }
 
 // measures says whether go-tpc runs step (the probe is sysbench's).
-func (GoTPC) measures(step Step) bool { return step.Phase != PhaseProbe }
+func (Client) measures(step load.Step) bool { return step.Phase != load.PhaseProbe }
 
 // Program is go-tpc for the steps it runs.
-func (g GoTPC) Program(step Step) string {
+func (g Client) Program(step load.Step) string {
 	if g.measures(step) {
 		return "go-tpc"
 	}
-	return Sysbench{}.Program(step)
+	return probe.Program(step)
 }
 
 // Capabilities: tpmC, transactions per second (all five types), the new-order transaction's
 // p95 latency, prepared data, steps of a fixed duration. No per-second series in the status (the
 // log holds go-tpc's interval reports) and no server snapshots.
-func (GoTPC) Capabilities() Capabilities {
-	return Capabilities{
-		PreparesData:  true,
-		Metric:        Metric{Name: "tpmC", Unit: "new-order transactions/min"},
-		Transactions:  true,
-		Percentiles:   []int{95},
-		FixedDuration: true,
+func (Client) Capabilities() load.Capabilities {
+	return load.Capabilities{
+		PreparesData:   true,
+		Metric:         tpmC,
+		Transactions:   true,
+		Percentiles:    []int{load.Percentile},
+		LatencyHeading: "New-order p95 latency (ms) by threads",
+		NoSeries:       "go-tpc records no per-second series",
+		FixedDuration:  true,
 		ReportNote: "tpmC is go-tpc's: new-order transactions per minute over the step, run with no keying or " +
 			"thinking time, so efficiency is far above 100 % and the figures compare servers, not audited TPC-C " +
 			"results. TPS counts the successful transactions of all five types; latency is the new-order " +
@@ -59,7 +77,7 @@ func (GoTPC) Capabilities() Capabilities {
 
 // Validate checks what the go-tpc steps need: settings go-tpc accepts, and for a server the
 // operator runs, storage that holds the warehouses.
-func (g GoTPC) Validate(spec v1.BenchmarkRunSpec, t v1.Target) error {
+func (g Client) Validate(spec v1.BenchmarkRunSpec, t v1.Target) error {
 	if spec.Workload.TPCC == nil {
 		return errors.New("workload.client go-tpc needs workload.tpcc with its warehouses")
 	}
@@ -88,22 +106,22 @@ func (g GoTPC) Validate(spec v1.BenchmarkRunSpec, t v1.Target) error {
 const EmptyDirDataBytes int64 = 62 << 30
 
 // tpccStep is the go-tpc invocation of step for target t.
-func (GoTPC) tpccStep(spec v1.BenchmarkRunSpec, t v1.Target, step Step) (gotpc.Step, error) {
+func (Client) tpccStep(spec v1.BenchmarkRunSpec, t v1.Target, step load.Step) (gotpc.Step, error) {
 	c := spec.Workload.TPCCOrDefault()
 	s := gotpc.Step{Warehouses: c.Warehouses, Threads: step.Threads, Duration: step.Duration,
 		IgnoreError: *c.IgnoreErrors}
 	switch step.Phase {
-	case PhasePrepare:
+	case load.PhasePrepare:
 		s.Phase, s.Threads = gotpc.PhasePrepare, c.LoadThreads
-	case PhaseWarmup:
+	case load.PhaseWarmup:
 		s.Phase = gotpc.PhaseWarmup
-	case PhaseRun:
+	case load.PhaseRun:
 		s.Phase = gotpc.PhaseRun
-	case PhaseCheck:
+	case load.PhaseCheck:
 		s.Phase, s.Threads = gotpc.PhaseCheck, 0
 		// On a server the user keeps, the check's Job also drops the tables it loaded.
 		s.CleanupAfterCheck = keepsData(t) && !spec.Workload.SkipPrepare
-	case PhaseCleanup:
+	case load.PhaseCleanup:
 		s.Phase, s.Threads = gotpc.PhaseCleanup, 0
 	default:
 		return gotpc.Step{}, fmt.Errorf("go-tpc runs no %s step", step.Phase)
@@ -116,22 +134,22 @@ func keepsData(t v1.Target) bool { return !enginefacts.Of(t.Engine).CreatesServe
 
 // Container runs the launcher in workload.tpcc.image for go-tpc's steps, sysbench's probe for
 // the probe.
-func (g GoTPC) Container(spec v1.BenchmarkRunSpec, t v1.Target, step Step, secret, sysbenchImage string) (Invocation, string, error) {
+func (g Client) Container(spec v1.BenchmarkRunSpec, t v1.Target, step load.Step, secret, sysbenchImage string) (load.Invocation, string, error) {
 	if !g.measures(step) {
 		spec.Workload = v1.Workload{Script: "oltp_point_select", Tables: 1, TableSize: 1}
-		return Sysbench{}.Container(spec, t, step, secret, sysbenchImage)
+		return probe.Container(spec, t, step, secret, sysbenchImage)
 	}
 	s, err := g.tpccStep(spec, t, step)
 	if err != nil {
-		return Invocation{}, "", err
+		return load.Invocation{}, "", err
 	}
 	args, err := gotpc.LauncherArgs(s)
 	if err != nil {
-		return Invocation{}, "", err
+		return load.Invocation{}, "", err
 	}
 	env := append(sysbench.ConnectionEnv(secret),
 		corev1.EnvVar{Name: sysbench.EnvResultFile, Value: sysbench.TerminationMessagePath})
-	return Invocation{
+	return load.Invocation{
 		Command:      []string{gotpc.LauncherPath},
 		Args:         args,
 		Env:          env,
@@ -141,8 +159,8 @@ func (g GoTPC) Container(spec v1.BenchmarkRunSpec, t v1.Target, step Step, secre
 }
 
 // StepDeadline is workload.tpcc.checkTimeout for the check; the defaults otherwise.
-func (g GoTPC) StepDeadline(w v1.Workload, step Step) (time.Duration, bool) {
-	if step.Phase == PhaseCheck {
+func (g Client) StepDeadline(w v1.Workload, step load.Step) (time.Duration, bool) {
+	if step.Phase == load.PhaseCheck {
 		return w.TPCCOrDefault().CheckTimeout.Duration, true
 	}
 	return 0, false
@@ -150,36 +168,36 @@ func (g GoTPC) StepDeadline(w v1.Workload, step Step) (time.Duration, bool) {
 
 // Parse reads the launcher's record (the termination message, or the last record of a log).
 // Output.Final is set for a step whose go-tpc ran to its end; Output.Detail is the record.
-func (g GoTPC) Parse(step Step, r io.Reader) (Output, error) {
+func (g Client) Parse(step load.Step, r io.Reader) (load.Output, error) {
 	if !g.measures(step) {
-		return Sysbench{}.Parse(step, r)
+		return probe.Parse(step, r)
 	}
 	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
-		return Output{}, fmt.Errorf("read go-tpc output: %w", err)
+		return load.Output{}, fmt.Errorf("read go-tpc output: %w", err)
 	}
 	rec, ok, err := gotpc.FindRecord(string(b))
 	if err != nil {
-		return Output{}, err
+		return load.Output{}, err
 	}
 	if !ok {
 		// The kubelet fills the termination message with the log's tail when the launcher
 		// wrote nothing (it died): that is the step's failure, for Classify.
-		return Output{Fatal: tailLines(string(b), 5)}, nil
+		return load.Output{Fatal: tailLines(string(b), 5)}, nil
 	}
-	out := Output{Detail: rec}
+	out := load.Output{Detail: rec}
 	if rec.Failure != nil || rec.ExitCode != 0 {
 		return out, nil
 	}
-	f := &Final{Version: sysbench.FormatVersion, Command: string(rec.Phase), Threads: rec.Threads,
+	f := &load.Final{Version: sysbench.FormatVersion, Command: string(rec.Phase), Threads: rec.Threads,
 		DurationSeconds: math.Round(rec.Seconds)}
 	if res := rec.Result; res != nil {
 		no := res.Summary[gotpc.NewOrder]
 		f.DurationSeconds = no.Takes
 		f.TPS = res.TpmTotal / 60
 		f.Errors = res.Errors()
-		f.Percentile = sysbench.Percentile
-		f.LatencyMs = sysbench.LatencyMs{Avg: no.AvgMs, Pct: no.P95Ms, Max: no.MaxMs}
+		f.Percentile = load.Percentile
+		f.LatencyMs = load.LatencyMs{Avg: no.AvgMs, Pct: no.P95Ms, Max: no.MaxMs}
 		for name, s := range res.Summary {
 			if !isErr(name) {
 				f.Events += s.Count
@@ -196,9 +214,9 @@ func isErr(name string) bool {
 
 // Classify is the launcher's verdict: its classified failure, a go-tpc exit without one, a
 // launcher that wrote no record, or a run that measured no new-order transaction.
-func (g GoTPC) Classify(step Step, exitCode int32, out Output) *Failure {
+func (g Client) Classify(step load.Step, exitCode int32, out load.Output) *load.Failure {
 	if !g.measures(step) {
-		return Sysbench{}.Classify(step, exitCode, out)
+		return probe.Classify(step, exitCode, out)
 	}
 	rec, ok := out.Detail.(gotpc.Record)
 	if !ok {
@@ -209,20 +227,20 @@ func (g GoTPC) Classify(step Step, exitCode int32, out Output) *Failure {
 		if exitCode != 0 {
 			reason = fmt.Sprintf("%s (exit code %d)", reason, exitCode)
 		}
-		return &Failure{Reason: reason}
+		return &load.Failure{Reason: reason}
 	}
 	if f := rec.Failure; f != nil {
-		return &Failure{Code: failureCode(f.Reason), Reason: "go-tpc " + string(rec.Phase) + ": " + f.Message,
+		return &load.Failure{Code: failureCode(f.Reason), Reason: "go-tpc " + string(rec.Phase) + ": " + f.Message,
 			Deterministic: !f.Retryable}
 	}
 	if rec.ExitCode != 0 || exitCode != 0 {
-		return &Failure{Reason: fmt.Sprintf("go-tpc %s exited with code %d: %s", rec.Phase, max(rec.ExitCode, int(exitCode)), rec.Tail)}
+		return &load.Failure{Reason: fmt.Sprintf("go-tpc %s exited with code %d: %s", rec.Phase, max(rec.ExitCode, int(exitCode)), rec.Tail)}
 	}
-	if (step.Phase == PhaseRun || step.Phase == PhaseWarmup) && (rec.Result == nil || rec.Result.TpmC <= 0) {
-		return &Failure{Reason: "go-tpc run measured no new-order transaction"}
+	if (step.Phase == load.PhaseRun || step.Phase == load.PhaseWarmup) && (rec.Result == nil || rec.Result.TpmC <= 0) {
+		return &load.Failure{Reason: "go-tpc run measured no new-order transaction"}
 	}
-	if step.Phase == PhaseCheck && rec.Check == nil {
-		return &Failure{Reason: "go-tpc check reported no condition"}
+	if step.Phase == load.PhaseCheck && rec.Check == nil {
+		return &load.Failure{Reason: "go-tpc check reported no condition"}
 	}
 	return nil
 }
@@ -241,7 +259,7 @@ func failureCode(reason string) int {
 
 // Result is a run's step result: tpmC and the transaction types in StepResult.TPCC, TPS over all
 // successful transactions, the new-order transaction's latency, the failed transactions as errors.
-func (GoTPC) Result(_ Step, out Output) v1.StepResult {
+func (Client) Result(_ load.Step, out load.Output) v1.StepResult {
 	r := out.Final.StepResult()
 	rec, ok := out.Detail.(gotpc.Record)
 	if !ok || rec.Result == nil {
@@ -264,23 +282,23 @@ func (GoTPC) Result(_ Step, out Output) v1.StepResult {
 
 // AfterLadder is go-tpc's consistency check (workload.tpcc.check), which on a server the user
 // keeps also drops the tables; without a check, a cleanup on such a server only.
-func (GoTPC) AfterLadder(w v1.Workload, keepsData bool) (Phase, bool) {
+func (Client) AfterLadder(w v1.Workload, keepsData bool) (load.Phase, bool) {
 	if *w.TPCCOrDefault().Check {
-		return PhaseCheck, true
+		return load.PhaseCheck, true
 	}
-	return PhaseCleanup, keepsData && !w.SkipPrepare
+	return load.PhaseCleanup, keepsData && !w.SkipPrepare
 }
 
 // SnapshotRepeats is 1 (no snapshots are taken).
-func (GoTPC) SnapshotRepeats(v1.Workload) int { return 1 }
+func (Client) SnapshotRepeats(v1.Workload) int { return 1 }
 
 // DataBytes is what the warehouses take on the server's data volume.
-func (GoTPC) DataBytes(w v1.Workload) (int64, bool) {
+func (Client) DataBytes(w v1.Workload) (int64, bool) {
 	return int64(w.TPCCOrDefault().Warehouses)*gotpc.BytesPerWarehouse + gotpc.FixedBytes, true
 }
 
 // Describe: "go-tpc TPC-C, 10 warehouses (check after the ladder); clients 1 2 4 8, 60s per step".
-func (GoTPC) Describe(s v1.BenchmarkRunSpec, threads string) string {
+func (Client) Describe(s v1.BenchmarkRunSpec, threads string) string {
 	c := s.Workload.TPCCOrDefault()
 	check := "no check"
 	if *c.Check {
@@ -292,7 +310,7 @@ func (GoTPC) Describe(s v1.BenchmarkRunSpec, threads string) string {
 }
 
 // Record names the client and its TPC-C settings.
-func (g GoTPC) Record(w v1.Workload, into *results.Workload) {
+func (g Client) Record(w v1.Workload, into *results.Workload) {
 	c := w.TPCCOrDefault()
 	into.Client = string(g.Name())
 	into.TPCC = &results.TPCCWorkload{Warehouses: c.Warehouses, LoadThreads: c.LoadThreads, Check: *c.Check,

@@ -1,4 +1,10 @@
-package client
+// Package mysqlslap is the client mysqlslap (or mariadb-slap): a number of queries per client,
+// timed per iteration, on a schema it creates and drops at every step. Its launcher, option
+// checks, parser and failure classes are internal/mysqlslap's; this package adapts them to
+// internal/client's Client and says what mysqlslap's results look like. It runs the warm-up and
+// the ladder steps; the probe is sysbench's, which proves the account and reads the server's
+// version the same way for every client.
+package mysqlslap
 
 import (
 	"fmt"
@@ -6,38 +12,40 @@ import (
 	"time"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
+	sysbenchclient "github.com/mysqlbench/mysqlbench-operator/internal/client/sysbench"
 	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/mysqlslap"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
 
-// Mysqlslap is mysqlslap or mariadb-slap (internal/mysqlslap): a number of queries per client,
-// timed per iteration, on a schema it creates and drops at every step. It runs the warm-up and
-// the ladder steps; the probe is sysbench's, which proves the account and reads the server's
-// version the same way for every client.
-type Mysqlslap struct{}
+// Client is mysqlslap.
+type Client struct{}
+
+// probe runs the steps mysqlslap does not (the probe).
+var probe = sysbenchclient.Client{}
 
 // Name is mysqlslap.
-func (Mysqlslap) Name() v1.WorkloadClient { return v1.ClientMysqlslap }
+func (Client) Name() v1.WorkloadClient { return v1.ClientMysqlslap }
 
 // measures says whether mysqlslap runs step (the others are sysbench's).
-func (Mysqlslap) measures(step Step) bool {
-	return step.Phase == PhaseRun || step.Phase == PhaseWarmup
+func (Client) measures(step load.Step) bool {
+	return step.Phase == load.PhaseRun || step.Phase == load.PhaseWarmup
 }
 
 // Program is mysqlslap for the steps it runs.
-func (m Mysqlslap) Program(step Step) string {
-	if m.measures(step) {
+func (c Client) Program(step load.Step) string {
+	if c.measures(step) {
 		return "mysqlslap"
 	}
-	return Sysbench{}.Program(step)
+	return probe.Program(step)
 }
 
 // Capabilities: QPS only (mysqlslap times whole iterations: no transactions, no per-query
 // latency, no per-second series), server snapshots, no prepared data.
-func (Mysqlslap) Capabilities() Capabilities {
-	return Capabilities{
-		Metric:          Metric{Name: "QPS", Unit: "queries/s"},
+func (Client) Capabilities() load.Capabilities {
+	return load.Capabilities{
+		Metric:          load.QPS,
 		ServerSnapshots: true,
 		ReportNote: "QPS is mysqlslap's: the queries of one iteration (clients × average queries per client) " +
 			"over the average time mysqlslap took to run them, over its iterations. mysqlslap measures no per-query " +
@@ -50,26 +58,25 @@ func (Mysqlslap) Capabilities() Capabilities {
 
 // Validate checks what the mysqlslap steps need: an image (Image) and args the operator accepts
 // (mysqlslap.ValidateArgs), so a run that cannot measure fails before its servers start.
-func (Mysqlslap) Validate(spec v1.BenchmarkRunSpec, t v1.Target) error {
-	if _, err := MysqlslapImage(spec, t); err != nil {
+func (Client) Validate(spec v1.BenchmarkRunSpec, t v1.Target) error {
+	if _, err := Image(spec, t); err != nil {
 		return err
 	}
 	return mysqlslap.ValidateArgs(spec.Workload.MysqlslapOrDefault().Args)
 }
 
-// Container runs mysqlslap (concurrency = the step's threads) in MysqlslapImage for the warm-up
-// and the ladder steps, sysbench for the others. A mysqlslap step runs until its queries are
-// done.
-func (m Mysqlslap) Container(spec v1.BenchmarkRunSpec, t v1.Target, step Step, secret, sysbenchImage string) (Invocation, string, error) {
-	if !m.measures(step) {
+// Container runs mysqlslap (concurrency = the step's threads) in Image for the warm-up and the
+// ladder steps, sysbench for the others. A mysqlslap step runs until its queries are done.
+func (c Client) Container(spec v1.BenchmarkRunSpec, t v1.Target, step load.Step, secret, sysbenchImage string) (load.Invocation, string, error) {
+	if !c.measures(step) {
 		// sysbench's reporter loads a script before any command, for its options; the probe
 		// runs none of it (it logs in and reads VERSION()).
 		spec.Workload = v1.Workload{Script: "oltp_point_select", Tables: 1, TableSize: 1}
-		return Sysbench{}.Container(spec, t, step, secret, sysbenchImage)
+		return probe.Container(spec, t, step, secret, sysbenchImage)
 	}
-	img, err := MysqlslapImage(spec, t)
+	img, err := Image(spec, t)
 	if err != nil {
-		return Invocation{}, "", err
+		return load.Invocation{}, "", err
 	}
 	inv, err := mysqlslap.Build(spec.Workload, secret, mysqlslap.Step{
 		Phase: step.Phase, Concurrency: step.Threads, ServerStats: step.ServerStats})
@@ -77,36 +84,36 @@ func (m Mysqlslap) Container(spec v1.BenchmarkRunSpec, t v1.Target, step Step, s
 }
 
 // Parse reads the launcher's output (mysqlslap's report in the sysbench form).
-func (m Mysqlslap) Parse(step Step, r io.Reader) (Output, error) {
-	if !m.measures(step) {
-		return Sysbench{}.Parse(step, r)
+func (c Client) Parse(step load.Step, r io.Reader) (load.Output, error) {
+	if !c.measures(step) {
+		return probe.Parse(step, r)
 	}
 	return mysqlslap.ParseOutput(r)
 }
 
 // Classify is mysqlslap's failure, which includes a step that measured nothing.
-func (m Mysqlslap) Classify(step Step, exitCode int32, out Output) *Failure {
-	if !m.measures(step) {
-		return Sysbench{}.Classify(step, exitCode, out)
+func (c Client) Classify(step load.Step, exitCode int32, out load.Output) *load.Failure {
+	if !c.measures(step) {
+		return probe.Classify(step, exitCode, out)
 	}
 	return mysqlslap.Classify(exitCode, out)
 }
 
 // Result is the Benchmark report's step result (QPS and the duration only).
-func (Mysqlslap) Result(_ Step, out Output) v1.StepResult { return out.Final.StepResult() }
+func (Client) Result(_ load.Step, out load.Output) v1.StepResult { return out.Final.StepResult() }
 
 // AfterLadder: nothing; mysqlslap drops its own schema at the end of every step.
-func (Mysqlslap) AfterLadder(v1.Workload, bool) (Phase, bool) { return "", false }
+func (Client) AfterLadder(v1.Workload, bool) (load.Phase, bool) { return "", false }
 
 // SnapshotRepeats is workload.mysqlslap.iterations: the Benchmark report counts one
 // iteration's queries, the snapshots span them all.
-func (Mysqlslap) SnapshotRepeats(w v1.Workload) int {
+func (Client) SnapshotRepeats(w v1.Workload) int {
 	return int(w.MysqlslapOrDefault().Iterations)
 }
 
 // Describe: "mysqlslap, mixed load, 10000 queries x 1 iteration(s) per step (...); clients 1 2 4,
 // at most 30s per step".
-func (Mysqlslap) Describe(s v1.BenchmarkRunSpec, threads string) string {
+func (Client) Describe(s v1.BenchmarkRunSpec, threads string) string {
 	m := s.Workload.MysqlslapOrDefault()
 	what := "mysqlslap, its own SQL"
 	if lt := m.LoadTypeOrDefault(); lt != "" {
@@ -118,18 +125,18 @@ func (Mysqlslap) Describe(s v1.BenchmarkRunSpec, threads string) string {
 }
 
 // Record names the client and what it ran at each step.
-func (m Mysqlslap) Record(w v1.Workload, into *results.Workload) {
+func (c Client) Record(w v1.Workload, into *results.Workload) {
 	ms := w.MysqlslapOrDefault()
-	into.Client = string(m.Name())
+	into.Client = string(c.Name())
 	into.Mysqlslap = &results.MysqlslapWorkload{LoadType: string(ms.LoadTypeOrDefault()), Queries: ms.Queries,
 		Iterations: ms.Iterations, Image: ms.Image, Args: ms.Args}
 }
 
-// MysqlslapImage is the image of target t's mysqlslap steps: workload.mysqlslap.image, else a
-// builtin target's own server image, whose client (mysqlslap or mariadb-slap) matches the
-// server. Other engines' images are chosen elsewhere (the Percona Operator) or unknown
-// (external): they need workload.mysqlslap.image.
-func MysqlslapImage(spec v1.BenchmarkRunSpec, t v1.Target) (string, error) {
+// Image is the image of target t's mysqlslap steps: workload.mysqlslap.image, else a builtin
+// target's own server image, whose client (mysqlslap or mariadb-slap) matches the server. Other
+// engines' images are chosen elsewhere (the Percona Operator) or unknown (external): they need
+// workload.mysqlslap.image.
+func Image(spec v1.BenchmarkRunSpec, t v1.Target) (string, error) {
 	if m := spec.Workload.Mysqlslap; m != nil && m.Image != "" {
 		return m.Image, nil
 	}
@@ -141,7 +148,7 @@ func MysqlslapImage(spec v1.BenchmarkRunSpec, t v1.Target) (string, error) {
 }
 
 // StepDeadline leaves every step's deadline to the operator.
-func (Mysqlslap) StepDeadline(v1.Workload, Step) (time.Duration, bool) { return 0, false }
+func (Client) StepDeadline(v1.Workload, load.Step) (time.Duration, bool) { return 0, false }
 
 // DataBytes leaves the data's size to the server builders' estimate.
-func (Mysqlslap) DataBytes(v1.Workload) (int64, bool) { return 0, false }
+func (Client) DataBytes(v1.Workload) (int64, bool) { return 0, false }

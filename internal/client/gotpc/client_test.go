@@ -1,4 +1,4 @@
-package client
+package gotpc
 
 import (
 	"os"
@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/gotpc"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -29,7 +30,7 @@ func tpccSpec(w v1.Workload) v1.BenchmarkRunSpec {
 // recordOf is the launcher record of a real go-tpc output (testdata of internal/gotpc).
 func recordOf(t *testing.T, fixture string, phase gotpc.Phase, threads int32) string {
 	t.Helper()
-	b, err := os.ReadFile("../gotpc/testdata/" + fixture)
+	b, err := os.ReadFile("../../gotpc/testdata/" + fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +67,8 @@ func recordOf(t *testing.T, fixture string, phase gotpc.Phase, threads int32) st
 }
 
 func TestGoTPCParseClassifyResult(t *testing.T) {
-	c := For(tpccWorkload(1))
-	run := Step{Phase: PhaseRun, Threads: 2, Duration: 6 * time.Second}
+	c := Client{}
+	run := load.Step{Phase: load.PhaseRun, Threads: 2, Duration: 6 * time.Second}
 
 	out, err := c.Parse(run, strings.NewReader(recordOf(t, "mariadb-10.11-run.log", gotpc.PhaseRun, 2)))
 	if err != nil {
@@ -107,7 +108,7 @@ func TestGoTPCParseClassifyResult(t *testing.T) {
 	failures := []struct {
 		name, fixture string
 		phase         gotpc.Phase
-		step          Step
+		step          load.Step
 		says          string
 		deterministic bool
 		code          int
@@ -148,20 +149,20 @@ func TestGoTPCParseClassifyResult(t *testing.T) {
 		t.Errorf("a record of version 99: %v", err)
 	}
 	// The probe is sysbench's.
-	probe := Step{Phase: PhaseProbe}
+	probe := load.Step{Phase: load.PhaseProbe}
 	out, err = c.Parse(probe, strings.NewReader(`{"type":"final","version":1,"command":"probe","sysbench":"1.0.20","threads":1,"durationSeconds":0,"server":"11.8.3-MariaDB"}`+"\n"))
 	if err != nil || out.Final == nil || out.Final.Server != "11.8.3-MariaDB" || c.Classify(probe, 0, out) != nil {
 		t.Errorf("probe: %+v, %v", out.Final, err)
 	}
 }
 
-func loadEnded(c Client, step Step, out Output) bool {
+func loadEnded(c Client, step load.Step, out load.Output) bool {
 	return out.Final != nil && c.Classify(step, 0, out) == nil
 }
 
 func TestGoTPCCheck(t *testing.T) {
-	c := For(tpccWorkload(1))
-	check := Step{Phase: PhaseCheck}
+	c := Client{}
+	check := load.Step{Phase: load.PhaseCheck}
 	out, err := c.Parse(check, strings.NewReader(recordOf(t, "mariadb-10.11-check-full.log", gotpc.PhaseCheck, 0)))
 	if err != nil {
 		t.Fatal(err)
@@ -187,31 +188,31 @@ func TestGoTPCCheck(t *testing.T) {
 
 func TestGoTPCPhasesAndDeadlines(t *testing.T) {
 	w := tpccWorkload(4)
-	c := For(w)
-	if !Prepares(w) || !c.Capabilities().PreparesData || c.Capabilities().Metric.Name != "tpmC" {
+	c := Client{}
+	if !c.Capabilities().PreparesData || c.Capabilities().Metric.Name != "tpmC" {
 		t.Errorf("go-tpc prepares its warehouses and measures tpmC: %+v", c.Capabilities())
 	}
 	for _, kept := range []bool{false, true} {
-		if phase, ok := c.AfterLadder(w, kept); !ok || phase != PhaseCheck {
+		if phase, ok := c.AfterLadder(w, kept); !ok || phase != load.PhaseCheck {
 			t.Errorf("AfterLadder(kept %v) = %s, %v: want the check", kept, phase, ok)
 		}
 	}
 	noCheck := tpccWorkload(4)
 	noCheck.TPCC.Check = new(bool)
-	if phase, ok := c.AfterLadder(noCheck, true); !ok || phase != PhaseCleanup {
+	if phase, ok := c.AfterLadder(noCheck, true); !ok || phase != load.PhaseCleanup {
 		t.Errorf("without a check, a kept server's tables are dropped: %s, %v", phase, ok)
 	}
 	if phase, ok := c.AfterLadder(noCheck, false); ok {
 		t.Errorf("without a check, nothing after the ladder on a server the operator deletes: %s", phase)
 	}
-	if d, ok := c.StepDeadline(w, Step{Phase: PhaseCheck}); !ok || d != 30*time.Minute {
+	if d, ok := c.StepDeadline(w, load.Step{Phase: load.PhaseCheck}); !ok || d != 30*time.Minute {
 		t.Errorf("check deadline %s, %v: want 10 min + 5 per warehouse", d, ok)
 	}
 	w.TPCC.CheckTimeout = &metav1.Duration{Duration: 2 * time.Hour}
-	if d, _ := c.StepDeadline(w, Step{Phase: PhaseCheck}); d != 2*time.Hour {
+	if d, _ := c.StepDeadline(w, load.Step{Phase: load.PhaseCheck}); d != 2*time.Hour {
 		t.Errorf("check deadline %s, want checkTimeout 2h", d)
 	}
-	if _, ok := c.StepDeadline(w, Step{Phase: PhaseRun, Duration: time.Minute}); ok {
+	if _, ok := c.StepDeadline(w, load.Step{Phase: load.PhaseRun, Duration: time.Minute}); ok {
 		t.Error("a run's deadline is the operator's")
 	}
 	if b, ok := c.DataBytes(w); !ok || b != 4*gotpc.BytesPerWarehouse+gotpc.FixedBytes {
@@ -246,7 +247,7 @@ func TestGoTPCValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := For(tc.spec.Workload).Validate(tc.spec, tc.t)
+			err := Client{}.Validate(tc.spec, tc.t)
 			if tc.says == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -263,27 +264,27 @@ func TestGoTPCValidate(t *testing.T) {
 func TestGoTPCContainer(t *testing.T) {
 	w := tpccWorkload(2)
 	w.TPCC.Image = "registry.local/go-tpc:test"
-	c := For(w)
+	c := Client{}
 	builtin := v1.Target{Name: "a", Image: "mariadb:11.8"}
 	external := v1.Target{Name: "b", Engine: v1.EngineExternal}
 	cases := []struct {
 		name  string
 		t     v1.Target
-		step  Step
+		step  load.Step
 		image string
 		want  gotpc.Step
 	}{
-		{"prepare with the load threads", builtin, Step{Phase: PhasePrepare}, "registry.local/go-tpc:test",
+		{"prepare with the load threads", builtin, load.Step{Phase: load.PhasePrepare}, "registry.local/go-tpc:test",
 			gotpc.Step{Phase: gotpc.PhasePrepare, Warehouses: 2, Threads: 2, IgnoreError: true}},
-		{"warm-up", builtin, Step{Phase: PhaseWarmup, Threads: 8, Duration: 10 * time.Second}, "registry.local/go-tpc:test",
+		{"warm-up", builtin, load.Step{Phase: load.PhaseWarmup, Threads: 8, Duration: 10 * time.Second}, "registry.local/go-tpc:test",
 			gotpc.Step{Phase: gotpc.PhaseWarmup, Warehouses: 2, Threads: 8, Duration: 10 * time.Second, IgnoreError: true}},
-		{"run", builtin, Step{Phase: PhaseRun, Threads: 4, Duration: 30 * time.Second}, "registry.local/go-tpc:test",
+		{"run", builtin, load.Step{Phase: load.PhaseRun, Threads: 4, Duration: 30 * time.Second}, "registry.local/go-tpc:test",
 			gotpc.Step{Phase: gotpc.PhaseRun, Warehouses: 2, Threads: 4, Duration: 30 * time.Second, IgnoreError: true}},
-		{"check on a server the operator deletes", builtin, Step{Phase: PhaseCheck}, "registry.local/go-tpc:test",
+		{"check on a server the operator deletes", builtin, load.Step{Phase: load.PhaseCheck}, "registry.local/go-tpc:test",
 			gotpc.Step{Phase: gotpc.PhaseCheck, Warehouses: 2, IgnoreError: true}},
-		{"check on a kept server drops the tables", external, Step{Phase: PhaseCheck}, "registry.local/go-tpc:test",
+		{"check on a kept server drops the tables", external, load.Step{Phase: load.PhaseCheck}, "registry.local/go-tpc:test",
 			gotpc.Step{Phase: gotpc.PhaseCheck, Warehouses: 2, IgnoreError: true, CleanupAfterCheck: true}},
-		{"cleanup", external, Step{Phase: PhaseCleanup}, "registry.local/go-tpc:test",
+		{"cleanup", external, load.Step{Phase: load.PhaseCleanup}, "registry.local/go-tpc:test",
 			gotpc.Step{Phase: gotpc.PhaseCleanup, Warehouses: 2, IgnoreError: true}},
 	}
 	for _, tc := range cases {
@@ -323,12 +324,12 @@ func TestGoTPCContainer(t *testing.T) {
 		})
 	}
 	// The probe is sysbench's, in the sysbench image.
-	inv, image, err := c.Container(tpccSpec(w), builtin, Step{Phase: PhaseProbe}, "conn", "sysbench:img")
-	if err != nil || image != "sysbench:img" || !slices.Contains(inv.Args, "probe") || c.Program(Step{Phase: PhaseProbe}) != "sysbench" {
+	inv, image, err := c.Container(tpccSpec(w), builtin, load.Step{Phase: load.PhaseProbe}, "conn", "sysbench:img")
+	if err != nil || image != "sysbench:img" || !slices.Contains(inv.Args, "probe") || c.Program(load.Step{Phase: load.PhaseProbe}) != "sysbench" {
 		t.Errorf("probe: %s %q %v", image, inv.Args, err)
 	}
 	// The default image.
-	if _, image, _ := For(tpccWorkload(1)).Container(tpccSpec(tpccWorkload(1)), builtin, Step{Phase: PhasePrepare}, "conn", "x"); image != v1.DefaultGoTPCImage {
+	if _, image, _ := (Client{}).Container(tpccSpec(tpccWorkload(1)), builtin, load.Step{Phase: load.PhasePrepare}, "conn", "x"); image != v1.DefaultGoTPCImage {
 		t.Errorf("default image %s", image)
 	}
 }
@@ -336,12 +337,12 @@ func TestGoTPCContainer(t *testing.T) {
 func TestGoTPCRecord(t *testing.T) {
 	var doc results.Workload
 	w := tpccWorkload(3)
-	For(w).Record(w, &doc)
+	Client{}.Record(w, &doc)
 	if doc.Client != "go-tpc" || doc.TPCC == nil || doc.TPCC.Warehouses != 3 || doc.TPCC.LoadThreads != 3 || !doc.TPCC.Check ||
 		doc.TPCC.Image != v1.DefaultGoTPCImage || doc.TPCC.GoTPC != gotpc.Version {
 		t.Errorf("go-tpc recorded %+v %+v", doc, doc.TPCC)
 	}
-	if s := For(w).Describe(tpccSpec(w), "1 4"); !strings.Contains(s, "3 warehouse(s)") || !strings.Contains(s, "clients 1 4, 30s per step") {
+	if s := (Client{}).Describe(tpccSpec(w), "1 4"); !strings.Contains(s, "3 warehouse(s)") || !strings.Contains(s, "clients 1 4, 30s per step") {
 		t.Errorf("Describe: %s", s)
 	}
 }
