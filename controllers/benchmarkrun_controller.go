@@ -43,10 +43,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/statustx"
 )
 
 // DefaultSysbenchImage is the project's Debian bookworm sysbench 1.0.20 image (images/sysbench).
@@ -82,11 +85,11 @@ type BenchmarkRunReconciler struct {
 	// schedulingGrace is how long a pod may stay unschedulable before a condition says so.
 	schedulingGrace time.Duration
 	// results writes finished runs into the results database; nil when there is none.
-	results ResultsWriter
+	results sink.Writer
 	// outboxTimeout bounds how long a deleted run waits for the results database.
 	outboxTimeout time.Duration
 	// admission says whether the admission policy is in force.
-	admission AdmissionPolicyState
+	admission admission.State
 	// CPU gives each ladder step its server container's CPU time from the kubelet; nil means
 	// off (the manager's --kubelet-cpu-interval=0), and steps then say CPUOff.
 	CPU StepCPUSource
@@ -115,12 +118,12 @@ type RunDependencies struct {
 	// Logs reads sysbench pods' logs (ClientsetLogs in the manager).
 	Logs  PodLogReader
 	Clock clock.PassiveClock
-	// Results, optional, writes every finished run into the results database (ResultsDatabase);
+	// Results, optional, writes every finished run into the results database (sink.Database);
 	// nil when the operator has none.
-	Results ResultsWriter
-	// AdmissionPolicy says whether the admission policy is in force (AdmissionPolicyCheck); a
+	Results sink.Writer
+	// AdmissionPolicy says whether the admission policy is in force (admission.Check); a
 	// run that starts without it gets a Warning Event saying so.
-	AdmissionPolicy AdmissionPolicyState
+	AdmissionPolicy admission.State
 }
 
 // RunOptions are the settings of a BenchmarkRunReconciler; a zero field takes its default.
@@ -247,7 +250,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	if run.Status.Phase.Finished() {
 		if err := r.settleConfirmation(ctx, run); err != nil {
-			return reconciled(ctx, ctrl.Result{}, nil, err)
+			return statustx.Reconciled(ctx, ctrl.Result{}, nil, err)
 		}
 		if res, err := r.flushResults(ctx, run); err != nil || !res.IsZero() {
 			return res, err
@@ -267,7 +270,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 	tx := newTransition(r, run)
 	result, err := r.advance(ctx, tx)
-	return reconciled(ctx, result, err, tx.commit(ctx))
+	return statustx.Reconciled(ctx, result, err, tx.commit(ctx))
 }
 
 // SetupWithManager registers the controller: it owns every object it creates, and watches the

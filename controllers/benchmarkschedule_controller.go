@@ -24,13 +24,14 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
+	"github.com/mysqlbench/mysqlbench-operator/internal/statustx"
 )
 
 // BenchmarkScheduleReconciler creates BenchmarkRuns from a schedule's template at the times of
 // its cron expression, follows their comparisons with their baselines, and prunes old runs.
 //
 // The schedule's status is written in one place (Reconcile's commit of its scheduleUpdate, the
-// statusTx the run's reconciler writes through too). Its runs, their status and their
+// status transaction the run's reconciler writes through too). Its runs, their status and their
 // results belong to the BenchmarkRun controller, which also compares a scheduled run with its
 // baseline (controllers/run_compare.go); this controller only reads them.
 //
@@ -121,7 +122,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		result.RequeueAfter = confirmWait
 	}
 	// What was done so far is written even when a step failed; the Events follow the write.
-	_, werr := u.commit(ctx, r.Status(), r.recorder, nil)
+	_, werr := u.Commit(ctx, r.Status(), r.recorder, nil)
 	if werr == nil {
 		for _, o := range u.outcomes {
 			metrics.RecordConfirmation(sched.Namespace, sched.Name, o)
@@ -129,34 +130,41 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		targets, cells := alarmingRegressions(sched)
 		metrics.RecordRegressions(sched.Namespace, sched.Name, targets, cells)
 	}
-	return reconciled(ctx, result, err, werr)
+	return statustx.Reconciled(ctx, result, err, werr)
 }
 
 // scheduleUpdate is what one reconcile changes on a schedule: its status (sched; before is the
-// status it started from) and the Events that explain the change, on the statusTx both
-// reconcilers share. Reconcile commits it once, at the end.
+// status it started from) and the Events that explain the change, on the status transaction both
+// reconcilers share (statustx). Reconcile commits it once, at the end.
 type scheduleUpdate struct {
-	statusTx[*v1.BenchmarkSchedule]
+	statustx.Tx[*v1.BenchmarkSchedule]
 	sched, before *v1.BenchmarkSchedule
 	// outcomes are the confirmations this reconcile ended, counted once the status holds them.
 	outcomes []v1.ConfirmationState
 }
 
 func (r *BenchmarkScheduleReconciler) newScheduleUpdate(sched *v1.BenchmarkSchedule) *scheduleUpdate {
-	u := &scheduleUpdate{statusTx: newStatusTx(scheduleStatus, r.clock, sched), sched: sched}
-	u.before = u.statusTx.before
+	u := &scheduleUpdate{Tx: statustx.New(scheduleStatus, r.clock, sched), sched: sched}
+	u.before = u.Before()
 	return u
+}
+
+// scheduleStatus is where a schedule keeps what the status transaction maintains.
+var scheduleStatus = statustx.Fields[*v1.BenchmarkSchedule]{
+	Status:             func(s *v1.BenchmarkSchedule) any { return &s.Status },
+	ObservedGeneration: func(s *v1.BenchmarkSchedule) *int64 { return &s.Status.ObservedGeneration },
+	Conditions:         func(s *v1.BenchmarkSchedule) *[]metav1.Condition { return &s.Status.Conditions },
 }
 
 // event queues an Event about a decision: recorded only once the status that holds it is written.
 func (u *scheduleUpdate) event(kind, reason, message string) {
-	u.queue(kind, reason, message)
+	u.Queue(kind, reason, message)
 }
 
 // did queues an Event about a write to the API server that has happened (a run created or
 // deleted): recorded even when the status write after it fails.
 func (u *scheduleUpdate) did(kind, reason, message string) { //nolint:unparam // event's shape: a Warning action is recorded alike
-	u.queueDone(kind, reason, message)
+	u.QueueDone(kind, reason, message)
 }
 
 // SetupWithManager registers the controller; it owns the runs it creates.
@@ -251,7 +259,7 @@ func (r *BenchmarkScheduleReconciler) summarize(u *scheduleUpdate, children []*v
 		}
 		st.LastComparison = c.DeepCopy()
 		st.Verdict = compare.Short(*c)
-		u.setCondition(v1.ConditionRegressed, status, reason, c.Run+": "+c.Message)
+		u.SetCondition(v1.ConditionRegressed, status, reason, c.Run+": "+c.Message)
 		metrics.RecordComparison(sched.Namespace, sched.Name, *c)
 		break
 	}
@@ -366,11 +374,11 @@ func (r *BenchmarkScheduleReconciler) schedule(ctx context.Context, u *scheduleU
 	}
 	ready := func(reason, message string) {
 		if !stuck {
-			u.setCondition(v1.ConditionReady, metav1.ConditionTrue, reason, message)
+			u.SetCondition(v1.ConditionReady, metav1.ConditionTrue, reason, message)
 		}
 	}
 	if !stuck {
-		u.setCondition(v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
+		u.SetCondition(v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
 	}
 
 	if sched.Spec.IsSuspended() {
@@ -531,8 +539,8 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, u *schedule
 		sched.Status.Active = append(sched.Status.Active, run.Name)
 	}
 	sched.Status.LastScheduleTime = &dueTime
-	u.setCondition(v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
-	u.setCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled,
+	u.SetCondition(v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonValid, "the schedule is valid")
+	u.SetCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled,
 		fmt.Sprintf("created %s; next run at %s", run.Name, sched.Status.NextScheduleTime.UTC().Format(time.RFC3339)))
 	return nil
 }
@@ -544,8 +552,8 @@ func (r *BenchmarkScheduleReconciler) stall(u *scheduleUpdate, reason, message s
 	if old == nil || old.Status != metav1.ConditionTrue || old.Message != bounded.Head(message, bounded.Condition) {
 		u.event(corev1.EventTypeWarning, reason, message)
 	}
-	u.setCondition(v1.ConditionStalled, metav1.ConditionTrue, reason, message)
-	u.setCondition(v1.ConditionReady, metav1.ConditionFalse, reason, message)
+	u.SetCondition(v1.ConditionStalled, metav1.ConditionTrue, reason, message)
+	u.SetCondition(v1.ConditionReady, metav1.ConditionFalse, reason, message)
 }
 
 // ScheduledServerInstance is the serverInstance of a scheduled run: the template's when it says,

@@ -26,6 +26,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
@@ -653,7 +654,7 @@ func TestRegressionDetectedAgainstThePreviousRun(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name(2) + "-results"}, cm); err != nil {
 		t.Fatal(err)
 	}
-	md := cm.Data[controllers.ComparisonKey]
+	md := cm.Data[sink.ComparisonKey]
 	// Old then new, as benchstat; both cells and both targets' geomean rows regressed.
 	if !strings.Contains(md, "# "+name(1)+" vs "+name(2)) || strings.Count(md, "**regressed**") != 4 || cm.Data["report.md"] == "" {
 		t.Errorf("comparison.md:\n%s\nkeys %v", md, keys(cm.Data))

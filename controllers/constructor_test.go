@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
@@ -23,7 +24,7 @@ func TestNewBenchmarkRunReconcilerRefusesMissingDependencies(t *testing.T) {
 		return controllers.RunDependencies{
 			Client: c, APIReader: c, Scheme: testenv.Scheme, Recorder: record.NewFakeRecorder(1),
 			Engines: engine.All(c, c, testenv.Scheme), Logs: &fakeLogs{}, Clock: clock.RealClock{},
-			AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: c},
+			AdmissionPolicy: &admission.Check{Reader: c},
 		}
 	}
 	cases := []struct {

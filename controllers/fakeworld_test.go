@@ -38,6 +38,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -180,7 +181,7 @@ func newFakeWorld(t *testing.T) *fakeWorld {
 	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
 		Client: cache, APIReader: reader, Scheme: testenv.Scheme, Recorder: w.events,
 		Engines: engine.All(cache, reader, testenv.Scheme), Logs: worldLogs{w}, Clock: w.clock,
-		AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: reader},
+		AdmissionPolicy: &admission.Check{Reader: reader},
 	}, controllers.RunOptions{SysbenchImage: "sysbench:test", ServerReadyTimeout: 10 * time.Minute, SchedulingGrace: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func newFakeWorld(t *testing.T) *fakeWorld {
 	w.r = r
 	// The admission policy as kustomize installs it, in force: runs start without the Event that
 	// says it is absent (TestRunStartSaysTheAdmissionPolicyIsAbsent removes it).
-	installAdmissionPolicy(w, "mysqlbench-"+controllers.AdmissionPolicyName)
+	installAdmissionPolicy(w, "mysqlbench-"+admission.PolicyName)
 	// The default database pool's nodes, Ready: the operator provisions a server only where its
 	// pool has a node. (Node status is not a subresource here: the create keeps it.)
 	for i := range 2 {

@@ -3,25 +3,27 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/pool"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// advanceInterleaved is advance for spec.order Interleaved: every target is brought up to
-// measuring (provisioned, prepared, warmed up) one after another in spec order while the earlier
-// ones wait with their servers up; then the targets measure in the order of
-// specs.InterleavedOrder, one step at a time on the shared database node; once no target has a
-// step left, they clean up and end, and only then are servers torn down, so that no teardown
-// loads the node while another target measures.
-func (r *BenchmarkRunReconciler) advanceInterleaved(ctx context.Context, tx *transition) (ctrl.Result, error) {
-	run := tx.run
+// interleaved is order Interleaved: every target is brought up to measuring (provisioned,
+// prepared, warmed up) one after another in spec order while the earlier ones wait with their
+// servers up; then the targets measure in the order of specs.InterleavedOrder, one step at a time
+// on the shared database node; once no target has a step left, they clean up and end, and only
+// then are servers torn down, so that no teardown loads the node while another target measures.
+type interleaved struct{}
+
+func (interleaved) advance(ctx context.Context, tx *transition) (ctrl.Result, error) {
+	r, run := tx.r, tx.run
 	total := run.Spec.StepCount()
 	measuringLeft := false
 	for _, t := range run.Spec.Targets {
@@ -53,93 +55,38 @@ func (r *BenchmarkRunReconciler) advanceInterleaved(ctx context.Context, tx *tra
 	return r.advanceInOrder(ctx, tx)
 }
 
-// advanceOne advances one target, with the run's objects in place.
-func (r *BenchmarkRunReconciler) advanceOne(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus) (ctrl.Result, error) {
-	ctx = logf.IntoContext(ctx, logf.FromContext(ctx).WithValues("target", t.Name))
-	if err := r.ensureRunObjects(ctx, tx.run); err != nil {
-		return r.blocked(ctx, tx, t, ts, err)
-	}
-	return r.advanceTarget(ctx, tx, t, ts)
-}
-
-// interleavedFit says why an interleaved run's servers cannot all be up together on one node
-// of its database pool, "" when they fit: the sum of their requests (limits where a request is
-// unset) against the allocatable CPU and memory of the pool's largest Ready node. Checked
+// fits says why an interleaved run's servers cannot all be up together on one node of its
+// database pool, "" when they fit: the sum of their requests (limits where a request is unset)
+// against the allocatable CPU and memory of the pool's largest Ready node (pool.Fit). Checked
 // before anything starts, so that a run that cannot work fails at once instead of holding the
 // node with servers that never schedule.
-func (r *BenchmarkRunReconciler) interleavedFit(ctx context.Context, run *v1.BenchmarkRun) (string, error) {
+func (interleaved) fits(ctx context.Context, tx *transition) (string, error) {
+	r, run := tx.r, tx.run
 	selector := specs.DatabasePlacement(run).NodeSelector
 	nodes := &corev1.NodeList{}
 	if err := r.List(ctx, nodes, client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(selector)}); err != nil {
-		return "", fmt.Errorf("list nodes of pool %s: %w", poolName(selector), err)
+		return "", fmt.Errorf("list nodes of pool %s: %w", pool.Name(selector), err)
 	}
 	var usable []corev1.Node
 	for i := range nodes.Items {
-		if nodeUsable(&nodes.Items[i]) {
+		if pool.Usable(&nodes.Items[i]) {
 			usable = append(usable, nodes.Items[i])
 		}
 	}
 	if len(usable) == 0 {
 		return "", nil // the queue says the pool has no Ready node, and waits
 	}
-	return InterleavedFit(run.Spec.Targets, usable), nil
+	return pool.Fit(run.Spec.Targets, usable), nil
 }
 
-// InterleavedFit is interleavedFit's decision: "" when the targets' servers fit together on the
-// largest of nodes, else what does not fit and what to do.
-func InterleavedFit(targets []v1.Target, nodes []corev1.Node) string {
-	need := corev1.ResourceList{}
-	for _, t := range targets {
-		if t.Resources == nil {
-			continue
-		}
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			q, ok := t.Resources.Requests[name]
-			if !ok {
-				q, ok = t.Resources.Limits[name]
-			}
-			if ok {
-				sum := need[name]
-				sum.Add(q)
-				need[name] = sum
-			}
-		}
-	}
-	var best *corev1.Node
-	for i := range nodes {
-		n := &nodes[i]
-		if fitsIn(need, n.Status.Allocatable) {
-			return ""
-		}
-		if best == nil || n.Status.Allocatable.Memory().Cmp(*best.Status.Allocatable.Memory()) > 0 {
-			best = n
-		}
-	}
-	if best == nil {
-		return ""
-	}
-	alloc := best.Status.Allocatable
-	return fmt.Sprintf("order Interleaved keeps all %d targets' servers up together on one database node, and their "+
-		"resources add up to %s CPU and %s memory, more than any Ready node of the pool can hold (node %s: %s CPU, %s memory "+
-		"allocatable): lower the targets' resources, use fewer targets, or use order Sequential",
-		len(targets), qty(need, corev1.ResourceCPU), qty(need, corev1.ResourceMemory), best.Name,
-		qty(alloc, corev1.ResourceCPU), qty(alloc, corev1.ResourceMemory))
-}
+// sharesNode: the targets' servers are up together on one database node, the one the first took.
+func (interleaved) sharesNode() bool { return true }
 
-func fitsIn(need, alloc corev1.ResourceList) bool {
-	for name, q := range need {
-		a, ok := alloc[name]
-		if ok && q.Cmp(a) > 0 {
-			return false
-		}
-	}
-	return true
-}
+// startsNextEarly: the next step is usually another target's.
+func (interleaved) startsNextEarly() bool { return false }
 
-func qty(l corev1.ResourceList, name corev1.ResourceName) string {
-	q, ok := l[name]
-	if !ok {
-		return "0"
-	}
-	return q.String()
+func (interleaved) queueTargets(run *v1.BenchmarkRun) []queued { return currentQueued(run) }
+
+func (interleaved) pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
+	return pendingSince(run, t, false)
 }

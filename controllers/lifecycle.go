@@ -12,6 +12,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
@@ -20,39 +21,14 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
 
-// advance makes the one transition the run's status calls for (one per active target with order
-// Parallel). Targets run one at a time, in spec order, unless the order is Parallel; a failed
-// target does not stop the others.
+// advance makes the transition the run's status calls for: its start, then what its order
+// calls for (order.advance).
 func (r *BenchmarkRunReconciler) advance(ctx context.Context, tx *transition) (ctrl.Result, error) {
-	run := tx.run
-	if run.Status.Phase == "" {
+	if tx.run.Status.Phase == "" {
 		r.start(ctx, tx)
 		return ctrl.Result{}, nil
 	}
-	switch {
-	case run.Spec.Interleaved():
-		return r.advanceInterleaved(ctx, tx)
-	case run.Spec.Parallel():
-		return r.advanceParallel(ctx, tx)
-	}
-	return r.advanceInOrder(ctx, tx)
-}
-
-// advanceInOrder advances the first target in spec order that has not ended, after releasing
-// what the ended ones before it leave, and finishes the run once all have ended and are released.
-func (r *BenchmarkRunReconciler) advanceInOrder(ctx context.Context, tx *transition) (ctrl.Result, error) {
-	for _, t := range tx.run.Spec.Targets {
-		ts := tx.target(t.Name)
-		if ts.Phase.Finished() {
-			if !ts.Released {
-				// The status says it ended; now deal with what it leaves.
-				return r.release(ctx, tx, t, ts)
-			}
-			continue
-		}
-		return r.advanceOne(ctx, tx, t, ts)
-	}
-	return r.finish(ctx, tx)
+	return tx.order.advance(ctx, tx)
 }
 
 // blocked acts on an object the target cannot use: one under a name the run needs that another
@@ -103,10 +79,10 @@ func (r *BenchmarkRunReconciler) start(ctx context.Context, tx *transition) {
 		what += fmt.Sprintf(", %d repetitions", reps)
 	}
 	tx.progressing(v1.ReasonRunning, what)
-	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, v1.ReasonRunning, "the run has not finished")
+	tx.SetCondition(v1.ConditionReady, metav1.ConditionFalse, v1.ReasonRunning, "the run has not finished")
 	tx.event(normal, "Started", "%s", what)
-	if absent := r.admission.AdmissionPolicyAbsent(ctx); absent != "" {
-		tx.event(warning, v1.ReasonAdmissionPolicyAbsent, "%s: %s", absent, admissionPolicyConsequence)
+	if absent := r.admission.Absent(ctx); absent != "" {
+		tx.event(warning, v1.ReasonAdmissionPolicyAbsent, "%s: %s", absent, admission.Consequence)
 	}
 }
 
@@ -144,14 +120,12 @@ func (r *BenchmarkRunReconciler) advanceTarget(ctx context.Context, tx *transiti
 		if ok, res, err := r.checkReferences(ctx, tx, t, ts); !ok {
 			return res, err
 		}
-		if run.Spec.Interleaved() {
-			msg, err := r.interleavedFit(ctx, run)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			if msg != "" {
-				return r.failTarget(ctx, tx, t, ts, msg)
-			}
+		msg, err := tx.order.fits(ctx, tx)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if msg != "" {
+			return r.failTarget(ctx, tx, t, ts, msg)
 		}
 		// A server needs a node of its pool to itself: wait in line, without a timeout.
 		if ok, res, err := r.admitToPool(ctx, tx, t); !ok {
@@ -438,7 +412,7 @@ func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition,
 	ts.Phase = v1.TargetFailed
 	ts.Message = bounded.Head(message, bounded.Status)
 	ts.CompletionTime = &now
-	tx.setCondition(v1.ConditionFailed, metav1.ConditionTrue, v1.ReasonTargetFailed, fmt.Sprintf("target %s: %s", t.Name, message))
+	tx.SetCondition(v1.ConditionFailed, metav1.ConditionTrue, v1.ReasonTargetFailed, fmt.Sprintf("target %s: %s", t.Name, message))
 	tx.event(warning, "TargetFailed", "target %s: %s", t.Name, message)
 	return ctrl.Result{}, nil
 }
@@ -508,7 +482,11 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) (ct
 	}
 	before := run.Status.DeepCopy()
 	r.conclude(tx, "")
-	resultsJSON, err := r.writeResults(ctx, run)
+	comparison := ""
+	if run.Status.Comparison != nil {
+		comparison = r.comparisonMarkdown(ctx, run)
+	}
+	resultsJSON, err := r.resultsConfigMap().Write(ctx, run, comparison)
 	if err == nil {
 		// The rows go into the results database with the final status, in its write.
 		var doc *results.Doc
@@ -519,7 +497,7 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) (ct
 	}
 	// Nothing is concluded until the results are written...
 	run.Status = *before
-	tx.events = nil
+	tx.Drop()
 	if de := owned.AsDeleting(err); de != nil {
 		tx.progressing(v1.ReasonWaiting, "the results: "+de.Error())
 		return ctrl.Result{RequeueAfter: de.After}, nil
@@ -547,10 +525,10 @@ func (r *BenchmarkRunReconciler) conclude(tx *transition, unwritten string) {
 	took := run.Status.CompletionTime.Sub(run.Status.StartTime.Time).Round(time.Second)
 	if len(failed) == 0 && unwritten == "" {
 		run.Status.Phase = v1.RunSucceeded
-		tx.setCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonSucceeded,
+		tx.SetCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonSucceeded,
 			fmt.Sprintf("all %d targets measured in %s; results in ConfigMap %s", len(run.Spec.Targets), took, run.Status.ResultsConfigMap))
-		tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonSucceeded, "the run has finished")
-		tx.setCondition(v1.ConditionFailed, metav1.ConditionFalse, v1.ReasonSucceeded, "no target failed")
+		tx.SetCondition(v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonSucceeded, "the run has finished")
+		tx.SetCondition(v1.ConditionFailed, metav1.ConditionFalse, v1.ReasonSucceeded, "no target failed")
 		tx.event(normal, "Succeeded", "all %d targets measured in %s; results in ConfigMap %s", len(run.Spec.Targets), took, run.Status.ResultsConfigMap)
 		return
 	}
@@ -564,10 +542,10 @@ func (r *BenchmarkRunReconciler) conclude(tx *transition, unwritten string) {
 			msg = fmt.Sprintf("all %d targets measured in %s", len(run.Spec.Targets), took)
 		}
 		msg += "; the results were not written, the measurements are in the status only: " + unwritten
-		tx.setCondition(v1.ConditionFailed, metav1.ConditionTrue, v1.ReasonTargetFailed, msg)
+		tx.SetCondition(v1.ConditionFailed, metav1.ConditionTrue, v1.ReasonTargetFailed, msg)
 	}
-	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, v1.ReasonTargetFailed, msg)
-	tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonTargetFailed, "the run has finished")
+	tx.SetCondition(v1.ConditionReady, metav1.ConditionFalse, v1.ReasonTargetFailed, msg)
+	tx.SetCondition(v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonTargetFailed, "the run has finished")
 	tx.event(warning, "Failed", "%s", msg)
 }
 

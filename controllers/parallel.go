@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,10 +15,10 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 )
 
-// advanceParallel advances every target of an order Parallel run that holds a node or may take
-// one, each by one transition, in spec order: a target that ended is released (its node freed for
-// the next target or run), a target past Pending goes one phase or step on, and Pending targets
-// ask the pool queue for a node while fewer than spec.parallelism targets are active. Each
+// parallel is order Parallel: it advances every target that holds a node or may take one, each
+// by one transition, in spec order: a target that ended is released (its node freed for the next
+// target or run), a target past Pending goes one phase or step on, and Pending targets ask the
+// pool queue for a node while fewer than spec.parallelism targets are active. Each
 // target's server is alone on its node (exclusive placement keeps the run's own servers apart
 // too), so the targets measure at the same time without sharing a server node. The run finishes
 // once every target has ended and is released.
@@ -25,8 +26,10 @@ import (
 // A run takes what the pool gives: with fewer free nodes than its parallelism it starts with
 // fewer targets and starts the next one when a node frees up, waiting in the queue in the order
 // runs were created like any other; it never holds nodes idle for targets that cannot start yet.
-func (r *BenchmarkRunReconciler) advanceParallel(ctx context.Context, tx *transition) (ctrl.Result, error) {
-	run := tx.run
+type parallel struct{}
+
+func (parallel) advance(ctx context.Context, tx *transition) (ctrl.Result, error) {
+	r, run := tx.r, tx.run
 	// Every entry first: tx.target appends missing ones, which would move entries already
 	// pointed to.
 	for _, t := range run.Spec.Targets {
@@ -149,4 +152,36 @@ func soonest(results []ctrl.Result) ctrl.Result {
 		}
 	}
 	return out
+}
+
+func (parallel) fits(context.Context, *transition) (string, error) { return "", nil }
+
+// sharesNode: each target's server is alone on its node.
+func (parallel) sharesNode() bool { return false }
+
+func (parallel) startsNextEarly() bool { return true }
+
+// queueTargets are every target that has not finished and is past Pending, and of the Pending
+// ones as many as the run's parallelism leaves room for.
+func (parallel) queueTargets(run *v1.BenchmarkRun) []queued {
+	var active, pending []queued
+	for i := range run.Spec.Targets {
+		t := &run.Spec.Targets[i]
+		ts := targetStatus(run, t.Name)
+		switch {
+		case ts != nil && ts.Phase.Finished():
+		case ts == nil || ts.Phase == v1.TargetPending || ts.Phase == "":
+			pending = append(pending, queued{t, ts})
+		default:
+			active = append(active, queued{t, ts})
+		}
+	}
+	room := max(0, run.Spec.ParallelismOrDefault()-len(active))
+	return append(active, pending[:min(room, len(pending))]...)
+}
+
+// pendingSince: a target waits from the start or from when any other target ended, whichever
+// came last.
+func (parallel) pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
+	return pendingSince(run, t, true)
 }

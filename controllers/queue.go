@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -21,22 +20,9 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
+	"github.com/mysqlbench/mysqlbench-operator/internal/pool"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
-
-// queueRecheck is how often a queued run near the head of its pool's queue looks at the pool
-// again: a freed node wakes the runs next in line (queuedRuns), and the recheck catches what
-// wakes no one (a node added or made Ready, a wake-up lost to an error) and refreshes the
-// position a run's status shows. Runs further back recheck less often (recheckAfter).
-const queueRecheck = 10 * time.Second
-
-// recheckAfter is when a target queued behind ahead waiters recheck its pool of capacity nodes:
-// queueRecheck for one within a pool's worth of the head, one more queueRecheck for each further
-// pool's worth, at most 6: every queued run's recheck reads every run, and a run that many
-// nodes' turns away cannot start sooner anyway (its position is up to a minute old then).
-func recheckAfter(ahead, capacity int) time.Duration {
-	return queueRecheck * time.Duration(min(1+ahead/max(capacity, 1), 6))
-}
 
 // nodeReleased passes the run events that can free a node of a pool: a run deleted, or its
 // current target leaving the phases that hold a server.
@@ -64,29 +50,29 @@ func heldServers(run *v1.BenchmarkRun) int {
 }
 
 // queuedRuns are the runs to wake when obj, a run, lets go of a node of its database pool: the
-// first ones in that pool's queue, as many waiting targets as the pool has free nodes now (a
-// waiter starts while the holders and the waiters before it are fewer than the nodes). Waking
-// every queued run instead made each release cost a decision per queued run, each reading every
-// run: quadratic in the runs. The runs further back could not start yet; their recheck
-// (queueRecheck) refreshes their position.
+// first ones in that pool's queue, as many waiting targets as the pool has free nodes now
+// (pool.Wake).
 func (r *BenchmarkRunReconciler) queuedRuns(ctx context.Context, obj client.Object) []reconcile.Request {
 	run, ok := obj.(*v1.BenchmarkRun)
 	if !ok {
 		return nil
 	}
 	selector := specs.DatabasePlacement(run).NodeSelector
-	pool := poolName(selector)
-	capacity, _, err := r.poolCapacity(ctx, selector)
+	snap := pool.Snapshot{Name: pool.Name(selector)}
+	var err error
+	if snap.Capacity, _, err = r.poolCapacity(ctx, selector); err == nil {
+		snap.Holders, snap.Waiting, err = r.poolUsers(ctx, snap.Name, nil)
+	}
 	if err != nil {
-		logf.FromContext(ctx).Error(err, "cannot wake the runs queued for a node pool; they recheck on their own", "pool", pool)
+		logf.FromContext(ctx).Error(err, "cannot wake the runs queued for a node pool; they recheck on their own", "pool", snap.Name)
 		return nil
 	}
-	holders, waiting, err := r.poolUsers(ctx, pool, nil)
-	if err != nil {
-		logf.FromContext(ctx).Error(err, "cannot wake the runs queued for a node pool; they recheck on their own", "pool", pool)
-		return nil
+	var reqs []reconcile.Request
+	for _, key := range pool.Wake(snap) {
+		ns, name, _ := strings.Cut(key, "/")
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}})
 	}
-	return nextInLine(capacity-len(holders), waiting)
+	return reqs
 }
 
 // serverPodGone passes the deletion of a server pod the operator made.
@@ -115,56 +101,25 @@ func (r *BenchmarkRunReconciler) queuedRunsOfServerPod(ctx context.Context, obj 
 	return nil
 }
 
-// nextInLine are the runs of the first free waiting targets (in queue order), each once: those
-// that may take a node when free nodes are.
-func nextInLine(free int, waiting []poolUser) []reconcile.Request {
-	free = min(max(free, 0), len(waiting))
-	var reqs []reconcile.Request
-	woken := map[string]bool{}
-	for _, w := range waiting[:free] {
-		if woken[w.key] {
-			continue
-		}
-		woken[w.key] = true
-		ns, name, _ := strings.Cut(w.key, "/")
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}})
-	}
-	return reqs
-}
-
 // poolCapacity counts the nodes with the pool's labels (matched) and those of them that can take
 // a server now (Ready and schedulable).
 func (r *BenchmarkRunReconciler) poolCapacity(ctx context.Context, selector map[string]string) (capacity, matched int, err error) {
 	nodes := &corev1.NodeList{}
 	if err := r.List(ctx, nodes, client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(selector)}, client.UnsafeDisableDeepCopy); err != nil {
-		return 0, 0, fmt.Errorf("list nodes of pool %s: %w", poolName(selector), err)
+		return 0, 0, fmt.Errorf("list nodes of pool %s: %w", pool.Name(selector), err)
 	}
 	for i := range nodes.Items {
-		if nodeUsable(&nodes.Items[i]) {
+		if pool.Usable(&nodes.Items[i]) {
 			capacity++
 		}
 	}
 	return capacity, len(nodes.Items), nil
 }
 
-// poolUser is a run that holds or waits for a node of a database pool.
-type poolUser struct {
-	key     string // namespace/name
-	target  string
-	started time.Time
-	why     string // for holders: what holds the node
-	// exclusive: the run's servers must be alone on their nodes.
-	exclusive bool
-}
-
-// admitToPool decides whether the run's next target may start its server now. Servers that must
-// be alone on their nodes (exclusive database placement, the default) are queued per node pool:
-// a target starts only while the pool has a node that no server holds and no run created
-// earlier is waiting for. Runs wait in the order they were created (to the second, then by namespace
-// and name) across namespaces, and a queued run never fails for waiting: its condition says
-// Queued, its position and who holds the pool. A pool with no Ready, schedulable node is not
-// waited for in Provisioning: the target stays Pending, says what is missing, and fails when
-// nothing changes (noPoolNodes).
+// admitToPool decides, through the pool queue (internal/pool), whether the run's next target
+// may start its server now; a target whose engine holds no node takes no turn. A pool with no
+// Ready, schedulable node is not waited for in Provisioning: the target stays Pending, says what
+// is missing, and fails when nothing changes.
 func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition, t v1.Target) (bool, ctrl.Result, error) {
 	run := tx.run
 	if !engine.FactsOf(t.Engine).HoldsNode {
@@ -174,135 +129,47 @@ func (r *BenchmarkRunReconciler) admitToPool(ctx context.Context, tx *transition
 	// mysqlbench_queue_decision_seconds.
 	start := time.Now()
 	selector := specs.DatabasePlacement(run).NodeSelector
-	pool := poolName(selector)
-	capacity, matched, err := r.poolCapacity(ctx, selector)
-	if err != nil {
+	snap := pool.Snapshot{Name: pool.Name(selector)}
+	var err error
+	if snap.Capacity, snap.Matched, err = r.poolCapacity(ctx, selector); err != nil {
 		return false, ctrl.Result{}, err
 	}
-	if capacity == 0 {
-		return r.noPoolNodes(tx, t, selector, matched)
-	}
-	if !run.Spec.Placement.Database.IsExclusive() {
-		return true, ctrl.Result{}, nil
-	}
-	holders, waiting, err := r.poolUsers(ctx, pool, run)
-	if err != nil {
-		return false, ctrl.Result{}, err
-	}
-	self := run.Namespace + "/" + run.Name
-	if run.Spec.Interleaved() {
-		// An interleaved run's servers share the node its first server took.
-		for _, h := range holders {
-			if h.key == self {
-				metrics.ObserveQueueDecision(metrics.QueueAdmitted, time.Since(start))
-				return true, ctrl.Result{}, nil
-			}
+	q := pool.Request{Run: run.Namespace + "/" + run.Name, Target: t.Name, Exclusive: run.Spec.Placement.Database.IsExclusive(),
+		SharesNode: tx.order.sharesNode(), Cleanup: string(run.Spec.Cleanup), Since: tx.order.pendingSince(run, t), Now: r.clock.Now(),
+		SchedulingGrace: r.schedulingGrace, ReadyTimeout: r.readyTimeout}
+	for _, ts := range run.Status.Targets {
+		if keptByPolicy(run, ts.Name) {
+			q.Kept = append(q.Kept, ts.Name)
 		}
 	}
-	own := 0
-	for _, h := range holders {
-		if h.key == self && keptByPolicy(run, h.target) {
-			own++
+	if snap.Capacity > 0 && q.Exclusive {
+		// Only a server that must be alone on a node of a pool with nodes waits in line.
+		if snap.Holders, snap.Waiting, err = r.poolUsers(ctx, snap.Name, run); err != nil {
+			return false, ctrl.Result{}, err
 		}
 	}
-	if own >= capacity {
-		// Only deleting the run frees its kept servers: waiting would never end.
-		return false, ctrl.Result{}, &engine.ConfigError{Message: fmt.Sprintf("target %s needs a node of the database pool %s, "+
-			"but this run's own earlier servers, kept by its cleanup policy %q, hold all %d of its Ready node(s): "+
-			"set cleanup: Always, or add nodes to the pool", t.Name, pool, run.Spec.Cleanup, capacity)}
-	}
-	var ahead []poolUser
-	for _, w := range waiting {
-		if w.key == self && w.target == t.Name {
-			break
-		}
-		ahead = append(ahead, w)
-	}
-	if len(holders)+len(ahead) < capacity {
+	d := pool.Decide(snap, q)
+	switch d.Verdict {
+	case pool.Admitted:
 		metrics.ObserveQueueDecision(metrics.QueueAdmitted, time.Since(start))
-		return true, ctrl.Result{}, nil
+	case pool.Queued:
+		tx.progressing(v1.ReasonQueued, d.Message)
+		metrics.ObserveQueueDecision(metrics.QueueQueued, time.Since(start))
+	case pool.NoNodes:
+		tx.stalled(v1.ReasonNoPoolNodes, d.Message)
+	case pool.Refused:
+		return false, ctrl.Result{}, &engine.ConfigError{Message: d.Message}
 	}
-	tx.progressing(v1.ReasonQueued, queuedMessage(t, pool, capacity, holders, ahead))
-	metrics.ObserveQueueDecision(metrics.QueueQueued, time.Since(start))
-	return false, ctrl.Result{RequeueAfter: recheckAfter(len(ahead), capacity)}, nil
-}
-
-// queuedMessage says where a queued target stands and what is before it: the runs whose servers
-// hold the pool's nodes and the runs created earlier that wait for one, the first few of each
-// named (a pool of a hundred nodes would otherwise put a hundred holders in every queued run's
-// status, rewritten as they change). With no server up the pool is held by the earlier waiters
-// alone (one that has not taken its turn yet, or waits for something else first), and those are
-// named instead.
-func queuedMessage(t v1.Target, pool string, capacity int, holders, ahead []poolUser) string {
-	const named = 5
-	msg := fmt.Sprintf("target %s is queued for the database node pool %s (%d Ready node(s)): position %d",
-		t.Name, pool, capacity, len(ahead)+1)
-	if len(holders) > 0 {
-		held := make([]string, 0, min(len(holders), named))
-		for _, h := range holders[:min(len(holders), named)] {
-			held = append(held, h.why)
-		}
-		msg += "; held by " + strings.Join(held, ", ")
-		if len(holders) > named {
-			msg += fmt.Sprintf(" and %d more", len(holders)-named)
-		}
-	} else {
-		msg += "; no server holds it yet"
-	}
-	if len(ahead) > 0 {
-		before := make([]string, 0, min(len(ahead), named))
-		for _, w := range ahead[:min(len(ahead), named)] {
-			before = append(before, fmt.Sprintf("%s (target %s)", w.key, w.target))
-		}
-		list := strings.Join(before, ", ")
-		if len(ahead) > named {
-			list += fmt.Sprintf(" and %d more", len(ahead)-named)
-		}
-		msg += fmt.Sprintf("; %d run(s) created earlier wait before it: %s", len(ahead), list)
-	}
-	return msg
-}
-
-// noPoolNodes holds back a target whose database pool has no Ready, schedulable node: nothing is
-// provisioned that could not be scheduled (a server pod that stays Pending while its run says
-// Provisioning). The run says what is missing and the target waits, from when it became the
-// current target: up to the scheduling grace when no node has the pool's labels at all (a typo
-// in the selector, nodes never labelled), up to the server ready timeout when the pool's nodes
-// exist but are NotReady or cordoned (a reboot, a drain); then it fails with the same words.
-func (r *BenchmarkRunReconciler) noPoolNodes(tx *transition, t v1.Target, selector map[string]string, matched int) (bool, ctrl.Result, error) {
-	pool := poolName(selector)
-	desc := "of the database pool " + pool
-	if pool == "" {
-		desc = "(placement.database.nodeSelector is empty: any node)"
-	}
-	var msg string
-	limit := r.readyTimeout
-	if matched == 0 {
-		limit = r.schedulingGrace
-		msg = fmt.Sprintf("target %s needs a node %s, and no node has those labels: label the nodes meant for benchmark "+
-			"servers (kubectl label node <node> %s), or set placement.database.nodeSelector to labels your nodes have",
-			t.Name, desc, strings.ReplaceAll(pool, ",", " "))
-	} else {
-		msg = fmt.Sprintf("target %s needs a node %s, and none of the %d node(s) with its labels is Ready and schedulable: "+
-			"bring one back (kubectl get nodes shows NotReady or SchedulingDisabled) or add one", t.Name, desc, matched)
-	}
-	since := pendingSince(tx.run, t)
-	waited := r.clock.Since(since)
-	if waited >= limit {
-		return false, ctrl.Result{}, &engine.ConfigError{Message: fmt.Sprintf("%s (waited %s)", msg, limit)}
-	}
-	tx.stalled(v1.ReasonNoPoolNodes, fmt.Sprintf("%s; nothing is provisioned meanwhile, and the target fails if no node is there by %s",
-		msg, since.Add(limit).UTC().Format(time.RFC3339)))
-	return false, ctrl.Result{RequeueAfter: min(queueRecheck, limit-waited)}, nil
+	return d.Start(), ctrl.Result{RequeueAfter: d.RecheckAfter}, nil
 }
 
 // pendingSince is when target t became one the run works on: when the target before it ended
-// (targets run one at a time, in spec order), or when the run started. With order Parallel, a
-// target waits from the start or from when any other target ended, whichever came last.
-func pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
+// (targets run one at a time, in spec order), or when the run started. Targets that run
+// concurrently wait from the start or from when any other target ended, whichever came last.
+func pendingSince(run *v1.BenchmarkRun, t v1.Target, concurrent bool) time.Time {
 	since := run.Status.StartTime.Time
 	for _, st := range run.Spec.Targets {
-		if st.Name == t.Name && !run.Spec.Parallel() {
+		if st.Name == t.Name && !concurrent {
 			break
 		}
 		for _, ts := range run.Status.Targets {
@@ -324,7 +191,7 @@ func pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
 // exists controls it (the owner reference's UID is that run's), it is that run's server for the
 // target it is labelled with (its name derived from both), and the run's status says that target
 // holds its server; see runServer.
-func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, self *v1.BenchmarkRun) (holders, waiting []poolUser, err error) {
+func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, poolName string, self *v1.BenchmarkRun) (holders, waiting []pool.User, err error) {
 	runs := &v1.BenchmarkRunList{}
 	if err := r.List(ctx, runs, client.UnsafeDisableDeepCopy); err != nil { // read only: no copy of every run
 		return nil, nil, fmt.Errorf("list runs: %w", err)
@@ -336,7 +203,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 	if self != nil {
 		byKey[client.ObjectKeyFromObject(self)] = self // the newest status
 	}
-	held := map[string]poolUser{}
+	held := map[string]pool.User{}
 	stss := &appsv1.StatefulSetList{}
 	if err := r.List(ctx, stss, client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy}); err != nil {
 		return nil, nil, fmt.Errorf("list server statefulsets: %w", err)
@@ -344,7 +211,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 	for i := range stss.Items {
 		sts := &stss.Items[i]
 		if sts.Spec.Template.Labels[specs.LabelComponent] != specs.ComponentServer ||
-			poolName(sts.Spec.Template.Spec.NodeSelector) != pool || !sts.DeletionTimestamp.IsZero() {
+			pool.Name(sts.Spec.Template.Spec.NodeSelector) != poolName || !sts.DeletionTimestamp.IsZero() {
 			continue
 		}
 		owner, target := runServer(sts, byKey)
@@ -352,10 +219,10 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 			continue
 		}
 		key := owner.Namespace + "/" + owner.Name
-		held[key+"#"+target] = poolUser{key: key, target: target, exclusive: owner.Spec.Placement.Database.IsExclusive(),
-			why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, target, sts.Name)}
+		held[key+"#"+target] = pool.User{Run: key, Target: target, Exclusive: owner.Spec.Placement.Database.IsExclusive(),
+			Why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, target, sts.Name)}
 	}
-	if err := r.lingeringServers(ctx, pool, byKey, held); err != nil {
+	if err := r.lingeringServers(ctx, poolName, byKey, held); err != nil {
 		return nil, nil, err
 	}
 	for i := range runs.Items {
@@ -368,21 +235,21 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 		// reconciled in no particular order, and the first one reconciled must not take a node
 		// before runs created earlier.
 		if other.Status.Phase.Finished() || !other.DeletionTimestamp.IsZero() ||
-			!other.Spec.Placement.Database.IsExclusive() || poolName(specs.DatabasePlacement(other).NodeSelector) != pool {
+			!other.Spec.Placement.Database.IsExclusive() || pool.Name(specs.DatabasePlacement(other).NodeSelector) != poolName {
 			continue
 		}
 		key := other.Namespace + "/" + other.Name
-		for _, q := range queueTargets(other) {
+		for _, q := range orderOf(other.Spec).queueTargets(other) {
 			if !engine.FactsOf(q.target.Engine).HoldsNode {
 				continue
 			}
-			user := poolUser{key: key, target: q.target.Name, started: other.CreationTimestamp.Time, exclusive: true}
+			user := pool.User{Run: key, Target: q.target.Name, Created: other.CreationTimestamp.Time, Exclusive: true}
 			if q.status == nil || q.status.Phase == v1.TargetPending || q.status.Phase == "" {
 				waiting = append(waiting, user)
 				continue
 			}
 			if _, ok := held[key+"#"+q.target.Name]; !ok {
-				user.why = fmt.Sprintf("%s (target %s, %s)", key, q.target.Name, strings.ToLower(string(q.status.Phase)))
+				user.Why = fmt.Sprintf("%s (target %s, %s)", key, q.target.Name, strings.ToLower(string(q.status.Phase)))
 				held[key+"#"+q.target.Name] = user
 			}
 		}
@@ -390,13 +257,7 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 	for _, h := range held {
 		holders = append(holders, h)
 	}
-	sort.Slice(holders, func(i, j int) bool { return holders[i].why < holders[j].why })
-	sort.SliceStable(waiting, func(i, j int) bool {
-		if !waiting[i].started.Equal(waiting[j].started) {
-			return waiting[i].started.Before(waiting[j].started)
-		}
-		return waiting[i].key < waiting[j].key
-	})
+	pool.Order(holders, waiting)
 	return holders, waiting, nil
 }
 
@@ -408,8 +269,8 @@ func (r *BenchmarkRunReconciler) poolUsers(ctx context.Context, pool string, sel
 // the server of a run that exists, in this pool, whose status says the target released it, and
 // whose controller carries the name that run gives that target's StatefulSet. (A deleted run's
 // pods are not counted: nothing vouches for them.)
-func (r *BenchmarkRunReconciler) lingeringServers(ctx context.Context, pool string, runs map[client.ObjectKey]*v1.BenchmarkRun,
-	held map[string]poolUser) error {
+func (r *BenchmarkRunReconciler) lingeringServers(ctx context.Context, poolName string, runs map[client.ObjectKey]*v1.BenchmarkRun,
+	held map[string]pool.User) error {
 	pods := &corev1.PodList{}
 	if err := r.List(ctx, pods, client.MatchingLabels{specs.LabelManagedBy: specs.ManagedBy, specs.LabelComponent: specs.ComponentServer},
 		client.UnsafeDisableDeepCopy); err != nil {
@@ -429,7 +290,7 @@ func (r *BenchmarkRunReconciler) lingeringServers(ctx context.Context, pool stri
 		}
 		run := byLabel[client.ObjectKey{Namespace: p.Namespace, Name: p.Labels[specs.LabelRun]}]
 		target := p.Labels[specs.LabelTarget]
-		if run == nil || !run.DeletionTimestamp.IsZero() || poolName(specs.DatabasePlacement(run).NodeSelector) != pool {
+		if run == nil || !run.DeletionTimestamp.IsZero() || pool.Name(specs.DatabasePlacement(run).NodeSelector) != poolName {
 			continue
 		}
 		ref := metav1.GetControllerOfNoCopy(p)
@@ -444,8 +305,8 @@ func (r *BenchmarkRunReconciler) lingeringServers(ctx context.Context, pool stri
 		if _, ok := held[key+"#"+target]; ok || !released {
 			continue
 		}
-		held[key+"#"+target] = poolUser{key: key, target: target, exclusive: run.Spec.Placement.Database.IsExclusive(),
-			why: fmt.Sprintf("%s (target %s, its released server pod %s still on node %s)", key, target, p.Name, p.Spec.NodeName)}
+		held[key+"#"+target] = pool.User{Run: key, Target: target, Exclusive: run.Spec.Placement.Database.IsExclusive(),
+			Why: fmt.Sprintf("%s (target %s, its released server pod %s still on node %s)", key, target, p.Name, p.Spec.NodeName)}
 	}
 	return nil
 }
@@ -458,15 +319,15 @@ func (r *BenchmarkRunReconciler) poolPeers(ctx context.Context, run *v1.Benchmar
 	if !engine.FactsOf(t.Engine).HoldsNode {
 		return nil, nil
 	}
-	holders, _, err := r.poolUsers(ctx, poolName(specs.DatabasePlacement(run).NodeSelector), run)
+	holders, _, err := r.poolUsers(ctx, pool.Name(specs.DatabasePlacement(run).NodeSelector), run)
 	if err != nil {
 		return nil, err
 	}
 	var peers []specs.Peer
 	for _, h := range holders {
-		ns, name, _ := strings.Cut(h.key, "/")
+		ns, name, _ := strings.Cut(h.Run, "/")
 		if ns != run.Namespace {
-			peers = append(peers, specs.Peer{Namespace: ns, Run: name, Exclusive: h.exclusive})
+			peers = append(peers, specs.Peer{Namespace: ns, Run: name, Exclusive: h.Exclusive})
 		}
 	}
 	return peers, nil
@@ -517,32 +378,14 @@ type queued struct {
 	status *v1.TargetStatus
 }
 
-// queueTargets are a run's targets that hold a node of its pool or wait for one now, in spec
-// order: for order Parallel every target that has not finished and is past Pending, and of the
-// Pending ones as many as its parallelism leaves room for; for the other orders the first target
-// that has not finished (currentTarget).
-func queueTargets(run *v1.BenchmarkRun) []queued {
-	if !run.Spec.Parallel() {
-		t, ts := currentTarget(run)
-		if t == nil {
-			return nil
-		}
-		return []queued{{t, ts}}
+// currentQueued is the queue's target of a run whose targets take turns: the first that has not
+// finished (currentTarget), if any.
+func currentQueued(run *v1.BenchmarkRun) []queued {
+	t, ts := currentTarget(run)
+	if t == nil {
+		return nil
 	}
-	var active, pending []queued
-	for i := range run.Spec.Targets {
-		t := &run.Spec.Targets[i]
-		ts := targetStatus(run, t.Name)
-		switch {
-		case ts != nil && ts.Phase.Finished():
-		case ts == nil || ts.Phase == v1.TargetPending || ts.Phase == "":
-			pending = append(pending, queued{t, ts})
-		default:
-			active = append(active, queued{t, ts})
-		}
-	}
-	room := max(0, run.Spec.ParallelismOrDefault()-len(active))
-	return append(active, pending[:min(room, len(pending))]...)
+	return []queued{{t, ts}}
 }
 
 // targetStatus is the status of the run's target name, nil when it has none yet.
@@ -571,29 +414,6 @@ func currentTarget(run *v1.BenchmarkRun) (*v1.Target, *v1.TargetStatus) {
 		}
 	}
 	return nil, nil
-}
-
-// poolName is a node selector in a stable, readable form ("mysqlbench.io/pool=database").
-func poolName(selector map[string]string) string {
-	parts := make([]string, 0, len(selector))
-	for k, v := range selector {
-		parts = append(parts, k+"="+v)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}
-
-// nodeUsable says whether a node can take a server: Ready and not cordoned.
-func nodeUsable(n *corev1.Node) bool {
-	if n.Spec.Unschedulable {
-		return false
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // keptByPolicy says whether the run's cleanup policy keeps the server of its finished target:

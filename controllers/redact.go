@@ -43,13 +43,10 @@ func (r *BenchmarkRunReconciler) redactFailure(ctx context.Context, run *v1.Benc
 // step's log that cannot be parsed, a pod's message), and anyone who may list Events in the
 // namespace reads them. The credentials are read only when there is an Event to record.
 func (tx *transition) redactEvents(ctx context.Context) {
-	if len(tx.events) == 0 {
+	if !tx.Queued() {
 		return
 	}
-	hide := tx.r.eventRedactor(ctx, tx.run)
-	for i := range tx.events {
-		tx.events[i].message = hide(tx.events[i].message)
-	}
+	tx.Rewrite(tx.r.eventRedactor(ctx, tx.run))
 }
 
 // eventRedactor returns what makes an Event message of run fit to show: the credentials of every

@@ -22,6 +22,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -195,7 +196,7 @@ func TestStaleCacheDoesNotRedoATransition(t *testing.T) {
 	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
 		Client: c, APIReader: k8s, Scheme: testenv.Scheme, Recorder: record.NewFakeRecorder(100),
 		Engines: engine.All(engineClient, k8s, testenv.Scheme), Logs: &fakeLogs{}, Clock: clock.RealClock{},
-		AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: k8s},
+		AdmissionPolicy: &admission.Check{Reader: k8s},
 	}, controllers.RunOptions{ServerReadyTimeout: time.Minute, SchedulingGrace: time.Minute})
 	if err != nil {
 		t.Fatal(err)

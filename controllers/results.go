@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -32,6 +31,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/steplog"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
@@ -54,6 +54,11 @@ func (r *BenchmarkRunReconciler) objects() owned.Objects {
 	return owned.Objects{Client: r.kubeClient, Reader: r.apiReader(), Scheme: r.scheme}
 }
 
+// resultsConfigMap writes and reads the run's results ConfigMap.
+func (r *BenchmarkRunReconciler) resultsConfigMap() sink.ConfigMap {
+	return sink.ConfigMap{Objects: r.objects()}
+}
+
 // ensureRunObjects creates the ConfigMaps every target uses, or confirms that the run controls
 // them: the Lua reporter every sysbench Job executes (with the database's credentials at hand),
 // and the results ConfigMap the steps are stored in. An object of someone else
@@ -64,7 +69,7 @@ func (r *BenchmarkRunReconciler) ensureRunObjects(ctx context.Context, run *v1.B
 	// Nobody changes the script once it is created, the operator included: what a Job mounts is
 	// what the operator wrote (reporterCheck verifies it all the same).
 	reporter.Immutable = ptr.To(true)
-	for _, obj := range []client.Object{reporter, resultsConfigMap(run)} {
+	for _, obj := range []client.Object{reporter, sink.Empty(run)} {
 		if _, _, err := owned.Ensure(ctx, r.objects(), run, obj); err != nil {
 			if engine.IsPermanentAPIError(err) {
 				return engine.Rejected(obj, err)
@@ -99,14 +104,6 @@ func (r *BenchmarkRunReconciler) reporterCheck(ctx context.Context, run *v1.Benc
 			"targets) and find out who changed it", key.Namespace, key.Name)}
 	}
 	return nil
-}
-
-// resultsConfigMap is an empty results ConfigMap of the run.
-func resultsConfigMap(run *v1.BenchmarkRun) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: specs.ResultsConfigMapName(run), Namespace: run.Namespace, Labels: specs.RunLabels(run)},
-		Data:       map[string]string{},
-	}
 }
 
 // seriesBatch is how many finished ladder steps wait, their Jobs and pods kept, before their
@@ -210,12 +207,9 @@ func (r *BenchmarkRunReconciler) releaseJobs(ctx context.Context, tx *transition
 			t.Name, len(noServer), joinThreads(noServer), noServerWhy)
 	}
 	if len(series) > 0 {
-		var full []string // server keys left out: the ConfigMap would pass its budget
-		if err := r.updateResults(ctx, run, func(data map[string]string) bool {
-			var changed bool
-			changed, full = mergeBatch(data, series, report.MaxConfigMapBytes)
-			return changed
-		}); err != nil {
+		// The server keys left out: the ConfigMap would pass its budget.
+		full, err := r.resultsConfigMap().StoreBatch(ctx, run, series)
+		if err != nil {
 			return err
 		}
 		if len(full) > 0 {
@@ -368,105 +362,6 @@ func (r *BenchmarkRunReconciler) stepCPU(ctx context.Context, run *v1.BenchmarkR
 func unixTime(s float64) time.Time {
 	sec, frac := math.Modf(s)
 	return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3)
-}
-
-// writeResults renders results.json, results.csv, report.md (and comparison.md for a compared
-// run) from the status and the stored series, and replaces the results ConfigMap's data with
-// them in one write. The run's outcome is already in the status (conclude), so a repeated call
-// after a write that succeeded finds results.json and leaves the ConfigMap alone.
-//
-// It returns the results.json the ConfigMap holds (for the results database).
-func (r *BenchmarkRunReconciler) writeResults(ctx context.Context, run *v1.BenchmarkRun) (string, error) {
-	var renderErr error
-	comparison := ""
-	if run.Status.Comparison != nil {
-		comparison = r.comparisonMarkdown(ctx, run)
-	}
-	resultsJSON := ""
-	err := r.updateResults(ctx, run, func(data map[string]string) bool {
-		if done, ok := data[report.KeyResultsJSON]; ok {
-			resultsJSON = done
-			return false
-		}
-		rendered, err := report.Render(run, data)
-		if err != nil {
-			renderErr = err
-			return false
-		}
-		clear(data)
-		for k, v := range rendered {
-			data[k] = v
-		}
-		if comparison != "" {
-			data[ComparisonKey] = comparison
-		}
-		resultsJSON = data[report.KeyResultsJSON]
-		return true
-	})
-	if renderErr != nil {
-		return "", fmt.Errorf("render results: %w", renderErr)
-	}
-	return resultsJSON, err
-}
-
-// updateResults applies edit to the results ConfigMap as the API server has it (the cache keeps
-// no ConfigMap data), creating the ConfigMap (controlled by the run) when missing; edit says
-// whether it changed anything. A ConfigMap under its name that the run does not control is
-// never written: the error is owned's.
-func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, run *v1.BenchmarkRun, edit func(map[string]string) bool) error {
-	cm := &corev1.ConfigMap{}
-	err := owned.Read(ctx, r.objects(), run, client.ObjectKey{Namespace: run.Namespace, Name: specs.ResultsConfigMapName(run)}, cm)
-	if apierrors.IsNotFound(err) {
-		fresh := resultsConfigMap(run)
-		edit(fresh.Data)
-		existing, created, err := owned.Ensure(ctx, r.objects(), run, fresh)
-		if err != nil || created {
-			return err
-		}
-		cm = existing // created meanwhile: read by Ensure from the API server
-	} else if err != nil {
-		return err
-	}
-	if cm.Data == nil {
-		cm.Data = map[string]string{}
-	}
-	if !edit(cm.Data) {
-		return nil
-	}
-	if err := r.Update(ctx, cm); err != nil {
-		return fmt.Errorf("update results configmap: %w", err)
-	}
-	return nil
-}
-
-// mergeBatch puts a batch's stored keys into the results ConfigMap's data and says whether that
-// changed it, and which server-counter keys it left out. The series go in whatever their size:
-// their budget (report.SeriesBudget) makes them fit. The server counters are not budgeted for the
-// worst case (a long ladder's do not fit beside the series at all): a key that would take the
-// data past limit (the budget Render keeps to) is left out, so that the API server never refuses
-// the update (1 MiB) and stalls the run.
-func mergeBatch(data, batch map[string]string, limit int) (changed bool, left []string) {
-	size := 0
-	for k, v := range data {
-		size += len(k) + len(v)
-	}
-	for _, k := range slices.Sorted(maps.Keys(batch)) {
-		v := batch[k]
-		old, had := data[k]
-		if had && old == v {
-			continue
-		}
-		grow := len(v) - len(old)
-		if !had {
-			grow += len(k)
-		}
-		if report.IsServerKey(k) && size+grow > limit {
-			left = append(left, k)
-			continue
-		}
-		data[k], changed, size = v, true, size+grow
-	}
-	return changed, left
 }
 
 // joinThreads lists thread counts as "1, 2, 4".

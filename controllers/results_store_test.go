@@ -25,6 +25,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/resultsdb"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testmariadb"
 )
@@ -250,7 +251,7 @@ func TestResultsDatabaseMisconfigured(t *testing.T) {
 func TestResultsRefusedRunFailsOnlyItself(t *testing.T) {
 	ns := newNamespace(t)
 	srv, secret, db := resultsDatabase(t, ns)
-	d := &controllers.ResultsDatabase{Secret: secret, Reader: k8s, Clock: clock.RealClock{}}
+	d := &sink.Database{Secret: secret, Reader: k8s, Clock: clock.RealClock{}}
 	ctx := context.Background()
 	finished := func(name, uid string) *v1.BenchmarkRun {
 		run := baseRun(ns, name, 1)
@@ -283,7 +284,7 @@ func TestResultsRefusedRunFailsOnlyItself(t *testing.T) {
 	// words that name the database and the cause, not a run.
 	srv.Stop()
 	_, err = d.Write(ctx, finished("during-outage", "00000000-0000-4000-8000-00000000d0e1"), nil)
-	var unreachable *controllers.UnreachableError
+	var unreachable *sink.UnreachableError
 	if !errors.As(err, &unreachable) {
 		t.Fatalf("a write while the database is down: %v, want an UnreachableError", err)
 	}

@@ -19,9 +19,6 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 )
 
-// ComparisonKey is the results ConfigMap key of a run's comparison with its baseline.
-const ComparisonKey = "comparison.md"
-
 // A scheduled run's comparison with its baseline is the run's own data: this controller writes
 // it (status.comparison, the Regressed condition and comparison.md) with the rest of the run's
 // results, and the BenchmarkSchedule controller only reads it (its status, history and the next
@@ -59,7 +56,7 @@ func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *tr
 		p := sched.Spec.Regression
 		run.Status.Comparison = &v1.Comparison{Run: run.Name, Verdict: v1.VerdictNoBaseline, Message: "baseline refused: " + why,
 			QPSDropPercent: p.QPSDropPercentOrDefault(), P95RisePercent: p.P95RisePercentOrDefault(), Alpha: p.AlphaOrDefault()}
-		tx.setCondition(v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonBaselineRefused, run.Status.Comparison.Message)
+		tx.SetCondition(v1.ConditionRegressed, metav1.ConditionFalse, v1.ReasonBaselineRefused, run.Status.Comparison.Message)
 		tx.event(warning, v1.ReasonBaselineRefused, "%s", run.Status.Comparison.Message)
 		logf.FromContext(ctx).Info("baseline refused", "schedule", sched.Name, "baseline", baseline.Name)
 		return nil
@@ -90,7 +87,7 @@ func (r *BenchmarkRunReconciler) compareWithBaseline(ctx context.Context, tx *tr
 	case summary.Verdict == v1.VerdictRegressed:
 		kind = warning
 	}
-	tx.setCondition(v1.ConditionRegressed, status, reason, message)
+	tx.SetCondition(v1.ConditionRegressed, status, reason, message)
 	tx.event(kind, reason, "%s", message)
 	logf.FromContext(ctx).Info("compared run with its baseline", "schedule", sched.Name, "baseline", summary.Baseline,
 		"verdict", summary.Verdict, "regressedCells", summary.RegressedCells, "comparedCells", summary.ComparedCells)
@@ -117,7 +114,7 @@ func (r *BenchmarkRunReconciler) settleConfirmation(ctx context.Context, run *v1
 	status, reason := confirmedCondition(conf.State)
 	tx := newTransition(r, run)
 	message := fmt.Sprintf("%s (BenchmarkSchedule %s, confirmation %s)", conf.Message, sched.Name, conf.State)
-	tx.setCondition(v1.ConditionRegressed, status, reason, message)
+	tx.SetCondition(v1.ConditionRegressed, status, reason, message)
 	kind := normal
 	if status == metav1.ConditionTrue {
 		kind = warning
@@ -125,7 +122,7 @@ func (r *BenchmarkRunReconciler) settleConfirmation(ctx context.Context, run *v1
 	tx.event(kind, reason, "%s", message)
 	if r.results != nil {
 		// The database's copy of the run changes with it, in the same status write.
-		doc, err := r.resultsDoc(ctx, run)
+		doc, err := r.resultsConfigMap().Doc(ctx, run)
 		if err != nil {
 			return err
 		}

@@ -36,6 +36,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	opmetrics "github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -320,7 +321,7 @@ func startScaleOperator(b *testing.B, ns string, counter *requestCounter) (conte
 		Engines:         engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
 		Logs:            &fakeLogs{log: withServerSnapshots(b, captured(b, "run_point_select_t4.txt"))},
 		Clock:           clock.RealClock{},
-		AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: mgr.GetAPIReader()},
+		AdmissionPolicy: &admission.Check{Reader: mgr.GetAPIReader()},
 	}, controllers.RunOptions{SysbenchImage: "sysbench:test"})
 	if err != nil {
 		b.Fatal(err)

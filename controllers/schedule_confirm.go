@@ -436,7 +436,7 @@ func (r *BenchmarkScheduleReconciler) confirm(ctx context.Context, u *scheduleUp
 	if regressed && rec.Run == c.Run {
 		status, reason, suffix := confirmationCondition(rec.State)
 		st.Verdict = compare.Short(*c) + ", " + suffix
-		u.setCondition(v1.ConditionRegressed, status, reason, c.Run+": "+rec.Message)
+		u.SetCondition(v1.ConditionRegressed, status, reason, c.Run+": "+rec.Message)
 	}
 	return wait, err
 }

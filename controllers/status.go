@@ -13,21 +13,31 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
+	"github.com/mysqlbench/mysqlbench-operator/internal/statustx"
 )
 
 // transition is one reconcile's change to a run: the status edits and the Events that explain
-// them, on the statusTx both reconcilers share. commit writes both, status first, only when the
-// status changed. It is the only place status is written.
+// them, on the status transaction both reconcilers share (statustx). commit writes both, status
+// first, only when the status changed. It is the only place status is written.
 type transition struct {
-	statusTx[*v1.BenchmarkRun]
+	statustx.Tx[*v1.BenchmarkRun]
 	r *BenchmarkRunReconciler
-	// run is the run being changed (statusTx's obj); before is how it was read.
+	// run is the run being changed; before is how it was read.
 	run, before *v1.BenchmarkRun
+	// order is the run's order, chosen once from its spec.
+	order order
+}
+
+// runStatus is where a run keeps what the status transaction maintains.
+var runStatus = statustx.Fields[*v1.BenchmarkRun]{
+	Status:             func(r *v1.BenchmarkRun) any { return &r.Status },
+	ObservedGeneration: func(r *v1.BenchmarkRun) *int64 { return &r.Status.ObservedGeneration },
+	Conditions:         func(r *v1.BenchmarkRun) *[]metav1.Condition { return &r.Status.Conditions },
 }
 
 func newTransition(r *BenchmarkRunReconciler, run *v1.BenchmarkRun) *transition {
-	tx := &transition{statusTx: newStatusTx(runStatus, r.clock, run), r: r, run: run}
-	tx.before = tx.statusTx.before
+	tx := &transition{Tx: statustx.New(runStatus, r.clock, run), r: r, run: run, order: orderOf(run.Spec)}
+	tx.before = tx.Before()
 	return tx
 }
 
@@ -51,21 +61,21 @@ func (tx *transition) target(name string) *v1.TargetStatus {
 // event queues an Event, recorded once the status is written. Its message is redacted and cut at
 // commit (redactEvents), not here: cut first, a credential at the edge would escape redaction.
 func (tx *transition) event(kind, reason, format string, args ...any) {
-	tx.queue(kind, reason, fmt.Sprintf(format, args...))
+	tx.Queue(kind, reason, fmt.Sprintf(format, args...))
 }
 
 // progressing marks the run as moving, with what it is doing now.
 func (tx *transition) progressing(reason, message string) {
-	tx.setCondition(v1.ConditionProgressing, metav1.ConditionTrue, reason, message)
+	tx.SetCondition(v1.ConditionProgressing, metav1.ConditionTrue, reason, message)
 }
 
 // stalled marks the run as waiting on something it cannot fix (an unschedulable pod), without
 // failing it yet.
 func (tx *transition) stalled(reason, message string) {
-	tx.setCondition(v1.ConditionProgressing, metav1.ConditionFalse, reason, message)
+	tx.SetCondition(v1.ConditionProgressing, metav1.ConditionFalse, reason, message)
 }
 
-// commit writes the status through statusTx, then records the Events.
+// commit writes the status through the status transaction, then records the Events.
 //
 // Before the write it derives the kstatus conditions from the phase (Reconciling while the run
 // is not finished, Stalled once it failed); once the write succeeded it remembers the written
@@ -73,7 +83,7 @@ func (tx *transition) stalled(reason, message string) {
 // results and the outcome as metrics.
 func (tx *transition) commit(ctx context.Context) error {
 	tx.redactEvents(ctx)
-	wrote, err := tx.statusTx.commit(ctx, tx.r.Status(), tx.r.recorder, tx.kstatusConditions)
+	wrote, err := tx.Commit(ctx, tx.r.Status(), tx.r.recorder, tx.kstatusConditions)
 	if !wrote {
 		return err
 	}
@@ -97,22 +107,22 @@ func (tx *transition) kstatusConditions() {
 	st := &tx.run.Status
 	switch st.Phase {
 	case v1.RunSucceeded:
-		tx.setCondition(v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonSucceeded, "the run has finished")
-		tx.setCondition(v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonSucceeded, "the run has finished")
+		tx.SetCondition(v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonSucceeded, "the run has finished")
+		tx.SetCondition(v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonSucceeded, "the run has finished")
 	case v1.RunFailed:
 		msg := "the run failed"
 		if c := meta.FindStatusCondition(st.Conditions, v1.ConditionFailed); c != nil && c.Message != "" {
 			msg = c.Message
 		}
-		tx.setCondition(v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonTargetFailed, "the run has finished")
-		tx.setCondition(v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonTargetFailed, msg)
+		tx.SetCondition(v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonTargetFailed, "the run has finished")
+		tx.SetCondition(v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonTargetFailed, msg)
 	default:
 		phase := string(st.Phase)
 		if phase == "" {
 			phase = string(v1.RunPending)
 		}
-		tx.setCondition(v1.ConditionReconciling, metav1.ConditionTrue, phase, "the run is "+strings.ToLower(phase))
-		tx.setCondition(v1.ConditionStalled, metav1.ConditionFalse, phase, "the run is "+strings.ToLower(phase))
+		tx.SetCondition(v1.ConditionReconciling, metav1.ConditionTrue, phase, "the run is "+strings.ToLower(phase))
+		tx.SetCondition(v1.ConditionStalled, metav1.ConditionFalse, phase, "the run is "+strings.ToLower(phase))
 	}
 }
 

@@ -49,7 +49,7 @@ func (r *BenchmarkRunReconciler) runLadderStep(ctx context.Context, tx *transiti
 	// An interleaved run's next step is usually another target's: no early start.
 	// Nor when the next step measures a new server instance, which does not exist yet.
 	_, nextDue := specs.ReplacementDue(run, i+1, &v1.ServerReplacement{Repetition: rep})
-	if i+1 < run.Spec.StepCount() && !run.Spec.Interleaved() && !nextDue {
+	if i+1 < run.Spec.StepCount() && tx.order.startsNextEarly() && !nextDue {
 		s := specs.LadderStepAt(run, i+1)
 		next = &s
 	}
@@ -422,7 +422,7 @@ func labelledStep(job *batchv1.Job) specs.Step {
 func (r *BenchmarkRunReconciler) otherLoad(ctx context.Context, tx *transition, t v1.Target, name, ended string) (string, error) {
 	run := tx.run
 	sel := specs.TargetLabels(run, t.Name)
-	if run.Spec.Interleaved() {
+	if tx.order.sharesNode() {
 		// The targets' servers share one node: any of the run's loads is a load on it.
 		sel = specs.RunLabels(run)
 	}

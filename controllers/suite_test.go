@@ -30,7 +30,9 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
@@ -50,7 +52,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	controllers.UseEnvConfig(cfg)
 	k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -150,7 +151,7 @@ type operatorOptions struct {
 	namespaces []string
 	// stuckDeletionGrace is the Percona engines' StuckDeletionGrace; their default when 0.
 	stuckDeletionGrace time.Duration
-	// resultsSecret, when set, names the results database's Secret (controllers.ResultsDatabase).
+	// resultsSecret, when set, names the results database's Secret (sink.Database).
 	resultsSecret *types.NamespacedName
 	// outboxTimeout is the reconciler's ResultsOutboxTimeout; its default when 0.
 	outboxTimeout time.Duration
@@ -179,13 +180,13 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	for _, e := range []v1.Engine{v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster} {
 		engines[e].(*engine.Percona).StuckDeletionGrace = o.stuckDeletionGrace
 	}
-	var results controllers.ResultsWriter
+	var results sink.Writer
 	if o.resultsSecret != nil {
-		results = &controllers.ResultsDatabase{Secret: *o.resultsSecret, Reader: mgr.GetAPIReader(), Clock: clock.RealClock{}}
+		results = &sink.Database{Secret: *o.resultsSecret, Reader: mgr.GetAPIReader(), Clock: clock.RealClock{}}
 	}
 	// As the manager has it (internal/operator): a Runnable, and the run reconciler's source.
-	admission := &controllers.AdmissionPolicyCheck{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("admission-policy")}
-	if err := mgr.Add(admission); err != nil {
+	policy := &admission.Check{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("admission-policy")}
+	if err := mgr.Add(policy); err != nil {
 		t.Fatal(err)
 	}
 	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
@@ -197,7 +198,7 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 		Logs:            logs,
 		Clock:           clock.RealClock{},
 		Results:         results,
-		AdmissionPolicy: admission,
+		AdmissionPolicy: policy,
 	}, controllers.RunOptions{
 		SysbenchImage:        "sysbench:test",
 		ServerReadyTimeout:   o.readyTimeout,

@@ -28,8 +28,10 @@ import (
 
 	mysqlbenchv1alpha1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/kubeletstats"
+	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 )
 
 // LeaderElectionID names the leader election Lease.
@@ -176,9 +178,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	var resultsDB controllers.ResultsWriter
+	var resultsDB sink.Writer
 	if resultsSecret.Name != "" {
-		db := &controllers.ResultsDatabase{Secret: resultsSecret, Reader: mgr.GetAPIReader(), Clock: clock.RealClock{}}
+		db := &sink.Database{Secret: resultsSecret, Reader: mgr.GetAPIReader(), Clock: clock.RealClock{}}
 		if err := mgr.Add(db); err != nil {
 			return nil, fmt.Errorf("add the results database: %w", err)
 		}
@@ -191,8 +193,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	// Says once in the log, and in the Events of every run that starts meanwhile, when the
 	// admission policy is not in force.
-	admission := &controllers.AdmissionPolicyCheck{Reader: mgr.GetAPIReader(), Log: mgr.GetLogger().WithName("admission-policy")}
-	if err := mgr.Add(admission); err != nil {
+	policy := &admission.Check{Reader: mgr.GetAPIReader(), Log: mgr.GetLogger().WithName("admission-policy")}
+	if err := mgr.Add(policy); err != nil {
 		return nil, fmt.Errorf("add the admission policy check: %w", err)
 	}
 	reconciler, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
@@ -205,7 +207,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Clock:     clock.RealClock{},
 		Results:   resultsDB,
 		// The same check as the Runnable above: its first finding serves both.
-		AdmissionPolicy: admission,
+		AdmissionPolicy: policy,
 	}, controllers.RunOptions{
 		SysbenchImage:        o.SysbenchImage,
 		ServerReadyTimeout:   o.ReadyTimeout,

@@ -26,6 +26,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -148,7 +149,7 @@ func startOperator(cfg *rest.Config, k *fakeKubelet) (func(), error) {
 		Engines:         engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
 		Logs:            k,
 		Clock:           clock.RealClock{},
-		AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: mgr.GetAPIReader()},
+		AdmissionPolicy: &admission.Check{Reader: mgr.GetAPIReader()},
 	}, controllers.RunOptions{SysbenchImage: "sysbench:test"})
 	if err != nil {
 		return nil, err

@@ -1,4 +1,7 @@
-package controllers
+// Package admission finds out whether the admission policy that checks who may name a Secret or
+// ConfigMap in a run (config/admission) is in force. It is no reconciler: the manager runs the
+// check (a Runnable) and the BenchmarkRun reconciler asks it, through State, when a run starts.
+package admission
 
 import (
 	"context"
@@ -15,26 +18,26 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
-// AdmissionPolicyName names the ValidatingAdmissionPolicy that lets only users who may read a
+// PolicyName names the ValidatingAdmissionPolicy that lets only users who may read a
 // Secret or ConfigMap name it in a run (config/admission/policy.yaml). Installed by kustomize or
 // the chart, its name carries a prefix (mysqlbench-referenced-objects,
 // <namespace>-<release>-referenced-objects): a policy whose name is this or ends in
-// "-"+AdmissionPolicyName counts.
-const AdmissionPolicyName = "referenced-objects"
+// "-"+PolicyName counts.
+const PolicyName = "referenced-objects"
 
-// DefaultAdmissionPolicyRecheck is how often the manager looks again whether the policy is
+// DefaultRecheck is how often the manager looks again whether the policy is
 // installed: someone may install or remove it while the manager runs.
-const DefaultAdmissionPolicyRecheck = 10 * time.Minute
+const DefaultRecheck = 10 * time.Minute
 
-// AdmissionPolicyState says whether the admission policy is in force, for the Event a run gets
-// at its start when it is not.
-type AdmissionPolicyState interface {
-	// AdmissionPolicyAbsent says what is missing of the policy and its binding, "" when both are
-	// installed or when the manager cannot tell (it then logged why).
-	AdmissionPolicyAbsent(ctx context.Context) string
+// State says whether the admission policy is in force, for the Event a run gets at its start
+// when it is not.
+type State interface {
+	// Absent says what is missing of the policy and its binding, "" when both are installed or
+	// when the manager cannot tell (it then logged why).
+	Absent(ctx context.Context) string
 }
 
-// AdmissionPolicyCheck finds out whether the admission policy and a binding that enforces it are
+// Check finds out whether the admission policy and a binding that enforces it are
 // installed, at the manager's start and every Interval after (it is a manager Runnable), and logs
 // once each time that changes. Without the policy the API server lets anyone who may create or
 // update runs name any Secret or ConfigMap of the namespace: the operator's own check (an
@@ -42,10 +45,10 @@ type AdmissionPolicyState interface {
 // script's ConfigMap is mounted whoever named it. Policies and bindings are cluster-scoped and
 // their names depend on how the operator was installed, so they are listed, never watched: two
 // small lists every Interval, and no cache of them.
-type AdmissionPolicyCheck struct {
+type Check struct {
 	// Reader lists the policies and bindings (the manager's API reader).
 	Reader client.Reader
-	// Interval between checks; DefaultAdmissionPolicyRecheck when 0.
+	// Interval between checks; DefaultRecheck when 0.
 	Interval time.Duration
 	Log      logr.Logger
 
@@ -57,13 +60,13 @@ type AdmissionPolicyCheck struct {
 	failed string
 }
 
-var _ AdmissionPolicyState = (*AdmissionPolicyCheck)(nil)
+var _ State = (*Check)(nil)
 
 // Start checks at once, then every Interval until ctx ends.
-func (c *AdmissionPolicyCheck) Start(ctx context.Context) error {
+func (c *Check) Start(ctx context.Context) error {
 	interval := c.Interval
 	if interval <= 0 {
-		interval = DefaultAdmissionPolicyRecheck
+		interval = DefaultRecheck
 	}
 	c.refresh(ctx)
 	t := time.NewTicker(interval)
@@ -78,9 +81,9 @@ func (c *AdmissionPolicyCheck) Start(ctx context.Context) error {
 	}
 }
 
-// AdmissionPolicyAbsent is the last check's finding; before the first check it checks now, so a
+// Absent is the last check's finding; before the first check it checks now, so a
 // run that starts with the manager is told too.
-func (c *AdmissionPolicyCheck) AdmissionPolicyAbsent(ctx context.Context) string {
+func (c *Check) Absent(ctx context.Context) string {
 	c.mu.Lock()
 	checked, absent := c.checked, c.absent
 	c.mu.Unlock()
@@ -91,7 +94,7 @@ func (c *AdmissionPolicyCheck) AdmissionPolicyAbsent(ctx context.Context) string
 }
 
 // refresh checks, records the finding, logs it when it changed and returns it.
-func (c *AdmissionPolicyCheck) refresh(ctx context.Context) string {
+func (c *Check) refresh(ctx context.Context) string {
 	absent, err := c.check(ctx)
 	failed := ""
 	if err != nil {
@@ -112,18 +115,18 @@ func (c *AdmissionPolicyCheck) refresh(ctx context.Context) string {
 	case failed != "":
 		c.Log.Info("cannot tell whether the admission policy is installed: grant the manager list on "+
 			"validatingadmissionpolicies and validatingadmissionpolicybindings (config/rbac/manager_cluster_role.yaml)",
-			"policy", AdmissionPolicyName, "err", failed)
+			"policy", PolicyName, "err", failed)
 	case absent != "":
-		c.Log.Info("WARNING: "+absent+": "+admissionPolicyConsequence, "policy", AdmissionPolicyName)
+		c.Log.Info("WARNING: "+absent+": "+Consequence, "policy", PolicyName)
 	default:
 		c.Log.Info("the admission policy is installed and enforced: who creates or changes a run must be able to read "+
-			"the Secrets and ConfigMaps it names", "policy", AdmissionPolicyName)
+			"the Secrets and ConfigMaps it names", "policy", PolicyName)
 	}
 	return absent
 }
 
-// admissionPolicyConsequence is what the absence of the policy means, for the log and Events.
-const admissionPolicyConsequence = "the API server does not check that who creates or changes a BenchmarkRun or " +
+// Consequence is what the absence of the policy means, for the log and Events.
+const Consequence = "the API server does not check that who creates or changes a BenchmarkRun or " +
 	"BenchmarkSchedule may read the Secrets and ConfigMaps it names. The operator still uses an external target's " +
 	"Secret only when it carries the label " + v1.LabelAllowBenchmark + "=" + v1.AllowBenchmark + ", but mounts a " +
 	"custom script's ConfigMap whoever named it. Install config/admission (kustomize) or set " +
@@ -131,7 +134,7 @@ const admissionPolicyConsequence = "the API server does not check that who creat
 
 // check lists the policies and bindings and says what is missing, "" when a policy of that name is
 // bound with the Deny action.
-func (c *AdmissionPolicyCheck) check(ctx context.Context) (string, error) {
+func (c *Check) check(ctx context.Context) (string, error) {
 	// Both lists every time, so that a missing permission on either shows at the first check.
 	policies := &admissionregistrationv1.ValidatingAdmissionPolicyList{}
 	if err := c.Reader.List(ctx, policies); err != nil {
@@ -143,12 +146,12 @@ func (c *AdmissionPolicyCheck) check(ctx context.Context) (string, error) {
 	}
 	var names []string
 	for _, p := range policies.Items {
-		if p.Name == AdmissionPolicyName || strings.HasSuffix(p.Name, "-"+AdmissionPolicyName) {
+		if p.Name == PolicyName || strings.HasSuffix(p.Name, "-"+PolicyName) {
 			names = append(names, p.Name)
 		}
 	}
 	if len(names) == 0 {
-		return fmt.Sprintf("no ValidatingAdmissionPolicy %s (or *-%s) is installed", AdmissionPolicyName, AdmissionPolicyName), nil
+		return fmt.Sprintf("no ValidatingAdmissionPolicy %s (or *-%s) is installed", PolicyName, PolicyName), nil
 	}
 	for _, b := range bindings.Items {
 		if slices.Contains(names, b.Spec.PolicyName) && slices.Contains(b.Spec.ValidationActions, admissionregistrationv1.Deny) {

@@ -1,8 +1,11 @@
-package controllers
+package statustx_test
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,23 +15,49 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/statustx"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
 
-// The status transaction both reconcilers write through, against the suite's API server: one
+// envConfig is the API server TestMain starts.
+var envConfig *rest.Config
+
+func TestMain(m *testing.M) {
+	env, cfg, err := testenv.Start(filepath.Join("..", ".."))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	envConfig = cfg
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+	}
+	os.Exit(code)
+}
+
+// scheduleStatus is where a BenchmarkSchedule keeps what the transaction maintains.
+var scheduleStatus = statustx.Fields[*v1.BenchmarkSchedule]{
+	Status:             func(s *v1.BenchmarkSchedule) any { return &s.Status },
+	ObservedGeneration: func(s *v1.BenchmarkSchedule) *int64 { return &s.Status.ObservedGeneration },
+	Conditions:         func(s *v1.BenchmarkSchedule) *[]metav1.Condition { return &s.Status.Conditions },
+}
+
+// The status transaction both reconcilers write through, against a real API server: one
 // write only when the status changed or the generation moved, observedGeneration and the
 // conditions stamped with the generation, derive only before a write, Events only after a write
 // that succeeded (those of actions taken even after one that failed), and a conflict turned into
 // a requeue.
 func TestStatusTx(t *testing.T) {
 	if envConfig == nil {
-		t.Fatal("no API server: the suite's TestMain (suite_test.go) starts it")
+		t.Fatal("no API server: TestMain starts it")
 	}
 	ctx := context.Background()
 	c, err := client.New(envConfig, client.Options{Scheme: testenv.Scheme})
@@ -73,12 +102,12 @@ func TestStatusTx(t *testing.T) {
 
 	// A change: written once, derive before it, then every Event.
 	rec := record.NewFakeRecorder(10)
-	tx := newStatusTx(scheduleStatus, clk, read())
-	tx.setCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled, "next run at 02:00")
-	tx.queue(corev1.EventTypeNormal, "Decided", "a decision")
-	tx.queueDone(corev1.EventTypeNormal, "Created", "an action")
+	tx := statustx.New(scheduleStatus, clk, read())
+	tx.SetCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled, "next run at 02:00")
+	tx.Queue(corev1.EventTypeNormal, "Decided", "a decision")
+	tx.QueueDone(corev1.EventTypeNormal, "Created", "an action")
 	derived := 0
-	wrote, err := tx.commit(ctx, c.Status(), rec, func() { derived++ })
+	wrote, err := tx.Commit(ctx, c.Status(), rec, func() { derived++ })
 	if err != nil || !wrote || derived != 1 {
 		t.Fatalf("first commit: wrote %v, err %v, derive called %d times; want a write, derive once", wrote, err, derived)
 	}
@@ -94,10 +123,10 @@ func TestStatusTx(t *testing.T) {
 
 	// No change: no write (the resourceVersion stays), no derive, the Events still recorded.
 	same := read()
-	tx = newStatusTx(scheduleStatus, clk, same)
-	tx.setCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled, "next run at 02:00")
-	tx.queue(corev1.EventTypeNormal, "Decided", "again")
-	wrote, err = tx.commit(ctx, c.Status(), rec, func() { derived++ })
+	tx = statustx.New(scheduleStatus, clk, same)
+	tx.SetCondition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonScheduled, "next run at 02:00")
+	tx.Queue(corev1.EventTypeNormal, "Decided", "again")
+	wrote, err = tx.Commit(ctx, c.Status(), rec, func() { derived++ })
 	if err != nil || wrote || derived != 1 || read().ResourceVersion != same.ResourceVersion {
 		t.Errorf("unchanged commit: wrote %v, err %v, derive called %d times; want no write", wrote, err, derived)
 	}
@@ -111,8 +140,8 @@ func TestStatusTx(t *testing.T) {
 	if err := c.Update(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
-	tx = newStatusTx(scheduleStatus, clk, read())
-	if wrote, err = tx.commit(ctx, c.Status(), rec, nil); err != nil || !wrote {
+	tx = statustx.New(scheduleStatus, clk, read())
+	if wrote, err = tx.Commit(ctx, c.Status(), rec, nil); err != nil || !wrote {
 		t.Errorf("commit after a spec change: wrote %v, err %v; want a write", wrote, err)
 	}
 	if got := read(); got.Status.ObservedGeneration != got.Generation || got.Generation < 2 {
@@ -127,11 +156,11 @@ func TestStatusTx(t *testing.T) {
 	if err := c.Status().Update(ctx, newer); err != nil {
 		t.Fatal(err)
 	}
-	tx = newStatusTx(scheduleStatus, clk, stale)
-	tx.setCondition(v1.ConditionReady, metav1.ConditionFalse, v1.ReasonInvalidTemplate, "a stale decision")
-	tx.queue(corev1.EventTypeWarning, "Decided", "stale")
-	tx.queueDone(corev1.EventTypeNormal, "Deleted", "an action")
-	wrote, err = tx.commit(ctx, c.Status(), rec, nil)
+	tx = statustx.New(scheduleStatus, clk, stale)
+	tx.SetCondition(v1.ConditionReady, metav1.ConditionFalse, v1.ReasonInvalidTemplate, "a stale decision")
+	tx.Queue(corev1.EventTypeWarning, "Decided", "stale")
+	tx.QueueDone(corev1.EventTypeNormal, "Deleted", "an action")
+	wrote, err = tx.Commit(ctx, c.Status(), rec, nil)
 	if wrote || !apierrors.IsConflict(err) {
 		t.Fatalf("stale commit: wrote %v, err %v; want a conflict", wrote, err)
 	}
@@ -142,7 +171,7 @@ func TestStatusTx(t *testing.T) {
 		meta.IsStatusConditionFalse(got.Status.Conditions, v1.ConditionReady) {
 		t.Errorf("the stale copy overwrote the newer status: %+v", got.Status)
 	}
-	if res, rerr := reconciled(ctx, ctrl.Result{RequeueAfter: time.Minute}, nil, err); rerr != nil || !res.Requeue { //nolint:staticcheck // what reconciled returns
+	if res, rerr := statustx.Reconciled(ctx, ctrl.Result{RequeueAfter: time.Minute}, nil, err); rerr != nil || !res.Requeue { //nolint:staticcheck // what reconciled returns
 		t.Errorf("reconciled after a conflict: %+v, %v; want a requeue", res, rerr)
 	}
 }
@@ -167,7 +196,7 @@ func TestReconciled(t *testing.T) {
 		{"conflict", later, failed, conflict, ctrl.Result{Requeue: true}, nil}, //nolint:staticcheck // plain retry on conflict
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := reconciled(context.Background(), tc.result, tc.err, tc.werr)
+			got, err := statustx.Reconciled(context.Background(), tc.result, tc.err, tc.werr)
 			if got != tc.want || !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
 				t.Errorf("reconciled = %+v, %v; want %+v, %v", got, err, tc.want, tc.wantErr)
 			}
