@@ -28,14 +28,12 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -44,12 +42,12 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
-	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/statustx"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stepjob"
 )
 
 // DefaultSysbenchImage is the project's Debian bookworm sysbench 1.0.20 image (images/sysbench).
@@ -75,7 +73,7 @@ type BenchmarkRunReconciler struct {
 	// engines by target engine; a target whose engine is missing fails with a clear message.
 	engines map[v1.Engine]engine.Engine
 	// logs reads a finished sysbench pod's log for the per-second series.
-	logs PodLogReader
+	logs stepjob.LogReader
 	// clock is injected so tests control time.
 	clock clock.PassiveClock
 	// defaultImage is the sysbench image used when the spec names none.
@@ -91,8 +89,8 @@ type BenchmarkRunReconciler struct {
 	// admission says whether the admission policy is in force.
 	admission admission.State
 	// CPU gives each ladder step its server container's CPU time from the kubelet; nil means
-	// off (the manager's --kubelet-cpu-interval=0), and steps then say CPUOff.
-	CPU StepCPUSource
+	// off (the manager's --kubelet-cpu-interval=0), and steps then say stepjob.CPUOff.
+	CPU stepjob.CPUSource
 
 	// written holds, per run, the resourceVersion of the operator's last status write (or of
 	// the last fresh read). A cached run with another resourceVersion may predate that write:
@@ -115,8 +113,8 @@ type RunDependencies struct {
 	Recorder  record.EventRecorder
 	// Engines by target engine (engine.All).
 	Engines map[v1.Engine]engine.Engine
-	// Logs reads sysbench pods' logs (ClientsetLogs in the manager).
-	Logs  PodLogReader
+	// Logs reads sysbench pods' logs (stepjob.ClientsetLogs in the manager).
+	Logs  stepjob.LogReader
 	Clock clock.PassiveClock
 	// Results, optional, writes every finished run into the results database (sink.Database);
 	// nil when the operator has none.
@@ -137,7 +135,7 @@ type RunOptions struct {
 	// (DefaultSchedulingGrace).
 	SchedulingGrace time.Duration
 	// ResultsOutboxTimeout bounds how long a deleted run waits for the results database to take
-	// its rows (DefaultResultsOutboxTimeout).
+	// its rows (sink.DefaultOutboxTimeout).
 	ResultsOutboxTimeout time.Duration
 }
 
@@ -181,7 +179,7 @@ func NewBenchmarkRunReconciler(d RunDependencies, o RunOptions) (*BenchmarkRunRe
 		defaultImage:    cmp.Or(o.SysbenchImage, DefaultSysbenchImage),
 		readyTimeout:    cmp.Or(o.ServerReadyTimeout, DefaultServerReadyTimeout),
 		schedulingGrace: cmp.Or(o.SchedulingGrace, DefaultSchedulingGrace),
-		outboxTimeout:   cmp.Or(o.ResultsOutboxTimeout, DefaultResultsOutboxTimeout),
+		outboxTimeout:   cmp.Or(o.ResultsOutboxTimeout, sink.DefaultOutboxTimeout),
 	}, nil
 }
 
@@ -233,7 +231,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if !run.DeletionTimestamp.IsZero() {
 		// Everything the run created is owned by it; the garbage collector removes it. Only
 		// rows not yet in the results database and tables on external servers need the operator.
-		if controllerutil.ContainsFinalizer(run, ResultsOutboxFinalizer) {
+		if controllerutil.ContainsFinalizer(run, sink.OutboxFinalizer) {
 			if res, err := r.flushResults(ctx, run); err != nil || !res.IsZero() {
 				return res, err
 			}
@@ -356,39 +354,8 @@ func isOurs(obj client.Object) bool {
 	return obj.GetLabels()[specs.LabelManagedBy] == specs.ManagedBy
 }
 
-// CacheOptions restricts the manager's cache to the objects the operator created (by label), so
-// its memory does not grow with the cluster's Pods, Secrets and ConfigMaps. Objects the user
-// owns (an external target's Secret) are read directly from the API server.
-//
-// The cache trims what the controller never reads: managedFields everywhere, the spec of pods
-// (only their status is read), the pod template of Jobs (only their status and deadline are
-// read), of StatefulSets all but the pod template's labels and node selector (the queue reads
-// those), the data of ConfigMaps (the results are read and written through the API server,
-// and the reporter is checked there), and the data and annotations of Secrets: anyone who may
-// create Secrets in a watched namespace can label them as the operator's, and a Secret holds up
-// to 1 MiB (its annotations another 256 KiB, kubectl apply's copy of the data among them), so
-// the cache keeps their metadata only, and the code that reads a Secret's content (the engines'
-// content checks, the external target's Secret, the redaction of failures) reads it from the
-// API server. Beyond that every cached object keeps only the metadata the operator reads
-// (internal/cachetrim): anyone who may create a labelled object must not be able to grow the manager's
-// memory with its labels, annotations or spec. Never Update a cached object of these kinds: the
-// trimmed fields would be written back.
-func CacheOptions(opts cache.Options) cache.Options {
-	ours := labels.SelectorFromSet(labels.Set{specs.LabelManagedBy: specs.ManagedBy})
-	opts.DefaultTransform = cache.TransformStripManagedFields()
-	opts.ByObject = map[client.Object]cache.ByObject{
-		&corev1.Pod{}:         {Label: ours, Transform: cachetrim.Pod},
-		&corev1.Secret{}:      {Label: ours, Transform: cachetrim.Secret},
-		&corev1.ConfigMap{}:   {Label: ours, Transform: cachetrim.ConfigMap},
-		&corev1.Service{}:     {Label: ours, Transform: cachetrim.Service},
-		&batchv1.Job{}:        {Label: ours, Transform: cachetrim.Job},
-		&appsv1.StatefulSet{}: {Label: ours, Transform: cachetrim.StatefulSet},
-		// Only the operator's own: without the filter the informer would hold every policy
-		// of the watched namespaces.
-		&networkingv1.NetworkPolicy{}: {Label: ours, Transform: cachetrim.NetworkPolicy},
-	}
-	return opts
-}
+// apiReader reads the user's objects from the API server, past the operator's label-filtered cache.
+func (r *BenchmarkRunReconciler) apiReader() client.Reader { return r.reader }
 
 // engineFor returns the engine of a target.
 func (r *BenchmarkRunReconciler) engineFor(t v1.Target) (engine.Engine, error) {

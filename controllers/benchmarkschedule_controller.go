@@ -22,8 +22,8 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
+	"github.com/mysqlbench/mysqlbench-operator/internal/scheduled"
 	"github.com/mysqlbench/mysqlbench-operator/internal/statustx"
 )
 
@@ -189,22 +189,13 @@ func (r *BenchmarkScheduleReconciler) children(ctx context.Context, sched *v1.Be
 		}
 	}
 	sort.SliceStable(runs, func(i, j int) bool {
-		ti, tj := scheduledTime(runs[i]), scheduledTime(runs[j])
+		ti, tj := scheduled.Time(runs[i]), scheduled.Time(runs[j])
 		if !ti.Equal(tj) {
 			return ti.Before(tj)
 		}
 		return runs[i].Name < runs[j].Name
 	})
 	return runs, nil
-}
-
-// scheduledTime is the time a run was scheduled for (its creation time if the annotation is
-// missing or unreadable).
-func scheduledTime(run *v1.BenchmarkRun) time.Time {
-	if t, err := time.Parse(time.RFC3339, run.Annotations[v1.AnnotationScheduledTime]); err == nil {
-		return t
-	}
-	return run.CreationTimestamp.Time
 }
 
 // summarize derives the status fields that describe the runs: active runs, the newest finished
@@ -243,7 +234,7 @@ func (r *BenchmarkScheduleReconciler) summarize(u *scheduleUpdate, children []*v
 		}
 		// A Regressed comparison that is to be confirmed is announced by confirm instead.
 		toConfirm := c.Verdict == v1.VerdictRegressed && (sched.Spec.Regression.ConfirmEnabled() || awaitsConfirmation(children, c.Run))
-		status, reason := regressedCondition(*c)
+		status, reason := scheduled.RegressedCondition(*c)
 		refused := false
 		if cond := meta.FindStatusCondition(children[i].Status.Conditions, v1.ConditionRegressed); cond != nil && cond.Reason == v1.ReasonBaselineRefused {
 			// The run controller refused the pinned baseline: the schedule says so too, as only
@@ -454,7 +445,7 @@ func handledUntil(sched *v1.BenchmarkSchedule, children []*v1.BenchmarkRun) time
 		}
 	}
 	for _, run := range children {
-		if st := scheduledTime(run); st.After(t) {
+		if st := scheduled.Time(run); st.After(t) {
 			t = st
 		}
 	}
@@ -504,7 +495,7 @@ func (r *BenchmarkScheduleReconciler) createRun(ctx context.Context, u *schedule
 		raised = fmt.Sprintf(" with %d repetitions (the template has %d; %s was compared %s)",
 			reps, tmpl.Spec.RepetitionsOrDefault(), last.Name, compare.Short(*sched.Status.LastComparison))
 	}
-	run.Spec.ServerInstance = ScheduledServerInstance(run.Spec)
+	run.Spec.ServerInstance = scheduled.ServerInstance(run.Spec)
 	run.Labels[v1.LabelSchedule] = sched.Name
 	run.Annotations[v1.AnnotationScheduledTime] = due.UTC().Format(time.RFC3339)
 	if err := controllerutil.SetControllerReference(sched, run, r.scheme); err != nil {
@@ -554,21 +545,4 @@ func (r *BenchmarkScheduleReconciler) stall(u *scheduleUpdate, reason, message s
 	}
 	u.SetCondition(v1.ConditionStalled, metav1.ConditionTrue, reason, message)
 	u.SetCondition(v1.ConditionReady, metav1.ConditionFalse, reason, message)
-}
-
-// ScheduledServerInstance is the serverInstance of a scheduled run: the template's when it says,
-// else PerRepetition where that can work (repetitions, builtin targets, order Sequential). A
-// scheduled run is compared with other nights' runs, each on its own server instance, so its
-// repetitions must see the noise between instances too: measured on the local cluster, a
-// one-thread cell's QPS varies about twice as much between instances as within one.
-func ScheduledServerInstance(spec v1.BenchmarkRunSpec) v1.ServerInstanceMode {
-	if spec.ServerInstance != "" || spec.RepetitionsOrDefault() < 2 || spec.Interleaved() {
-		return spec.ServerInstance
-	}
-	for _, t := range spec.Targets {
-		if !engine.FactsOf(t.Engine).OwnPod {
-			return spec.ServerInstance
-		}
-	}
-	return v1.ServerInstancePerRepetition
 }

@@ -1183,30 +1183,3 @@ func TestScheduleActionEventsSurviveAConflictingStatusWrite(t *testing.T) {
 		})
 	}
 }
-
-// A scheduled run gets a new server per repetition unless its template says otherwise or the
-// combination cannot work.
-func TestScheduledServerInstance(t *testing.T) {
-	spec := func(reps int32, mode v1.ServerInstanceMode, order v1.RunOrder, engines ...v1.Engine) v1.BenchmarkRunSpec {
-		s := v1.BenchmarkRunSpec{Repetitions: ptr.To(reps), ServerInstance: mode, Order: order}
-		for i, e := range engines {
-			s.Targets = append(s.Targets, v1.Target{Name: fmt.Sprint("t", i), Engine: e})
-		}
-		return s
-	}
-	for _, c := range []struct {
-		name string
-		spec v1.BenchmarkRunSpec
-		want v1.ServerInstanceMode
-	}{
-		{"repetitions on builtin servers", spec(5, "", "", v1.EngineBuiltin, ""), v1.ServerInstancePerRepetition},
-		{"the template says Shared", spec(5, v1.ServerInstanceShared, "", v1.EngineBuiltin), v1.ServerInstanceShared},
-		{"one repetition: nothing to replace", spec(1, "", "", v1.EngineBuiltin), ""},
-		{"interleaved pairs on shared instances", spec(5, "", v1.OrderInterleaved, v1.EngineBuiltin), ""},
-		{"an external server cannot be replaced", spec(5, "", "", v1.EngineBuiltin, v1.EngineExternal), ""},
-	} {
-		if got := controllers.ScheduledServerInstance(c.spec); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
-	}
-}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
@@ -25,7 +25,7 @@ import (
 // manager a few hundred bytes each. Unlabelled Secrets are not cached at all.
 func TestCacheKeepsNoSecretData(t *testing.T) {
 	ns := newNamespace(t)
-	opts := controllers.CacheOptions(cacheFor(ns))
+	opts := cachetrim.Options(cacheFor(ns))
 	opts.Scheme = testenv.Scheme
 	c, err := cache.New(cfg, opts)
 	if err != nil {
@@ -76,7 +76,7 @@ func TestCacheKeepsNoSecretData(t *testing.T) {
 // operator's, no annotations, no data or spec).
 func TestCacheKeepsOnlyWhatTheOperatorReads(t *testing.T) {
 	ns := newNamespace(t)
-	opts := controllers.CacheOptions(cacheFor(ns))
+	opts := cachetrim.Options(cacheFor(ns))
 	opts.Scheme = testenv.Scheme
 	c, err := cache.New(cfg, opts)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -18,6 +17,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stepjob"
 )
 
 // ExternalCleanupFinalizer holds a run that created sbtest tables on a server the operator does
@@ -122,7 +122,7 @@ func (r *BenchmarkRunReconciler) finalizeDeletion(ctx context.Context, run *v1.B
 			pending = true
 			continue
 		}
-		finished, failed, why := jobFinished(job)
+		finished, failed, why := stepjob.Finished(job)
 		switch {
 		case !finished:
 			pending = true
@@ -174,7 +174,7 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	}
 	// The Job mounts the user's Secret, with the same consent as every Job of the run: a label
 	// removed since leaves the tables rather than the password to the run's image.
-	secret, err := r.secretMetadata(ctx, run.Namespace, eng.ConnectionSecret(run, t))
+	secret, err := r.preflight().SecretMetadata(ctx, run.Namespace, eng.ConnectionSecret(run, t))
 	if err == nil {
 		if why := engine.ConsentMissing(secret, t.Name); why != "" {
 			return nil, &engine.ConfigError{Message: why}
@@ -182,17 +182,17 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	} else if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("get secret %s: %w", eng.ConnectionSecret(run, t), err)
 	}
-	if err := r.ensureReporter(ctx, run); err != nil {
+	if err := r.ensure(ctx, run, stepjob.Reporter(run)); err != nil {
 		return nil, err
 	}
-	if err := r.reporterCheck(ctx, run); err != nil {
+	if err := r.jobs().CheckReporter(ctx, run); err != nil {
 		return nil, err
 	}
 	// The script the run measured with, when it recorded one; else the one there is now (the run
 	// was deleted before its first Job): either way the pod runs only that content.
 	digest := run.Status.CustomScriptSHA256
 	if digest == "" {
-		if digest, err = r.customScriptDigest(ctx, run); err != nil {
+		if digest, err = r.preflight().ScriptDigest(ctx, run); err != nil {
 			return nil, err
 		}
 	}
@@ -208,20 +208,6 @@ func (r *BenchmarkRunReconciler) dropJob(ctx context.Context, run *v1.BenchmarkR
 	}
 	// Not finished yet; the Job's events bring the next reconcile.
 	return existing, err
-}
-
-// ensureReporter creates the reporter ConfigMap as ensureRunObjects does, or confirms that the run
-// controls the one there; a create the API server refuses for good is an *engine.ConfigError.
-func (r *BenchmarkRunReconciler) ensureReporter(ctx context.Context, run *v1.BenchmarkRun) error {
-	reporter := specs.ReporterConfigMap(run)
-	reporter.Immutable = ptr.To(true)
-	if _, _, err := owned.Ensure(ctx, r.objects(), run, reporter); err != nil {
-		if engine.IsPermanentAPIError(err) {
-			return engine.Rejected(reporter, err)
-		}
-		return err
-	}
-	return nil
 }
 
 // hasExternalData says whether the run prepares tables on a server it does not run.

@@ -50,7 +50,7 @@ const fakeNS = "bench"
 //
 // The reconciler sees the server through two clients, as in the manager:
 //   - its Client (and the engines' client) is "the cache": like the manager's label-filtered
-//     cache (controllers.CacheOptions) it does not show the kinds it filters unless they carry
+//     cache (cachetrim.Options) it does not show the kinds it filters unless they carry
 //     the operator's managed-by label, and it can be made to return a stale copy of the run;
 //   - its APIReader reads the server directly.
 //
@@ -269,7 +269,7 @@ func (w *fakeWorld) setStale(run *v1.BenchmarkRun) {
 	w.stale = run
 }
 
-// cacheFiltered are the kinds controllers.CacheOptions filters by the operator's label.
+// cacheFiltered are the kinds cachetrim.Options filters by the operator's label.
 func cacheFiltered(obj runtime.Object) bool {
 	switch obj.(type) {
 	case *corev1.Pod, *corev1.Secret, *corev1.ConfigMap, *corev1.Service, *batchv1.Job, *appsv1.StatefulSet, *networkingv1.NetworkPolicy,

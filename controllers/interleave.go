@@ -85,7 +85,7 @@ func (interleaved) sharesNode() bool { return true }
 // startsNextEarly: the next step is usually another target's.
 func (interleaved) startsNextEarly() bool { return false }
 
-func (interleaved) queueTargets(run *v1.BenchmarkRun) []queued { return currentQueued(run) }
+func (interleaved) queueTargets(run *v1.BenchmarkRun) []pool.Turn { return currentQueued(run) }
 
 func (interleaved) pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
 	return pendingSince(run, t, false)

@@ -17,6 +17,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
+	"github.com/mysqlbench/mysqlbench-operator/internal/scheduled"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -425,7 +426,7 @@ func (r *BenchmarkRunReconciler) failTarget(ctx context.Context, tx *transition,
 func (r *BenchmarkRunReconciler) release(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus) (ctrl.Result, error) {
 	run := tx.run
 	// A target that failed mid-ladder may have a next step's Job started early: end its load.
-	if err := r.deleteUnfinishedJobs(ctx, run, t.Name); err != nil {
+	if err := r.jobs().DeleteUnfinished(ctx, run, t.Name); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.releaseJobs(ctx, tx, t, ts, true); err != nil {
@@ -484,7 +485,7 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, tx *transition) (ct
 	r.conclude(tx, "")
 	comparison := ""
 	if run.Status.Comparison != nil {
-		comparison = r.comparisonMarkdown(ctx, run)
+		comparison = scheduled.Markdown(ctx, r, run)
 	}
 	resultsJSON, err := r.resultsConfigMap().Write(ctx, run, comparison)
 	if err == nil {

@@ -13,10 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stepjob"
 )
 
 // Real mysqlslap runs (internal/mysqlslap's real captures against MySQL 9.7.4): a 4-client run of
@@ -104,7 +104,7 @@ func TestMysqlslapRunEndToEnd(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("%d threads: server counters %v %v", s.Threads, ok, err)
 		}
-		if st.Queries != 4000 || len(st.Counters) == 0 || st.CPUMissing != controllers.CPUOff {
+		if st.Queries != 4000 || len(st.Counters) == 0 || st.CPUMissing != stepjob.CPUOff {
 			t.Errorf("%d threads: server step over %v queries, %d counters, CPU missing %q", s.Threads, st.Queries, len(st.Counters), st.CPUMissing)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/pool"
 )
 
 // order is how a run's targets take their turns (spec.order): Sequential (sequential), Interleaved
@@ -29,7 +30,7 @@ type order interface {
 	startsNextEarly() bool
 	// queueTargets are the targets of run that hold a node of its pool or wait for one now, in
 	// spec order (run may be another run than the one reconciled).
-	queueTargets(run *v1.BenchmarkRun) []queued
+	queueTargets(run *v1.BenchmarkRun) []pool.Turn
 	// pendingSince is when target t became one the run works on, for how long it has waited for
 	// a node of its pool.
 	pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time
@@ -59,7 +60,7 @@ func (sequential) sharesNode() bool { return false }
 
 func (sequential) startsNextEarly() bool { return true }
 
-func (sequential) queueTargets(run *v1.BenchmarkRun) []queued { return currentQueued(run) }
+func (sequential) queueTargets(run *v1.BenchmarkRun) []pool.Turn { return currentQueued(run) }
 
 func (sequential) pendingSince(run *v1.BenchmarkRun, t v1.Target) time.Time {
 	return pendingSince(run, t, false)

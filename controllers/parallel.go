@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
+	"github.com/mysqlbench/mysqlbench-operator/internal/pool"
 )
 
 // parallel is order Parallel: it advances every target that holds a node or may take one, each
@@ -163,17 +164,17 @@ func (parallel) startsNextEarly() bool { return true }
 
 // queueTargets are every target that has not finished and is past Pending, and of the Pending
 // ones as many as the run's parallelism leaves room for.
-func (parallel) queueTargets(run *v1.BenchmarkRun) []queued {
-	var active, pending []queued
+func (parallel) queueTargets(run *v1.BenchmarkRun) []pool.Turn {
+	var active, pending []pool.Turn
 	for i := range run.Spec.Targets {
 		t := &run.Spec.Targets[i]
 		ts := targetStatus(run, t.Name)
 		switch {
 		case ts != nil && ts.Phase.Finished():
 		case ts == nil || ts.Phase == v1.TargetPending || ts.Phase == "":
-			pending = append(pending, queued{t, ts})
+			pending = append(pending, pool.Turn{Target: t, Status: ts})
 		default:
-			active = append(active, queued{t, ts})
+			active = append(active, pool.Turn{Target: t, Status: ts})
 		}
 	}
 	room := max(0, run.Spec.ParallelismOrDefault()-len(active))

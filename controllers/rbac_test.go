@@ -40,9 +40,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/apicalls"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stepjob"
 )
 
 // managerCalls records the API calls of every manager the tests start.
@@ -67,7 +67,7 @@ var notCalledInEnvtest = []notCalled{{
 	file:  managerRoleFile,
 	grant: apicalls.Grant{Group: "", Resource: "pods/log", Verb: "get"},
 	why: "a pod's log comes from its kubelet, which envtest lacks: the suite plays it with fakeLogs. " +
-		"cmd/main.go wires controllers.ClientsetLogs, and TestPodLogsAreReadThroughPodsLog proves it makes exactly this call",
+		"cmd/main.go wires stepjob.ClientsetLogs, and TestPodLogsAreReadThroughPodsLog proves it makes exactly this call",
 }, {
 	file:  managerRoleFile,
 	grant: apicalls.Grant{Group: "mysqlbench.io", Resource: "benchmarkruns/finalizers", Verb: "update"},
@@ -183,7 +183,7 @@ func TestPodLogsAreReadThroughPodsLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := controllers.ClientsetLogs{Clientset: cs}.Logs(context.Background(), ns, "step-pod", specs.SysbenchContainer)
+	rc, err := stepjob.ClientsetLogs{Clientset: cs}.Logs(context.Background(), ns, "step-pod", specs.SysbenchContainer)
 	if err == nil {
 		_ = rc.Close()
 	}

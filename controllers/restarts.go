@@ -3,29 +3,19 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/bounded"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
-	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
 // maxServerRestarts is how many restarts of its server a target survives: a server that keeps
 // restarting (out of memory, a failing node) cannot be measured.
 const maxServerRestarts = 3
-
-// restartSettle is how long a step that lost its connection (client.ConnectionLost: errors 2002,
-// 2003, 2006, 2013) waits before it counts as a failed attempt: the server's pod status may not show the restart yet, and
-// a restart is not the step's fault.
-const restartSettle = 10 * time.Second
 
 // watchServer checks, while the target's data and measurements depend on it, that the server is
 // still the instance they were made on. After a restart (or a replaced pod) the step in progress
@@ -65,7 +55,7 @@ func (r *BenchmarkRunReconciler) serverRestarted(ctx context.Context, tx *transi
 	run := tx.run
 	during := run.Status.CurrentStep
 	logf.FromContext(ctx).Info("server restarted", "during", during, "restarts", ts.ServerRestarts+1, "what", what)
-	if err := r.deleteUnfinishedJobs(ctx, run, t.Name); err != nil {
+	if err := r.jobs().DeleteUnfinished(ctx, run, t.Name); err != nil {
 		return ctrl.Result{}, err
 	}
 	ts.ServerRestarts++
@@ -93,7 +83,7 @@ func (r *BenchmarkRunReconciler) replaceServer(ctx context.Context, tx *transiti
 		return r.failTarget(ctx, tx, t, ts, fmt.Sprintf("serverInstance %s needs a server the operator can replace; "+
 			"engine %s cannot: use serverInstance %s", v1.ServerInstancePerRepetition, t.Engine, v1.ServerInstanceShared))
 	}
-	if err := r.deleteUnfinishedJobs(ctx, tx.run, t.Name); err != nil {
+	if err := r.jobs().DeleteUnfinished(ctx, tx.run, t.Name); err != nil {
 		return ctrl.Result{}, err
 	}
 	old := ts.ServerInstance
@@ -107,25 +97,6 @@ func (r *BenchmarkRunReconciler) replaceServer(ctx context.Context, tx *transiti
 		t.Name, rep, tx.run.Spec.RepetitionsOrDefault(), v1.ServerInstancePerRepetition)
 	r.enter(tx, t, ts, v1.TargetProvisioning)
 	return ctrl.Result{}, nil
-}
-
-// deleteUnfinishedJobs deletes the target's sysbench Jobs that have not finished: their load
-// ran against the server that is gone, and their result must never be read.
-func (r *BenchmarkRunReconciler) deleteUnfinishedJobs(ctx context.Context, run *v1.BenchmarkRun, target string) error {
-	jobs := &batchv1.JobList{}
-	if err := r.List(ctx, jobs, client.InNamespace(run.Namespace), client.MatchingLabels(specs.TargetLabels(run, target))); err != nil {
-		return fmt.Errorf("list jobs of target %s: %w", target, err)
-	}
-	for i := range jobs.Items {
-		job := &jobs.Items[i]
-		if finished, _, _ := jobFinished(job); finished || !metav1.IsControlledBy(job, run) {
-			continue
-		}
-		if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete job %s: %w", job.Name, err)
-		}
-	}
-	return nil
 }
 
 // afterRestartProbe is where a target goes after the probe of a restarted server: its sbtest

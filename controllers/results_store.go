@@ -21,19 +21,6 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/statustx"
 )
 
-// ResultsOutboxFinalizer holds a finished run whose rows are not in the results database yet, so
-// that deleting it (by hand, or a schedule pruning its history) does not lose them: the deletion
-// completes once they are written, or once the results outbox timeout has passed since it began
-// (a Warning Event and mysqlbench_results_lost_total record the loss). Removing it by hand gives
-// them up.
-const ResultsOutboxFinalizer = "mysqlbench.io/results-outbox"
-
-// DefaultResultsOutboxTimeout is how long a deleted run waits for the results database to take
-// its rows: long enough to ride out a database's maintenance or a night's outage, short enough
-// that a database gone for good (or one that refuses the run's rows) does not hold a run, and
-// with it its namespace's deletion, for ever.
-const DefaultResultsOutboxTimeout = 24 * time.Hour
-
 // storeResults writes the finished run of tx into the results database, when there is one, and
 // records the outcome as the ResultsStored condition of the same status write: storing the rows
 // adds no write to the API server. doc is the run's results.json (nil when it has none). It
@@ -75,7 +62,7 @@ func (r *BenchmarkRunReconciler) storeResults(ctx context.Context, tx *transitio
 // flushResults is the outbox of a finished run: when the results database does not hold the
 // run's current rows (its ResultsStored condition is not True, or the run changed since, e.g.
 // its regression's confirmation ended), it writes them with its results.json from the results
-// ConfigMap. While they are missing, the run holds ResultsOutboxFinalizer; it goes once they are
+// ConfigMap. While they are missing, the run holds sink.OutboxFinalizer; it goes once they are
 // written. The result says when to try again.
 func (r *BenchmarkRunReconciler) flushResults(ctx context.Context, run *v1.BenchmarkRun) (ctrl.Result, error) {
 	pending := r.results != nil && !meta.IsStatusConditionTrue(run.Status.Conditions, v1.ConditionResultsStored)
@@ -102,7 +89,7 @@ func (r *BenchmarkRunReconciler) flushResults(ctx context.Context, run *v1.Bench
 		retry = min(retry, left)
 	}
 	if retry > 0 {
-		if run.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(run, ResultsOutboxFinalizer) {
+		if run.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(run, sink.OutboxFinalizer) {
 			if err := r.patchFinalizer(ctx, run, controllerutil.AddFinalizer); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -131,7 +118,7 @@ func (r *BenchmarkRunReconciler) giveUpResults(ctx context.Context, run *v1.Benc
 }
 
 func (r *BenchmarkRunReconciler) removeOutboxFinalizer(ctx context.Context, run *v1.BenchmarkRun) error {
-	if !controllerutil.ContainsFinalizer(run, ResultsOutboxFinalizer) {
+	if !controllerutil.ContainsFinalizer(run, sink.OutboxFinalizer) {
 		return nil
 	}
 	return r.patchFinalizer(ctx, run, controllerutil.RemoveFinalizer)
@@ -139,9 +126,9 @@ func (r *BenchmarkRunReconciler) removeOutboxFinalizer(ctx context.Context, run 
 
 func (r *BenchmarkRunReconciler) patchFinalizer(ctx context.Context, run *v1.BenchmarkRun, edit func(client.Object, string) bool) error {
 	patch := client.MergeFromWithOptions(run.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	edit(run, ResultsOutboxFinalizer)
+	edit(run, sink.OutboxFinalizer)
 	if err := r.Patch(ctx, run, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("finalizer %s: %w", ResultsOutboxFinalizer, err)
+		return fmt.Errorf("finalizer %s: %w", sink.OutboxFinalizer, err)
 	}
 	r.written.Store(client.ObjectKeyFromObject(run), run.ResourceVersion)
 	return nil

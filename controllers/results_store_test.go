@@ -23,7 +23,6 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/resultsdb"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -182,7 +181,7 @@ func TestResultsDatabase(t *testing.T) {
 			t.Fatalf("%s: phase %s, ResultsStored %q: want Succeeded and a message naming the database", name, run.Status.Phase, c.Message)
 		}
 		waitFor(t, ns, name, 30*time.Second, "the outbox finalizer", func(r *v1.BenchmarkRun) bool {
-			return controllerutil.ContainsFinalizer(r, controllers.ResultsOutboxFinalizer)
+			return controllerutil.ContainsFinalizer(r, sink.OutboxFinalizer)
 		})
 	}
 	deleted := waitFor(t, ns, "deleted", time.Second, "the run", func(*v1.BenchmarkRun) bool { return true })
@@ -201,7 +200,7 @@ func TestResultsDatabase(t *testing.T) {
 	down := waitFor(t, ns, "down", time.Minute, "the rows stored after the database came back",
 		resultsStored(metav1.ConditionTrue, v1.ReasonStored))
 	waitFor(t, ns, "down", 30*time.Second, "the outbox finalizer to go", func(r *v1.BenchmarkRun) bool {
-		return !controllerutil.ContainsFinalizer(r, controllers.ResultsOutboxFinalizer)
+		return !controllerutil.ContainsFinalizer(r, sink.OutboxFinalizer)
 	})
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -311,7 +310,7 @@ func TestResultsOutboxEndsByItsDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := waitFor(t, ns, "lost", time.Minute, "the outbox finalizer", func(r *v1.BenchmarkRun) bool {
-		return controllerutil.ContainsFinalizer(r, controllers.ResultsOutboxFinalizer)
+		return controllerutil.ContainsFinalizer(r, sink.OutboxFinalizer)
 	})
 	before := resultsLostCounted(t, ns)
 	if err := k8s.Delete(ctx, run); err != nil {

@@ -37,6 +37,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	opmetrics "github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -298,7 +299,7 @@ func startScaleOperator(b *testing.B, ns string, counter *requestCounter) (conte
 	b.Helper()
 	mcfg := rest.CopyConfig(cfg)
 	mcfg.WrapTransport = counter.wrap
-	cacheOpts := controllers.CacheOptions(cacheFor(ns))
+	cacheOpts := cachetrim.Options(cacheFor(ns))
 	if os.Getenv("MYSQLBENCH_SCALE_STRIP_MANAGED_FIELDS") == "1" {
 		// What-if: the cache without managedFields (the operator never reads them).
 		cacheOpts.DefaultTransform = cache.TransformStripManagedFields()
@@ -483,7 +484,7 @@ type cachedKind struct {
 	bytes, managedFields uint64
 }
 
-// cacheContents lists, with the test's client, what the manager's cache holds (CacheOptions:
+// cacheContents lists, with the test's client, what the manager's cache holds (cachetrim.Options:
 // the operator's objects by label; the runs) and measures it as JSON, and the share of that
 // which is managedFields.
 func cacheContents(b *testing.B, ns string) []cachedKind {

@@ -19,6 +19,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/scheduled"
 )
 
 // A Regressed comparison is re-measured before it alarms, the way perf sheriffs re-trigger an
@@ -210,7 +211,7 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 	}
 	conf := &v1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        ConfirmationAttemptName(sched.Name, scheduledTime(run), attempt),
+			Name:        ConfirmationAttemptName(sched.Name, scheduled.Time(run), attempt),
 			Namespace:   sched.Namespace,
 			Labels:      map[string]string{},
 			Annotations: map[string]string{},
@@ -458,7 +459,7 @@ func awaitsConfirmation(children []*v1.BenchmarkRun, name string) bool {
 // (Skipped, Failed, Inconclusive) alarms too, saying it is unconfirmed, so that no regression is
 // swallowed; only Confirmed counts in the regressed metrics and sends the Regressed Warning.
 func confirmationCondition(s v1.ConfirmationState) (metav1.ConditionStatus, string, string) {
-	status, reason := confirmedCondition(s)
+	status, reason := scheduled.ConfirmedCondition(s)
 	suffix := map[v1.ConfirmationState]string{
 		v1.ConfirmationConfirmed: "confirmed", v1.ConfirmationNotConfirmed: "not confirmed",
 		v1.ConfirmationSkipped: "unconfirmed", v1.ConfirmationFailed: "unconfirmed", v1.ConfirmationInconclusive: "unconfirmed",
@@ -534,7 +535,7 @@ func (r *BenchmarkScheduleReconciler) buildConfirmation(ctx context.Context, sch
 		}
 		return nil, nil, "", fmt.Errorf("get baseline %s: %w", rec.Baseline, err)
 	}
-	if why := pinnedBaselineRefusal(sched, baseline); why != "" {
+	if why := scheduled.PinnedBaselineRefusal(sched, baseline); why != "" {
 		return nil, nil, why, nil
 	}
 	// The comparison the run recorded, with the same history, so the same cells are flagged.

@@ -379,54 +379,6 @@ func TestConfirmationCondition(t *testing.T) {
 	}
 }
 
-// A pinned baseline may name only Secrets and ConfigMaps the template names too; the schedule's
-// own runs (the default baseline) are not checked: they carried the template's references.
-func TestBaselineRefusal(t *testing.T) {
-	sched := &v1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"}}
-	sched.Spec.Template.Spec.Targets = []v1.Target{{Name: "db", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: "team-db"}}}
-	sched.Spec.Template.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: "team-lua", Key: "bench.lua"}
-	baseline := func(secret, script string) *v1.BenchmarkRun {
-		r := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "release", Namespace: "ns"}}
-		r.Spec.Targets = []v1.Target{{Name: "db", Engine: v1.EngineExternal, SecretRef: &v1.LocalObjectReference{Name: secret}}}
-		if script != "" {
-			r.Spec.Workload.CustomScript = &v1.ConfigMapKeySelector{Name: script, Key: "bench.lua"}
-		}
-		return r
-	}
-	for _, tc := range []struct {
-		name     string
-		baseline *v1.BenchmarkRun
-		want     []string // empty: accepted
-	}{
-		{"the template's own references", baseline("team-db", "team-lua"), nil},
-		{"fewer references", baseline("team-db", ""), nil},
-		{"another Secret", baseline("prod-db", "team-lua"),
-			[]string{"spec.regression.baselineRun release names Secret prod-db (target db's secretRef), which spec.template does not name"}},
-		{"another ConfigMap and Secret", baseline("prod-db", "their-lua"),
-			[]string{"Secret prod-db (target db's secretRef), ConfigMap their-lua (workload.customScript)", "remove baselineRun"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := baselineRefusal(sched, tc.baseline)
-			if len(tc.want) == 0 && got != "" {
-				t.Errorf("refused: %s", got)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("refusal %q lacks %q", got, w)
-				}
-			}
-		})
-	}
-	// Only the pinned baseline is checked.
-	if got := pinnedBaselineRefusal(sched, baseline("prod-db", "")); got != "" {
-		t.Errorf("the previous run (no baselineRun) refused: %s", got)
-	}
-	sched.Spec.Regression.BaselineRun = "release"
-	if got := pinnedBaselineRefusal(sched, baseline("prod-db", "")); got == "" {
-		t.Error("the pinned baseline naming another Secret was accepted")
-	}
-}
-
 // A re-measurement doubles the repetitions within 10 and 512 steps, and is named after the
 // first with its attempt's letter.
 func TestNextConfirmationRepetitionsAndNames(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/metrics"
 	"github.com/mysqlbench/mysqlbench-operator/internal/statustx"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stepjob"
 )
 
 // transition is one reconcile's change to a run: the status edits and the Events that explain
@@ -64,6 +65,13 @@ func (tx *transition) event(kind, reason, format string, args ...any) {
 	tx.Queue(kind, reason, fmt.Sprintf(format, args...))
 }
 
+// record queues the Events the run's step Jobs called for (stepjob), as event does.
+func (tx *transition) record(events ...stepjob.Event) {
+	for _, e := range events {
+		tx.Queue(e.Type, e.Reason, e.Message)
+	}
+}
+
 // progressing marks the run as moving, with what it is doing now.
 func (tx *transition) progressing(reason, message string) {
 	tx.SetCondition(v1.ConditionProgressing, metav1.ConditionTrue, reason, message)
@@ -80,7 +88,7 @@ func (tx *transition) stalled(reason, message string) {
 // Before the write it derives the kstatus conditions from the phase (Reconciling while the run
 // is not finished, Stalled once it failed); once the write succeeded it remembers the written
 // resourceVersion (Reconcile reads past a cache that has not caught up) and exports the new step
-// results and the outcome as metrics.
+// results and the outcome as metrics (metrics.RecordTransition).
 func (tx *transition) commit(ctx context.Context) error {
 	tx.redactEvents(ctx)
 	wrote, err := tx.Commit(ctx, tx.r.Status(), tx.r.recorder, tx.kstatusConditions)
@@ -90,7 +98,7 @@ func (tx *transition) commit(ctx context.Context) error {
 	tx.r.written.Store(client.ObjectKeyFromObject(tx.run), tx.run.ResourceVersion)
 	logf.FromContext(ctx).V(1).Info("status written", "phase", tx.run.Status.Phase,
 		"target", tx.run.Status.CurrentTarget, "step", tx.run.Status.CurrentStep)
-	tx.exportMetrics()
+	metrics.RecordTransition(tx.before, tx.run)
 	return nil
 }
 
@@ -123,26 +131,5 @@ func (tx *transition) kstatusConditions() {
 		}
 		tx.SetCondition(v1.ConditionReconciling, metav1.ConditionTrue, phase, "the run is "+strings.ToLower(phase))
 		tx.SetCondition(v1.ConditionStalled, metav1.ConditionFalse, phase, "the run is "+strings.ToLower(phase))
-	}
-}
-
-// exportMetrics exports what this transition recorded: new step results, a run that started
-// (its outcome counters at 0) and a final outcome.
-func (tx *transition) exportMetrics() {
-	steps := map[string]int{}
-	for _, t := range tx.before.Status.Targets {
-		steps[t.Name] = len(t.Steps)
-	}
-	for _, t := range tx.run.Status.Targets {
-		for _, s := range t.Steps[min(steps[t.Name], len(t.Steps)):] {
-			metrics.RecordStep(tx.run, t.Name, t.ServerVersion, s)
-		}
-	}
-	if p := tx.run.Status.Phase; p != tx.before.Status.Phase {
-		if p.Finished() {
-			metrics.RecordOutcome(tx.run, p)
-		} else {
-			metrics.RecordRunStarted(tx.run)
-		}
 	}
 }

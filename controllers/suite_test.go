@@ -31,6 +31,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -169,7 +170,7 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:     testenv.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: cmp.Or(o.metricsAddr, "0")},
-		Cache:      controllers.CacheOptions(cacheFor(append([]string{ns}, o.namespaces...)...)),
+		Cache:      cachetrim.Options(cacheFor(append([]string{ns}, o.namespaces...)...)),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {

@@ -29,9 +29,11 @@ import (
 	mysqlbenchv1alpha1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/kubeletstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
+	"github.com/mysqlbench/mysqlbench-operator/internal/stepjob"
 )
 
 // LeaderElectionID names the leader election Lease.
@@ -96,7 +98,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"NAMESPACE/NAME of a Secret naming a MySQL-family database that every finished run is written into (keys host, "+
 			"user, password, optional port, database, tls; or dsn alone); the tables are created and migrated on first use. "+
 			"Empty: no results database.")
-	fs.DurationVar(&o.ResultsOutboxTimeout, "results-outbox-timeout", controllers.DefaultResultsOutboxTimeout,
+	fs.DurationVar(&o.ResultsOutboxTimeout, "results-outbox-timeout", sink.DefaultOutboxTimeout,
 		"How long a deleted run waits for the results database to take its rows before it goes without them (a "+
 			"ResultsLost Warning Event and mysqlbench_results_lost_total record the loss).")
 }
@@ -145,11 +147,11 @@ func MetricsOptions(o Options) metricsserver.Options {
 	return opts
 }
 
-// CacheOptions is the manager's cache: the operator's own objects (controllers.CacheOptions), in
+// CacheOptions is the manager's cache: the operator's own objects (cachetrim.Options), in
 // the watched namespaces only when some are named. Cluster-scoped kinds (Nodes) are cached
 // cluster-wide either way: controller-runtime gives them a cache of their own.
 func CacheOptions(watchNamespaces string) cache.Options {
-	opts := controllers.CacheOptions(cache.Options{})
+	opts := cachetrim.Options(cache.Options{})
 	if ns := SplitNamespaces(watchNamespaces); len(ns) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, n := range ns {
@@ -203,7 +205,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Scheme:    mgr.GetScheme(),
 		Recorder:  mgr.GetEventRecorderFor("mysqlbench-operator"),
 		Engines:   engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
-		Logs:      controllers.ClientsetLogs{Clientset: clientset},
+		Logs:      stepjob.ClientsetLogs{Clientset: clientset},
 		Clock:     clock.RealClock{},
 		Results:   resultsDB,
 		// The same check as the Runnable above: its first finding serves both.

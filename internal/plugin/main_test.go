@@ -27,6 +27,7 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -135,7 +136,7 @@ func startOperator(cfg *rest.Config, k *fakeKubelet) (func(), error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     testenv.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      controllers.CacheOptions(cache.Options{}),
+		Cache:      cachetrim.Options(cache.Options{}),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {

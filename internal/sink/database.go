@@ -27,6 +27,19 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/resultsdb"
 )
 
+// OutboxFinalizer holds a finished run whose rows are not in the results database yet, so
+// that deleting it (by hand, or a schedule pruning its history) does not lose them: the deletion
+// completes once they are written, or once the results outbox timeout has passed since it began
+// (a Warning Event and mysqlbench_results_lost_total record the loss). Removing it by hand gives
+// them up.
+const OutboxFinalizer = "mysqlbench.io/results-outbox"
+
+// DefaultOutboxTimeout is how long a deleted run waits for the results database to take
+// its rows: long enough to ride out a database's maintenance or a night's outage, short enough
+// that a database gone for good (or one that refuses the run's rows) does not hold a run, and
+// with it its namespace's deletion, for ever.
+const DefaultOutboxTimeout = 24 * time.Hour
+
 // Writer writes finished runs into the results database.
 type Writer interface {
 	// Write stores run (finished, with its status) and its results.json (nil when the run has

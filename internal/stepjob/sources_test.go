@@ -1,4 +1,4 @@
-package controllers
+package stepjob
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/kubeletstats"
+	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -36,6 +37,14 @@ func (c *cpuSource) StepCPU(_ context.Context, _ *v1.BenchmarkRun, _ string, fro
 	return &cp, ""
 }
 
+func (c *cpuSource) ClientCPU(_ context.Context, _, _, _ string, from, to time.Time) (kubeletstats.Usage, string) {
+	c.from, c.to = from, to
+	if c.cpu == nil {
+		return kubeletstats.Usage{}, c.missing
+	}
+	return kubeletstats.Usage{Seconds: c.cpu.Seconds, PerSecond: c.cpu.PerSecond, Samples: c.cpu.Samples}, ""
+}
+
 // stepCPU asks for the CPU between the step's snapshots and divides it by the queries per second
 // of the same interval; without a sampler, or without samples, it says why.
 func TestStepCPU(t *testing.T) {
@@ -55,12 +64,12 @@ func TestStepCPU(t *testing.T) {
 			Samples: 3, PerSecond: 1.5}}, 0.003, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &BenchmarkRunReconciler{}
+			j := Jobs{}
 			if tc.src != nil {
-				r.CPU = tc.src
+				j.CPU = tc.src
 			}
 			step := serverstats.Step{Seconds: 40, Queries: 20000}
-			r.stepCPU(context.Background(), run, "db", start, end, &step)
+			j.stepCPU(context.Background(), run, "db", start, end, &step)
 			if !strings.Contains(step.CPUMissing, tc.wantMissing) || (tc.wantMissing == "") != (step.CPUMissing == "") {
 				t.Errorf("CPUMissing %q, want %q", step.CPUMissing, tc.wantMissing)
 			}
@@ -78,35 +87,6 @@ func TestStepCPU(t *testing.T) {
 			}
 		})
 	}
-}
-
-// After a server restart a sysbench target prepares again when its tables are gone; a mysqlslap
-// target has none to lose and goes back to measuring.
-func TestAfterRestartProbe(t *testing.T) {
-	sysbench := &v1.BenchmarkRun{Spec: v1.BenchmarkRunSpec{Workload: v1.Workload{Script: "oltp_point_select", Tables: 2}}}
-	slap := &v1.BenchmarkRun{Spec: v1.BenchmarkRunSpec{Workload: v1.Workload{Client: v1.ClientMysqlslap}}}
-	for _, tc := range []struct {
-		name  string
-		run   *v1.BenchmarkRun
-		found int32
-		want  v1.TargetPhase
-	}{
-		{"sysbench, tables kept", sysbench, 2, v1.TargetRunning},
-		{"sysbench, tables gone", sysbench, 0, v1.TargetPreparing},
-		{"mysqlslap", slap, 0, v1.TargetRunning},
-	} {
-		if got, why := afterRestartProbe(tc.run, &v1.ServerRestart{During: "s02"}, tc.found); got != tc.want {
-			t.Errorf("%s: %s (%s), want %s", tc.name, got, why, tc.want)
-		}
-	}
-}
-
-func (c *cpuSource) ClientCPU(_ context.Context, _, _, _ string, from, to time.Time) (kubeletstats.Usage, string) {
-	c.from, c.to = from, to
-	if c.cpu == nil {
-		return kubeletstats.Usage{}, c.missing
-	}
-	return kubeletstats.Usage{Seconds: c.cpu.Seconds, PerSecond: c.cpu.PerSecond, Samples: c.cpu.Samples}, ""
 }
 
 // A step's client CPU against what the client could use: its CPU limit, else its node's
@@ -141,13 +121,13 @@ func TestClientCPU(t *testing.T) {
 		{"a pod still running", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1}}, &corev1.Pod{}, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &BenchmarkRunReconciler{kubeClient: c}
+			j := Jobs{Objects: owned.Objects{Client: c}}
 			if tc.src != nil {
-				r.CPU = tc.src
+				j.CPU = tc.src
 			}
-			got := r.clientCPU(context.Background(), tc.pod)
+			got := j.ClientCPU(context.Background(), tc.pod)
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("clientCPU = %+v, want %+v", got, tc.want)
+				t.Errorf("ClientCPU = %+v, want %+v", got, tc.want)
 			}
 			if tc.src != nil && tc.asked != !tc.src.from.IsZero() {
 				t.Errorf("asked the sampler: %v, want %v", !tc.src.from.IsZero(), tc.asked)

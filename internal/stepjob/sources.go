@@ -1,11 +1,13 @@
-package controllers
+package stepjob
 
 import (
 	"context"
+	"io"
 	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -15,9 +17,22 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// StepCPUSource gives a ladder step its server container's CPU time from the kubelet
+// LogReader reads a container's log (the kubelet serves it through the API server's pods/log).
+type LogReader interface {
+	Logs(ctx context.Context, namespace, pod, container string) (io.ReadCloser, error)
+}
+
+// ClientsetLogs reads logs through a client-go clientset.
+type ClientsetLogs struct{ Clientset kubernetes.Interface }
+
+// Logs streams the container's log.
+func (c ClientsetLogs) Logs(ctx context.Context, namespace, pod, container string) (io.ReadCloser, error) {
+	return c.Clientset.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).Stream(ctx)
+}
+
+// CPUSource gives a ladder step its server container's CPU time from the kubelet
 // (internal/kubeletstats.Sampler in the manager).
-type StepCPUSource interface {
+type CPUSource interface {
 	// StepCPU is the target's server container CPU between from and to (the step's snapshot
 	// times): the usage between the first and the last kubelet sample inside [from, to]. missing
 	// says why there is none, in a sentence for the user (fewer than two samples inside, a
@@ -29,11 +44,11 @@ type StepCPUSource interface {
 	ClientCPU(ctx context.Context, namespace, pod, container string, from, to time.Time) (usage kubeletstats.Usage, missing string)
 }
 
-// clientCPU is how busy the client container of a finished step's pod was, nil when the
+// ClientCPU is how busy the client container of a finished step's pod was, nil when the
 // operator does not sample the kubelets or has no samples of it (logged, not an error: the step
 // stands without it). Available is the container's CPU limit, else its node's allocatable CPU.
-func (r *BenchmarkRunReconciler) clientCPU(ctx context.Context, pod *corev1.Pod) *v1.ClientCPU {
-	if r.CPU == nil || pod == nil {
+func (j Jobs) ClientCPU(ctx context.Context, pod *corev1.Pod) *v1.ClientCPU {
+	if j.CPU == nil || pod == nil {
 		return nil
 	}
 	var from, to time.Time
@@ -52,14 +67,14 @@ func (r *BenchmarkRunReconciler) clientCPU(ctx context.Context, pod *corev1.Pod)
 	if from.IsZero() || to.IsZero() {
 		return nil
 	}
-	u, missing := r.CPU.ClientCPU(ctx, pod.Namespace, pod.Name, specs.SysbenchContainer, from, to)
+	u, missing := j.CPU.ClientCPU(ctx, pod.Namespace, pod.Name, specs.SysbenchContainer, from, to)
 	if missing != "" {
 		log.V(1).Info("no client CPU for the step", "pod", pod.Name, "reason", missing)
 		return nil
 	}
 	if limit == 0 {
 		node := &corev1.Node{}
-		if err := r.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+		if err := j.Objects.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
 			log.V(1).Info("no client CPU for the step: cannot read its node", "pod", pod.Name, "node", pod.Spec.NodeName, "err", err.Error())
 			return nil
 		}
@@ -74,6 +89,6 @@ func (r *BenchmarkRunReconciler) clientCPU(ctx context.Context, pod *corev1.Pod)
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-// CPUOff is a step's serverstats.Step.CPUMissing when the reconciler has no StepCPUSource.
+// CPUOff is a step's serverstats.Step.CPUMissing when the reconciler has no CPUSource.
 const CPUOff = "CPU per query is off: the operator runs with --kubelet-cpu-interval=0 " +
 	"(Helm: --set serverStats.kubeletCPU=true turns it on, with the permission it needs)"

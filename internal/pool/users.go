@@ -1,0 +1,206 @@
+package pool
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/facts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
+)
+
+// Turn is a target of a run in its pool's queue, with its status (nil before the run started on
+// it).
+type Turn struct {
+	Target *v1.Target
+	Status *v1.TargetStatus
+}
+
+// Listed is what the reconciler listed for the users of a pool: every run, the operator's
+// StatefulSets and its server pods. Self, the run being reconciled (nil for none), counts with
+// its newest status; Turns are the targets of a run that hold a node of its pool or wait for one
+// now (the run's order says which).
+type Listed struct {
+	Runs         []v1.BenchmarkRun
+	Self         *v1.BenchmarkRun
+	StatefulSets []appsv1.StatefulSet
+	Pods         []corev1.Pod
+	Turns        func(*v1.BenchmarkRun) []Turn
+}
+
+// Users returns the runs holding a node of pool (a server StatefulSet with the pool's node
+// selector, or a target past Pending whose StatefulSet the cache has not shown yet) and the runs
+// waiting for one, in the queue's order (Order), from what the reconciler listed.
+//
+// Labels prove nothing: anyone who may create StatefulSets can give one the operator's labels
+// (and one with no replicas holds no node at all). A StatefulSet counts only when a run that
+// exists controls it (the owner reference's UID is that run's), it is that run's server for the
+// target it is labelled with (its name derived from both), and the run's status says that target
+// holds its server; see runServer.
+func Users(pool string, l Listed) (holders, waiting []User) {
+	byKey := make(map[client.ObjectKey]*v1.BenchmarkRun, len(l.Runs))
+	for i := range l.Runs {
+		byKey[client.ObjectKeyFromObject(&l.Runs[i])] = &l.Runs[i]
+	}
+	if l.Self != nil {
+		byKey[client.ObjectKeyFromObject(l.Self)] = l.Self // the newest status
+	}
+	held := map[string]User{}
+	for i := range l.StatefulSets {
+		sts := &l.StatefulSets[i]
+		if sts.Spec.Template.Labels[specs.LabelComponent] != specs.ComponentServer ||
+			Name(sts.Spec.Template.Spec.NodeSelector) != pool || !sts.DeletionTimestamp.IsZero() {
+			continue
+		}
+		owner, target := runServer(sts, byKey)
+		if owner == nil {
+			continue
+		}
+		key := owner.Namespace + "/" + owner.Name
+		held[key+"#"+target] = User{Run: key, Target: target, Exclusive: owner.Spec.Placement.Database.IsExclusive(),
+			Why: fmt.Sprintf("%s (target %s, StatefulSet %s)", key, target, sts.Name)}
+	}
+	lingeringServers(pool, l.Pods, byKey, held)
+	for i := range l.Runs {
+		other := &l.Runs[i]
+		if l.Self != nil && other.Namespace == l.Self.Namespace && other.Name == l.Self.Name {
+			other = l.Self // the newest status
+		}
+		// Runs wait in the order they were created, counting those the operator has not
+		// reconciled yet: after a restart or a leader change the runs created meanwhile are
+		// reconciled in no particular order, and the first one reconciled must not take a node
+		// before runs created earlier.
+		if other.Status.Phase.Finished() || !other.DeletionTimestamp.IsZero() ||
+			!other.Spec.Placement.Database.IsExclusive() || Name(specs.DatabasePlacement(other).NodeSelector) != pool {
+			continue
+		}
+		key := other.Namespace + "/" + other.Name
+		for _, q := range l.Turns(other) {
+			if !facts.Of(q.Target.Engine).HoldsNode {
+				continue
+			}
+			user := User{Run: key, Target: q.Target.Name, Created: other.CreationTimestamp.Time, Exclusive: true}
+			if q.Status == nil || q.Status.Phase == v1.TargetPending || q.Status.Phase == "" {
+				waiting = append(waiting, user)
+				continue
+			}
+			if _, ok := held[key+"#"+q.Target.Name]; !ok {
+				user.Why = fmt.Sprintf("%s (target %s, %s)", key, q.Target.Name, strings.ToLower(string(q.Status.Phase)))
+				held[key+"#"+q.Target.Name] = user
+			}
+		}
+	}
+	for _, h := range held {
+		holders = append(holders, h)
+	}
+	Order(holders, waiting)
+	return holders, waiting
+}
+
+// lingeringServers adds to held the server pods still on a node of the pool whose target
+// released it: the pod shuts its server down for seconds after its StatefulSet is gone. A
+// server created meanwhile could not be scheduled there (the exclusive anti-affinity still sees
+// the old pod), and the scheduler need not try it again for minutes once the old pod is gone: a
+// node is free only when its last server pod is. Labels prove nothing, so a pod counts only as
+// the server of a run that exists, in this pool, whose status says the target released it, and
+// whose controller carries the name that run gives that target's StatefulSet. (A deleted run's
+// pods are not counted: nothing vouches for them.)
+func lingeringServers(pool string, pods []corev1.Pod, runs map[client.ObjectKey]*v1.BenchmarkRun, held map[string]User) {
+	if len(pods) == 0 {
+		return
+	}
+	byLabel := make(map[client.ObjectKey]*v1.BenchmarkRun, len(runs))
+	for _, run := range runs {
+		byLabel[client.ObjectKey{Namespace: run.Namespace, Name: specs.LabelValue(run.Name)}] = run
+	}
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		run := byLabel[client.ObjectKey{Namespace: p.Namespace, Name: p.Labels[specs.LabelRun]}]
+		target := p.Labels[specs.LabelTarget]
+		if run == nil || !run.DeletionTimestamp.IsZero() || Name(specs.DatabasePlacement(run).NodeSelector) != pool {
+			continue
+		}
+		ref := metav1.GetControllerOfNoCopy(p)
+		if ref == nil || ref.Kind != "StatefulSet" || ref.Name != specs.ServerName(run, target) {
+			continue
+		}
+		released := false
+		for _, ts := range run.Status.Targets {
+			released = released || (ts.Name == target && ts.Phase.Finished() && ts.Released)
+		}
+		key := run.Namespace + "/" + run.Name
+		if _, ok := held[key+"#"+target]; ok || !released {
+			continue
+		}
+		held[key+"#"+target] = User{Run: key, Target: target, Exclusive: run.Spec.Placement.Database.IsExclusive(),
+			Why: fmt.Sprintf("%s (target %s, its released server pod %s still on node %s)", key, target, p.Name, p.Spec.NodeName)}
+	}
+}
+
+// runServer returns the run whose server sts is and the target it serves, when the run holds
+// that server now: the run exists and controls sts (by UID), sts carries the name the run's
+// target gives its server, and the target's status is past Pending and not released, or ended
+// with its server kept by the cleanup policy. Anything else (a StatefulSet with the operator's
+// labels that someone else made, one naming a run that is gone, a server torn down a moment ago)
+// returns nil.
+func runServer(sts *appsv1.StatefulSet, runs map[client.ObjectKey]*v1.BenchmarkRun) (*v1.BenchmarkRun, string) {
+	ref := metav1.GetControllerOfNoCopy(sts)
+	if ref == nil || ref.Kind != "BenchmarkRun" {
+		return nil, ""
+	}
+	run := runs[client.ObjectKey{Namespace: sts.Namespace, Name: ref.Name}]
+	if run == nil || run.UID != ref.UID || !run.DeletionTimestamp.IsZero() {
+		return nil, ""
+	}
+	target := sts.Labels[specs.LabelTarget]
+	if specs.ServerName(run, target) != sts.Name {
+		return nil, ""
+	}
+	for _, t := range run.Spec.Targets {
+		if t.Name != target {
+			continue
+		}
+		for _, ts := range run.Status.Targets {
+			if ts.Name != target {
+				continue
+			}
+			switch {
+			case ts.Phase == "" || ts.Phase == v1.TargetPending:
+				return nil, ""
+			case !ts.Phase.Finished() || !ts.Released || Kept(run, target):
+				return run, target
+			}
+		}
+	}
+	return nil, ""
+}
+
+// Kept says whether the run's cleanup policy keeps the server of its finished target:
+// Never keeps every server, OnSuccess the failed targets' ones. A server the policy deletes may
+// still show in the cache for a moment after its teardown.
+func Kept(run *v1.BenchmarkRun, target string) bool {
+	for _, ts := range run.Status.Targets {
+		if ts.Name != target {
+			continue
+		}
+		switch {
+		case !ts.Phase.Finished():
+			return false
+		case run.Spec.Cleanup == v1.CleanupNever:
+			return true
+		case run.Spec.Cleanup == v1.CleanupAlways:
+			return false
+		default: // OnSuccess
+			return ts.Phase == v1.TargetFailed
+		}
+	}
+	return false
+}
