@@ -25,7 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	runcontroller "github.com/mysqlbench/mysqlbench-operator/controllers/run"
 	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
@@ -142,7 +142,7 @@ func startOperator(cfg *rest.Config, k *fakeKubelet) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
+	r, err := runcontroller.New(runcontroller.Dependencies{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
 		Scheme:          mgr.GetScheme(),
@@ -151,7 +151,7 @@ func startOperator(cfg *rest.Config, k *fakeKubelet) (func(), error) {
 		Logs:            k,
 		Clock:           clock.RealClock{},
 		AdmissionPolicy: &admission.Check{Reader: mgr.GetAPIReader()},
-	}, controllers.RunOptions{SysbenchImage: "sysbench:test"})
+	}, runcontroller.Options{SysbenchImage: "sysbench:test"})
 	if err != nil {
 		return nil, err
 	}

@@ -204,3 +204,15 @@ func Kept(run *v1.BenchmarkRun, target string) bool {
 	}
 	return false
 }
+
+// Held counts the run's servers up or coming up: its targets past Pending that have not
+// ended, and those that ended whose server is not released yet.
+func Held(run *v1.BenchmarkRun) int {
+	n := 0
+	for _, ts := range run.Status.Targets {
+		if (ts.Phase.Finished() && !ts.Released) || (!ts.Phase.Finished() && ts.Phase != v1.TargetPending && ts.Phase != "") {
+			n++
+		}
+	}
+	return n
+}
