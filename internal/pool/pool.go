@@ -19,11 +19,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Recheck is how often a queued run near the head of its pool's queue looks at the pool again:
+// recheck is how often a queued run near the head of its pool's queue looks at the pool again:
 // a freed node wakes the runs next in line (Wake), and the recheck catches what wakes no one (a
 // node added or made Ready, a wake-up lost to an error) and refreshes the position a run's status
 // shows. Runs further back recheck less often (recheckAfter).
-const Recheck = 10 * time.Second
+const recheck = 10 * time.Second
 
 // User is a run's target that holds a node of a pool or waits for one.
 type User struct {
@@ -134,11 +134,11 @@ func Decide(s Snapshot, q Request) Decision {
 }
 
 // recheckAfter is when a target queued behind ahead waiters rechecks its pool of capacity nodes:
-// Recheck for one within a pool's worth of the head, one more Recheck for each further pool's
+// recheck for one within a pool's worth of the head, one more recheck for each further pool's
 // worth, at most 6: every queued run's recheck reads every run, and a run that many nodes' turns
 // away cannot start sooner anyway (its position is up to a minute old then).
 func recheckAfter(ahead, capacity int) time.Duration {
-	return Recheck * time.Duration(min(1+ahead/max(capacity, 1), 6))
+	return recheck * time.Duration(min(1+ahead/max(capacity, 1), 6))
 }
 
 // queuedMessage says where a queued target stands and what is before it: the runs whose servers
@@ -204,7 +204,7 @@ func noNodes(s Snapshot, q Request) Decision {
 		return Decision{Verdict: Refused, Message: fmt.Sprintf("%s (waited %s)", msg, limit)}
 	}
 	return Decision{Verdict: NoNodes, Message: fmt.Sprintf("%s; nothing is provisioned meanwhile, and the target fails if no "+
-		"node is there by %s", msg, q.Since.Add(limit).UTC().Format(time.RFC3339)), RecheckAfter: min(Recheck, limit-waited)}
+		"node is there by %s", msg, q.Since.Add(limit).UTC().Format(time.RFC3339)), RecheckAfter: min(recheck, limit-waited)}
 }
 
 // Wake are the runs to wake when a node of the pool s frees: those of the first waiting targets,
@@ -225,9 +225,9 @@ func Wake(s Snapshot) []string {
 	return runs
 }
 
-// Order sorts holders by what holds their node and waiters by the queue's order: the time their
+// order sorts holders by what holds their node and waiters by the queue's order: the time their
 // run was created (to the second), then by namespace and name.
-func Order(holders, waiting []User) {
+func order(holders, waiting []User) {
 	sort.Slice(holders, func(i, j int) bool { return holders[i].Why < holders[j].Why })
 	sort.SliceStable(waiting, func(i, j int) bool {
 		if !waiting[i].Created.Equal(waiting[j].Created) {

@@ -71,7 +71,7 @@ func TestQueuedMessageNamesTheFirstFive(t *testing.T) {
 	}
 }
 
-// A queued target rechecks its pool every Recheck near the head of the queue, less often the
+// A queued target rechecks its pool every recheck near the head of the queue, less often the
 // more pools' worth of waiters are before it, at most every six.
 func TestRecheckAfter(t *testing.T) {
 	for _, tc := range []struct {
@@ -126,18 +126,18 @@ func TestDecide(t *testing.T) {
 		{"every node held", Snapshot{Name: name, Matched: 1, Capacity: 1, Holders: []User{held("ns/other", "db")},
 			Waiting: []User{waiter("ns/me", "db")}}, req(nil), Queued,
 			"target db is queued for the database node pool mysqlbench.io/pool=database (1 Ready node(s)): position 1; held by ns/other (target db, StatefulSet x)",
-			Recheck},
+			recheck},
 		{"a run created earlier waits first", Snapshot{Name: name, Matched: 2, Capacity: 2, Holders: []User{held("ns/other", "db")},
 			Waiting: []User{waiter("ns/early", "db"), waiter("ns/me", "db")}}, req(nil), Queued,
-			"position 2; held by ns/other (target db, StatefulSet x); 1 run(s) created earlier wait before it: ns/early (target db)", Recheck},
+			"position 2; held by ns/other (target db, StatefulSet x); 1 run(s) created earlier wait before it: ns/early (target db)", recheck},
 		{"far back in a small pool rechecks later", Snapshot{Name: name, Matched: 1, Capacity: 1, Holders: []User{held("ns/other", "db")},
-			Waiting: []User{waiter("ns/a", "db"), waiter("ns/b", "db"), waiter("ns/me", "db")}}, req(nil), Queued, "position 3", 3 * Recheck},
+			Waiting: []User{waiter("ns/a", "db"), waiter("ns/b", "db"), waiter("ns/me", "db")}}, req(nil), Queued, "position 3", 3 * recheck},
 		{"not exclusive: no turn", Snapshot{Name: name, Matched: 1, Capacity: 1, Holders: []User{held("ns/other", "db")}},
 			req(func(q *Request) { q.Exclusive = false }), Unqueued, "", 0},
 		{"interleaved: its servers share the node it holds", Snapshot{Name: name, Matched: 1, Capacity: 1, Holders: []User{held("ns/me", "first")},
 			Waiting: []User{waiter("ns/early", "db")}}, req(func(q *Request) { q.SharesNode = true }), Admitted, "", 0},
 		{"sequential: its earlier server holds the node", Snapshot{Name: name, Matched: 1, Capacity: 1, Holders: []User{held("ns/me", "first")}},
-			req(nil), Queued, "position 1; held by ns/me (target first, StatefulSet x)", Recheck},
+			req(nil), Queued, "position 1; held by ns/me (target first, StatefulSet x)", recheck},
 		{"its own kept servers hold every node", Snapshot{Name: name, Matched: 1, Capacity: 1, Holders: []User{held("ns/me", "first")}},
 			req(func(q *Request) { q.Kept, q.Cleanup = []string{"first"}, "Never" }), Refused,
 			`target db needs a node of the database pool mysqlbench.io/pool=database, but this run's own earlier servers, kept by its cleanup policy "Never", hold all 1 of its Ready node(s)`,
@@ -146,7 +146,7 @@ func TestDecide(t *testing.T) {
 			"target db needs a node of the database pool mysqlbench.io/pool=database, and no node has those labels: label the nodes meant for " +
 				"benchmark servers (kubectl label node <node> mysqlbench.io/pool=database), or set placement.database.nodeSelector to labels " +
 				"your nodes have; nothing is provisioned meanwhile, and the target fails if no node is there by 2026-11-05T02:00:30Z",
-			Recheck},
+			recheck},
 		{"no node has the labels past the grace", Snapshot{Name: name}, req(func(q *Request) { q.Since = now.Add(-time.Minute) }), Refused,
 			"no node has those labels: label the nodes meant for benchmark servers (kubectl label node <node> mysqlbench.io/pool=database), " +
 				"or set placement.database.nodeSelector to labels your nodes have (waited 1m0s)", 0},
@@ -156,7 +156,7 @@ func TestDecide(t *testing.T) {
 			req(func(q *Request) { q.Since = now.Add(-15 * time.Minute) }), Refused, "bring one back (kubectl get nodes shows NotReady or " +
 				"SchedulingDisabled) or add one (waited 15m0s)", 0},
 		{"an empty selector: any node", Snapshot{}, req(func(q *Request) { q.Exclusive = false }), NoNodes,
-			"target db needs a node (placement.database.nodeSelector is empty: any node), and no node has those labels", Recheck},
+			"target db needs a node (placement.database.nodeSelector is empty: any node), and no node has those labels", recheck},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Decide(tc.snap, tc.req)
@@ -177,7 +177,7 @@ func TestOrder(t *testing.T) {
 	holders := []User{{Why: "ns/b (target db)"}, {Why: "ns/a (target db)"}}
 	waiting := []User{{Run: "ns/z", Created: at}, {Run: "ns/y", Created: at.Add(time.Second)}, {Run: "ns/x", Created: at},
 		{Run: "ns/x", Target: "second", Created: at}}
-	Order(holders, waiting)
+	order(holders, waiting)
 	if holders[0].Why != "ns/a (target db)" {
 		t.Errorf("holders %v, want ns/a first", holders)
 	}

@@ -35,7 +35,7 @@ type Listed struct {
 
 // Users returns the runs holding a node of pool (a server StatefulSet with the pool's node
 // selector, or a target past Pending whose StatefulSet the cache has not shown yet) and the runs
-// waiting for one, in the queue's order (Order), from what the reconciler listed.
+// waiting for one, in the queue's order (order), from what the reconciler listed.
 //
 // Labels prove nothing: anyone who may create StatefulSets can give one the operator's labels
 // (and one with no replicas holds no node at all). A StatefulSet counts only when a run that
@@ -98,7 +98,7 @@ func Users(pool string, l Listed) (holders, waiting []User) {
 	for _, h := range held {
 		holders = append(holders, h)
 	}
-	Order(holders, waiting)
+	order(holders, waiting)
 	return holders, waiting
 }
 

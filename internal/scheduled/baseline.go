@@ -43,9 +43,9 @@ func specReferences(spec v1.BenchmarkRunSpec) []reference {
 	return refs
 }
 
-// BaselineRefusal says why baseline may not be the pinned baseline of sched, "" when it may:
+// baselineRefusal says why baseline may not be the pinned baseline of sched, "" when it may:
 // the references it names that the template does not, with what to fix.
-func BaselineRefusal(sched *v1.BenchmarkSchedule, baseline *v1.BenchmarkRun) string {
+func baselineRefusal(sched *v1.BenchmarkSchedule, baseline *v1.BenchmarkRun) string {
 	named := map[[2]string]bool{}
 	for _, r := range specReferences(sched.Spec.Template.Spec) {
 		named[[2]string{r.kind, r.name}] = true
@@ -65,14 +65,14 @@ func BaselineRefusal(sched *v1.BenchmarkSchedule, baseline *v1.BenchmarkRun) str
 		baseline.Name, strings.Join(foreign, ", "))
 }
 
-// PinnedBaselineRefusal is BaselineRefusal for the baseline of a comparison: only a pinned
+// PinnedBaselineRefusal is baselineRefusal for the baseline of a comparison: only a pinned
 // baseline (spec.regression.baselineRun) is checked, as the schedule's own runs carried its
 // template's references.
 func PinnedBaselineRefusal(sched *v1.BenchmarkSchedule, baseline *v1.BenchmarkRun) string {
 	if baseline == nil || sched.Spec.Regression.BaselineRun == "" || baseline.Name != sched.Spec.Regression.BaselineRun {
 		return ""
 	}
-	return BaselineRefusal(sched, baseline)
+	return baselineRefusal(sched, baseline)
 }
 
 // Schedule is the BenchmarkSchedule that controls run, or nil.

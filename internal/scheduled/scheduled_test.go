@@ -38,7 +38,7 @@ func TestBaselineRefusal(t *testing.T) {
 			[]string{"Secret prod-db (target db's secretRef), ConfigMap their-lua (workload.customScript)", "remove baselineRun"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := BaselineRefusal(sched, tc.baseline)
+			got := baselineRefusal(sched, tc.baseline)
 			if len(tc.want) == 0 && got != "" {
 				t.Errorf("refused: %s", got)
 			}

@@ -34,7 +34,7 @@ func (j Jobs) OtherLoad(ctx context.Context, run *v1.BenchmarkRun, target string
 			!metav1.IsControlledBy(job, run) || !job.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if pod, err := j.Pod(ctx, job); err != nil || (pod != nil && podLoadEnded(run, labelledStep(job), pod)) {
+		if pod, err := j.jobPod(ctx, job); err != nil || (pod != nil && podLoadEnded(run, labelledStep(job), pod)) {
 			if err != nil {
 				return "", nil, err
 			}
@@ -56,7 +56,7 @@ func (j Jobs) OtherLoad(ctx context.Context, run *v1.BenchmarkRun, target string
 		if owner == ended || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		if _, _, terminated := ContainerResult(p); terminated {
+		if _, _, terminated := containerResult(p); terminated {
 			continue
 		}
 		if owner != name {

@@ -64,7 +64,7 @@ type Observed struct {
 	Why              string
 	// SinceFinished is how long ago the Job finished, when it has.
 	SinceFinished time.Duration
-	// Terminated, ExitCode and Message are the client container's end (ContainerResult).
+	// Terminated, ExitCode and Message are the client container's end (containerResult).
 	Terminated bool
 	ExitCode   int32
 	Message    string
@@ -81,7 +81,7 @@ func (j Jobs) Observe(ctx context.Context, run *v1.BenchmarkRun, name string) (O
 	if err != nil {
 		return Observed{Unreadable: true}, err
 	}
-	pod, err := j.Pod(ctx, job)
+	pod, err := j.jobPod(ctx, job)
 	if err != nil {
 		return Observed{}, err
 	}
@@ -93,12 +93,12 @@ func (j Jobs) Observe(ctx context.Context, run *v1.BenchmarkRun, name string) (O
 	if o.Finished {
 		o.SinceFinished = j.Clock.Since(finishedAt(job))
 	}
-	o.ExitCode, o.Message, o.Terminated = ContainerResult(pod)
+	o.ExitCode, o.Message, o.Terminated = containerResult(pod)
 	return o, nil
 }
 
-// Pod returns the Job's pod (the newest, backoffLimit is 0 so there is normally one), or nil.
-func (j Jobs) Pod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error) {
+// jobPod returns the Job's pod (the newest, backoffLimit is 0 so there is normally one), or nil.
+func (j Jobs) jobPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error) {
 	pods := &corev1.PodList{}
 	if err := j.Objects.Client.List(ctx, pods, client.InNamespace(job.Namespace),
 		client.MatchingLabels{"batch.kubernetes.io/job-name": job.Name, specs.LabelManagedBy: specs.ManagedBy}); err != nil {
@@ -172,8 +172,8 @@ func anyContainerStarted(p *corev1.Pod) bool {
 	return false
 }
 
-// ContainerResult is the sysbench container's exit code and termination message.
-func ContainerResult(pod *corev1.Pod) (int32, string, bool) {
+// containerResult is the sysbench container's exit code and termination message.
+func containerResult(pod *corev1.Pod) (int32, string, bool) {
 	if pod == nil {
 		return 0, "", false
 	}
@@ -198,7 +198,7 @@ func loadEnded(c loadclient.Client, step loadclient.Step, terminated bool, exitC
 
 // podLoadEnded is loadEnded for the client container of pod.
 func podLoadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
-	exitCode, message, terminated := ContainerResult(pod)
+	exitCode, message, terminated := containerResult(pod)
 	return loadEnded(loadclient.For(run.Spec.Workload), step.Sysbench, terminated, exitCode, message)
 }
 

@@ -210,7 +210,7 @@ func (j Jobs) deleteJobs(ctx context.Context, run *v1.BenchmarkRun, sel map[stri
 func (j Jobs) readStepLog(ctx context.Context, run *v1.BenchmarkRun, target string, job *batchv1.Job, threads int32,
 	budget int) (series, server, noServer string, unavailable *Event) {
 	log := logf.FromContext(ctx)
-	pod, err := j.Pod(ctx, job)
+	pod, err := j.jobPod(ctx, job)
 	if err != nil || pod == nil {
 		log.Info("per-second series unavailable: the step's pod is gone", "job", job.Name)
 		return "", "", "", ptr.To(event(corev1.EventTypeWarning, "SeriesUnavailable",
