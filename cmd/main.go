@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/mysqlbench/mysqlbench-operator/internal/operator"
+	"github.com/mysqlbench/mysqlbench-operator/controllers/operator"
 )
 
 func main() {

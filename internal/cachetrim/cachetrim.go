@@ -1,5 +1,5 @@
-// Package cachetrim is what the manager's cache keeps of the objects it holds: the transforms
-// of controllers.CacheOptions.
+// Package cachetrim is what the manager's cache keeps: which objects (Options) and what of
+// each (the transforms).
 //
 // The cache holds every object in the watched namespaces that carries the operator's
 // managed-by label, and anyone who may create a Pod, Secret, ConfigMap, Service or
@@ -19,10 +19,47 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
+
+// Options restricts the manager's cache to the objects the operator created (by label), so
+// its memory does not grow with the cluster's Pods, Secrets and ConfigMaps. Objects the user
+// owns (an external target's Secret) are read directly from the API server.
+//
+// The cache trims what the controller never reads: managedFields everywhere, the spec of pods
+// (only their status is read), the pod template of Jobs (only their status and deadline are
+// read), of StatefulSets all but the pod template's labels and node selector (the queue reads
+// those), the data of ConfigMaps (the results are read and written through the API server,
+// and the reporter is checked there), and the data and annotations of Secrets: anyone who may
+// create Secrets in a watched namespace can label them as the operator's, and a Secret holds up
+// to 1 MiB (its annotations another 256 KiB, kubectl apply's copy of the data among them), so
+// the cache keeps their metadata only, and the code that reads a Secret's content (the engines'
+// content checks, the external target's Secret, the redaction of failures) reads it from the
+// API server. Beyond that every cached object keeps only the metadata the operator reads
+// (the transforms here): anyone who may create a labelled object must not be able to grow the manager's
+// memory with its labels, annotations or spec. Never Update a cached object of these kinds: the
+// trimmed fields would be written back.
+func Options(opts cache.Options) cache.Options {
+	ours := labels.SelectorFromSet(labels.Set{specs.LabelManagedBy: specs.ManagedBy})
+	opts.DefaultTransform = cache.TransformStripManagedFields()
+	opts.ByObject = map[client.Object]cache.ByObject{
+		&corev1.Pod{}:         {Label: ours, Transform: Pod},
+		&corev1.Secret{}:      {Label: ours, Transform: Secret},
+		&corev1.ConfigMap{}:   {Label: ours, Transform: ConfigMap},
+		&corev1.Service{}:     {Label: ours, Transform: Service},
+		&batchv1.Job{}:        {Label: ours, Transform: Job},
+		&appsv1.StatefulSet{}: {Label: ours, Transform: StatefulSet},
+		// Only the operator's own: without the filter the informer would hold every policy
+		// of the watched namespaces.
+		&networkingv1.NetworkPolicy{}: {Label: ours, Transform: NetworkPolicy},
+	}
+	return opts
+}
 
 // readLabels are the label keys the operator reads or selects by on the objects it caches (its
 // own, and those Kubernetes sets on the pods of its Jobs).

@@ -16,16 +16,15 @@ import (
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mysqlbench/mysqlbench-operator/controllers"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
-// transforms are the manager's cache transforms (controllers.CacheOptions) by kind; a kind
+// transforms are the manager's cache transforms (cachetrim.Options) by kind; a kind
 // without one is kept whole, as the cache would.
 func transforms() map[string]cache.TransformFunc {
 	out := map[string]cache.TransformFunc{}
-	for obj, by := range controllers.CacheOptions(ctrlcache.Options{}).ByObject {
+	for obj, by := range cachetrim.Options(ctrlcache.Options{}).ByObject {
 		out[fmt.Sprintf("%T", obj)] = by.Transform
 	}
 	for _, kind := range []string{"*v1.Pod", "*v1.Secret", "*v1.ConfigMap", "*v1.Service", "*v1.NetworkPolicy"} {

@@ -223,6 +223,28 @@ func observeDuration(run *v1.BenchmarkRun, sched string, step v1.StepResult) {
 	}
 }
 
+// RecordTransition exports what a status write of a run recorded, from the status before to the
+// one written (after): new step results, a run that started (its outcome counters at 0) and a
+// final outcome.
+func RecordTransition(before, after *v1.BenchmarkRun) {
+	steps := map[string]int{}
+	for _, t := range before.Status.Targets {
+		steps[t.Name] = len(t.Steps)
+	}
+	for _, t := range after.Status.Targets {
+		for _, s := range t.Steps[min(steps[t.Name], len(t.Steps)):] {
+			RecordStep(after, t.Name, t.ServerVersion, s)
+		}
+	}
+	if p := after.Status.Phase; p != before.Status.Phase {
+		if p.Finished() {
+			RecordOutcome(after, p)
+		} else {
+			RecordRunStarted(after)
+		}
+	}
+}
+
 // RecordRunStarted makes the run's outcome counters exist, at 0 until a run ends: increase()
 // and rate() cannot count the first sample of a series, so a counter that appeared at 1 with
 // its first outcome would never show that outcome.

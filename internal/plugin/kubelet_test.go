@@ -343,7 +343,7 @@ func performanceSchemaOff(line string) string {
 	return string(b)
 }
 
-// kubeletCPU plays the operator's kubelet CPU sampler (controllers.StepCPUSource): the server
+// kubeletCPU plays the operator's kubelet CPU sampler (stepjob.CPUSource): the server
 // container of a target kept 0.9 cores busy during every step, except on the *-psoff targets,
 // whose node's stats the operator may not read.
 type kubeletCPU struct{}
@@ -425,7 +425,7 @@ func merge(a, b map[string]string) map[string]string {
 	return out
 }
 
-// Logs serves a pod's log to the operator (controllers.PodLogReader), as the kubelet would:
+// Logs serves a pod's log to the operator (stepjob.LogReader), as the kubelet would:
 // an error for a pod it never ran.
 func (k *fakeKubelet) Logs(_ context.Context, namespace, pod, _ string) (io.ReadCloser, error) {
 	k.mu.Lock()

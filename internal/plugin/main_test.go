@@ -25,7 +25,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/controllers"
+	runcontroller "github.com/mysqlbench/mysqlbench-operator/controllers/run"
+	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
+	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -134,13 +136,13 @@ func startOperator(cfg *rest.Config, k *fakeKubelet) (func(), error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     testenv.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      controllers.CacheOptions(cache.Options{}),
+		Cache:      cachetrim.Options(cache.Options{}),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, err
 	}
-	r, err := controllers.NewBenchmarkRunReconciler(controllers.RunDependencies{
+	r, err := runcontroller.New(runcontroller.Dependencies{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
 		Scheme:          mgr.GetScheme(),
@@ -148,8 +150,8 @@ func startOperator(cfg *rest.Config, k *fakeKubelet) (func(), error) {
 		Engines:         engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
 		Logs:            k,
 		Clock:           clock.RealClock{},
-		AdmissionPolicy: &controllers.AdmissionPolicyCheck{Reader: mgr.GetAPIReader()},
-	}, controllers.RunOptions{SysbenchImage: "sysbench:test"})
+		AdmissionPolicy: &admission.Check{Reader: mgr.GetAPIReader()},
+	}, runcontroller.Options{SysbenchImage: "sysbench:test"})
 	if err != nil {
 		return nil, err
 	}

@@ -139,7 +139,7 @@ func docHasCounter(doc *results.Doc, name string) bool {
 }
 
 // serverStatsUnavailable is the reason of the Warning Event the operator records when a batch of
-// steps' server counters could not be stored (controllers/results.go); its message reads "target
+// steps' server counters could not be stored (internal/stepjob); its message reads "target
 // T: the server's counters of N step(s) (threads 1, 8) are not stored: WHY".
 const serverStatsUnavailable = "ServerStatsUnavailable"
 

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/operator"
+	"github.com/mysqlbench/mysqlbench-operator/controllers/operator"
 )
 
 // The admission policy shipped in the chart and in kustomize lets a user create a run or a

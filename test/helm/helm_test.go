@@ -39,7 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mysqlbench/mysqlbench-operator/internal/operator"
+	"github.com/mysqlbench/mysqlbench-operator/controllers/operator"
 )
 
 const (
@@ -224,8 +224,8 @@ func role(t *testing.T, objs []*unstructured.Unstructured, kind, suffix string) 
 }
 
 // Every role of both install paths is a file of config/rbac, rule for rule (role.yaml is
-// controller-gen's; controllers/rbac_test.go checks them all against the manager's calls), and
-// there is no other.
+// controller-gen's; controllers/run/rbac_test.go checks them all against the manager's calls),
+// and there is no other.
 func TestRolesAreConfigRBAC(t *testing.T) {
 	for name, tc := range map[string]struct {
 		render func(*testing.T) []*unstructured.Unstructured

@@ -1,8 +1,8 @@
 package helm_test
 
 // The manager as the chart installs it: the chart's ServiceAccount with exactly the chart's RBAC,
-// the chart's Deployment arguments, the real wiring (internal/operator, which cmd/main.go runs),
-// against an API server that enforces RBAC and the OwnerReferencesPermissionEnforcement
+// the chart's Deployment arguments, the real wiring (controllers/operator, which cmd/main.go
+// runs), against an API server that enforces RBAC and the OwnerReferencesPermissionEnforcement
 // admission plugin (OpenShift has it on: creating an object owned by a run needs update on the
 // run's finalizers).
 
@@ -37,8 +37,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/controllers/operator"
 	"github.com/mysqlbench/mysqlbench-operator/internal/apicalls"
-	"github.com/mysqlbench/mysqlbench-operator/internal/operator"
 )
 
 const (
