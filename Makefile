@@ -109,9 +109,9 @@ test: host-deps-test manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE)
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
 		GOTPC=$(abspath $(GOTPC)) go test $(GO_TEST_FLAGS) ./...
 
-.PHONY: test-e2e test-e2e-local test-chaos test-multinode test-cluster-ci prove-verdicts test-e2e-gotpc bench-fidelity bench-fidelity-gotpc measure-replication
-test-e2e: ## Run test/e2e against the cluster of your kubeconfig (operator installed; E2E_IMAGES, E2E_SYSBENCH_IMAGE).
-	go test -tags e2e -count=1 -v -run '^Test' -timeout 60m ./test/e2e/...
+.PHONY: test-e2e test-e2e-local test-chaos test-multinode test-cluster-ci test-cluster-all prove-verdicts test-e2e-gotpc bench-fidelity bench-fidelity-gotpc measure-replication
+test-e2e: ## Run test/e2e against the cluster of your kubeconfig (operator installed; E2E_IMAGES, E2E_SYSBENCH_IMAGE; E2E_RUN picks cases).
+	go test -tags e2e -count=1 -v -run "$${E2E_RUN:-^Test}" -timeout 60m ./test/e2e/...
 
 test-e2e-local: host-deps-cluster $(HELM) ## Local cluster + operator by Helm + test/e2e, then stop the cluster (needs root; KEEP_CLUSTER=1 keeps it).
 	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/e2e-local.sh
@@ -122,8 +122,11 @@ test-chaos: host-deps-cluster $(HELM) ## Local cluster + operator by Helm + test
 test-multinode: host-deps-cluster $(HELM) ## Local cluster with 2 database nodes + operator: parallel targets vs sequential wall time, 3 runs from 2 namespaces sharing the pool, a server killed on one node (root; MULTINODE_CASES=ci: the first only).
 	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/e2e-local.sh multinode
 
-test-cluster-ci: host-deps-cluster $(HELM) ## CI's cluster phase: test-e2e-local, test-chaos and the CI multi-node case on one cluster with two database nodes (one bring-up; root).
+test-cluster-ci: host-deps-cluster $(HELM) ## CI's cluster phase: one case per capability of test/e2e, test/chaos and the multi-node cases, on one cluster with two database nodes (one bring-up; root).
 	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/e2e-local.sh ci
+
+test-cluster-all: host-deps-cluster $(HELM) ## Every case of test/e2e, test/chaos and the multi-node cases (what test-cluster-ci leaves out too) on one cluster with two database nodes (root; about an hour).
+	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/e2e-local.sh all
 
 prove-verdicts: ## A schedule's nights of one spec, then a my.cnf change flagged and confirmed (about 40 min; cluster of your kubeconfig).
 	E2E_VERDICT=1 go test -tags e2e -count=1 -v -run '^TestScheduleVerdictOnARealCluster$$' -timeout 120m ./test/e2e/...
