@@ -354,24 +354,34 @@ func TestConfirmationDecidesOnThePairsInsideTheRun(t *testing.T) {
 }
 
 // Only a confirmed regression is an alarm without qualification; one that could not be confirmed
-// (skipped or failed) still alarms, under its own reason, and one not confirmed does not.
+// (skipped or failed) still alarms, under its own reason, and one not confirmed does not. An
+// Inconclusive comparison's suspects alarm only when confirmed, and otherwise stay Inconclusive.
 func TestConfirmationCondition(t *testing.T) {
 	for _, tc := range []struct {
+		of     v1.Verdict
 		state  v1.ConfirmationState
 		status metav1.ConditionStatus
 		reason string
+		suffix string
 	}{
-		{v1.ConfirmationPending, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation},
-		{v1.ConfirmationRunning, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation},
-		{v1.ConfirmationConfirmed, metav1.ConditionTrue, v1.ReasonRegressed},
-		{v1.ConfirmationNotConfirmed, metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed},
-		{v1.ConfirmationSkipped, metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed},
-		{v1.ConfirmationFailed, metav1.ConditionTrue, v1.ReasonConfirmationFailed},
-		{v1.ConfirmationInconclusive, metav1.ConditionTrue, v1.ReasonConfirmationInconclusive},
+		{"", v1.ConfirmationPending, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation, "confirming"},
+		{"", v1.ConfirmationRunning, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation, "confirming"},
+		{"", v1.ConfirmationConfirmed, metav1.ConditionTrue, v1.ReasonRegressed, "confirmed"},
+		{v1.VerdictRegressed, v1.ConfirmationConfirmed, metav1.ConditionTrue, v1.ReasonRegressed, "confirmed"},
+		{"", v1.ConfirmationNotConfirmed, metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed, "not confirmed"},
+		{"", v1.ConfirmationSkipped, metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed, "unconfirmed"},
+		{"", v1.ConfirmationFailed, metav1.ConditionTrue, v1.ReasonConfirmationFailed, "unconfirmed"},
+		{"", v1.ConfirmationInconclusive, metav1.ConditionTrue, v1.ReasonConfirmationInconclusive, "unconfirmed"},
+		{v1.VerdictInconclusive, v1.ConfirmationRunning, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation, "confirming"},
+		{v1.VerdictInconclusive, v1.ConfirmationConfirmed, metav1.ConditionTrue, v1.ReasonRegressed, "regression confirmed"},
+		{v1.VerdictInconclusive, v1.ConfirmationNotConfirmed, metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed, "no regression found again"},
+		{v1.VerdictInconclusive, v1.ConfirmationSkipped, metav1.ConditionFalse, v1.ReasonInconclusive, "not re-measured"},
+		{v1.VerdictInconclusive, v1.ConfirmationFailed, metav1.ConditionFalse, v1.ReasonInconclusive, "not re-measured"},
+		{v1.VerdictInconclusive, v1.ConfirmationInconclusive, metav1.ConditionFalse, v1.ReasonInconclusive, "still undecided"},
 	} {
-		status, reason, _ := confirmationCondition(tc.state)
-		if status != tc.status || reason != tc.reason {
-			t.Errorf("%s: %s %s, want %s %s", tc.state, status, reason, tc.status, tc.reason)
+		status, reason, suffix := confirmationCondition(v1.Confirmation{Verdict: tc.of, State: tc.state})
+		if status != tc.status || reason != tc.reason || suffix != tc.suffix {
+			t.Errorf("%s of %q: %s %s %q, want %s %s %q", tc.state, tc.of, status, reason, suffix, tc.status, tc.reason, tc.suffix)
 		}
 		if final := tc.state.Final(); final != (tc.status != metav1.ConditionUnknown) {
 			t.Errorf("%s: Final() = %v", tc.state, final)

@@ -43,7 +43,7 @@ func confirmationAttempt(conf *v1.BenchmarkRun) int32 {
 
 // flaggedCells are the thread counts to re-measure per target: every regressed cell that no
 // acknowledgement covers, and every compared thread count of a target whose geometric mean
-// regressed.
+// regressed; of an Inconclusive comparison, its suspects (a target: all its thread counts).
 func flaggedCells(res compare.Result) map[string]map[int32]bool {
 	out := map[string]map[int32]bool{}
 	add := func(target string, threads int32) {
@@ -57,13 +57,27 @@ func flaggedCells(res compare.Result) map[string]map[int32]bool {
 			add(c.Target, c.Threads)
 		}
 	}
-	for _, t := range res.Targets {
-		if t.Verdict != v1.CellRegressed {
-			continue
-		}
+	whole := func(target string) {
 		for _, c := range res.Cells {
-			if c.Target == t.Target && !c.Acknowledged {
+			if c.Target == target && !c.Acknowledged {
 				add(c.Target, c.Threads)
+			}
+		}
+	}
+	for _, t := range res.Targets {
+		if t.Verdict == v1.CellRegressed {
+			whole(t.Target)
+		}
+	}
+	if res.Summary.Verdict == v1.VerdictInconclusive {
+		for _, s := range res.Summary.Suspects {
+			target, threads, cell := strings.Cut(s, "@")
+			if !cell {
+				whole(target)
+				continue
+			}
+			if n, err := strconv.ParseInt(threads, 10, 32); err == nil {
+				add(target, int32(n))
 			}
 		}
 	}
