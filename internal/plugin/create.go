@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
@@ -31,6 +30,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
+	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
 	"github.com/mysqlbench/mysqlbench-operator/internal/object"
 	"github.com/mysqlbench/mysqlbench-operator/internal/plan"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
