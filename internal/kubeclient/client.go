@@ -12,11 +12,13 @@ package kubeclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -210,19 +212,34 @@ func (c *REST) listKind(list object.List) (schema.GroupVersionKind, error) {
 	return gvk, nil
 }
 
+// noKind is err, or the error of a kind the API server does not serve when err is its NotFound
+// without an object's name: the 404 of an unknown resource, which controller-runtime's client
+// reports from discovery as "no matches for kind", and which would otherwise read as a missing
+// object (a CRD not installed is not a run not found).
+func noKind(gvk schema.GroupVersionKind, err error) error {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return err
+	}
+	if d := status.Status().Details; d != nil && d.Name != "" {
+		return err
+	}
+	return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+}
+
 func (c *REST) Get(ctx context.Context, key ObjectKey, obj object.Object) error {
 	gvk, err := c.kindOf(obj)
 	if err != nil {
 		return err
 	}
-	return c.rest.Get().AbsPath(resourcePath(gvk, key.Namespace, key.Name)).Do(ctx).Into(obj)
+	return noKind(gvk, c.rest.Get().AbsPath(resourcePath(gvk, key.Namespace, key.Name)).Do(ctx).Into(obj))
 }
 
-// listRequest is the GET of a list or watch with opts.
-func (c *REST) listRequest(list object.List, opts []ListOption, watching bool) (*rest.Request, error) {
+// listRequest is the GET of a list or watch with opts, and the kind of the list's items.
+func (c *REST) listRequest(list object.List, opts []ListOption, watching bool) (*rest.Request, schema.GroupVersionKind, error) {
 	gvk, err := c.listKind(list)
 	if err != nil {
-		return nil, err
+		return nil, gvk, err
 	}
 	var o ListOptions
 	for _, opt := range opts {
@@ -241,7 +258,7 @@ func (c *REST) listRequest(list object.List, opts []ListOption, watching bool) (
 	raw.Watch = watching
 	params, err := queryparams.Convert(&raw)
 	if err != nil {
-		return nil, fmt.Errorf("list options: %w", err)
+		return nil, gvk, fmt.Errorf("list options: %w", err)
 	}
 	req := c.rest.Get().AbsPath(resourcePath(gvk, o.Namespace, ""))
 	for k, vs := range params {
@@ -249,23 +266,24 @@ func (c *REST) listRequest(list object.List, opts []ListOption, watching bool) (
 			req = req.Param(k, v)
 		}
 	}
-	return req, nil
+	return req, gvk, nil
 }
 
 func (c *REST) List(ctx context.Context, list object.List, opts ...ListOption) error {
-	req, err := c.listRequest(list, opts, false)
+	req, gvk, err := c.listRequest(list, opts, false)
 	if err != nil {
 		return err
 	}
-	return req.Do(ctx).Into(list)
+	return noKind(gvk, req.Do(ctx).Into(list))
 }
 
 func (c *REST) Watch(ctx context.Context, list object.List, opts ...ListOption) (watch.Interface, error) {
-	req, err := c.listRequest(list, opts, true)
+	req, gvk, err := c.listRequest(list, opts, true)
 	if err != nil {
 		return nil, err
 	}
-	return req.Watch(ctx)
+	w, err := req.Watch(ctx)
+	return w, noKind(gvk, err)
 }
 
 func (c *REST) Create(ctx context.Context, obj object.Object, opts ...CreateOption) error {
@@ -294,11 +312,11 @@ func (c *REST) Create(ctx context.Context, obj object.Object, opts ...CreateOpti
 	res := req.Do(ctx)
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return res.Into(obj)
+		return noKind(gvk, res.Into(obj))
 	}
 	// Error, not Raw, decodes the API server's Status (the refusal's reason and message).
 	if err := res.Error(); err != nil {
-		return err
+		return noKind(gvk, err)
 	}
 	// As stored, with its apiVersion and kind (the typed decoder would drop them).
 	raw, err := res.Raw()

@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,8 +48,23 @@ func apiServer(t *testing.T, reply map[string]string) (*REST, func() []request) 
 		body, ok := reply[r.URL.Path]
 		if !ok {
 			w.Header().Set("Content-Type", "application/json")
+			// As the API server answers: a create it refuses, an object that is not there
+			// (named in the details), a resource it does not serve (a CRD not installed: no name).
+			if r.Method == http.MethodPost {
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid","code":422,`+
+					`"message":"BenchmarkRun.mysqlbench.io \"refused\" is invalid: spec.ladder.threads: Invalid value: must be strictly ascending",`+
+					`"details":{"name":"refused","group":"mysqlbench.io","kind":"BenchmarkRun"}}`)
+				return
+			}
 			w.WriteHeader(http.StatusNotFound)
-			_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"message":"secrets \"missing\" not found"}`)
+			if strings.HasSuffix(r.URL.Path, "/missing") {
+				_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,`+
+					`"message":"secrets \"missing\" not found","details":{"name":"missing","kind":"secrets"}}`)
+				return
+			}
+			_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,`+
+				`"message":"the server could not find the requested resource","details":{}}`)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -116,10 +133,18 @@ func TestPathsAndOptions(t *testing.T) {
 	// A refusal is the API server's Status, its message intact (what create --dry-run=server shows).
 	refused := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "mysqlbench.io/v1alpha1", "kind": "BenchmarkRun",
-		"metadata": map[string]any{"name": "missing", "namespace": "bench"},
+		"metadata": map[string]any{"name": "refused", "namespace": "bench"},
 	}}
-	if err := c.Create(ctx, refused); !apierrors.IsNotFound(err) || err.Error() != "secrets \"missing\" not found" {
+	if err := c.Create(ctx, refused); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "must be strictly ascending") {
 		t.Errorf("Create refused: %v, want the API server's Status", err)
+	}
+	// A kind the API server does not serve (the CRD not installed) is that, not a missing object.
+	err = c.Get(ctx, ObjectKey{Namespace: "bench", Name: "nightly"}, &v1.BenchmarkRun{})
+	if !meta.IsNoMatchError(err) || apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `no matches for kind "BenchmarkRun" in version "mysqlbench.io/v1alpha1"`) {
+		t.Errorf("Get of a kind not served: %v, want no matches for kind", err)
+	}
+	if err := c.List(ctx, &v1.BenchmarkRunList{}, InNamespace("bench")); !meta.IsNoMatchError(err) {
+		t.Errorf("List of a kind not served: %v, want no matches for kind", err)
 	}
 
 	got := seen()
@@ -135,6 +160,8 @@ func TestPathsAndOptions(t *testing.T) {
 		{"POST", "/apis/mysqlbench.io/v1alpha1/namespaces/bench/benchmarkschedules", url.Values{
 			"dryRun": {"All"}, "fieldValidation": {"Strict"}}},
 		{"POST", "/apis/mysqlbench.io/v1alpha1/namespaces/bench/benchmarkruns", url.Values{}},
+		{"GET", "/apis/mysqlbench.io/v1alpha1/namespaces/bench/benchmarkruns/nightly", url.Values{}},
+		{"GET", "/apis/mysqlbench.io/v1alpha1/namespaces/bench/benchmarkruns", url.Values{}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d requests, want %d: %+v", len(got), len(want), got)

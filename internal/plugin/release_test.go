@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,5 +229,39 @@ func TestReleaseDocsSayVERSION(t *testing.T) {
 	// The Makefile, the script, the template, the docs and plugin.go each say it at least once.
 	if mentions < 5 {
 		t.Errorf("%d mentions of make plugin-release in %d files: the files were not read", mentions, len(files))
+	}
+}
+
+// The packages that made the plugin 51 MB stay out of it: each registers every built-in API
+// group of client-go (its types, codecs and, with text/template's reflection, all their
+// methods) or brings the discovery client and its OpenAPI models. The size limit would catch
+// their return in bulk; this names the culprit. go list sees what the linker would.
+func TestPluginLinksNoSchemeOfEveryGroup(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "github.com/mysqlbench/mysqlbench-operator/cmd/kubectl-mysqlbench").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list -deps: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "k8s.io/client-go/rest") {
+		t.Fatalf("go list -deps does not list client-go's REST client: the list was not read (%d lines)", len(deps))
+	}
+	heavy := []string{
+		"k8s.io/client-go/kubernetes",        // the clientset, and under it every typed client
+		"k8s.io/client-go/kubernetes/scheme", // every API group, registered at init
+		"k8s.io/client-go/discovery",         // OpenAPI v2/v3 models (gnostic), protobuf
+		"sigs.k8s.io/controller-runtime/pkg/client",
+		"k8s.io/cli-runtime/pkg/genericclioptions", // the resource builder: kustomize, discovery cache
+	}
+	for _, d := range deps {
+		for _, h := range heavy {
+			if d == h || strings.HasPrefix(d, "k8s.io/client-go/kubernetes/typed/") {
+				t.Errorf("the plugin links %s: use internal/kubeclient and a scheme of the kinds it reads (see package object)", d)
+				break
+			}
+		}
 	}
 }
