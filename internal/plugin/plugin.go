@@ -74,9 +74,6 @@ type env struct {
 	clock     func() time.Time
 
 	client client.WithWatch
-	// logs reads pods/log through the same REST client (client-go's typed clients import its
-	// scheme of every API group).
-	apiLogs PodLogs
 }
 
 // NewCommand is the root command, kubectl's own flags (-n, --context, --kubeconfig, ...)
@@ -185,7 +182,7 @@ func (e *env) clients() (client.WithWatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to the API server %s: %w", cfg.Host, err)
 	}
-	e.client, e.apiLogs = c, restLogs{c}
+	e.client = c
 	return c, nil
 }
 
@@ -204,13 +201,19 @@ func (e *env) podLogs() (PodLogs, error) {
 	if e.logReader != nil {
 		return e.logReader, nil
 	}
-	if _, err := e.clients(); err != nil {
+	c, err := e.clients()
+	if err != nil {
 		return nil, err
 	}
-	return e.apiLogs, nil
+	rc, ok := c.(*client.REST)
+	if !ok {
+		return nil, fmt.Errorf("pods/log: the client %T does not read logs", c)
+	}
+	return restLogs{rc}, nil
 }
 
-// restLogs reads logs through pods/log, as kubectl logs does.
+// restLogs reads logs through pods/log, as kubectl logs does, over the commands' REST client
+// (client-go's typed core client would import its scheme of every API group).
 type restLogs struct{ c *client.REST }
 
 func (r restLogs) Stream(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error) {
