@@ -28,28 +28,7 @@ func TestKrewManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := renderKrewTemplate(t, string(template), "v0.1.0")
-	var m struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-		Spec struct {
-			Version          string `json:"version"`
-			Homepage         string `json:"homepage"`
-			ShortDescription string `json:"shortDescription"`
-			Description      string `json:"description"`
-			Caveats          string `json:"caveats"`
-			Platforms        []struct {
-				Selector struct {
-					MatchLabels map[string]string `json:"matchLabels"`
-				} `json:"selector"`
-				URI    string `json:"uri"`
-				Sha256 string `json:"sha256"`
-				Bin    string `json:"bin"`
-			} `json:"platforms"`
-		} `json:"spec"`
-	}
+	var m releasedManifest
 	if err := yaml.UnmarshalStrict(raw, &m); err != nil {
 		t.Fatalf("%s: %v", krewManifest, err)
 	}
