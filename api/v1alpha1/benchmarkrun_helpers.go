@@ -209,10 +209,28 @@ func (s BenchmarkRunSpec) OrderedWorkloads() []RunWorkload {
 	return []RunWorkload{{Workload: s.Workload}}
 }
 
+// WithWorkload is the spec as if w were its one spec.workload: what a client reads of a run
+// when it builds, parses or checks one workload's steps.
+func (s BenchmarkRunSpec) WithWorkload(w Workload) BenchmarkRunSpec {
+	s.Workload = w
+	return s
+}
+
+// CustomScript is the custom script of the run's workloads (one for all of them), nil when
+// none has one.
+func (s BenchmarkRunSpec) CustomScript() *ConfigMapKeySelector {
+	for _, w := range s.OrderedWorkloads() {
+		if w.CustomScript != nil {
+			return w.CustomScript
+		}
+	}
+	return nil
+}
+
 // WorkloadAt is the workload of step i (0-based, in measuring order) of a target.
 func (s BenchmarkRunSpec) WorkloadAt(i int) RunWorkload {
 	ws := s.OrderedWorkloads()
-	w, _, _ := s.StepPosition(i)
+	w, _, _ := s.StepPosition(min(i, max(s.StepCount()-1, 0)))
 	return ws[min(w, len(ws)-1)]
 }
 

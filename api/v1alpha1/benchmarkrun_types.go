@@ -709,6 +709,7 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="self.all(w, self.exists_one(u, u.name == w.name))",message="workload names must be unique: each names its rows of the results"
+	// +kubebuilder:validation:XValidation:rule="self.all(w, !has(w.customScript) || self.all(u, !has(u.customScript) || (u.customScript.name == w.customScript.name && u.customScript.key == w.customScript.key)))",message="the workloads of a run may use one custom script (one ConfigMap key) between them: the run pins that script's content once, before its first Job"
 	// +kubebuilder:validation:XValidation:rule="self.all(w, (has(w.client) ? w.client : 'sysbench') == (has(self[0].client) ? self[0].client : 'sysbench'))",message="every workload of a run uses the same client (sysbench, mysqlslap or go-tpc): the report, the cells and a comparison read one primary metric per run; run the other client's workloads in a run of their own"
 	// +listType=atomic
 	// +optional
