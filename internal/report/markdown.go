@@ -25,37 +25,75 @@ const missingCell = "—"
 
 // renderMarkdown writes report.md: the run's headline output, shaped like Percona's published
 // tables of QPS by threads with one column per server, so results can be pasted next to theirs.
-func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool) string {
-	var b strings.Builder
+// writeSuite writes a suite's workloads, in the order each round measured them and with where
+// the data was prepared again, then each workload's sections.
+func writeSuite(b *strings.Builder, doc *results.Doc, servers [][]*serverstats.Step, chart bool) {
+	c, _ := client.Named(doc.Workload.Client)
+	b.WriteString("Workloads, in the order each round measured them (those that only read first):\n\n")
+	for _, w := range doc.Workloads {
+		one, _ := doc.ForWorkload(w.Name, servers)
+		kind := "reads"
+		if w.Writes {
+			kind = "writes"
+		}
+		fmt.Fprintf(b, "- %s (%s): %s", format.MDText(w.Name), kind, c.WorkloadLine(one))
+		if w.FreshData != "" {
+			fmt.Fprintf(b, "; its data is prepared again before it where it follows another workload (%s)", format.MDText(w.FreshData))
+		}
+		b.WriteString(".\n")
+	}
+	for _, w := range doc.Workloads {
+		one, oneServers := doc.ForWorkload(w.Name, servers)
+		writeWorkloadSections(b, one, oneServers, chart, w.Name)
+	}
+}
+
+// writeWorkloadSections writes the tables of one workload's steps: the metric and latency by
+// threads, the client's section, steps past their duration, the cells' statistics and the
+// server's counters. suffix names the workload in the headings of a suite ("" otherwise).
+func writeWorkloadSections(b *strings.Builder, doc *results.Doc, servers [][]*serverstats.Step, chart bool, suffix string) {
 	c, _ := client.Named(doc.Workload.Client)
 	caps := c.Capabilities()
-	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", format.MDText(doc.Run.Name), format.MDText(doc.Run.Namespace))
-	fmt.Fprintf(&b, "Workload: %s.\n", c.WorkloadLine(doc))
-
+	of := ""
+	if suffix != "" {
+		of = ": " + format.MDText(suffix)
+	}
 	threads := tableThreads(doc)
-	fmt.Fprintf(&b, "\n## %s by threads\n\n", caps.Metric.Name)
-	writeTable(&b, doc, threads, qpsOf, true)
-	if chart {
-		writeChartLink(&b, caps.Metric.Name)
+	fmt.Fprintf(b, "\n## %s by threads%s\n\n", caps.Metric.Name, of)
+	writeTable(b, doc, threads, qpsOf, true)
+	if chart && suffix == "" {
+		writeChartLink(b, caps.Metric.Name)
 	}
 	if caps.ReportNote != "" {
 		b.WriteString("\n" + caps.ReportNote + "\n")
 	}
-	writeNodeSpread(&b, doc)
+	writeNodeSpread(b, doc)
 	if caps.Reports(load.Percentile) {
 		heading := caps.LatencyHeading
 		if heading == "" {
 			heading = "p95 latency (ms) by threads"
 		}
-		b.WriteString("\n## " + heading + "\n\n")
-		writeTable(&b, doc, threads, p95Of, false)
+		b.WriteString("\n## " + heading + of + "\n\n")
+		writeTable(b, doc, threads, p95Of, false)
 	}
 	b.WriteString(c.ReportSection(doc))
-	writeOverDuration(&b, doc, caps.Metric.Name)
+	writeOverDuration(b, doc, caps.Metric.Name)
 	if doc.Ladder.Repetitions > 1 {
-		writeCellStats(&b, doc, caps.Metric.Name)
+		writeCellStats(b, doc, caps.Metric.Name)
 	}
-	writeServerSection(&b, doc, servers)
+	writeServerSection(b, doc, servers)
+}
+
+func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool) string {
+	var b strings.Builder
+	c, _ := client.Named(doc.Workload.Client)
+	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", format.MDText(doc.Run.Name), format.MDText(doc.Run.Namespace))
+	if len(doc.Workloads) > 0 {
+		writeSuite(&b, doc, servers, chart)
+	} else {
+		fmt.Fprintf(&b, "Workload: %s.\n", c.WorkloadLine(doc))
+		writeWorkloadSections(&b, doc, servers, chart, "")
+	}
 
 	b.WriteString("\n## Targets\n\n")
 	for _, tr := range doc.Targets {
