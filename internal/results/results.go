@@ -28,7 +28,7 @@ type Doc struct {
 	// measured them; Workload is then the first. Omitted for a run of one spec.workload.
 	Workloads []NamedWorkload `json:"workloads,omitempty"`
 	Ladder    Ladder          `json:"ladder"`
-	Targets       []Target `json:"targets"`
+	Targets   []Target        `json:"targets"`
 	// Dropped lists the per-second series and server counters left out to keep the ConfigMap
 	// under its limit.
 	Dropped []Dropped `json:"dropped,omitempty"`
