@@ -681,6 +681,7 @@ type Storage struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.workloads) || size(self.targets) * size(self.workloads) * size(self.ladder.threads) * (has(self.repetitions) ? self.repetitions : 1) <= 512",message="targets × workloads × ladder.threads × repetitions must be at most 512 steps, so the steps fit the run's status and its results ConfigMap: lower the workloads, repetitions, the ladder or the targets",messageExpression="'targets × workloads × ladder.threads × repetitions is %d × %d × %d × %d = %d steps, more than the 512 a run holds (its status and its results ConfigMap): lower the workloads, repetitions, the ladder or the targets'.format([size(self.targets), size(self.workloads), size(self.ladder.threads), has(self.repetitions) ? self.repetitions : 1, size(self.targets) * size(self.workloads) * size(self.ladder.threads) * (has(self.repetitions) ? self.repetitions : 1)])"
 // +kubebuilder:validation:XValidation:rule="!has(self.preset) || size(self.targets) * 10 * size(self.ladder.threads) * (has(self.repetitions) ? self.repetitions : 1) <= 512",message="targets × the preset's 10 workloads × ladder.threads × repetitions must be at most 512 steps: lower repetitions, the ladder or the targets",messageExpression="'targets × preset workloads × ladder.threads × repetitions is %d × 10 × %d × %d = %d steps, more than the 512 a run holds (its status and its results ConfigMap): lower repetitions, the ladder or the targets'.format([size(self.targets), size(self.ladder.threads), has(self.repetitions) ? self.repetitions : 1, size(self.targets) * 10 * size(self.ladder.threads) * (has(self.repetitions) ? self.repetitions : 1)])"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || (has(self.order) && self.order == 'Parallel')",message="spec.parallelism is only read with order: Parallel: set the order, or remove parallelism"
+// +kubebuilder:validation:XValidation:rule="!has(self.baseTarget) || self.targets.exists(t, t.name == self.baseTarget)",message="spec.baseTarget must name one of spec.targets"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
 	// one column of the results table. 1 to 16 targets with unique names.
@@ -689,6 +690,14 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(t, self.exists_one(u, u.name == t.name))",message="target names must be unique: each target is one column of the results table"
 	// +listType=atomic
 	Targets []Target `json:"targets"`
+
+	// BaseTarget names the target the others are set against in the relative table of
+	// report.md and kubectl mysqlbench describe (a row per workload and thread count, a column
+	// per target: the ratio of the medians with its interval) and in the heat map of kubectl
+	// mysqlbench plot --heatmap. Unset: the first target.
+	// +kubebuilder:validation:MaxLength=40
+	// +optional
+	BaseTarget string `json:"baseTarget,omitempty"`
 
 	// Workload is the sysbench script and data set every step runs. Set exactly one of
 	// workload, workloads and preset.

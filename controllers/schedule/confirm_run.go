@@ -203,6 +203,7 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 	}
 
 	spec.Targets = targets
+	spec.BaseTarget = "" // the sides' names are the confirmation's own
 	spec.Ladder.Threads = threads
 	spec.Repetitions = &reps
 	spec.Order = v1.OrderSequential

@@ -56,6 +56,7 @@ func FromResults(doc *results.Doc) *v1.BenchmarkRun {
 	if r := int32(doc.Ladder.Repetitions); r > 1 {
 		run.Spec.Repetitions = &r
 	}
+	run.Spec.BaseTarget = doc.BaseTarget
 	run.Spec.ServerInstance = v1.ServerInstanceMode(doc.Ladder.ServerInstance)
 	run.Spec.Order = v1.RunOrder(doc.Ladder.Order)
 	for _, t := range doc.Targets {

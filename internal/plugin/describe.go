@@ -173,7 +173,7 @@ func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time, conf *v1.Confirm
 
 	notes := &tableNotes{}
 	metrics := []metric{throughputMetric(run)}
-	if loadclient.For(run.Spec.Workload).Capabilities().Reports(95) {
+	if loadclient.For(primaryWorkload(run)).Capabilities().Reports(95) {
 		metrics = append(metrics, p95Metric)
 	}
 	for _, m := range metrics {
@@ -196,6 +196,20 @@ func workloadLine(run *v1.BenchmarkRun) string {
 		threads = append(threads, fmt.Sprint(t))
 	}
 	line := loadclient.For(s.Workload).Describe(s, strings.Join(threads, " "))
+	if s.Suite() {
+		// Each workload's script and data, then the ladder they share.
+		var parts []string
+		var ladder string
+		for _, w := range s.OrderedWorkloads() {
+			d := loadclient.For(w.Workload).Describe(s.WithWorkload(w.Workload), strings.Join(threads, " "))
+			what, rest, ok := strings.Cut(d, "; ")
+			if ok {
+				ladder = rest
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s)", w.Name, what))
+		}
+		line = fmt.Sprintf("%d workloads, in measuring order: %s; %s", len(parts), strings.Join(parts, ", "), ladder)
+	}
 	if d := s.Ladder.WarmupDuration(); d > 0 {
 		line += fmt.Sprintf(", %s warm-up at %s", d, threadCount(s.Ladder.WarmupThreadsOrDefault()))
 	}

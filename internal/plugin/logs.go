@@ -481,7 +481,7 @@ func whatRemains(run *v1.BenchmarkRun, target string, ref stepRef, s *v1.StepRes
 		"What remains: the step's numbers in the run's status (%s %.2f, TPS %.2f, p95 %.3f ms, %d attempt(s); "+
 		"`kubectl mysqlbench describe %s`) %sits per-second series in results.json "+
 		"(`kubectl mysqlbench export %s -o json`: targets[%s].steps at %s)",
-		loadclient.For(run.Spec.Workload).Capabilities().Metric.Name, s.Throughput(), s.TPS, s.Latency.P95Ms, max(s.Attempts, 1),
+		loadclient.For(primaryWorkload(run)).Capabilities().Metric.Name, s.Throughput(), s.TPS, s.Latency.P95Ms, max(s.Attempts, 1),
 		run.Name, when, run.Name, target, threadCount(ref.threads))
 }
 
@@ -516,11 +516,11 @@ func ran(run *v1.BenchmarkRun, ts *v1.TargetStatus, ref stepRef) bool {
 	case load.PhaseProbe:
 		return ts.ServerVersion != ""
 	case load.PhasePrepare:
-		return loadclient.Prepares(run.Spec.Workload) && (measuring || ts.Phase == v1.TargetWarmingUp)
+		return loadclient.Prepares(primaryWorkload(run)) && (measuring || ts.Phase == v1.TargetWarmingUp)
 	case load.PhaseWarmup:
 		return run.Spec.Ladder.WarmupDuration() > 0 && measuring
 	case load.PhaseCleanup:
-		return loadclient.Prepares(run.Spec.Workload) && ts.Phase == v1.TargetSucceeded
+		return loadclient.Prepares(primaryWorkload(run)) && ts.Phase == v1.TargetSucceeded
 	}
 	return false
 }

@@ -34,6 +34,7 @@ type plotOptions struct {
 	dpi        int
 	logLatency bool
 	per        string
+	workload   string
 	from       []string
 }
 
@@ -132,7 +133,7 @@ func newPlotCommand(e *env) *cobra.Command {
 				docs = append(docs, doc)
 			}
 			p, leftOut, err := charts.DrawWithNotes(docs, charts.Spec{
-				Metric: charts.Metric(o.metric), RelativeTo: o.relativeTo, Timeline: o.timeline, Title: o.title,
+				Metric: charts.Metric(o.metric), RelativeTo: o.relativeTo, Workload: o.workload, Timeline: o.timeline, Title: o.title,
 				PerSecond: o.per == "second", LogLatency: o.logLatency,
 			})
 			if err != nil {
@@ -162,6 +163,8 @@ func newPlotCommand(e *env) *cobra.Command {
 		" (qps is the throughput: tpmC for go-tpc runs; p95 latency in ms; NAME a server counter, e.g. counter:Innodb_rows_read).")
 	cmd.Flags().StringVar(&o.per, "per", "query", "A server counter (--metric counter:NAME) per query or per second.")
 	cmd.Flags().StringVar(&o.relativeTo, "relative-to", "", "Divide every line by this target's value at the same thread count (\"run/target\" with several runs).")
+	cmd.Flags().StringVar(&o.workload, "workload", "", "Draw only this workload of a run of several (spec.workloads, spec.preset); "+
+		"without it such a run has a line per target and workload, each relative to the same workload of --relative-to's target.")
 	cmd.Flags().BoolVar(&o.timeline, "timeline", false, "Draw the per-second series across the ladder instead of one point per thread count.")
 	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "The chart file to write: NAME.png or NAME.svg (without it, stdout).")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Output format: png or svg (default: --output-file's extension).")

@@ -14,6 +14,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report/format"
+	"github.com/mysqlbench/mysqlbench-operator/internal/relative"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
@@ -42,10 +43,44 @@ func writeSuite(b *strings.Builder, doc *results.Doc, servers [][]*serverstats.S
 		}
 		b.WriteString(".\n")
 	}
+	writeRelativeTable(b, doc)
 	for _, w := range doc.Workloads {
 		one, oneServers := doc.ForWorkload(w.Name, servers)
 		writeWorkloadSections(b, one, oneServers, chart, w.Name)
 	}
+}
+
+// writeRelativeTable writes a suite's throughput relative to the base target in one table: a
+// row per workload and thread count, a column per other target (the "vs" columns of the
+// workloads' sections, side by side, so the workloads read at a glance).
+func writeRelativeTable(b *strings.Builder, doc *results.Doc) {
+	if len(doc.Targets) < 2 {
+		return
+	}
+	t, err := relative.Of(doc, "")
+	if err != nil {
+		return
+	}
+	c, _ := client.Named(doc.Workload.Client)
+	fmt.Fprintf(b, "\n## %s relative to %s\n\n| Workload | Threads |", c.Capabilities().Metric.Name, format.MDText(t.Base))
+	for _, name := range t.Targets {
+		b.WriteString(" " + format.MDText(name) + " |")
+	}
+	b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(t.Targets)) + "\n")
+	for _, r := range t.Rows {
+		fmt.Fprintf(b, "| %s | %d |", format.MDText(r.Workload), r.Threads)
+		for _, c := range r.Cells {
+			b.WriteString(" " + c.Text() + " |")
+		}
+		b.WriteString("\n")
+	}
+	how := "from the repetitions of each side (a t interval of their logarithms)"
+	if t.Paired {
+		how = "paired by round: the targets were interleaved, so each round's ratio cancels what the round shared"
+	}
+	fmt.Fprintf(b, "\nEach target's median over %s's at the same workload and thread count, with its 95 %% interval, %s; "+
+		"\"within noise\" when the interval holds 1. A run of one repetition has no interval. "+
+		"`kubectl mysqlbench plot --heatmap` draws this table.\n", format.MDText(t.Base), how)
 }
 
 // writeWorkloadSections writes the tables of one workload's steps: the metric and latency by
@@ -387,29 +422,7 @@ func ratioWithInterval(doc *results.Doc, ref, tr results.Target, th int32, value
 // cellRatio is tr's cell at threads against ref's, from their repetitions (steps that ran past
 // their duration left out), paired by repetition when the targets were interleaved.
 func cellRatio(doc *results.Doc, ref, tr results.Target, th int32, value metricOf) stats.CellRatio {
-	samples := func(t results.Target) ([]float64, []int32) {
-		var xs []float64
-		var reps []int32
-		for _, st := range t.Steps {
-			if st.Threads == th && !st.OverDuration {
-				xs = append(xs, value.step(st.StepResult))
-				reps = append(reps, st.Repetition)
-			}
-		}
-		return xs, reps
-	}
-	bs, br := samples(ref)
-	cs, cr := samples(tr)
-	var pairs [][2]int
-	if doc.Ladder.Order == string(v1alpha1.OrderInterleaved) {
-		pairs = [][2]int{}
-		for i, rb := range br {
-			if j := slices.Index(cr, rb); j >= 0 && rb > 0 {
-				pairs = append(pairs, [2]int{i, j})
-			}
-		}
-	}
-	return stats.RatioOfCells(bs, cs, pairs, 0.95)
+	return relative.CellRatioOf(doc, ref, tr, th, value.step)
 }
 
 // ratioLegend says what the "vs" columns hold.

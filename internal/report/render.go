@@ -180,6 +180,7 @@ func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 		}
 		doc.Workload = doc.Workloads[0].Workload
 	}
+	doc.BaseTarget = spec.BaseTarget
 	if spec.Ladder.WarmupDuration() > 0 {
 		doc.Ladder.WarmupThreads = spec.Ladder.WarmupThreadsOrDefault()
 	}

@@ -27,6 +27,9 @@ type Doc struct {
 	// Workloads are a suite's workloads (spec.workloads, spec.preset) in the order each round
 	// measured them; Workload is then the first. Omitted for a run of one spec.workload.
 	Workloads []NamedWorkload `json:"workloads,omitempty"`
+	// BaseTarget is spec.baseTarget: the target the others are set against in the relative
+	// table and the heat map (the first target when empty).
+	BaseTarget string `json:"baseTarget,omitempty"`
 	Ladder    Ladder          `json:"ladder"`
 	Targets   []Target        `json:"targets"`
 	// Dropped lists the per-second series and server counters left out to keep the ConfigMap
