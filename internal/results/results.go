@@ -29,9 +29,9 @@ type Doc struct {
 	Workloads []NamedWorkload `json:"workloads,omitempty"`
 	// BaseTarget is spec.baseTarget: the target the others are set against in the relative
 	// table and the heat map (the first target when empty).
-	BaseTarget string `json:"baseTarget,omitempty"`
-	Ladder    Ladder          `json:"ladder"`
-	Targets   []Target        `json:"targets"`
+	BaseTarget string   `json:"baseTarget,omitempty"`
+	Ladder     Ladder   `json:"ladder"`
+	Targets    []Target `json:"targets"`
 	// Dropped lists the per-second series and server counters left out to keep the ConfigMap
 	// under its limit.
 	Dropped []Dropped `json:"dropped,omitempty"`
