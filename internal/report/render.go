@@ -139,6 +139,13 @@ func recordWorkload(spec v1alpha1.BenchmarkRunSpec, w v1alpha1.Workload) results
 	return out
 }
 
+// DocOf is the results document of run's status, without what only the stored results hold
+// (per-second series, server counters): what the plugin's tables read of a run.
+func DocOf(run *v1alpha1.BenchmarkRun) *results.Doc {
+	doc := buildDoc(run)
+	return &doc
+}
+
 func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 	spec := run.Spec
 	doc := results.Doc{
