@@ -435,9 +435,13 @@ func defaultTitle(docs []*results.Doc, what string) string {
 	return runs + ": " + what
 }
 
-// workload is the sysbench script the runs share, or "".
+// workload is the sysbench script the runs share, or "" (also for suites, of several).
 func workload(docs []*results.Doc) string {
 	name := func(d *results.Doc) string {
+		if len(d.Workloads) > 0 {
+			// A suite's Workload is its first workload only: the lines name theirs.
+			return ""
+		}
 		if cs := d.Workload.CustomScript; cs != nil {
 			return cs.ConfigMap + "/" + cs.Key
 		}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"flag"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,4 +89,30 @@ func TestExportSuiteFromResults(t *testing.T) {
 			t.Errorf("export -o %s of the suite's results.json differs from %s:\n%s", tc.format, tc.file, got)
 		}
 	}
+}
+
+// plot --heatmap draws a suite's relative table from its results.json; what it cannot draw is
+// refused with what to do.
+func TestPlotHeatmap(t *testing.T) {
+	from := filepath.Join("..", "report", "testdata", "suite", "results.json")
+	file := filepath.Join(t.TempDir(), "heat.png")
+	if _, _, err := pluginAt(t, offlineNow, "plot", "--from", from, "--heatmap", "--relative-to", "ps80", "--output-file", file); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("heat map png: %v", err)
+	}
+	svg, _, err := pluginAt(t, offlineNow, "plot", "--from", from, "--heatmap", "-o", "svg")
+	if err != nil || !strings.Contains(svg, "QPS relative to mysql57") || !strings.Contains(svg, ">rw @ 8<") {
+		t.Errorf("heat map svg (%v): %.300s", err, svg)
+	}
+	_, _, err = pluginAt(t, offlineNow, "plot", "--from", from, "--heatmap", "--timeline", "-o", "svg")
+	checkError(t, "--heatmap --timeline", err, "drop --timeline")
+	_, _, err = pluginAt(t, offlineNow, "plot", "--from", from, "--heatmap", "--relative-to", "nope", "-o", "svg")
+	checkError(t, "--heatmap --relative-to nope", err, `base target "nope"`)
 }
