@@ -80,7 +80,7 @@ func TestHeatColor(t *testing.T) {
 	if c := heatColor(0.9, span); c.R <= c.B || c.B <= heatLow.B || c.B == 255 {
 		t.Errorf("0.9: %v, want a light red", c)
 	}
-	if c := heatColor(1.1, span); !(c.B > c.R) {
+	if c := heatColor(1.1, span); c.B <= c.R {
 		t.Errorf("1.1: %v, want a light blue", c)
 	}
 	if textOn(heatLow) != color.White || textOn(color.RGBA{240, 240, 240, 255}) != color.Black {
