@@ -65,7 +65,7 @@ func newPlotCommand(e *env) *cobra.Command {
 			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 --log-latency \\\n      --output-file p95.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --width 16cm --height 10cm --dpi 300 \\\n      --output-file qps-print.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --timeline --output-file timeline.png\n" +
-			"  kubectl mysqlbench plot micro-57 --heatmap --relative-to mysql57 --output-file heatmap.png\n" +
+			"  kubectl mysqlbench plot micro-57 --heatmap --relative-to mysql57 \\\n      --output-file heatmap.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query -o png > cpu.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read \\\n      --output-file rows-read.svg\n" +
 			"  kubectl mysqlbench plot release-1 candidate --output-file both.png\n" +

@@ -80,7 +80,8 @@ func writeRelativeTable(b *strings.Builder, doc *results.Doc) {
 	}
 	fmt.Fprintf(b, "\nEach target's median over %s's at the same workload and thread count, with its 95 %% interval, %s; "+
 		"\"within noise\" when the interval holds 1. A run of one repetition has no interval. "+
-		"`kubectl mysqlbench plot --heatmap` draws this table.\n", format.MDText(t.Base), how)
+		"`kubectl mysqlbench plot %s --heatmap --output-file heatmap.png` draws this table.\n", format.MDText(t.Base), how,
+		format.MDText(doc.Run.Name))
 }
 
 // writeWorkloadSections writes the tables of one workload's steps: the metric and latency by
