@@ -6,6 +6,7 @@ set -euo pipefail
 
 [ $# -eq 2 ] || die "usage: $0 VERSION OUT_DIR"
 version=$1 out=$2
+lock_file "$out/.etcd.lock" # held until this script exits
 [ -x "$out/etcd" ] && exit 0
 
 work=$(mktemp -d)

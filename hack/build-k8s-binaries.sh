@@ -58,8 +58,16 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 mkdir -p "$out"
 for cmd in "${missing[@]}"; do
-	log "go build k8s.io/kubernetes/cmd/$cmd"
-	CGO_ENABLED=0 go build -trimpath -tags tools -ldflags "$ldflags" -o "$work/$cmd" "k8s.io/kubernetes/cmd/$cmd"
-	mv -f "$work/$cmd" "$out/$cmd"
+	# One lock per binary, released after it: another build of the same binaries (envtest's and
+	# the cluster's at once in CI) waits for this one binary, not for the whole list.
+	lock_file "$out/.$cmd.lock"
+	if [ -x "$out/$cmd" ]; then
+		log "$cmd: built meanwhile by another build"
+	else
+		log "go build k8s.io/kubernetes/cmd/$cmd"
+		CGO_ENABLED=0 go build -trimpath -tags tools -ldflags "$ldflags" -o "$work/$cmd" "k8s.io/kubernetes/cmd/$cmd"
+		mv -f "$work/$cmd" "$out/$cmd"
+	fi
+	exec {LOCK_FD}>&-
 done
 log "built ${missing[*]} into $out"

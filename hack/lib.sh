@@ -16,15 +16,30 @@ go_mod_file() {
 
 # go_install_into DIR BINARY PKG@VERSION: `go install` into a scratch GOBIN, then move the binary
 # into the cache only once it is complete, so an interrupted build never leaves a broken binary.
+# lock_file FILE: takes an exclusive lock on FILE (created) for the rest of the calling process,
+# or until `exec {LOCK_FD}>&-` releases it. Two scripts building one cache entry at once (CI
+# builds the local cluster's binaries in the background while make test wants kube-apiserver and
+# etcd for envtest) then build it once: the second waits, then finds it built.
+lock_file() {
+	mkdir -p "$(dirname "$1")"
+	exec {LOCK_FD}>"$1"
+	flock "$LOCK_FD"
+}
+
 go_install_into() {
 	local dir=$1 bin=$2 pkg=$3 gobin
-	[ -x "$dir/$bin" ] && return 0
+	lock_file "$dir/.$bin.lock"
+	if [ -x "$dir/$bin" ]; then
+		exec {LOCK_FD}>&-
+		return 0
+	fi
 	log "go install $pkg (first time: a few minutes)"
 	gobin=$(mktemp -d)
 	CGO_ENABLED=0 GOBIN=$gobin nice go install -trimpath -ldflags "-s -w" "$pkg"
 	mkdir -p "$dir"
 	mv -f "$gobin/$bin" "$dir/$bin"
 	rm -rf "$gobin"
+	exec {LOCK_FD}>&-
 }
 
 # podman_env points podman at the project's settings for kind nodes (test/kind/containers.conf)

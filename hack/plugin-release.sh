@@ -13,7 +13,9 @@
 # RELEASE_URL is where the archives will be downloaded from (default: the GitHub release of
 # VERSION). PLATFORMS narrows the build ("linux/amd64 windows/amd64"); the manifest then keeps
 # only those platforms. The archives are reproducible: same sources and Go, same sha256.
-# Needs go, tar, gzip, sha256sum, sed, awk (and zip, optional).
+# Every binary must stay under PLUGIN_MAX_BYTES (40 MB; hack/plugin-size.sh prints each one's
+# size): the release stops at the first that outgrew it.
+# Needs go, tar, gzip, sha256sum, sed, awk, wc (and zip, optional).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -29,7 +31,7 @@ if ! [[ $VERSION =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
   echo "VERSION=$VERSION: krew wants a semantic version with a leading v, e.g. v0.1.0 or v0.2.0-rc.1" >&2
   exit 1
 fi
-for cmd in go tar gzip sha256sum sed awk; do
+for cmd in go tar gzip sha256sum sed awk wc; do
   command -v "$cmd" >/dev/null || { echo "plugin-release needs $cmd" >&2; exit 1; }
 done
 
@@ -56,6 +58,8 @@ for platform in $PLATFORMS; do
   echo "building $platform"
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -buildvcs=false \
     -ldflags "-s -w -X $PKG.Version=$VERSION" -o "$dir/$bin" ./cmd/kubectl-mysqlbench
+  # Its size, and no archive of a binary over the limit.
+  hack/plugin-size.sh "$dir/$bin" | sed "s|^$stage/|  |"
   cp LICENSE "$dir/LICENSE"
   touch -d "@$SOURCE_DATE_EPOCH" "$dir/$bin" "$dir/LICENSE"
   name=kubectl-mysqlbench_${VERSION}_${os}_$arch

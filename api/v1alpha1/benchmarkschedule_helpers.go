@@ -42,3 +42,7 @@ func ParseSchedule(spec BenchmarkScheduleSpec) (sched cron.Schedule, reason stri
 	}
 	return s, "", nil
 }
+
+// OfSuspects says whether the confirmation re-measures the suspects of an Inconclusive
+// comparison rather than a regression: only a Confirmed outcome alarms then.
+func (c Confirmation) OfSuspects() bool { return c.Verdict == VerdictInconclusive }

@@ -215,10 +215,16 @@ func (s ConfirmationState) Final() bool {
 
 // Confirmation is the re-measurement of a regressed comparison.
 type Confirmation struct {
-	// Run is the scheduled run whose comparison was Regressed; Baseline its baseline.
+	// Run is the scheduled run whose comparison was Regressed, or Inconclusive with suspects;
+	// Baseline its baseline.
 	Run string `json:"run"`
 	// +optional
 	Baseline string `json:"baseline,omitempty"`
+	// Verdict is the compared run's verdict that called for the confirmation: Regressed (the
+	// default, and what a record without it means), or Inconclusive with suspects, which
+	// alarms only when confirmed: a confirmation that cannot decide leaves it Inconclusive.
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
 	// State: Pending, Running, Confirmed, NotConfirmed, Inconclusive, Skipped or Failed.
 	State ConfirmationState `json:"state"`
 	// ConfirmationRun is the BenchmarkRun that re-measures the flagged cells (the newest, when
@@ -548,6 +554,15 @@ type Comparison struct {
 	// repetitions for the test to reach alpha: the repetitions per run that can.
 	// +optional
 	NeededRepetitions int32 `json:"neededRepetitions,omitempty"`
+	// Suspects are what an Inconclusive comparison could not clear: targets whose estimated
+	// change is harmful by at least the minimum effect, and cells ("target@threads") whose
+	// repetitions lie wholly beyond it. A night shift can put them there as well as a
+	// regression, so a schedule re-measures them in a confirmation run as it does a regressed
+	// comparison's cells, and alarms only if the confirmation finds the regression.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Suspects []string `json:"suspects,omitempty"`
 	// QPSDropPercent and P95RisePercent are the minimum effects applied, Alpha the test's level.
 	QPSDropPercent float64 `json:"qpsDropPercent"`
 	P95RisePercent float64 `json:"p95RisePercent"`

@@ -10,16 +10,14 @@ import (
 	"syscall"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/klog/v2"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/plugin"
 )
 
 func main() {
-	// Errors come back as errors; what client-go and controller-runtime log goes to stderr
-	// through klog, so -v (--v) shows the API requests as it does in kubectl.
-	ctrllog.SetLogger(klog.Background())
+	// Errors come back as errors; what client-go logs goes to stderr through klog, so -v (--v)
+	// shows the API requests as it does in kubectl. Nothing the plugin links logs through
+	// controller-runtime (it links none of its clients: internal/kubeclient).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := plugin.Execute(ctx, plugin.Options{
 		Streams: genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,12 +76,18 @@ func (r *Reconciler) compareWithBaseline(ctx context.Context, tx *transition) er
 	message := summary.Message
 	kind := normal
 	switch {
-	case summary.Verdict == v1.VerdictRegressed && sched.Spec.Regression.ConfirmEnabled():
+	case summary.Verdict == v1.VerdictRegressed && scheduled.ToConfirm(sched, &summary):
 		// Not an alarm yet: the schedule re-measures the flagged cells first and keeps the
 		// outcome in its status.confirmation and Regressed condition.
 		status, reason = metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation
 		message = fmt.Sprintf("%s; BenchmarkSchedule %s confirms it with a second run before alarming (its status.confirmation has the outcome)",
 			summary.Message, sched.Name)
+	case scheduled.ToConfirm(sched, &summary):
+		// Inconclusive, with a harmful estimate that a night's shift or a regression could
+		// explain: the schedule re-measures it side by side, which tells them apart.
+		status, reason = metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation
+		message = fmt.Sprintf("%s; BenchmarkSchedule %s re-measures %s side by side with the baseline's servers to decide "+
+			"(its status.confirmation has the outcome)", summary.Message, sched.Name, strings.Join(summary.Suspects, ", "))
 	case summary.Verdict == v1.VerdictRegressed:
 		kind = warning
 	}
@@ -108,7 +115,7 @@ func (r *Reconciler) settleConfirmation(ctx context.Context, run *v1.BenchmarkRu
 	if conf == nil || conf.Run != run.Name || !conf.State.Final() {
 		return nil
 	}
-	status, reason := scheduled.ConfirmedCondition(conf.State)
+	status, reason := scheduled.ConfirmedCondition(*conf)
 	tx := newTransition(r, run)
 	message := fmt.Sprintf("%s (BenchmarkSchedule %s, confirmation %s)", conf.Message, sched.Name, conf.State)
 	tx.SetCondition(v1.ConditionRegressed, status, reason, message)

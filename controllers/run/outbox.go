@@ -30,7 +30,12 @@ func (r *Reconciler) storeResults(ctx context.Context, tx *transition, doc *resu
 		return 0
 	}
 	run := tx.run
-	was := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionResultsStored)
+	// A copy: SetCondition below changes the condition in place, and the Events compare with
+	// what it was before.
+	var was *metav1.Condition
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionResultsStored); c != nil {
+		was = c.DeepCopy()
+	}
 	stored, err := r.results.Write(ctx, run, doc)
 	if err == nil {
 		msg := fmt.Sprintf("%d rows stored in results database %s", stored.Rows, stored.Database)

@@ -19,6 +19,7 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	perconaengine "github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
+	perconadriver "github.com/mysqlbench/mysqlbench-operator/internal/engine/percona/driver"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
@@ -219,7 +220,7 @@ func getRun(t *testing.T, c client.Client, run *v1.BenchmarkRun) *v1.BenchmarkRu
 func TestPerconaReadyPollsOnlyWhenNotWatched(t *testing.T) {
 	_, c := perconaAPI(t)
 	ns := perconaNamespace(t, c, "percona-poll")
-	e := perconaengine.NewServer(c, nil, testenv.Scheme)
+	e := perconadriver.NewServer(c, nil, testenv.Scheme)
 	run := perconaRun(ns, "poll", v1.Target{Name: "ps", Engine: v1.EnginePerconaServer})
 	for _, watched := range []bool{false, true} {
 		e.SetWatched(watched)
@@ -227,7 +228,7 @@ func TestPerconaReadyPollsOnlyWhenNotWatched(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := perconaengine.DefaultPollInterval
+		want := perconadriver.DefaultPollInterval
 		if watched {
 			want = 0
 		}

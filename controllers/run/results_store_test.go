@@ -184,6 +184,7 @@ func TestResultsDatabase(t *testing.T) {
 			return controllerutil.ContainsFinalizer(r, sink.OutboxFinalizer)
 		})
 	}
+	assertEvent(t, ns, "down", corev1.EventTypeWarning, "ResultsNotStored", "not in the results database yet")
 	deleted := waitFor(t, ns, "deleted", time.Second, "the run", func(*v1.BenchmarkRun) bool { return true })
 	if err := k8s.Delete(ctx, deleted); err != nil {
 		t.Fatal(err)
@@ -202,6 +203,7 @@ func TestResultsDatabase(t *testing.T) {
 	waitFor(t, ns, "down", 30*time.Second, "the outbox finalizer to go", func(r *v1.BenchmarkRun) bool {
 		return !controllerutil.ContainsFinalizer(r, sink.OutboxFinalizer)
 	})
+	assertEvent(t, ns, "down", corev1.EventTypeNormal, "ResultsStored", "they were not before")
 	deadline := time.Now().Add(time.Minute)
 	for {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(deleted), &v1.BenchmarkRun{})

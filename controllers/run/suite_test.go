@@ -30,7 +30,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/admission"
 	"github.com/mysqlbench/mysqlbench-operator/internal/cachetrim"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
-	perconaengine "github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
+	perconadriver "github.com/mysqlbench/mysqlbench-operator/internal/engine/percona/driver"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sink"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testenv"
 )
@@ -176,7 +176,7 @@ func startOperator(t *testing.T, ns string, o operatorOptions) *operator {
 	logs := &fakeLogs{log: o.log}
 	engines := engine.All(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme())
 	for _, e := range []v1.Engine{v1.EnginePerconaServer, v1.EnginePerconaXtraDBCluster} {
-		engines[e].(*perconaengine.Engine).StuckDeletionGrace = o.stuckDeletionGrace
+		engines[e].(*perconadriver.Engine).StuckDeletionGrace = o.stuckDeletionGrace
 	}
 	var results sink.Writer
 	if o.resultsSecret != nil {

@@ -80,19 +80,19 @@ func (r *Reconciler) confirm(ctx context.Context, u *scheduleUpdate, children, c
 	sched := u.sched
 	st := &sched.Status
 	c := st.LastComparison
-	regressed := c != nil && c.Verdict == v1.VerdictRegressed
+	flagged := scheduled.Confirmable(c)
 	rec := st.Confirmation
-	if regressed && (rec == nil || rec.Run != c.Run) && !sched.Spec.Regression.ConfirmEnabled() && awaitsConfirmation(children, c.Run) {
+	if flagged && (rec == nil || rec.Run != c.Run) && !sched.Spec.Regression.ConfirmEnabled() && awaitsConfirmation(children, c.Run) {
 		// Turned off after the run controller deferred the run's alarm: record why it was not
 		// confirmed, so the run's condition does not wait for ever.
 		start := metav1.NewTime(now.Truncate(time.Second))
-		rec = &v1.Confirmation{Run: c.Run, Baseline: c.Baseline, State: v1.ConfirmationSkipped, StartTime: &start, CompletionTime: &start,
-			Message: fmt.Sprintf("regressed against %s (%s), alarming without confirmation: spec.regression.confirm.enabled is false",
-				c.Baseline, compare.Short(*c))}
+		rec = &v1.Confirmation{Run: c.Run, Baseline: c.Baseline, Verdict: c.Verdict, State: v1.ConfirmationSkipped, StartTime: &start,
+			CompletionTime: &start}
+		rec.Message = fmt.Sprintf("%s, %s: spec.regression.confirm.enabled is false", flaggedText(c), unconfirmedText(rec))
 		st.Confirmation = rec
 		r.concluded(u, rec)
 	}
-	if regressed && (rec == nil || rec.Run != c.Run) && sched.Spec.Regression.ConfirmEnabled() {
+	if flagged && (rec == nil || rec.Run != c.Run) && sched.Spec.Regression.ConfirmEnabled() {
 		// A newer regression supersedes an unfinished confirmation (possible with Allow or
 		// Replace): its run goes on and is pruned later, but no longer decides anything.
 		var err error
@@ -104,8 +104,8 @@ func (r *Reconciler) confirm(ctx context.Context, u *scheduleUpdate, children, c
 			r.concluded(u, rec)
 		} else {
 			u.event(corev1.EventTypeNormal, v1.ReasonAwaitingConfirmation, fmt.Sprintf(
-				"%s regressed against %s (%s); confirming before alarming: %s re-measures %s",
-				c.Run, c.Baseline, compare.Short(*c), rec.ConfirmationRun, cellsText(rec.Cells)))
+				"%s %s; confirming before alarming: %s re-measures %s",
+				c.Run, flaggedText(c), rec.ConfirmationRun, cellsText(rec.Cells)))
 		}
 	}
 	if rec == nil {
@@ -128,8 +128,8 @@ func (r *Reconciler) confirm(ctx context.Context, u *scheduleUpdate, children, c
 		st.Active = append(st.Active, rec.ConfirmationRun)
 	}
 
-	if regressed && rec.Run == c.Run {
-		status, reason, suffix := confirmationCondition(rec.State)
+	if flagged && rec.Run == c.Run {
+		status, reason, suffix := confirmationCondition(*rec)
 		st.Verdict = compare.Short(*c) + ", " + suffix
 		u.SetCondition(v1.ConditionRegressed, status, reason, c.Run+": "+rec.Message)
 	}
@@ -149,15 +149,22 @@ func awaitsConfirmation(children []*v1.BenchmarkRun, name string) bool {
 }
 
 // confirmationCondition is the schedule's Regressed condition and the verdict's suffix for a
-// confirmation's state. Only Confirmed is a confirmed alarm; a confirmation that could not decide
-// (Skipped, Failed, Inconclusive) alarms too, saying it is unconfirmed, so that no regression is
-// swallowed; only Confirmed counts in the regressed metrics and sends the Regressed Warning.
-func confirmationCondition(s v1.ConfirmationState) (metav1.ConditionStatus, string, string) {
-	status, reason := scheduled.ConfirmedCondition(s)
+// confirmation. Only Confirmed is a confirmed alarm; for a regression, a confirmation that could
+// not decide (Skipped, Failed, Inconclusive) alarms too, saying it is unconfirmed, so that no
+// regression is swallowed; an Inconclusive comparison's suspects stay Inconclusive then. Only
+// Confirmed counts in the regressed metrics and sends the Regressed Warning.
+func confirmationCondition(rec v1.Confirmation) (metav1.ConditionStatus, string, string) {
+	status, reason := scheduled.ConfirmedCondition(rec)
 	suffix := map[v1.ConfirmationState]string{
 		v1.ConfirmationConfirmed: "confirmed", v1.ConfirmationNotConfirmed: "not confirmed",
 		v1.ConfirmationSkipped: "unconfirmed", v1.ConfirmationFailed: "unconfirmed", v1.ConfirmationInconclusive: "unconfirmed",
-	}[s]
+	}[rec.State]
+	if rec.OfSuspects() {
+		suffix = map[v1.ConfirmationState]string{
+			v1.ConfirmationConfirmed: "regression confirmed", v1.ConfirmationNotConfirmed: "no regression found again",
+			v1.ConfirmationSkipped: "not re-measured", v1.ConfirmationFailed: "not re-measured", v1.ConfirmationInconclusive: "still undecided",
+		}[rec.State]
+	}
 	if suffix == "" {
 		suffix = "confirming"
 	}
@@ -169,10 +176,10 @@ func confirmationCondition(s v1.ConfirmationState) (metav1.ConditionStatus, stri
 func (r *Reconciler) decideConfirmation(ctx context.Context, sched *v1.BenchmarkSchedule,
 	children, confs []*v1.BenchmarkRun, c *v1.Comparison, now time.Time) (*v1.Confirmation, error) {
 	start := metav1.NewTime(now.Truncate(time.Second))
-	rec := &v1.Confirmation{Run: c.Run, Baseline: c.Baseline, StartTime: &start}
+	rec := &v1.Confirmation{Run: c.Run, Baseline: c.Baseline, Verdict: c.Verdict, StartTime: &start}
 	skip := func(why string) *v1.Confirmation {
 		rec.State, rec.CompletionTime = v1.ConfirmationSkipped, &start
-		rec.Message = fmt.Sprintf("regressed against %s (%s), alarming without confirmation: %s", c.Baseline, compare.Short(*c), why)
+		rec.Message = fmt.Sprintf("%s, %s: %s", flaggedText(c), unconfirmedText(rec), why)
 		return rec
 	}
 	maxPerDay := sched.Spec.Regression.ConfirmMaxPerDay()
@@ -197,8 +204,8 @@ func (r *Reconciler) decideConfirmation(ctx context.Context, sched *v1.Benchmark
 	}
 	rec.State, rec.ConfirmationRun, rec.Cells, rec.Order = v1.ConfirmationPending, conf.Name, cells, conf.Spec.Order
 	rec.Repetitions = *conf.Spec.Repetitions
-	rec.Message = fmt.Sprintf("regressed against %s (%s); awaiting confirmation by %s, which re-measures %s with %d repetitions",
-		c.Baseline, compare.Short(*c), conf.Name, cellsText(cells), rec.Repetitions)
+	rec.Message = fmt.Sprintf("%s; awaiting confirmation by %s, which re-measures %s with %d repetitions",
+		flaggedText(c), conf.Name, cellsText(cells), rec.Repetitions)
 	if conf.Spec.Order == v1.OrderSequential {
 		rec.Message += " one target after another (a target's engine is not builtin, so they cannot be interleaved)"
 	}
@@ -383,7 +390,29 @@ func nextAttemptName(conf *v1.BenchmarkRun, attempt int32) string {
 
 // fail ends rec as Failed: the regression alarms unconfirmed.
 func (r *Reconciler) fail(u *scheduleUpdate, rec *v1.Confirmation, why string) {
-	r.end(u, rec, v1.ConfirmationFailed, fmt.Sprintf("regressed against %s, alarming without confirmation: %s", rec.Baseline, why))
+	what := "regressed"
+	if rec.OfSuspects() {
+		what = "possibly regressed"
+	}
+	r.end(u, rec, v1.ConfirmationFailed, fmt.Sprintf("%s against %s, %s: %s", what, rec.Baseline, unconfirmedText(rec), why))
+}
+
+// flaggedText says why comparison c is confirmed: "regressed against B (Regressed 2/4)", or for
+// an Inconclusive one "possibly regressed against B (Inconclusive ...; suspects: ...)".
+func flaggedText(c *v1.Comparison) string {
+	if c.Verdict == v1.VerdictRegressed {
+		return fmt.Sprintf("regressed against %s (%s)", c.Baseline, compare.Short(*c))
+	}
+	return fmt.Sprintf("possibly regressed against %s (%s; suspects: %s)", c.Baseline, compare.Short(*c), strings.Join(c.Suspects, ", "))
+}
+
+// unconfirmedText says what an unconfirmed rec leads to: a regression alarms without
+// confirmation, an Inconclusive comparison's suspects stay undecided.
+func unconfirmedText(rec *v1.Confirmation) string {
+	if rec.OfSuspects() {
+		return "left Inconclusive without confirmation"
+	}
+	return "alarming without confirmation"
 }
 
 // end records rec's final state and announces it.
@@ -395,9 +424,9 @@ func (r *Reconciler) end(u *scheduleUpdate, rec *v1.Confirmation, state v1.Confi
 
 // concluded queues the Event of a final confirmation and counts it once the status is written.
 func (r *Reconciler) concluded(u *scheduleUpdate, rec *v1.Confirmation) {
-	_, reason, _ := confirmationCondition(rec.State)
+	status, reason, _ := confirmationCondition(*rec)
 	kind := corev1.EventTypeWarning
-	if rec.State == v1.ConfirmationNotConfirmed {
+	if status != metav1.ConditionTrue {
 		kind = corev1.EventTypeNormal
 	}
 	u.event(kind, reason, rec.Run+": "+rec.Message)

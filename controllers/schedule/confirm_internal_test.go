@@ -354,24 +354,34 @@ func TestConfirmationDecidesOnThePairsInsideTheRun(t *testing.T) {
 }
 
 // Only a confirmed regression is an alarm without qualification; one that could not be confirmed
-// (skipped or failed) still alarms, under its own reason, and one not confirmed does not.
+// (skipped or failed) still alarms, under its own reason, and one not confirmed does not. An
+// Inconclusive comparison's suspects alarm only when confirmed, and otherwise stay Inconclusive.
 func TestConfirmationCondition(t *testing.T) {
 	for _, tc := range []struct {
+		of     v1.Verdict
 		state  v1.ConfirmationState
 		status metav1.ConditionStatus
 		reason string
+		suffix string
 	}{
-		{v1.ConfirmationPending, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation},
-		{v1.ConfirmationRunning, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation},
-		{v1.ConfirmationConfirmed, metav1.ConditionTrue, v1.ReasonRegressed},
-		{v1.ConfirmationNotConfirmed, metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed},
-		{v1.ConfirmationSkipped, metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed},
-		{v1.ConfirmationFailed, metav1.ConditionTrue, v1.ReasonConfirmationFailed},
-		{v1.ConfirmationInconclusive, metav1.ConditionTrue, v1.ReasonConfirmationInconclusive},
+		{"", v1.ConfirmationPending, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation, "confirming"},
+		{"", v1.ConfirmationRunning, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation, "confirming"},
+		{"", v1.ConfirmationConfirmed, metav1.ConditionTrue, v1.ReasonRegressed, "confirmed"},
+		{v1.VerdictRegressed, v1.ConfirmationConfirmed, metav1.ConditionTrue, v1.ReasonRegressed, "confirmed"},
+		{"", v1.ConfirmationNotConfirmed, metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed, "not confirmed"},
+		{"", v1.ConfirmationSkipped, metav1.ConditionTrue, v1.ReasonRegressionUnconfirmed, "unconfirmed"},
+		{"", v1.ConfirmationFailed, metav1.ConditionTrue, v1.ReasonConfirmationFailed, "unconfirmed"},
+		{"", v1.ConfirmationInconclusive, metav1.ConditionTrue, v1.ReasonConfirmationInconclusive, "unconfirmed"},
+		{v1.VerdictInconclusive, v1.ConfirmationRunning, metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation, "confirming"},
+		{v1.VerdictInconclusive, v1.ConfirmationConfirmed, metav1.ConditionTrue, v1.ReasonRegressed, "regression confirmed"},
+		{v1.VerdictInconclusive, v1.ConfirmationNotConfirmed, metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed, "no regression found again"},
+		{v1.VerdictInconclusive, v1.ConfirmationSkipped, metav1.ConditionFalse, v1.ReasonInconclusive, "not re-measured"},
+		{v1.VerdictInconclusive, v1.ConfirmationFailed, metav1.ConditionFalse, v1.ReasonInconclusive, "not re-measured"},
+		{v1.VerdictInconclusive, v1.ConfirmationInconclusive, metav1.ConditionFalse, v1.ReasonInconclusive, "still undecided"},
 	} {
-		status, reason, _ := confirmationCondition(tc.state)
-		if status != tc.status || reason != tc.reason {
-			t.Errorf("%s: %s %s, want %s %s", tc.state, status, reason, tc.status, tc.reason)
+		status, reason, suffix := confirmationCondition(v1.Confirmation{Verdict: tc.of, State: tc.state})
+		if status != tc.status || reason != tc.reason || suffix != tc.suffix {
+			t.Errorf("%s of %q: %s %s %q, want %s %s %q", tc.state, tc.of, status, reason, suffix, tc.status, tc.reason, tc.suffix)
 		}
 		if final := tc.state.Final(); final != (tc.status != metav1.ConditionUnknown) {
 			t.Errorf("%s: Final() = %v", tc.state, final)
@@ -415,5 +425,26 @@ func TestNextConfirmationRepetitionsAndNames(t *testing.T) {
 	second.Name, second.Annotations = "nightly-c2611220100b", map[string]string{v1.AnnotationConfirmationAttempt: "2"}
 	if got := nextAttemptName(second, 3); got != "nightly-c2611220100c" || len(ConfirmationAttemptName(strings.Repeat("s", 50), at, 4)) > 63 {
 		t.Errorf("third attempt %q", got)
+	}
+}
+
+// An Inconclusive comparison's suspects are re-measured as named: a target's workload whole, a
+// single cell alone, and nothing of the other workloads.
+func TestFlaggedCellsOfSuspects(t *testing.T) {
+	var cells []compare.Cell
+	for _, w := range []string{"points", "rw"} {
+		for _, tg := range []string{"a", "b"} {
+			for _, th := range []int32{1, 8} {
+				cells = append(cells, compare.Cell{CellChange: v1.CellChange{Target: tg, Workload: w, Threads: th}})
+			}
+		}
+	}
+	res := compare.Result{Cells: cells}
+	res.Summary.Verdict = v1.VerdictInconclusive
+	res.Summary.Suspects = []string{"a/rw", "b/points@8"}
+	got := flaggedCells(res)
+	want := flagged{"a": {"rw": {1: true, 8: true}}, "b": {"points": {8: true}}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("flaggedCells = %v, want %v", got, want)
 	}
 }

@@ -46,30 +46,48 @@ func confirmationAttempt(conf *v1.BenchmarkRun) int32 {
 type flagged map[string]map[string]map[int32]bool
 
 // flaggedCells are the cells to re-measure: every regressed cell that no acknowledgement
-// covers, and every compared thread count of a target's workload whose geometric mean regressed.
+// covers, and every compared thread count of a target's workload whose geometric mean regressed;
+// of an Inconclusive comparison, its suspects (a target's workload: all its thread counts).
 func flaggedCells(res compare.Result) flagged {
 	out := flagged{}
-	add := func(c v1.CellChange) {
-		if out[c.Target] == nil {
-			out[c.Target] = map[string]map[int32]bool{}
+	add := func(target, workload string, threads int32) {
+		if out[target] == nil {
+			out[target] = map[string]map[int32]bool{}
 		}
-		if out[c.Target][c.Workload] == nil {
-			out[c.Target][c.Workload] = map[int32]bool{}
+		if out[target][workload] == nil {
+			out[target][workload] = map[int32]bool{}
 		}
-		out[c.Target][c.Workload][c.Threads] = true
+		out[target][workload][threads] = true
+	}
+	whole := func(target, workload string) {
+		for _, c := range res.Cells {
+			if c.Target == target && c.Workload == workload && !c.Acknowledged {
+				add(c.Target, c.Workload, c.Threads)
+			}
+		}
 	}
 	for _, c := range res.Cells {
 		if c.Regressed {
-			add(c.CellChange)
+			add(c.Target, c.Workload, c.Threads)
 		}
 	}
 	for _, t := range res.Targets {
-		if t.Verdict != v1.CellRegressed {
-			continue
+		if t.Verdict == v1.CellRegressed {
+			whole(t.Target, t.Workload)
 		}
-		for _, c := range res.Cells {
-			if c.Target == t.Target && c.Workload == t.Workload && !c.Acknowledged {
-				add(c.CellChange)
+	}
+	if res.Summary.Verdict == v1.VerdictInconclusive {
+		// Suspects are named as compare names them: target[/workload][@threads] (target names
+		// are DNS labels, without "/").
+		for _, s := range res.Summary.Suspects {
+			label, threads, cell := strings.Cut(s, "@")
+			target, workload, _ := strings.Cut(label, "/")
+			if !cell {
+				whole(target, workload)
+				continue
+			}
+			if n, err := strconv.ParseInt(threads, 10, 32); err == nil {
+				add(target, workload, int32(n))
 			}
 		}
 	}

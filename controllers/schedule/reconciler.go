@@ -243,7 +243,7 @@ func (r *Reconciler) summarize(u *scheduleUpdate, children []*v1.BenchmarkRun) {
 			continue
 		}
 		// A Regressed comparison that is to be confirmed is announced by confirm instead.
-		toConfirm := c.Verdict == v1.VerdictRegressed && (sched.Spec.Regression.ConfirmEnabled() || awaitsConfirmation(children, c.Run))
+		toConfirm := scheduled.Confirmable(c) && (sched.Spec.Regression.ConfirmEnabled() || awaitsConfirmation(children, c.Run))
 		status, reason := scheduled.RegressedCondition(*c)
 		refused := false
 		if cond := meta.FindStatusCondition(children[i].Status.Conditions, v1.ConditionRegressed); cond != nil && cond.Reason == v1.ReasonBaselineRefused {
@@ -273,13 +273,15 @@ func (r *Reconciler) summarize(u *scheduleUpdate, children []*v1.BenchmarkRun) {
 // Regressed condition and confirmations_total, not as a confirmed regression).
 func alarmingRegressions(sched *v1.BenchmarkSchedule) (targets, cells int32) {
 	c, rec := sched.Status.LastComparison, sched.Status.Confirmation
-	if c == nil || c.Verdict != v1.VerdictRegressed {
+	if !scheduled.Confirmable(c) {
 		return 0, 0
 	}
 	ours := rec != nil && rec.Run == c.Run
 	switch {
 	case ours && rec.State == v1.ConfirmationConfirmed && rec.Result != nil:
 		return regressedTargets(*rec.Result), rec.Result.RegressedCells
+	case c.Verdict != v1.VerdictRegressed:
+		return 0, 0 // an Inconclusive comparison's suspects alarm only once confirmed
 	case !sched.Spec.Regression.ConfirmEnabled() && (!ours || rec.State == v1.ConfirmationSkipped):
 		return regressedTargets(*c), c.RegressedCells
 	}

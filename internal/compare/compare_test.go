@@ -916,3 +916,49 @@ func TestHistoryOf(t *testing.T) {
 		t.Errorf("a run no schedule controls has a history: %v", got)
 	}
 }
+
+// An Inconclusive comparison names what a confirmation should re-measure: targets whose level
+// fell by at least the minimum effect (a night's shift or a regression, one pair of runs cannot
+// say which), and cells whose repetitions alone lie wholly beyond it; not a target whose
+// interval merely reaches it, nor anything of a decided comparison.
+func TestCompareSuspects(t *testing.T) {
+	cells := grid([]string{"a", "b"}, []int32{1, 8, 64}, 1000, 5)
+	eight := grid([]string{"a"}, []int32{1, 2, 4, 8, 16, 32, 64, 128}, 1000, 5)
+	for _, tc := range []struct {
+		name    string
+		base    []meas
+		run     []meas
+		policy  v1.RegressionPolicy
+		verdict v1.Verdict
+		want    string
+	}{
+		{"identical runs under the default allowance", nil, cells, v1.RegressionPolicy{}, v1.VerdictInconclusive, ""},
+		{"identical runs under no minimum effect", nil, cells, v1.RegressionPolicy{QPSDropPercent: f(0)}, v1.VerdictInconclusive, ""},
+		{"the whole run 8 % slower", nil, scaled(cells, 0.92), v1.RegressionPolicy{}, v1.VerdictInconclusive, "a,b"},
+		{"one target 8 % slower", nil, append(scaled(cells[:3], 0.92), cells[3:]...), v1.RegressionPolicy{}, v1.VerdictInconclusive, "a"},
+		{"one target 3 % slower: within the minimum effect", nil, append(scaled(cells[:3], 0.97), cells[3:]...), v1.RegressionPolicy{}, v1.VerdictInconclusive, ""},
+		{"p95 12 % up on one target", nil, append(withP95(cells[:3], 5.6), cells[3:]...), v1.RegressionPolicy{}, v1.VerdictInconclusive, "a"},
+		{"one cell of eight 10 % down", eight, withCell(eight, meas{"a", 8, 900, 5}), v1.RegressionPolicy{}, v1.VerdictInconclusive, "a@8"},
+		{"a 30 % drop is decided", nil, scaled(cells, 0.7), v1.RegressionPolicy{}, v1.VerdictRegressed, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := tc.base
+			if base == nil {
+				base = cells
+			}
+			s := Compare(mkRun("run-2", tc.run...), mkRun("run-1", base...), tc.policy).Summary
+			if s.Verdict != tc.verdict || strings.Join(s.Suspects, ",") != tc.want {
+				t.Errorf("verdict %s, suspects %q; want %s, %q (%s)", s.Verdict, s.Suspects, tc.verdict, tc.want, s.Message)
+			}
+		})
+	}
+}
+
+// withP95 is cs with every cell's p95 set to p95.
+func withP95(cs []meas, p95 float64) []meas {
+	out := append([]meas(nil), cs...)
+	for i := range out {
+		out[i].p95 = p95
+	}
+	return out
+}

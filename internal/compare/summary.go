@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -166,6 +167,7 @@ func summarize(res *Result, baseline string, policy Policy) {
 		if s.NeededRepetitions > 0 {
 			s.Message += fmt.Sprintf("; about %d repetitions per run would decide (spec.repetitions)", s.NeededRepetitions)
 		}
+		s.Suspects = suspects(res, policy.Rules)
 	default:
 		s.Verdict = v1.VerdictNoRegression
 		s.Message = fmt.Sprintf("no regression against %s: every target's interval rules out the minimum effect (%s; %s)", baseline, rule, counts)
@@ -270,4 +272,38 @@ func maxOf(xs []int) int {
 		m = max(m, x)
 	}
 	return m
+}
+
+// suspects are what an Inconclusive res could not clear and a confirmation should re-measure:
+// each target whose estimated change (the geometric mean of its cells) is harmful by at least a
+// rule's minimum effect, and each unacknowledged cell whose repetitions alone put it wholly
+// beyond it. Targets whose interval merely reaches the minimum effect are left out: with one
+// instance per night every noisy target does, and re-measuring them all would spend a
+// confirmation on most nights.
+func suspects(res *Result, rules []Rule) []string {
+	var out []string
+	for i := range res.Targets {
+		t := &res.Targets[i]
+		if t.Verdict != v1.CellInconclusive {
+			continue
+		}
+		for _, r := range rules {
+			ratio := *r.target(t).ratio
+			if ratio <= 0 {
+				continue
+			}
+			// Strictly harmful too: under a minimum effect of 0 an unchanged target is no suspect.
+			l := math.Log(ratio)
+			if (r.HigherIsBetter() && l < 0 && l <= harmLimit(r)) || (!r.HigherIsBetter() && l > 0 && l >= harmLimit(r)) {
+				out = append(out, TargetLabel(*t))
+				break
+			}
+		}
+	}
+	for _, c := range res.Cells {
+		if !c.Acknowledged && slices.Contains(c.beyond, true) && c.Verdict != v1.CellRegressed && !slices.Contains(out, Label(c.Target, c.Workload)) {
+			out = append(out, cellName(keyOf(c.CellChange)))
+		}
+	}
+	return out
 }

@@ -274,3 +274,20 @@ func TestNextRepetitionsCountsWorkloads(t *testing.T) {
 		t.Errorf("NextRepetitions = %d, want 6", got)
 	}
 }
+
+// An Inconclusive suite names its suspects with their workload, so that a confirmation
+// re-measures that workload only.
+func TestCompareSuspectsNameTheirWorkload(t *testing.T) {
+	base := suiteCells("a", "b")
+	var run []wmeas
+	for _, c := range base {
+		if c.target == "a" && c.workload == "rw" {
+			c.qps *= 0.92
+		}
+		run = append(run, c)
+	}
+	s := Compare(mkSuite("run-2", run...), mkSuite("run-1", base...), v1.RegressionPolicy{}).Summary
+	if s.Verdict != v1.VerdictInconclusive || strings.Join(s.Suspects, ",") != "a/rw" {
+		t.Errorf("verdict %s, suspects %q; want Inconclusive, \"a/rw\" (%s)", s.Verdict, s.Suspects, s.Message)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/describe"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/external"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
 	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
@@ -28,30 +29,8 @@ import (
 )
 
 // Describer is what an engine's servers are and would be, without reading or writing the
-// cluster.
-type Describer interface {
-	// Facts are what the operator knows of the engine's servers without asking the cluster.
-	Facts() Facts
-	// ConnectionSecret names the Secret in the run's namespace with the keys sysbench Jobs
-	// connect with (host, port, user, password and optionally database).
-	ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string
-	// PlannedObjects are the objects Provision creates for target t, with password in place of
-	// every password it would generate (the plan of kubectl mysqlbench create --dry-run); none
-	// for a server the operator does not create.
-	PlannedObjects(run *v1.BenchmarkRun, t v1.Target, password string) ([]client.Object, error)
-	// ServerConfig is the my.cnf the engine gives target t's server, as one commented text,
-	// and what it is; "" and why not when the engine configures no server.
-	ServerConfig(run *v1.BenchmarkRun, t v1.Target) (cnf, what string, err error)
-	// ServerList is an empty list of the objects whose presence holds a node of a database pool,
-	// for the caller to fill with the operator's labels (Holdings); nil when the engine has
-	// none to list (its targets hold a node by their status alone, or none at all).
-	ServerList() client.ObjectList
-	// Holdings are the servers among list (a filled ServerList) that belong to a run in runs,
-	// by the checks only the engine can make (which run controls the object, whether it
-	// carries the name the run gives that target's server). Whether the run holds it still is
-	// the queue's to judge from the run's status.
-	Holdings(list client.ObjectList, runs map[client.ObjectKey]*v1.BenchmarkRun) []Holding
-}
+// cluster (package describe, which holds the describers apart from the drivers).
+type Describer = describe.Describer
 
 // Driver provisions, reads and removes an engine's servers.
 type Driver interface {

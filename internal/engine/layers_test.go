@@ -104,4 +104,21 @@ func TestImportsPointDown(t *testing.T) {
 			}
 		}
 	}
+	// An engine's driver is its other half: it imports its own engine and what the drivers share
+	// (server, provision), never another engine or either registry.
+	for _, dir := range engines {
+		for _, imp := range imports(t, dir+"/driver") {
+			if (imp == "internal/engine" || strings.HasPrefix(imp, "internal/engine/")) &&
+				imp != dir && imp != "internal/engine/server" && imp != "internal/engine/provision" {
+				t.Errorf("%s/driver imports %s: a driver imports only its own engine, server and provision", dir, imp)
+			}
+		}
+	}
+	// The describers' registry links no driver: the kubectl plugin links it, and a driver would
+	// bring controller-runtime's client with it (package object).
+	for _, imp := range imports(t, "internal/engine/describe") {
+		if imp == "internal/engine" || imp == "internal/engine/provision" || strings.HasSuffix(imp, "/driver") {
+			t.Errorf("internal/engine/describe imports %s: it holds the describers only", imp)
+		}
+	}
 }

@@ -9,9 +9,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine/builtin"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine/external"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
+	builtindriver "github.com/mysqlbench/mysqlbench-operator/internal/engine/builtin/driver"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/describe"
+	externaldriver "github.com/mysqlbench/mysqlbench-operator/internal/engine/external/driver"
+	perconadriver "github.com/mysqlbench/mysqlbench-operator/internal/engine/percona/driver"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -27,36 +28,28 @@ func driver[E Engine](newEngine func(client.Client, client.Reader, *runtime.Sche
 	}
 }
 
-// registry is every engine the operator has, by the name targets give it (targets[].engine, the
-// API's enum): its description and its driver's constructor. A new engine is one line here.
-var registry = map[v1.Engine]struct {
-	describer Describer
-	newDriver wiring
-}{
-	v1.EngineBuiltin:              {builtin.Describer{}, driver(builtin.New)},
-	v1.EngineExternal:             {external.Describer{}, driver(external.New)},
-	v1.EnginePerconaServer:        {percona.Server, driver(percona.NewServer)},
-	v1.EnginePerconaXtraDBCluster: {percona.XtraDBCluster, driver(percona.NewXtraDBCluster)},
+// drivers is every engine's driver constructor, by the name targets give it (targets[].engine,
+// the API's enum); package describe has each one's description. A new engine is a line in each.
+var drivers = map[v1.Engine]wiring{
+	v1.EngineBuiltin:              driver(builtindriver.New),
+	v1.EngineExternal:             driver(externaldriver.New),
+	v1.EnginePerconaServer:        driver(perconadriver.NewServer),
+	v1.EnginePerconaXtraDBCluster: driver(perconadriver.NewXtraDBCluster),
 }
 
 // All returns every engine the operator has, wired to a manager's cached client (the operator's
 // own objects), its direct API reader (the user's objects) and scheme.
 func All(c client.Client, reader client.Reader, scheme *runtime.Scheme) map[v1.Engine]Engine {
-	out := make(map[v1.Engine]Engine, len(registry))
-	for name, r := range registry {
-		out[name] = r.newDriver(c, reader, scheme)
+	out := make(map[v1.Engine]Engine, len(drivers))
+	for name, newDriver := range drivers {
+		out[name] = newDriver(c, reader, scheme)
 	}
 	return out
 }
 
-// Describers returns every engine's description; nothing they do reaches a cluster.
-func Describers() map[v1.Engine]Describer {
-	out := make(map[v1.Engine]Describer, len(registry))
-	for name, r := range registry {
-		out[name] = r.describer
-	}
-	return out
-}
+// Describers returns every engine's description (package describe); nothing they do reaches a
+// cluster.
+func Describers() map[v1.Engine]Describer { return describe.All() }
 
 // ListHoldings lists, through reader, the servers of every engine that has a list of them
 // (Describer.ServerList), with the operator's labels, and returns each engine's Holdings among
@@ -84,7 +77,7 @@ func ListHoldings(ctx context.Context, reader client.Reader, engines map[v1.Engi
 
 // The optional interfaces the controller asks for.
 var (
-	_ Replacer         = (*builtin.Engine)(nil)
-	_ ForeignKind      = (*percona.Engine)(nil)
-	_ DeletionReleaser = (*percona.Engine)(nil)
+	_ Replacer         = (*builtindriver.Engine)(nil)
+	_ ForeignKind      = (*perconadriver.Engine)(nil)
+	_ DeletionReleaser = (*perconadriver.Engine)(nil)
 )

@@ -21,7 +21,7 @@ import (
 )
 
 // The registry has exactly the engines the API admits (the Enum marker of v1alpha1.Engine), each
-// with a description and a driver that agree on its facts.
+// with a description (package describe) and a driver that agree on its facts.
 func TestRegistryMatchesTheAPI(t *testing.T) {
 	src, err := os.ReadFile("../../api/v1alpha1/benchmarkrun_types.go")
 	if err != nil {
@@ -32,17 +32,21 @@ func TestRegistryMatchesTheAPI(t *testing.T) {
 		t.Fatal("no Enum marker above type Engine")
 	}
 	api := strings.Split(string(m[1]), ";")
-	var registered []string
-	for e := range registry {
+	var registered, describedNames []string
+	for e := range drivers {
 		registered = append(registered, string(e))
+	}
+	for e := range Describers() {
+		describedNames = append(describedNames, string(e))
 	}
 	slices.Sort(api)
 	slices.Sort(registered)
-	if !slices.Equal(api, registered) {
-		t.Errorf("registered engines %q, the API admits %q", registered, api)
+	slices.Sort(describedNames)
+	if !slices.Equal(api, registered) || !slices.Equal(api, describedNames) {
+		t.Errorf("engines with a driver %q, with a description %q; the API admits %q", registered, describedNames, api)
 	}
 	all, described := All(nil, nil, nil), Describers()
-	for e := range registry {
+	for e := range drivers {
 		if all[e] == nil || described[e] == nil {
 			t.Fatalf("%s: driver %v, describer %v", e, all[e], described[e])
 		}

@@ -11,13 +11,13 @@ import (
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/describe"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
 // engines answer which Secret a target's step Jobs connect with and what its server's my.cnf
 // is; nothing here reaches a cluster.
-var engines = engine.Describers()
+var engines = describe.All()
 
 // targetFiles are each target's my.cnf and client command lines, built from the run's spec by
 // the operator's own builders (internal/specs, internal/client), as the operator built them when

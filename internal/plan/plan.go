@@ -11,15 +11,17 @@ import (
 	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/describe"
+	"github.com/mysqlbench/mysqlbench-operator/internal/object"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -35,20 +37,23 @@ type Options struct {
 }
 
 var (
-	// scheme knows every typed kind the builders return, for their apiVersion and kind.
+	// scheme knows every typed kind the builders return, for their apiVersion and kind: those
+	// groups only, not client-go's scheme of every built-in group, which would link them all
+	// into the kubectl plugin (package object). Objects fails on a kind missing here, so every
+	// plan test catches one a builder starts to return.
 	scheme = newScheme()
 	// engines answer what a target's server objects are and which Secret its sysbench Jobs
 	// connect with, without I/O.
-	engines = engine.Describers()
+	engines = describe.All()
 )
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := v1.AddToScheme(s); err != nil {
-		panic(err)
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
+		networkingv1.AddToScheme, v1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
 	}
 	return s
 }
@@ -66,7 +71,7 @@ func newScheme() *runtime.Scheme {
 // planned: what depends on the cluster (a Percona target's connection Secret, written once its
 // operator publishes the endpoint; Jobs of retries and of steps repeated after a server restart),
 // and the results ConfigMap the operator writes next to the reporter.
-func Objects(run *v1.BenchmarkRun, opts Options) ([]client.Object, error) {
+func Objects(run *v1.BenchmarkRun, opts Options) ([]object.Object, error) {
 	if run == nil {
 		return nil, errors.New("no BenchmarkRun to plan")
 	}
@@ -78,7 +83,7 @@ func Objects(run *v1.BenchmarkRun, opts Options) ([]client.Object, error) {
 	reporter := specs.ReporterConfigMap(run)
 	// As the controller's ensureRunObjects creates it: nobody changes the script a Job runs.
 	reporter.Immutable = ptr.To(true)
-	objs := []client.Object{reporter}
+	objs := []object.Object{reporter}
 	var errs []error
 	for i, t := range run.Spec.Targets {
 		tobjs, err := targetObjects(run, t, image)
@@ -106,7 +111,7 @@ func Objects(run *v1.BenchmarkRun, opts Options) ([]client.Object, error) {
 
 // targetObjects are target t's server objects and the Jobs of its steps, or why the controller
 // fails the target before it measures anything, in the words of the target's failure message.
-func targetObjects(run *v1.BenchmarkRun, t v1.Target, image string) ([]client.Object, error) {
+func targetObjects(run *v1.BenchmarkRun, t v1.Target, image string) ([]object.Object, error) {
 	e := t.EngineOrDefault()
 	eng, ok := engines[e]
 	if !ok {
@@ -143,19 +148,54 @@ func targetError(t v1.Target, err error) error {
 
 // complete sets obj's apiVersion and kind, and makes the run its controller as the operator does
 // when it creates the object, if the run exists in a cluster (has a UID).
-func complete(run *v1.BenchmarkRun, obj client.Object) error {
-	gvk, err := apiutil.GVKForObject(obj, scheme)
+func complete(run *v1.BenchmarkRun, obj object.Object) error {
+	gvks, _, err := scheme.ObjectKinds(obj)
 	if err != nil {
 		return fmt.Errorf("kind of %T %s: %w", obj, obj.GetName(), err)
 	}
+	gvk := gvks[0]
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	if run.UID == "" {
 		return nil
 	}
-	if err := controllerutil.SetControllerReference(run, obj, scheme); err != nil {
+	if err := setController(run, obj); err != nil {
 		return fmt.Errorf("own %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
 	return nil
+}
+
+// setController makes run obj's controller, as controller-runtime's
+// controllerutil.SetControllerReference does when the operator creates obj (owned.Ensure): the
+// same reference, in place of an earlier one to the run, refused across namespaces or when
+// another object controls obj already.
+func setController(run *v1.BenchmarkRun, obj object.Object) error {
+	if obj.GetNamespace() != run.Namespace {
+		return fmt.Errorf("cross-namespace owner references are disallowed, owner's namespace %s, obj's namespace %s",
+			run.Namespace, obj.GetNamespace())
+	}
+	ref := *metav1.NewControllerRef(run, v1.GroupVersion.WithKind("BenchmarkRun"))
+	if c := metav1.GetControllerOf(obj); c != nil && (c.Kind != ref.Kind || c.Name != ref.Name || groupOf(c.APIVersion) != v1.GroupVersion.Group) {
+		return fmt.Errorf("object %s is already owned by another %s controller %s", obj.GetName(), c.Kind, c.Name)
+	}
+	refs := obj.GetOwnerReferences()
+	for i, r := range refs {
+		if r.Kind == ref.Kind && r.Name == ref.Name && groupOf(r.APIVersion) == v1.GroupVersion.Group {
+			refs[i] = ref
+			obj.SetOwnerReferences(refs)
+			return nil
+		}
+	}
+	obj.SetOwnerReferences(append(refs, ref))
+	return nil
+}
+
+// groupOf is the API group of an apiVersion ("" for the core group's "v1").
+func groupOf(apiVersion string) string {
+	group, _, found := strings.Cut(apiVersion, "/")
+	if !found {
+		return ""
+	}
+	return group
 }
 
 func plural(n int, what string) string {

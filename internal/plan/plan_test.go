@@ -20,11 +20,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
+	"github.com/mysqlbench/mysqlbench-operator/internal/object"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -54,7 +54,7 @@ var (
 )
 
 // kinds lists the objects as "Kind name", and each Job by its step label.
-func kinds(objs []client.Object) []string {
+func kinds(objs []object.Object) []string {
 	var out []string
 	for _, o := range objs {
 		k := o.GetObjectKind().GroupVersionKind().Kind
@@ -67,7 +67,7 @@ func kinds(objs []client.Object) []string {
 	return out
 }
 
-func jobs(objs []client.Object) []*batchv1.Job {
+func jobs(objs []object.Object) []*batchv1.Job {
 	var out []*batchv1.Job
 	for _, o := range objs {
 		if j, ok := o.(*batchv1.Job); ok {
@@ -401,8 +401,8 @@ func TestObjectsPrintAsManifests(t *testing.T) {
 			t.Errorf("%s does not decode: %v\n%s", o.GetName(), err, data)
 			continue
 		}
-		if gvk.Kind != o.GetObjectKind().GroupVersionKind().Kind || back.(client.Object).GetName() != o.GetName() {
-			t.Errorf("%s decodes as %s %s", o.GetName(), gvk.Kind, back.(client.Object).GetName())
+		if gvk.Kind != o.GetObjectKind().GroupVersionKind().Kind || back.(object.Object).GetName() != o.GetName() {
+			t.Errorf("%s decodes as %s %s", o.GetName(), gvk.Kind, back.(object.Object).GetName())
 		}
 	}
 }

@@ -101,7 +101,7 @@ func TestComparePolicyIsTheSchedules(t *testing.T) {
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sched, v1.GroupVersion.WithKind("BenchmarkSchedule"))}}}
 	orphan := owned.DeepCopy()
 	orphan.OwnerReferences[0].UID = "another-schedule-of-that-name"
-	e := &env{client: fake.NewClientBuilder().WithScheme(Scheme).WithObjects(sched).Build()}
+	e := &env{client: crClient{fake.NewClientBuilder().WithScheme(Scheme).WithObjects(sched).Build()}}
 	for _, c := range []struct {
 		run    *v1.BenchmarkRun
 		qps    float64

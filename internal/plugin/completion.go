@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
 )
 
 // completionTimeout bounds what a shell waits for the cluster at a tab.

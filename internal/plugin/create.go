@@ -23,14 +23,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
-	"github.com/mysqlbench/mysqlbench-operator/internal/engine"
+	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
 	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
+	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
+	"github.com/mysqlbench/mysqlbench-operator/internal/object"
 	"github.com/mysqlbench/mysqlbench-operator/internal/plan"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
@@ -129,7 +130,7 @@ func (e *env) create(ctx context.Context, o *createOptions) error {
 	if err != nil {
 		return err
 	}
-	var all []client.Object
+	var all []object.Object
 	for _, m := range docs {
 		var run *v1.BenchmarkRun
 		var how string
@@ -215,7 +216,7 @@ func (e *env) decodeLocal(m manifest) (*v1.BenchmarkRun, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%s %s: %w", m.kind, m.name, err)
 	}
-	ns, err := e.manifestNamespace(obj.(client.Object))
+	ns, err := e.manifestNamespace(obj.(object.Object))
 	if err != nil {
 		return nil, "", err
 	}
@@ -300,7 +301,7 @@ func runToPlan(obj runtime.Object, now time.Time) (*v1.BenchmarkRun, string) {
 
 // manifestNamespace is the object's namespace, else -n's (or the kubeconfig context's); an
 // object naming another namespace than -n is refused, as kubectl does.
-func (e *env) manifestNamespace(obj client.Object) (string, error) {
+func (e *env) manifestNamespace(obj object.Object) (string, error) {
 	ns, explicit, err := e.namespace()
 	if err != nil {
 		return "", err
@@ -316,7 +317,7 @@ func (e *env) manifestNamespace(obj client.Object) (string, error) {
 }
 
 // printObjects writes the objects as a YAML stream or a JSON List.
-func printObjects(w io.Writer, objs []client.Object, format string) error {
+func printObjects(w io.Writer, objs []object.Object, format string) error {
 	if format == "json" {
 		items := make([]json.RawMessage, 0, len(objs))
 		for _, o := range objs {
@@ -347,7 +348,7 @@ func printObjects(w io.Writer, objs []client.Object, format string) error {
 
 // summarize tells a person what the plan holds: the servers, the Jobs, each ladder step's
 // sysbench command and where everything runs.
-func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how string) {
+func summarize(w io.Writer, run *v1.BenchmarkRun, objs []object.Object, how string) {
 	s := run.Spec
 	threads := make([]string, 0, len(s.Ladder.Threads))
 	for _, t := range s.Ladder.Threads {
@@ -371,7 +372,7 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 		if t.Image != "" {
 			what += ", image " + t.Image
 		}
-		if !engine.FactsOf(t.Engine).CreatesServer && t.SecretRef != nil {
+		if !enginefacts.Of(t.Engine).CreatesServer && t.SecretRef != nil {
 			what += ", connection from Secret " + t.SecretRef.Name
 		}
 		if len(made) == 0 {
@@ -448,7 +449,7 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []client.Object, how stri
 		}
 	}
 	if slices.ContainsFunc(s.Targets, func(t v1.Target) bool {
-		return engine.FactsOf(t.Engine).ForeignPods
+		return enginefacts.Of(t.Engine).ForeignPods
 	}) {
 		_, _ = fmt.Fprintln(w, "  Percona targets: their pods are placed by the Percona operator from the resource's spec.")
 	}

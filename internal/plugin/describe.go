@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/printers"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
+	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
 	"github.com/mysqlbench/mysqlbench-operator/internal/relative"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 )

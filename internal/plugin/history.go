@@ -16,9 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
+	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
 	"github.com/mysqlbench/mysqlbench-operator/internal/resultsdb"
 )
 

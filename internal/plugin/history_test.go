@@ -373,7 +373,8 @@ func TestHistoryFromTheResultsDatabase(t *testing.T) {
 }
 
 // A Regressed night says what became of its confirmation; the same condition reason without a
-// confirmation run (confirmation off) says nothing more.
+// confirmation run (confirmation off) says nothing more. An Inconclusive night whose suspects
+// were re-measured says what that found.
 func TestVerdictOfSaysTheConfirmation(t *testing.T) {
 	for _, tc := range []struct {
 		p    resultsdb.Point
@@ -389,6 +390,9 @@ func TestVerdictOfSaysTheConfirmation(t *testing.T) {
 		{resultsdb.Point{Verdict: "Regressed", RegressedReason: v1.ReasonConfirmationInconclusive}, "Regressed, unconfirmed"},
 		{resultsdb.Point{Verdict: "Regressed", RegressedReason: v1.ReasonRegressionUnconfirmed}, "Regressed, unconfirmed"},
 		{resultsdb.Point{Verdict: "Inconclusive", RegressedReason: v1.ReasonInconclusive}, "Inconclusive"},
+		{resultsdb.Point{Verdict: "Inconclusive", RegressedReason: v1.ReasonRegressed, Confirmed: true}, "Inconclusive, regression confirmed"},
+		{resultsdb.Point{Verdict: "Inconclusive", RegressedReason: v1.ReasonRegressionNotConfirmed}, "Inconclusive, no regression found again"},
+		{resultsdb.Point{Verdict: "Inconclusive", RegressedReason: v1.ReasonAwaitingConfirmation}, "Inconclusive, awaiting confirmation"},
 	} {
 		if got := verdictOf(tc.p); got != tc.want {
 			t.Errorf("verdictOf(%+v) = %q, want %q", tc.p, got, tc.want)

@@ -190,9 +190,20 @@ func verdictOf(p resultsdb.Point) string {
 	case p.TargetVerdict != "":
 		out += " (target " + p.TargetVerdict + ")"
 	}
-	if p.Verdict == string(v1.VerdictRegressed) {
+	switch p.Verdict {
+	case string(v1.VerdictRegressed):
 		if state := confirmationWord(p.RegressedReason, p.Confirmed); state != "" {
 			out += ", " + state
+		}
+	case string(v1.VerdictInconclusive):
+		// Its suspects re-measured by a confirmation: only what that found is news.
+		switch {
+		case p.Confirmed:
+			out += ", regression confirmed"
+		case p.RegressedReason == v1.ReasonRegressionNotConfirmed:
+			out += ", no regression found again"
+		case p.RegressedReason == v1.ReasonAwaitingConfirmation:
+			out += ", awaiting confirmation"
 		}
 	}
 	return out

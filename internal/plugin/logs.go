@@ -14,12 +14,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
 	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
+	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 

@@ -19,28 +19,35 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
 )
 
-// Version is the plugin's release, set at build time (make plugin, make plugin-release:
+// Version is the plugin's release, set at build time from make's VERSION (make plugin
+// VERSION=v0.1.0, make plugin-release VERSION=v0.1.0:
 // -ldflags -X github.com/mysqlbench/mysqlbench-operator/internal/plugin.Version=v0.1.0).
 var Version = "v0.0.0-dev"
 
-// Scheme knows the built-in kinds and the operator's kinds.
+// Scheme knows the kinds the plugin reads and plans (core, apps, batch and networking v1) and
+// the operator's. Only those: client-go's scheme of every built-in group would link them all into
+// the binary, most of its size (see package object); a kind missing here fails the command that
+// reads it, and its tests with it.
 var Scheme = runtime.NewScheme()
 
 func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
-	utilruntime.Must(v1.AddToScheme(Scheme))
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
+		networkingv1.AddToScheme, v1.AddToScheme} {
+		utilruntime.Must(add(Scheme))
+	}
 }
 
 // PodLogs streams a container's log. The default reads it through the API server (pods/log);
@@ -67,9 +74,6 @@ type env struct {
 	clock     func() time.Time
 
 	client client.WithWatch
-	// core is the one typed client the plugin needs (pods/log): the full clientset would link
-	// every API group's client into the binary.
-	core corev1client.CoreV1Interface
 }
 
 // NewCommand is the root command, kubectl's own flags (-n, --context, --kubeconfig, ...)
@@ -174,15 +178,11 @@ func (e *env) clients() (client.WithWatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the kubeconfig: %w", err)
 	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme})
+	c, err := client.New(cfg, Scheme)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the API server %s: %w", cfg.Host, err)
 	}
-	core, err := corev1client.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to the API server %s: %w", cfg.Host, err)
-	}
-	e.client, e.core = c, core
+	e.client = c
 	return c, nil
 }
 
@@ -201,15 +201,21 @@ func (e *env) podLogs() (PodLogs, error) {
 	if e.logReader != nil {
 		return e.logReader, nil
 	}
-	if _, err := e.clients(); err != nil {
+	c, err := e.clients()
+	if err != nil {
 		return nil, err
 	}
-	return clientsetLogs{e.core}, nil
+	rc, ok := c.(*client.REST)
+	if !ok {
+		return nil, fmt.Errorf("pods/log: the client %T does not read logs", c)
+	}
+	return restLogs{rc}, nil
 }
 
-// clientsetLogs reads logs through pods/log, as kubectl logs does.
-type clientsetLogs struct{ core corev1client.CoreV1Interface }
+// restLogs reads logs through pods/log, as kubectl logs does, over the commands' REST client
+// (client-go's typed core client would import its scheme of every API group).
+type restLogs struct{ c *client.REST }
 
-func (c clientsetLogs) Stream(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error) {
-	return c.core.Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: follow}).Stream(ctx)
+func (r restLogs) Stream(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error) {
+	return r.c.PodLogs(ctx, namespace, pod, container, follow)
 }

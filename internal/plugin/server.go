@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/printers"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"

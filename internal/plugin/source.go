@@ -9,11 +9,11 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 	"github.com/mysqlbench/mysqlbench-operator/internal/exported"
+	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )

@@ -56,12 +56,25 @@ func RegressedCondition(c v1.Comparison) (metav1.ConditionStatus, string) {
 	}
 }
 
-// ConfirmedCondition is the Regressed condition of a compared run once its confirmation ended:
-// True for a confirmed regression and for one that could not be confirmed (skipped, failed, or
-// inconclusive within the bounds: they alarm rather than swallow it), False when the confirmation
-// did not find it again.
-func ConfirmedCondition(s v1.ConfirmationState) (metav1.ConditionStatus, string) {
-	switch s {
+// ConfirmedCondition is the Regressed condition of a compared run once its confirmation c ended.
+// For a regression: True when confirmed and when it could not be confirmed (skipped, failed, or
+// inconclusive within the bounds: they alarm rather than swallow it), False when the
+// confirmation did not find it again. For an Inconclusive comparison's suspects only a
+// confirmed regression alarms; otherwise the comparison stays what it was.
+func ConfirmedCondition(c v1.Confirmation) (metav1.ConditionStatus, string) {
+	if c.OfSuspects() {
+		switch c.State {
+		case v1.ConfirmationConfirmed:
+			return metav1.ConditionTrue, v1.ReasonRegressed
+		case v1.ConfirmationNotConfirmed:
+			return metav1.ConditionFalse, v1.ReasonRegressionNotConfirmed
+		case v1.ConfirmationInconclusive, v1.ConfirmationSkipped, v1.ConfirmationFailed:
+			return metav1.ConditionFalse, v1.ReasonInconclusive
+		default:
+			return metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation
+		}
+	}
+	switch c.State {
 	case v1.ConfirmationConfirmed:
 		return metav1.ConditionTrue, v1.ReasonRegressed
 	case v1.ConfirmationNotConfirmed:
@@ -75,4 +88,16 @@ func ConfirmedCondition(s v1.ConfirmationState) (metav1.ConditionStatus, string)
 	default:
 		return metav1.ConditionUnknown, v1.ReasonAwaitingConfirmation
 	}
+}
+
+// ToConfirm says whether a schedule re-measures comparison c before it alarms: a Regressed
+// comparison, and an Inconclusive one with suspects (which alarms only if confirmed), when
+// spec.regression.confirm is enabled.
+func ToConfirm(sched *v1.BenchmarkSchedule, c *v1.Comparison) bool {
+	return Confirmable(c) && sched.Spec.Regression.ConfirmEnabled()
+}
+
+// Confirmable says whether comparison c is one a confirmation would re-measure.
+func Confirmable(c *v1.Comparison) bool {
+	return c != nil && (c.Verdict == v1.VerdictRegressed || (c.Verdict == v1.VerdictInconclusive && len(c.Suspects) > 0))
 }

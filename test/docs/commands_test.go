@@ -60,6 +60,9 @@ func TestDocumentedCommandsParse(t *testing.T) {
 			if err := os.Chdir(repoRoot); err != nil {
 				t.Fatal(err)
 			}
+			// What a command writes (plot --output-file, export --bundle) goes to a temporary
+			// directory, not into the checkout.
+			args = intoDir(args, t.TempDir())
 			code := plugin.Execute(context.Background(), plugin.Options{Streams: streams}, args)
 			_ = os.Chdir(wd)
 			if code != 0 {
@@ -344,4 +347,20 @@ func allExist(paths []string) bool {
 		}
 	}
 	return true
+}
+
+// intoDir is args with the path of every flag that names a file or directory the command
+// writes moved into dir.
+func intoDir(args []string, dir string) []string {
+	out := append([]string(nil), args...)
+	for i, a := range out {
+		for _, flag := range []string{"--output-file", "--bundle"} {
+			if v, ok := strings.CutPrefix(a, flag+"="); ok {
+				out[i] = flag + "=" + filepath.Join(dir, filepath.Base(v))
+			} else if a == flag && i+1 < len(out) {
+				out[i+1] = filepath.Join(dir, filepath.Base(out[i+1]))
+			}
+		}
+	}
+	return out
 }

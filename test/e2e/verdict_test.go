@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,7 +113,9 @@ func TestScheduleVerdictOnARealCluster(t *testing.T) {
 		}
 	}()
 	started := time.Now()
-	got := waitSchedule(t, c, sched, time.Duration(nights)*6*time.Minute, func(s *v1.BenchmarkSchedule) bool {
+	// A flat night may be sent to confirmation too (an Inconclusive comparison with a suspect),
+	// which holds the next night off while it measures.
+	got := waitSchedule(t, c, sched, time.Duration(nights)*10*time.Minute, func(s *v1.BenchmarkSchedule) bool {
 		return succeededRuns(ctx, t, c, s, "") >= nights && len(s.Status.Active) == 0 &&
 			(s.Status.Confirmation == nil || s.Status.Confirmation.State.Final())
 	})
@@ -155,8 +158,12 @@ func TestScheduleVerdictOnARealCluster(t *testing.T) {
 	for _, tc := range cmp.Targets {
 		t.Logf("  %s: %s", tc.Target, compare.DescribeTarget(cmp.Metric, tc))
 	}
-	if cmp.Verdict != v1.VerdictRegressed || conf.State != v1.ConfirmationConfirmed {
-		t.Fatalf("the my.cnf change was not flagged and confirmed: comparison %s, confirmation %s: %s", cmp.Verdict, conf.State, conf.Message)
+	// Flagged: Regressed, or Inconclusive with the changed target among its suspects (a single
+	// pair of nights cannot always tell the change from a night's shift: the confirmation does).
+	flaggedNight := cmp.Verdict == v1.VerdictRegressed || (cmp.Verdict == v1.VerdictInconclusive && slices.Contains(cmp.Suspects, "changed"))
+	if !flaggedNight || conf.State != v1.ConfirmationConfirmed {
+		t.Fatalf("the my.cnf change was not flagged and confirmed: comparison %s (suspects %v), confirmation %s: %s",
+			cmp.Verdict, cmp.Suspects, conf.State, conf.Message)
 	}
 	cond := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionRegressed)
 	if cond == nil || cond.Status != metav1.ConditionTrue {
@@ -210,9 +217,9 @@ func TestScheduleVerdictOnARealCluster(t *testing.T) {
 	// The results database holds the verdict and the confirmation run.
 	if clustertest.HasResultsDatabase(t, c) {
 		stored := clustertest.WaitStored(t, c, flagged, 3*time.Minute)
-		waitFor(t, 3*time.Minute, "the database's comparison of "+flagged.Name+" Regressed/True", func() (bool, string) {
+		waitFor(t, 3*time.Minute, "the database's comparison of "+flagged.Name+" "+string(cmp.Verdict)+"/True/Regressed", func() (bool, string) {
 			rows, err := clustertest.ResultsSQL("SELECT c.verdict, c.regressed_status, c.regressed_reason FROM comparisons c WHERE c.run_uid = '" + string(stored.UID) + "'")
-			return err == nil && rows == strings.Join([]string{string(v1.VerdictRegressed), "True", v1.ReasonRegressed}, "\t"), rows
+			return err == nil && rows == strings.Join([]string{string(cmp.Verdict), "True", v1.ReasonRegressed}, "\t"), rows
 		})
 		rows := clustertest.MustResultsSQL(t, "SELECT name FROM runs WHERE confirmation_of = '"+flagged.Name+"' AND namespace = '"+ns+"'")
 		t.Logf("results database: confirmation runs of %s: %q", flagged.Name, rows)

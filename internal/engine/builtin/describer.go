@@ -1,3 +1,8 @@
+// Package builtin is the engine that runs each target's server itself, from the target's image
+// (the official mysql and mariadb images, percona/percona-server): its objects' builders, its
+// pod lookup and its Describer. Its driver, which talks to the API server, is package
+// builtin/driver, so that what links the describers (the kubectl plugin) does not link
+// controller-runtime's client.
 package builtin
 
 import (
@@ -6,11 +11,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
 	"github.com/mysqlbench/mysqlbench-operator/internal/enginefacts"
+	"github.com/mysqlbench/mysqlbench-operator/internal/object"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -28,7 +34,7 @@ func (Describer) ConnectionSecret(run *v1.BenchmarkRun, t v1.Target) string {
 
 // PlannedObjects are the server's objects (Objects), with password as the root and the
 // benchmark user's password.
-func (Describer) PlannedObjects(run *v1.BenchmarkRun, t v1.Target, password string) ([]client.Object, error) {
+func (Describer) PlannedObjects(run *v1.BenchmarkRun, t v1.Target, password string) ([]object.Object, error) {
 	return Objects(run, t, password, password)
 }
 
@@ -51,14 +57,14 @@ func (Describer) ServerConfig(run *v1.BenchmarkRun, t v1.Target) (string, string
 
 // ServerList is the kind of object whose presence holds a node of the database pool: the
 // servers' StatefulSets, listed from the manager's cache with the operator's labels.
-func (Describer) ServerList() client.ObjectList { return &appsv1.StatefulSetList{} }
+func (Describer) ServerList() object.List { return &appsv1.StatefulSetList{} }
 
 // Holdings are the servers in list (a ServerList filled by the caller) that are a run's: a
 // server StatefulSet not being deleted, controlled by a run in runs (by UID) that is not being
 // deleted, and named as that run names the server of the target it is labelled with. Labels
 // prove nothing (anyone who may create StatefulSets can give one the operator's labels), so
 // anything else is left out: one someone else made, one naming a run that is gone.
-func (Describer) Holdings(list client.ObjectList, runs map[client.ObjectKey]*v1.BenchmarkRun) []server.Holding {
+func (Describer) Holdings(list object.List, runs map[types.NamespacedName]*v1.BenchmarkRun) []server.Holding {
 	stss, ok := list.(*appsv1.StatefulSetList)
 	if !ok {
 		return nil
@@ -73,7 +79,7 @@ func (Describer) Holdings(list client.ObjectList, runs map[client.ObjectKey]*v1.
 		if ref == nil || ref.Kind != "BenchmarkRun" {
 			continue
 		}
-		run := runs[client.ObjectKey{Namespace: sts.Namespace, Name: ref.Name}]
+		run := runs[types.NamespacedName{Namespace: sts.Namespace, Name: ref.Name}]
 		if run == nil || run.UID != ref.UID || !run.DeletionTimestamp.IsZero() {
 			continue
 		}
@@ -85,4 +91,9 @@ func (Describer) Holdings(list client.ObjectList, runs map[client.ObjectKey]*v1.
 			Object: "StatefulSet " + sts.Name})
 	}
 	return out
+}
+
+// PodName is the name of target's server pod: the StatefulSet's one pod.
+func PodName(run *v1.BenchmarkRun, target string) string {
+	return specs.ServerName(run, target) + "-0"
 }

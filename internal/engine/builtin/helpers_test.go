@@ -4,9 +4,6 @@ import (
 	"flag"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 	"github.com/mysqlbench/mysqlbench-operator/internal/testfixture"
 )
@@ -26,14 +23,4 @@ func golden(t *testing.T, name string, obj any) {
 func jsonOf(t *testing.T, obj any) string {
 	t.Helper()
 	return testfixture.JSON(t, obj)
-}
-
-// scheme knows the built-in kinds (the tests add the API's).
-func scheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/object"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 	"github.com/mysqlbench/mysqlbench-operator/internal/sysbench"
 )
@@ -23,12 +23,12 @@ import (
 // the server is never reachable by more than its run's sysbench pods where the CNI enforces
 // NetworkPolicy) and the StatefulSet, whose pod avoids the peers' (specs.DatabasePlacement). It
 // fails when the target's myCnf would break the run (specs.CheckMyCnf).
-func Objects(run *v1.BenchmarkRun, t v1.Target, rootPassword, password string, peers ...specs.Peer) ([]client.Object, error) {
+func Objects(run *v1.BenchmarkRun, t v1.Target, rootPassword, password string, peers ...specs.Peer) ([]object.Object, error) {
 	cm, err := ConfigMap(run, t)
 	if err != nil {
 		return nil, err
 	}
-	objs := []client.Object{ConnectionSecret(run, t.Name, rootPassword, password), cm, Service(run, t.Name)}
+	objs := []object.Object{ConnectionSecret(run, t.Name, rootPassword, password), cm, Service(run, t.Name)}
 	if run.Spec.NetworkPolicyEnabled() {
 		objs = append(objs, specs.ServerNetworkPolicy(run, t.Name))
 	}

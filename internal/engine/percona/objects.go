@@ -5,9 +5,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/object"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
 
@@ -24,8 +24,8 @@ type ServerObjects struct {
 }
 
 // List is the objects in the order they are created.
-func (o ServerObjects) List() []client.Object {
-	return []client.Object{o.Users, o.Password, o.Server}
+func (o ServerObjects) List() []object.Object {
+	return []object.Object{o.Users, o.Password, o.Server}
 }
 
 // Objects builds the objects of target t's server under Percona engine e: systemPasswords has

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
@@ -20,15 +18,6 @@ func perconaRun() *v1.BenchmarkRun {
 			Ladder:   v1.Ladder{Threads: []int32{1, 4, 16}},
 		},
 	}
-}
-
-func scheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 func TestObjects(t *testing.T) {

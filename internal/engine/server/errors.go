@@ -7,9 +7,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
+	"github.com/mysqlbench/mysqlbench-operator/internal/object"
 )
 
 // ConfigError is a spec that cannot work as written; retrying does not help.
@@ -34,7 +33,7 @@ func IsPermanentAPIError(err error) bool {
 
 // Rejected is the ConfigError of an object the API server refused for good. It quotes the API
 // server's own error, without what callers wrapped around it: the message names the object itself.
-func Rejected(obj client.Object, err error) *ConfigError {
+func Rejected(obj object.Object, err error) *ConfigError {
 	kind := obj.GetObjectKind().GroupVersionKind().Kind
 	if kind == "" {
 		// Typed objects carry no TypeMeta: *v1.StatefulSet says StatefulSet.
@@ -73,21 +72,4 @@ func AsWait(err error) *WaitError {
 		return we
 	}
 	return nil
-}
-
-// Ownership turns what owned.Ensure says into what the controller acts on: an object of someone
-// else under the name fails the target, an earlier run's object on its way out is waited for, an
-// object the API server refuses for good fails the target with the server's message.
-func Ownership(obj client.Object, err error) error {
-	if de := owned.AsDeleting(err); de != nil {
-		return &WaitError{Message: de.Error(), After: de.After}
-	}
-	var fe *owned.ForeignError
-	switch {
-	case errors.As(err, &fe):
-		return &ConfigError{Message: fe.Error()}
-	case IsPermanentAPIError(err):
-		return Rejected(obj, err)
-	}
-	return err
 }

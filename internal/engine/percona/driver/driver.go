@@ -1,7 +1,8 @@
-// Package percona is the engine that runs each target's server through a Percona operator
-// (percona-server: PerconaServerMySQL; percona-xtradb-cluster: PerconaXtraDBCluster): the
-// resources' and Secrets' builders, the status reading, its driver and its RBAC.
-package percona
+// Package driver is the Percona engines' driver: it creates, reads and removes the Percona
+// resources and Secrets that package percona describes. It is a package of its own because it
+// talks to the API server through controller-runtime's client, which the describers must not link
+// (the kubectl plugin links them; see package object).
+package driver
 
 import (
 	"cmp"
@@ -23,6 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/provision"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -31,28 +34,6 @@ import (
 // DefaultPollInterval is how often a Percona server's readiness is read when the
 // controller could not watch its kind (the CRD was installed after the operator started).
 const DefaultPollInterval = 10 * time.Second
-
-// flavor is what differs between the two Percona operators.
-type flavor struct {
-	engine   v1.Engine
-	kind     schema.GroupVersionKind
-	resource string
-	operator string
-	docs     string
-}
-
-var (
-	psFlavor = flavor{
-		engine: v1.EnginePerconaServer, kind: PerconaServerMySQLKind, resource: "perconaservermysqls.ps.percona.com",
-		operator: "Percona Operator for MySQL (based on Percona Server), v1.2.0 or later",
-		docs:     "https://docs.percona.com/percona-operator-for-mysql/ps/",
-	}
-	pxcFlavor = flavor{
-		engine: v1.EnginePerconaXtraDBCluster, kind: PerconaXtraDBClusterKind, resource: "perconaxtradbclusters.pxc.percona.com",
-		operator: "Percona Operator for MySQL based on Percona XtraDB Cluster, v1.16.0 or later",
-		docs:     "https://docs.percona.com/percona-operator-for-mysql/pxc/",
-	}
-)
 
 // What the Percona engines ask of the API server: the Percona resources are theirs alone (patch:
 // the finalizers of a resource stuck in deletion; list and watch: the controller watches a kind
@@ -69,7 +50,7 @@ var (
 // the manager's client reads from the API server, not its cache: nothing starts an informer for
 // a kind the cluster may not have.
 type Engine struct {
-	Describer
+	percona.Describer
 	Client client.Client
 	Scheme *runtime.Scheme
 	// PollInterval bounds the wait between readiness reads while the kind is not watched;
@@ -90,17 +71,17 @@ type Engine struct {
 // NewServer is the percona-server engine (PerconaServerMySQL, ps.percona.com/v1), wired to a
 // manager's client, its API reader (nil: read through the client) and scheme.
 func NewServer(c client.Client, reader client.Reader, scheme *runtime.Scheme) *Engine {
-	return &Engine{Describer: Server, Client: c, Reader: reader, Scheme: scheme}
+	return &Engine{Describer: percona.Server, Client: c, Reader: reader, Scheme: scheme}
 }
 
 // NewXtraDBCluster is the percona-xtradb-cluster engine (PerconaXtraDBCluster,
 // pxc.percona.com/v1), wired as NewServer's.
 func NewXtraDBCluster(c client.Client, reader client.Reader, scheme *runtime.Scheme) *Engine {
-	return &Engine{Describer: XtraDBCluster, Client: c, Reader: reader, Scheme: scheme}
+	return &Engine{Describer: percona.XtraDBCluster, Client: c, Reader: reader, Scheme: scheme}
 }
 
 // ServerKind is the Percona kind this engine creates.
-func (p *Engine) ServerKind() schema.GroupVersionKind { return p.flavor.kind }
+func (p *Engine) ServerKind() schema.GroupVersionKind { return p.Flavor().Kind }
 
 // SetWatched records whether the controller watches ServerKind.
 func (p *Engine) SetWatched(w bool) { p.watched.Store(w) }
@@ -111,7 +92,7 @@ func (p *Engine) notInstalled(t v1.Target) *server.ConfigError {
 	return &server.ConfigError{Message: fmt.Sprintf(
 		"target %s: engine %s needs the %s, but its CustomResourceDefinition %s is not installed in this cluster: "+
 			"install the Percona operator (%s) and create the run again, or use engine builtin",
-		t.Name, p.flavor.engine, p.flavor.operator, p.flavor.resource, p.flavor.docs)}
+		t.Name, p.Flavor().Engine, p.Flavor().Operator, p.Flavor().CRD, p.Flavor().Docs)}
 }
 
 // Provision creates the Secrets and the Percona resource, each controlled by the run, and the
@@ -120,7 +101,7 @@ func (p *Engine) notInstalled(t v1.Target) *server.ConfigError {
 // generated for a Secret that exists already are dropped).
 func (p *Engine) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, peers []specs.Peer) error {
 	pw := map[string]string{}
-	for _, u := range SystemUsers[p.flavor.engine] {
+	for _, u := range percona.SystemUsers[p.Flavor().Engine] {
 		s, err := server.Password()
 		if err != nil {
 			return fmt.Errorf("generate the %s password: %w", u, err)
@@ -131,7 +112,7 @@ func (p *Engine) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targe
 	if err != nil {
 		return fmt.Errorf("generate the benchmark user's password: %w", err)
 	}
-	objs, err := Objects(p.flavor.engine, run, t, pw, s, peers...)
+	objs, err := percona.Objects(p.Flavor().Engine, run, t, pw, s, peers...)
 	if err != nil {
 		return &server.ConfigError{Message: err.Error()}
 	}
@@ -147,11 +128,11 @@ func (p *Engine) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targe
 	missing := apierrors.IsNotFound(err)
 	// The Percona operator may add keys of its own to the system users' Secret; the benchmark
 	// password's is read by the Percona operator only. Neither is made immutable.
-	users, err := ensurePercona(ctx, p, run, t, objs.Users, SystemUsers[p.flavor.engine], false)
+	users, err := ensurePercona(ctx, p, run, t, objs.Users, percona.SystemUsers[p.Flavor().Engine], false)
 	if err != nil {
 		return err
 	}
-	bench, err := ensurePercona(ctx, p, run, t, objs.Password, []string{PasswordKey}, false)
+	bench, err := ensurePercona(ctx, p, run, t, objs.Password, []string{percona.PasswordKey}, false)
 	if err != nil {
 		return err
 	}
@@ -163,13 +144,13 @@ func (p *Engine) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targe
 	if err := owned.Check(run, current, p.Scheme); err != nil {
 		return p.ownership(ctx, run, t, current, current, err)
 	}
-	st := ReadStatus(current)
-	if st.State != StateReady || st.Host == "" {
+	st := percona.ReadStatus(current)
+	if st.State != percona.StateReady || st.Host == "" {
 		return nil
 	}
 	// The Secret sysbench reads, from the published endpoint and the generated passwords: nobody
 	// else writes it, so it is immutable and must hold exactly that.
-	conn := ConnectionSecret(run, t, st.Host, secretValue(users, "root"), secretValue(bench, PasswordKey))
+	conn := percona.ConnectionSecret(run, t, st.Host, secretValue(users, "root"), secretValue(bench, percona.PasswordKey))
 	conn.Immutable = ptr.To(true)
 	_, err = ensurePercona(ctx, p, run, t, conn, nil, true)
 	return err
@@ -229,10 +210,10 @@ func (p *Engine) ownership(ctx context.Context, run *v1.BenchmarkRun, t v1.Targe
 	// Only an earlier run's resource is the operator's to unblock: anyone else's resource in
 	// deletion waits for its own operator, however long that takes, and keeps its finalizers.
 	if u, ok := existing.(*unstructured.Unstructured); ok && owned.AsDeleting(err) != nil &&
-		u.GetDeletionTimestamp() != nil && u.GroupVersionKind() == p.flavor.kind && owned.OfEarlierRun(run, u) {
+		u.GetDeletionTimestamp() != nil && u.GroupVersionKind() == p.Flavor().Kind && owned.OfEarlierRun(run, u) {
 		return p.awaitDeletion(ctx, u)
 	}
-	return server.Ownership(obj, err)
+	return provision.Ownership(obj, err)
 }
 
 // unstructuredReader reads objects from the API server through the manager's client, which
@@ -300,7 +281,7 @@ func (p *Engine) Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get %s %s: %w", p.flavor.kind.Kind, ResourceName(run, t.Name), err)
+		return nil, fmt.Errorf("get %s %s: %w", p.Flavor().Kind.Kind, percona.ResourceName(run, t.Name), err)
 	}
 	if !metav1.IsControlledBy(u, run) {
 		return nil, nil
@@ -336,8 +317,8 @@ func (p *Engine) Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target)
 
 func (p *Engine) get(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(p.flavor.kind)
-	err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ResourceName(run, t.Name)}, u)
+	u.SetGroupVersionKind(p.Flavor().Kind)
+	err := p.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: percona.ResourceName(run, t.Name)}, u)
 	return u, err
 }
 
@@ -345,8 +326,8 @@ func (p *Engine) get(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (*u
 // written), or the operator's state and messages. The error state fails the target with the
 // operator's own words; a missing CRD fails it with how to install the operator.
 func (p *Engine) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (server.State, error) {
-	name := ResourceName(run, t.Name)
-	what := fmt.Sprintf("%s %s/%s", p.flavor.kind.Kind, run.Namespace, name)
+	name := percona.ResourceName(run, t.Name)
+	what := fmt.Sprintf("%s %s/%s", p.Flavor().Kind.Kind, run.Namespace, name)
 	waiting := func(msg string) (server.State, error) {
 		s := server.State{Reason: v1.ReasonStarting, Message: msg}
 		if !p.watched.Load() {
@@ -363,19 +344,19 @@ func (p *Engine) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (
 	case err != nil:
 		return server.State{}, fmt.Errorf("get %s: %w", what, err)
 	}
-	st := ReadStatus(u)
+	st := percona.ReadStatus(u)
 	details := ""
 	if len(st.Messages) > 0 {
 		details = ": " + strings.Join(st.Messages, "; ")
 	}
 	switch {
-	case st.State == StateError:
+	case st.State == percona.StateError:
 		return server.State{Failed: true, Reason: v1.ReasonOperator, Message: fmt.Sprintf(
 			"the Percona operator reports %s in state error%s", what, orNoDetails(details))}, nil
 	case st.State == "":
 		return waiting(fmt.Sprintf("waiting for the %s to take up %s (is it running and watching namespace %s?)",
-			p.flavor.operator, what, run.Namespace))
-	case st.State != StateReady || st.Stale:
+			p.Flavor().Operator, what, run.Namespace))
+	case st.State != percona.StateReady || st.Stale:
 		return waiting(fmt.Sprintf("%s is %s%s", what, st.State, details))
 	case st.Host == "":
 		return waiting(what + " is ready but has no status.host yet")
@@ -415,11 +396,11 @@ func (p *Engine) pollInterval() time.Duration {
 // there is nothing to delete.
 func (p *Engine) Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) error {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(p.flavor.kind)
+	u.SetGroupVersionKind(p.Flavor().Kind)
 	objs := []client.Object{u, &corev1.Secret{}, &corev1.Secret{}, &corev1.Secret{}}
 	names := []string{
-		ResourceName(run, t.Name), specs.ConnectionSecretName(run, t.Name),
-		PasswordSecretName(run, t.Name), UsersSecretName(run, t.Name),
+		percona.ResourceName(run, t.Name), specs.ConnectionSecretName(run, t.Name),
+		percona.PasswordSecretName(run, t.Name), percona.UsersSecretName(run, t.Name),
 	}
 	var errs []error
 	for i, obj := range objs {

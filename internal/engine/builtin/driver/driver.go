@@ -1,7 +1,8 @@
-// Package builtin is the engine that runs each target's server itself, from the target's image
-// (the official mysql and mariadb images, percona/percona-server): its objects' builders, its
-// pod lookup, its driver and its RBAC.
-package builtin
+// Package driver is the builtin engine's driver: it provisions, reads and removes the servers
+// that package builtin describes. It is a package of its own because it talks to the API server
+// through controller-runtime's client, which the describers must not link (the kubectl plugin
+// links them; see package object).
+package driver
 
 import (
 	"context"
@@ -18,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/builtin"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/provision"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
 	"github.com/mysqlbench/mysqlbench-operator/internal/owned"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
@@ -38,7 +41,7 @@ import (
 // with my.cnf, a headless Service, a NetworkPolicy and a one-pod StatefulSet. It is the driver
 // the controller uses; what it creates, without I/O, is its Describer's.
 type Engine struct {
-	Describer
+	builtin.Describer
 	// Client is the manager's cached client: the operator's own objects.
 	Client client.Client
 	// Reader reads from the API server directly. A create that finds its object exists
@@ -62,7 +65,7 @@ func (b *Engine) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targe
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("generate passwords: %w", errors.Join(err1, err2))
 	}
-	objs, err := Objects(run, t, root, user, peers...)
+	objs, err := builtin.Objects(run, t, root, user, peers...)
 	if err != nil {
 		return &server.ConfigError{Message: err.Error()}
 	}
@@ -79,7 +82,7 @@ func (b *Engine) Provision(ctx context.Context, run *v1.BenchmarkRun, t v1.Targe
 		// the run's: never benchmark another run's server, never hand sysbench a planted Secret.
 		_, created, err := owned.Ensure(ctx, b.objects(), run, obj)
 		if err != nil {
-			return server.Ownership(obj, err)
+			return provision.Ownership(obj, err)
 		}
 		if !created {
 			if err := b.checkContent(ctx, t, obj); err != nil {
@@ -136,7 +139,7 @@ func (b *Engine) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (
 		if apierrors.IsNotFound(err) {
 			return server.State{Reason: v1.ReasonStarting, Message: "waiting for StatefulSet " + name + " to be created"}, nil
 		}
-		if err := server.Ownership(sts, err); server.IsConfigError(err) {
+		if err := provision.Ownership(sts, err); server.IsConfigError(err) {
 			return server.State{Failed: true, Reason: v1.ReasonConfig, Message: err.Error()}, nil
 		} else if we := server.AsWait(err); we != nil {
 			return server.State{Reason: v1.ReasonStarting, Message: we.Message, RecheckAfter: we.After}, nil
@@ -144,7 +147,7 @@ func (b *Engine) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (
 		return server.State{}, fmt.Errorf("get statefulset %s: %w", name, err)
 	}
 	pod := &corev1.Pod{}
-	err := b.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: PodName(run, t.Name)}, pod)
+	err := b.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: builtin.PodName(run, t.Name)}, pod)
 	if apierrors.IsNotFound(err) {
 		return server.State{Reason: v1.ReasonStarting, Message: "waiting for StatefulSet " + name + " to create its pod"}, nil
 	}
@@ -161,7 +164,7 @@ func (b *Engine) Ready(ctx context.Context, run *v1.BenchmarkRun, t v1.Target) (
 // Replace deletes the server pod of the given instance; the run's StatefulSet creates a new
 // one. The UID precondition makes a late repeat a no-op: it never deletes the new pod.
 func (b *Engine) Replace(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, instance string) error {
-	name := PodName(run, t.Name)
+	name := builtin.PodName(run, t.Name)
 	// From the cache (pods are watched, not read one by one): a stale copy is harmless, the
 	// UID precondition below decides.
 	pod := &corev1.Pod{}
@@ -214,9 +217,4 @@ func (b *Engine) Teardown(ctx context.Context, run *v1.BenchmarkRun, t v1.Target
 		}
 	}
 	return nil
-}
-
-// PodName is the name of target's server pod: the StatefulSet's one pod.
-func PodName(run *v1.BenchmarkRun, target string) string {
-	return specs.ServerName(run, target) + "-0"
 }

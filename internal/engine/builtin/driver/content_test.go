@@ -1,4 +1,4 @@
-package builtin
+package driver
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/builtin"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
 	"github.com/mysqlbench/mysqlbench-operator/internal/specs"
 )
@@ -62,19 +63,19 @@ func TestBuiltinProvisionChecksWhatItFinds(t *testing.T) {
 		want   string
 	}{
 		{"server ConfigMap with more SQL", func() client.Object {
-			cm, err := ConfigMap(run, target)
+			cm, err := builtin.ConfigMap(run, target)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cm.Data[GrantsKey] += "GRANT ALL ON *.* TO 'sbtest'@'%';\n"
+			cm.Data[builtin.GrantsKey] += "GRANT ALL ON *.* TO 'sbtest'@'%';\n"
 			return cm
 		}(), "ConfigMap bench/" + serverName + ", the my.cnf of target mariadb's server and the SQL it runs as root on its first start, " +
 			"does not hold what the operator writes for this run (its data is not what the operator writes for this run)"},
-		{"credentials with a chosen password", ConnectionSecret(run, target.Name, pw1, "known"),
+		{"credentials with a chosen password", builtin.ConnectionSecret(run, target.Name, pw1, "known"),
 			"Secret bench/" + secret + ", the credentials of target mariadb's server and of its sysbench Jobs, " +
 				"does not hold what the operator writes for this run (keys: password not a password the operator generates)"},
 		{"credentials of another host", func() client.Object {
-			sec := ConnectionSecret(run, target.Name, pw1, pw2)
+			sec := builtin.ConnectionSecret(run, target.Name, pw1, pw2)
 			sec.StringData["host"] = "attacker.example"
 			return sec
 		}(), "(keys: host changed)"},

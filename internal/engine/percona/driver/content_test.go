@@ -1,4 +1,4 @@
-package percona
+package driver
 
 import (
 	"context"
@@ -7,9 +7,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
+	"github.com/mysqlbench/mysqlbench-operator/internal/engine/percona"
 	"github.com/mysqlbench/mysqlbench-operator/internal/engine/server"
 )
 
@@ -30,7 +33,7 @@ func TestEnsurePerconaChecksSecrets(t *testing.T) {
 	run := perconaRun()
 	target := v1.Target{Name: "ps", Engine: v1.EnginePerconaServer}
 	own := []metav1.OwnerReference{*metav1.NewControllerRef(run, v1.GroupVersion.WithKind("BenchmarkRun"))}
-	users := SystemUsers[v1.EnginePerconaServer]
+	users := percona.SystemUsers[v1.EnginePerconaServer]
 	passwords := func(pw string) map[string]string {
 		m := map[string]string{}
 		for _, u := range users {
@@ -47,19 +50,19 @@ func TestEnsurePerconaChecksSecrets(t *testing.T) {
 	}{
 		{"users with the operator's shape and a key the Percona operator added",
 			func() *corev1.Secret {
-				s := UsersSecret(run, target, passwords(pw2))
+				s := percona.UsersSecret(run, target, passwords(pw2))
 				s.StringData["pmmserverkey"] = "x"
 				return s
-			}(), UsersSecret(run, target, passwords(pw1)), users, false, ""},
+			}(), percona.UsersSecret(run, target, passwords(pw1)), users, false, ""},
 		{"users with a root password someone chose",
 			func() *corev1.Secret {
 				p := passwords(pw2)
 				p["root"] = "known"
-				return UsersSecret(run, target, p)
-			}(), UsersSecret(run, target, passwords(pw1)), users, false, "keys: root not a password the operator generates"},
+				return percona.UsersSecret(run, target, p)
+			}(), percona.UsersSecret(run, target, passwords(pw1)), users, false, "keys: root not a password the operator generates"},
 		{"connection Secret to another host",
-			ConnectionSecret(run, target, "attacker.example", pw1, pw2),
-			ConnectionSecret(run, target, "ps-mysql-primary.bench", pw1, pw2), nil, true, "keys: host changed"},
+			percona.ConnectionSecret(run, target, "attacker.example", pw1, pw2),
+			percona.ConnectionSecret(run, target, "ps-mysql-primary.bench", pw1, pw2), nil, true, "keys: host changed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.existing.SetOwnerReferences(own)
@@ -74,4 +77,24 @@ func TestEnsurePerconaChecksSecrets(t *testing.T) {
 			}
 		})
 	}
+}
+
+func perconaRun() *v1.BenchmarkRun {
+	return &v1.BenchmarkRun{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1.GroupVersion.String(), Kind: "BenchmarkRun"},
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "bench", UID: "run-uid"},
+		Spec: v1.BenchmarkRunSpec{
+			Workload: v1.Workload{Script: "oltp_read_only", Tables: 4},
+			Ladder:   v1.Ladder{Threads: []int32{1, 4, 16}},
+		},
+	}
+}
+
+func scheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
