@@ -124,7 +124,7 @@ func DrawWithNotes(docs []*results.Doc, spec Spec) (*Chart, []string, error) {
 			return nil, nil, fmt.Errorf("%s is one number per step (the server's counters are read at its start and "+
 				"end), not a per-second series: draw it by threads (without a timeline)", m.metric)
 		}
-		return drawTimeline(docs, m.metric, spec.Title, spec.LogLatency)
+		return drawTimeline(docs, m.metric, spec.Workload, spec.Title, spec.LogLatency)
 	}
 	return drawByThreads(docs, m, spec.RelativeTo, spec.Workload, spec.Title, spec.LogLatency)
 }
@@ -292,6 +292,18 @@ type source struct {
 	workload string
 }
 
+// noSuchWorkload says that run d has no workload named only, and which it has.
+func noSuchWorkload(d *results.Doc, only string) error {
+	var have []string
+	for _, w := range d.Workloads {
+		have = append(have, w.Name)
+	}
+	if len(have) == 0 {
+		return fmt.Errorf("workload %s: run %s measured one workload, without a name", only, runName(d))
+	}
+	return fmt.Errorf("workload %s: run %s has workloads %s", only, runName(d), strings.Join(have, ", "))
+}
+
 // workloadSources are sources' targets split by workload: one source per target and workload
 // of a suite, labelled "target/workload" (the workload left out when only is set: the chart is
 // then of that one workload), so that no line mixes two workloads' cells at one thread count.
@@ -307,15 +319,8 @@ func workloadSources(docs []*results.Doc, only string) (measured []source, unmea
 				}
 			}
 		}
-		if only != "" && (len(d.Workloads) == 0 || len(names) == 0) {
-			var have []string
-			for _, w := range d.Workloads {
-				have = append(have, w.Name)
-			}
-			if len(have) == 0 {
-				return nil, nil, fmt.Errorf("workload %s: run %s measured one workload, without a name", only, runName(d))
-			}
-			return nil, nil, fmt.Errorf("workload %s: run %s has workloads %s", only, runName(d), strings.Join(have, ", "))
+		if only != "" && len(names) == 0 {
+			return nil, nil, noSuchWorkload(d, only)
 		}
 		for _, wl := range names {
 			view := d

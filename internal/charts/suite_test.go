@@ -3,11 +3,15 @@ package charts
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 )
@@ -84,4 +88,43 @@ func TestSuiteLines(t *testing.T) {
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	return fmt.Sprint(strings.Join(lines[:min(n, len(lines))], "\n"))
+}
+
+// A suite's timeline is a line per target through its workloads in measuring order, and says
+// so; with a workload named it draws that workload's steps only, and refuses a workload the run
+// does not have.
+func TestSuiteTimeline(t *testing.T) {
+	doc := suiteDoc(t)
+	// The golden's start times repeat per workload; here each step starts 360 s after the one
+	// before it, as a suite's steps run.
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for ti := range doc.Targets {
+		for si := range doc.Targets[ti].Steps {
+			doc.Targets[ti].Steps[si].StartTime = &metav1.Time{Time: t0.Add(time.Duration(360*si) * time.Second)}
+		}
+	}
+	whole, _, err := DrawWithNotes([]*results.Doc{doc}, Spec{Timeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := checkEncoded(t, whole, 2, 4)
+	checkCaption(t, texts, []string{"a line runs through the workloads in measuring order (points, rw)"})
+	one, _, err := DrawWithNotes([]*results.Doc{doc}, Spec{Timeline: true, Workload: "rw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts = checkEncoded(t, one, 2, 4)
+	checkCaption(t, texts, []string{"workload rw"})
+	if slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, "measuring order") }) {
+		t.Errorf("the timeline of one workload says it runs through the workloads: %q", texts)
+	}
+	// rw's first step is the suite's fourth: its timeline starts there.
+	if math.Abs(one.X.Max-(whole.X.Max-3*360)) > 1e-6 {
+		t.Errorf("the timeline of workload rw spans %.0f s, the whole suite's %.0f s: want rw's steps only, from the fourth step's start",
+			one.X.Max, whole.X.Max)
+	}
+	if _, _, err := DrawWithNotes([]*results.Doc{doc}, Spec{Timeline: true, Workload: "insert"}); err == nil ||
+		!strings.Contains(err.Error(), "has workloads points, rw") {
+		t.Errorf("timeline of a workload the run lacks: %v, want an error naming the run's workloads", err)
+	}
 }

@@ -174,7 +174,8 @@ func newPlotCommand(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&o.per, "per", "query", "A server counter (--metric counter:NAME) per query or per second.")
 	cmd.Flags().StringVar(&o.relativeTo, "relative-to", "", "Divide every line by this target's value at the same thread count (\"run/target\" with several runs).")
 	cmd.Flags().StringVar(&o.workload, "workload", "", "Draw only this workload of a run of several (spec.workloads, spec.preset); "+
-		"without it such a run has a line per target and workload, each relative to the same workload of --relative-to's target.")
+		"without it such a run has a line per target and workload, each relative to the same workload of --relative-to's target, "+
+		"and its --timeline a line per target through every workload in measuring order.")
 	cmd.Flags().BoolVar(&o.heatmap, "heatmap", false, "Draw one run's throughput relative to a base target (--relative-to, else "+
 		"spec.baseTarget, else the first target) as a heat map: a row per workload and thread count, a column per target, "+
 		"each cell's ratio and 95 % interval printed in it on colours centred on 1.0.")
