@@ -109,7 +109,7 @@ test: host-deps-test manifests generate fmt vet test-assets $(HELM) $(KUSTOMIZE)
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) ETCD_BUILD_VERSION=$(ETCD_BUILD_VERSION) hack/envtest-assets.sh)" \
 		GOTPC=$(abspath $(GOTPC)) go test $(GO_TEST_FLAGS) ./...
 
-.PHONY: test-e2e test-e2e-local test-chaos test-multinode test-cluster-ci test-cluster-all prove-verdicts test-e2e-gotpc bench-fidelity bench-fidelity-gotpc measure-replication
+.PHONY: test-e2e test-e2e-local test-chaos test-multinode test-cluster-ci test-cluster-all prove-verdicts test-e2e-gotpc bench-fidelity bench-fidelity-gotpc bench-fidelity-suite prove-suite measure-replication
 test-e2e: ## Run test/e2e against the cluster of your kubeconfig (operator installed; E2E_IMAGES, E2E_SYSBENCH_IMAGE; E2E_RUN picks cases).
 	go test -tags e2e -count=1 -v -run "$${E2E_RUN:-^Test}" -timeout 60m ./test/e2e/...
 
@@ -136,6 +136,12 @@ measure-replication: ## QPS noise within one server instance vs between instance
 
 bench-fidelity: ## QPS through the operator vs the same sysbench by hand on the client node, interleaved, until the ratio's 95 % interval is within ±2 % (cluster of your kubeconfig).
 	go test -tags e2e -count=1 -v -run '^$$' -bench '^BenchmarkFidelity$$' -benchtime=1x -timeout 120m ./test/e2e/...
+
+bench-fidelity-suite: ## bench-fidelity for a run of two workloads (oltp_point_select, oltp_read_only): each workload's operator QPS vs the same sysbench by hand (cluster of your kubeconfig).
+	go test -tags e2e -count=1 -v -run '^$$' -bench '^BenchmarkSuiteFidelity$$' -benchtime=1x -timeout 120m ./test/e2e/...
+
+prove-suite: ## spec.preset over MySQL 9.7, MariaDB 10.11 and 11.8 end to end, then the same ten workloads as ten one-workload runs: the wall-time ratio (about 40 min; cluster of your kubeconfig).
+	E2E_SUITE_RATIO=1 go test -tags e2e -count=1 -v -run '^TestSuiteOnARealCluster$$' -timeout 120m ./test/e2e/...
 
 test-e2e-gotpc: ## go-tpc's TPC-C on MySQL 9.7 and MariaDB 11.8 with the consistency check on both (cluster of your kubeconfig; slow: minutes per check).
 	E2E_GOTPC_CHECK=$${E2E_GOTPC_CHECK:-all} go test -tags e2e -count=1 -v -run '^TestGoTPCOnARealCluster$$' -timeout 90m ./test/e2e/...
@@ -402,7 +408,7 @@ cluster-check: ## Prove the local cluster works: pods on both nodes, cross-node 
 	$(LOCALCLUSTER) check
 
 .PHONY: demo demo-down
-demo: host-deps-cluster $(HELM) plugin ## See it work: local cluster, the operator by Helm, MySQL 9.7 and MariaDB 10.11/11.8 with performance_schema ON and OFF, the QPS table and the charts as PNG files.
+demo: host-deps-cluster $(HELM) plugin ## See it work: local cluster, the operator by Helm, MySQL 9.7 and MariaDB 10.11/11.8 with performance_schema ON and OFF, the QPS table and the charts as PNG files, then a small suite's relative-QPS table and heat map.
 	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/demo.sh
 
 demo-down: ## Remove what make demo started (the local cluster with everything in it).

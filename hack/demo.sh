@@ -3,14 +3,18 @@
 # second time costs seconds), starts the local two-node cluster (test/localcluster), installs the
 # operator with its Helm chart, runs config/samples/mysqlbench_v1alpha1_benchmarkrun_local.yaml,
 # prints the report table from the results ConfigMap and draws the run's charts as PNG files with
-# the kubectl plugin (bin/kubectl-mysqlbench, which make demo builds) into demo-charts/.
-# `make demo-down` removes everything.
+# the kubectl plugin (bin/kubectl-mysqlbench, which make demo builds) into demo-charts/; then runs
+# the small suite config/samples/mysqlbench_v1alpha1_benchmarkrun_suite_small.yaml (three workloads
+# over four servers) and prints its relative-QPS table and heat map. `make demo-down` removes
+# everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
 
 SAMPLE=config/samples/mysqlbench_v1alpha1_benchmarkrun_local.yaml
 RUN=demo
+SUITE_SAMPLE=config/samples/mysqlbench_v1alpha1_benchmarkrun_suite_small.yaml
+SUITE=demo-suite
 NAMESPACE=${NAMESPACE:-mysqlbench-system}
 HELM=${HELM:?HELM must name the helm binary (make demo sets it)}
 PLUGIN=${PLUGIN:-bin/kubectl-mysqlbench}
@@ -20,24 +24,30 @@ export KUBECONFIG=$PWD/test/localcluster/.state/kubeconfig
 kubectl=("$MYSQLBENCH_CACHE/k8s/${K8S_BUILD_VERSION:-v1.33.13}/kubectl")
 phase() { printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-PHASES=6 HELM=$HELM NAMESPACE=$NAMESPACE hack/local-operator.sh
-phase "5/6 BenchmarkRun $RUN: MySQL 9.7, MariaDB 10.11 and 11.8, each with performance_schema ON and OFF, 1/2/4/8 threads"
-"${kubectl[@]}" delete benchmarkrun "$RUN" --ignore-not-found --wait >/dev/null
-"${kubectl[@]}" apply -f "$SAMPLE" >/dev/null
-last=""
-deadline=$(($(date +%s) + 1200))
-while :; do
-	now=$("${kubectl[@]}" get benchmarkrun "$RUN" -o jsonpath='{.status.phase} {.status.currentTarget} {.status.currentStep}')
-	if [ "$now" != "$last" ]; then
-		printf '    %s  %s\n' "$(date +%H:%M:%S)" "${now:-Pending}"
-		last=$now
-	fi
-	case "$now" in Succeeded* | Failed*) break ;; esac
-	[ "$(date +%s)" -lt "$deadline" ] || die "the run did not finish in 20 minutes: kubectl describe benchmarkrun $RUN"
-	sleep 2
-done
-"${kubectl[@]}" get benchmarkrun "$RUN"
-phase "6/6 report (ConfigMap $RUN-results, key report.md)"
+# apply_and_wait SAMPLE RUN MINUTES: (re)creates the run of the sample and prints its progress
+# until it finished.
+apply_and_wait() {
+	local sample=$1 run=$2 minutes=$3 now last="" deadline
+	"${kubectl[@]}" delete benchmarkrun "$run" --ignore-not-found --wait >/dev/null
+	"${kubectl[@]}" apply -f "$sample" >/dev/null
+	deadline=$(($(date +%s) + minutes * 60))
+	while :; do
+		now=$("${kubectl[@]}" get benchmarkrun "$run" -o jsonpath='{.status.phase} {.status.currentTarget} {.status.currentStep}')
+		if [ "$now" != "$last" ]; then
+			printf '    %s  %s\n' "$(date +%H:%M:%S)" "${now:-Pending}"
+			last=$now
+		fi
+		case "$now" in Succeeded* | Failed*) break ;; esac
+		[ "$(date +%s)" -lt "$deadline" ] || die "the run $run did not finish in $minutes minutes: kubectl describe benchmarkrun $run"
+		sleep 2
+	done
+	"${kubectl[@]}" get benchmarkrun "$run"
+}
+
+PHASES=7 HELM=$HELM NAMESPACE=$NAMESPACE hack/local-operator.sh
+phase "5/7 BenchmarkRun $RUN: MySQL 9.7, MariaDB 10.11 and 11.8, each with performance_schema ON and OFF, 1/2/4/8 threads"
+apply_and_wait "$SAMPLE" "$RUN" 20
+phase "6/7 report (ConfigMap $RUN-results, key report.md)"
 "${kubectl[@]}" get configmap "$RUN-results" -o jsonpath='{.data.report\.md}'
 echo
 # Per-step overhead, medians over every step of the run that has a next step in its target, from
@@ -64,6 +74,14 @@ baseline=$("${kubectl[@]}" get benchmarkrun "$RUN" -o jsonpath='{.spec.targets[0
 "$PLUGIN" plot "$RUN" --metric qps --relative-to "$baseline" --output-file "$CHARTS/qps-relative-to-$baseline.png"
 "$PLUGIN" plot "$RUN" --metric p95 --output-file "$CHARTS/p95-by-threads.png"
 "$PLUGIN" plot "$RUN" --metric qps --timeline --output-file "$CHARTS/qps-timeline.png"
+
+phase "7/7 a small suite, BenchmarkRun $SUITE: point-select, read-only and update-index on MariaDB 10.5, 10.11, 11.8 and MySQL 9.7, 1/2 threads"
+apply_and_wait "$SUITE_SAMPLE" "$SUITE" 15
+# The relative table: every server's QPS over MariaDB 10.5's (spec.baseTarget), a row per
+# workload and thread count, as report.md and the plugin's describe show it.
+"${kubectl[@]}" get configmap "$SUITE-results" -o jsonpath='{.data.report\.md}' |
+	awk '/^## QPS relative to/ {on = 1} on && /^## / && !/relative/ {exit} on {print}'
+"$PLUGIN" plot "$SUITE" --heatmap --output-file "$CHARTS/suite-heatmap.png"
 printf '\ncharts (PNG):\n'
 for f in "$CHARTS"/*.png; do printf '    %s\n' "$f"; done
 printf '\nKUBECONFIG=%s kubectl get benchmarkrun %s -o yaml   # everything in status\n' "$KUBECONFIG" "$RUN"

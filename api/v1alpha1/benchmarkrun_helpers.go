@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -125,26 +127,235 @@ func (s BenchmarkRunSpec) TopWaitsOrDefault() int {
 	return int(s.ServerStats.TopWaits)
 }
 
-// StepCount is how many steps each target measures: every rung once per repetition.
+// StepCount is how many steps each target measures: every rung of every workload once per
+// repetition.
 func (s BenchmarkRunSpec) StepCount() int {
-	return len(s.Ladder.Threads) * s.RepetitionsOrDefault()
+	return len(s.Ladder.Threads) * s.WorkloadCount() * s.RepetitionsOrDefault()
 }
 
 // LadderPosition is the i-th step (0-based, in measuring order) of a target: its rung (0-based
-// index into ladder.threads) and repetition (1-based). The ladder is run as rounds, ascending
-// in odd repetitions and descending in even ones (1 2 4 8, 8 4 2 1, 1 2 4 8, ...), so every
-// rung's repetitions have the same mean position in time over each pair of rounds and a linear
-// drift during the target's time shifts every rung alike instead of favouring the first rungs.
+// index into ladder.threads) and repetition (1-based); StepPosition adds its workload.
 func (s BenchmarkRunSpec) LadderPosition(i int) (rung int, repetition int32) {
+	_, rung, repetition = s.StepPosition(i)
+	return rung, repetition
+}
+
+// StepPosition is the i-th step (0-based, in measuring order) of a target: its workload (index
+// into OrderedWorkloads), rung (0-based index into ladder.threads) and repetition (1-based).
+// The steps are run as rounds, one per repetition; each round measures every workload's ladder
+// in the workloads' order, so the repetitions of the workloads interleave instead of one
+// workload's rounds all coming before the next one's. A ladder is ascending in odd rounds and
+// descending in even ones (1 2 4 8, 8 4 2 1, 1 2 4 8, ...), so every rung's repetitions have
+// the same mean position in time over each pair of rounds and a linear drift during the
+// target's time shifts every rung alike instead of favouring the first rungs.
+func (s BenchmarkRunSpec) StepPosition(i int) (workload, rung int, repetition int32) {
 	n := len(s.Ladder.Threads)
 	if n == 0 {
-		return 0, 1
+		return 0, 0, 1
 	}
-	round, pos := i/n, i%n
+	perRound := n * s.WorkloadCount()
+	round, inRound := i/perRound, i%perRound
+	workload, pos := inRound/n, inRound%n
 	if round%2 == 1 {
 		pos = n - 1 - pos
 	}
-	return pos, int32(round + 1)
+	return workload, pos, int32(round + 1)
+}
+
+// Suite says whether the run measures several named workloads (spec.workloads or spec.preset)
+// rather than the one spec.workload.
+func (s BenchmarkRunSpec) Suite() bool { return len(s.Workloads) > 0 || s.Preset != nil }
+
+// WorkloadCount is how many workloads each target measures.
+func (s BenchmarkRunSpec) WorkloadCount() int {
+	switch {
+	case s.Preset != nil:
+		return len(presetScripts(s.Preset.Name))
+	case len(s.Workloads) > 0:
+		return len(s.Workloads)
+	}
+	return 1
+}
+
+// OrderedWorkloads are the workloads each target measures, in the order every round measures
+// them: spec.workload alone (with no name), or spec.preset's suite in its published order, or
+// spec.workloads with the workloads that read only first and those that write after them, each
+// group in the order given. A read measured after a write would read data the write changed
+// (rows deleted or added, secondary index values rewritten, InnoDB's undo history and page
+// splits left behind), so its result would depend on the order; the published suites run their
+// reads first for the same reason.
+func (s BenchmarkRunSpec) OrderedWorkloads() []RunWorkload {
+	switch {
+	case s.Preset != nil:
+		var out []RunWorkload
+		for _, ps := range presetScripts(s.Preset.Name) {
+			out = append(out, RunWorkload{Name: ps.name, Workload: Workload{
+				Client: ClientSysbench, Script: ps.script, Tables: s.Preset.Tables, TableSize: s.Preset.TableSize,
+				ExtraArgs: slices.Clone(s.Preset.ExtraArgs),
+			}})
+		}
+		return out
+	case len(s.Workloads) > 0:
+		out := make([]RunWorkload, 0, len(s.Workloads))
+		for _, writes := range []bool{false, true} {
+			for _, n := range s.Workloads {
+				if w := n.Spec(); w.Writes() == writes {
+					out = append(out, RunWorkload{Name: n.Name, Workload: w})
+				}
+			}
+		}
+		return out
+	}
+	return []RunWorkload{{Workload: s.Workload}}
+}
+
+// WithWorkload is the spec as if w were its one spec.workload: what a client reads of a run
+// when it builds, parses or checks one workload's steps.
+func (s BenchmarkRunSpec) WithWorkload(w Workload) BenchmarkRunSpec {
+	s.Workload = w
+	return s
+}
+
+// CustomScript is the custom script of the run's workloads (one for all of them), nil when
+// none has one.
+func (s BenchmarkRunSpec) CustomScript() *ConfigMapKeySelector {
+	for _, w := range s.OrderedWorkloads() {
+		if w.CustomScript != nil {
+			return w.CustomScript
+		}
+	}
+	return nil
+}
+
+// WorkloadAt is the workload of step i (0-based, in measuring order) of a target.
+func (s BenchmarkRunSpec) WorkloadAt(i int) RunWorkload {
+	ws := s.OrderedWorkloads()
+	w, _, _ := s.StepPosition(min(i, max(s.StepCount()-1, 0)))
+	return ws[min(w, len(ws)-1)]
+}
+
+type presetScript struct {
+	name   string
+	script OLTPScript
+}
+
+// presetScripts are the workloads of a preset, in its order.
+func presetScripts(name PresetName) []presetScript {
+	if name != PresetSysbenchOLTPMicro {
+		return nil
+	}
+	return []presetScript{
+		{"point-select", "oltp_point_select"},
+		{"random-points", "select_random_points"},
+		{"random-ranges", "select_random_ranges"},
+		{"read-only", "oltp_read_only"},
+		{"read-write", "oltp_read_write"},
+		{"write-only", "oltp_write_only"},
+		{"update-index", "oltp_update_index"},
+		{"update-non-index", "oltp_update_non_index"},
+		{"insert", "oltp_insert"},
+		{"delete", "oltp_delete"},
+	}
+}
+
+// readOnlyScripts are the stock scripts that change no row.
+var readOnlyScripts = []OLTPScript{"oltp_point_select", "oltp_read_only", "select_random_points", "select_random_ranges"}
+
+// Writes says whether the workload may change the data a later workload reads: every stock
+// sysbench script but the four read-only ones, a custom script (the operator cannot tell what it
+// does), and go-tpc's TPC-C. mysqlslap never does: it creates, fills and drops a schema of its
+// own at every step.
+func (w Workload) Writes() bool {
+	switch w.ClientOrDefault() {
+	case ClientMysqlslap:
+		return false
+	case ClientSysbench:
+		return w.CustomScript != nil || !slices.Contains(readOnlyScripts, w.Script)
+	}
+	return true
+}
+
+// prepareOptions are the sysbench options of the stock scripts (oltp_common.lua in 1.0.20) that
+// change what prepare creates; every other option only changes what a run does.
+var prepareOptions = []string{"auto_inc", "create_secondary", "secondary", "create_table_options", "mysql_storage_engine"}
+
+// DataShape identifies the data the workload's prepare loads: workloads of one shape can measure
+// one prepared data set. "" for a workload that prepares nothing (mysqlslap, skipPrepare).
+// For the stock sysbench scripts every script's prepare is oltp_common's, so the shape is the
+// tables, their size and the options that change the tables; a custom script prepares what it
+// likes, so its shape is the script and all of its options.
+func (w Workload) DataShape() string {
+	if !w.Prepares() {
+		return ""
+	}
+	if w.ClientOrDefault() == ClientGoTPC {
+		return fmt.Sprintf("go-tpc warehouses=%d", w.TPCCOrDefault().Warehouses)
+	}
+	shape := fmt.Sprintf("sysbench tables=%d tableSize=%d", max(w.Tables, 1), cmp.Or(w.TableSize, 10000))
+	if w.CustomScript != nil {
+		return shape + " script=" + w.CustomScript.Name + "/" + w.CustomScript.Key + " " + strings.Join(w.ExtraArgs, " ")
+	}
+	for _, a := range w.ExtraArgs {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if slices.Contains(prepareOptions, strings.ReplaceAll(name, "-", "_")) {
+			shape += " " + a
+		}
+	}
+	return shape
+}
+
+// Fresh data: why a workload may get its data prepared again.
+const (
+	// FreshDataShape: the workload needs data of another shape than the one on the server.
+	FreshDataShape = "its data has another shape"
+	// FreshDataWritten: a workload before it wrote to the data.
+	FreshDataWritten = "written by"
+)
+
+// FreshDataBefore says whether step i (0-based, in measuring order) of a target measures data
+// prepared again just before it, and why ("" when not): at a change of workload, when the next
+// workload needs data of another shape than the server holds, or when a workload that writes
+// (Writes) has run on the data since it was prepared. A write workload deletes, adds or rewrites
+// rows and leaves InnoDB's undo history and page splits behind, so any workload measured after
+// it on the same data would measure the earlier one's leftovers too, and its result would depend
+// on the order of the workloads; preparing the data again removes that dependence. Within one
+// workload's own ladder nothing is prepared again, as with a single workload: its later steps
+// follow its earlier ones in every run alike. A workload with skipPrepare (or mysqlslap, which
+// loads its own data at every step) is never prepared for: its data is the user's.
+func (s BenchmarkRunSpec) FreshDataBefore(i int) (bool, string) {
+	if !s.Suite() || i <= 0 || i >= s.StepCount() {
+		return false, ""
+	}
+	ws := s.OrderedWorkloads()
+	shape := ""
+	var writers []string
+	prev := -1
+	for j := 0; j <= i; j++ {
+		wi, _, _ := s.StepPosition(j)
+		w := ws[wi]
+		if wi != prev && w.DataShape() != "" {
+			switch {
+			case j == 0:
+				// The target's own prepare phase loads the first shape.
+				shape = w.DataShape()
+			case w.DataShape() != shape:
+				if j == i {
+					return true, FreshDataShape
+				}
+				shape, writers = w.DataShape(), nil
+			case len(writers) > 0:
+				if j == i {
+					return true, FreshDataWritten + " " + strings.Join(writers, ", ")
+				}
+				writers = nil
+			}
+		}
+		if wi != prev && w.Writes() && w.DataShape() == shape && !slices.Contains(writers, w.Name) {
+			writers = append(writers, w.Name)
+		}
+		prev = wi
+	}
+	return false, ""
 }
 
 // RepetitionOrDefault is the step's repetition, 1 when unset (results from before repetitions).

@@ -284,6 +284,172 @@ type Workload struct {
 	ExtraArgs []string `json:"extraArgs,omitempty"`
 }
 
+// NamedWorkload is one workload of spec.workloads: a name for its rows of the results and the
+// fields of a workload (see Workload). Its mysqlslap args are checked when its Jobs are built
+// rather than at admission: the CRD's CEL budget cannot hold mysqlslap's argument rules once
+// per workload.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.client) && self.client in ['mysqlslap', 'go-tpc']) || has(self.script) != has(self.customScript)",message="set exactly one of workload.script (a stock sysbench OLTP script such as oltp_point_select) and workload.customScript (a ConfigMap key holding a Lua script)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.client) && self.client == 'mysqlslap') || (!has(self.script) && !has(self.customScript) && !has(self.extraArgs))",message="workload.client mysqlslap runs mysqlslap, not a sysbench script: remove script, customScript and extraArgs and configure workload.mysqlslap"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysqlslap) || (has(self.client) && self.client == 'mysqlslap')",message="workload.mysqlslap is only read with workload.client: mysqlslap: set the client, or remove mysqlslap"
+// +kubebuilder:validation:XValidation:rule="!(has(self.client) && self.client == 'go-tpc') || (has(self.tpcc) && !has(self.script) && !has(self.customScript) && !has(self.extraArgs))",message="workload.client go-tpc runs TPC-C: set workload.tpcc (at least its warehouses) and remove script, customScript and extraArgs"
+// +kubebuilder:validation:XValidation:rule="!has(self.tpcc) || (has(self.client) && self.client == 'go-tpc')",message="workload.tpcc is only read with workload.client: go-tpc: set the client, or remove tpcc"
+type NamedWorkload struct {
+	// Name of the workload: a DNS label of at most 32 characters, unique within the run. It
+	// names the workload's rows of the results and its steps' Jobs.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Client is the load generator of every step: sysbench (the default; script or
+	// customScript, with per-second series and latency percentiles) or mysqlslap
+	// (workload.mysqlslap; one QPS figure per step, no latency percentiles or series).
+	// +kubebuilder:default=sysbench
+	// +optional
+	Client WorkloadClient `json:"client,omitempty"`
+
+	// Mysqlslap configures mysqlslap when client is mysqlslap. Its concurrency is each ladder
+	// step's thread count; a step runs until its queries are done, and ladder.stepDuration is
+	// then the step's time limit.
+	// +optional
+	Mysqlslap *MysqlslapOptions `json:"mysqlslap,omitempty"`
+
+	// TPCC configures go-tpc's TPC-C when client is go-tpc. Each ladder step runs the five
+	// TPC-C transactions with the step's thread count as clients for ladder.stepDuration,
+	// without keying and thinking time; the warm-up is a shorter run whose result is discarded.
+	// +optional
+	TPCC *TPCCWorkload `json:"tpcc,omitempty"`
+
+	// Script is the stock sysbench OLTP script to run, e.g. oltp_point_select (primary-key
+	// lookups) or oltp_read_write.
+	// +optional
+	Script OLTPScript `json:"script,omitempty"`
+
+	// CustomScript selects a key of a ConfigMap in the run's namespace that holds a sysbench Lua
+	// script (with prepare, cleanup and event functions, like the stock OLTP scripts).
+	// +optional
+	CustomScript *ConfigMapKeySelector `json:"customScript,omitempty"`
+
+	// Tables is the number of sbtest tables (sysbench --tables). Prepare fills them in parallel.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +kubebuilder:default=1
+	// +optional
+	Tables int32 `json:"tables,omitempty"`
+
+	// TableSize is the number of rows per table (sysbench --table-size).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +kubebuilder:default=10000
+	// +optional
+	TableSize int64 `json:"tableSize,omitempty"`
+
+	// SkipPrepare skips the prepare step (and the dropping of tables afterwards) because the
+	// tables already exist on the server, e.g. an external server loaded beforehand.
+	// +optional
+	SkipPrepare bool `json:"skipPrepare,omitempty"`
+
+	// ExtraArgs are further sysbench options, one `--name=value` per item, e.g.
+	// --rand-type=uniform or --range-size=100. Options the operator sets itself are refused:
+	// --threads, --time, --events (and their 0.5 names --num-threads, --max-time, --max-requests),
+	// --tables, --table-size, --percentile, --report-interval, --report-checkpoints, --db-driver,
+	// --config-file, --help, --version, --mysql-* and --pgsql-*.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^--[a-z][a-z0-9-]*(=.*)?$`
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(threads|num-threads|time|max-time|events|max-requests|tables|table-size|percentile|report-interval|report-checkpoints|db-driver|config-file|help|version|mysql-[a-z0-9-]*|pgsql-[a-z0-9-]*)(=|$)'))",message="extraArgs must not set options the operator owns (--threads, --time, --events and their old names, --tables, --table-size, --percentile, --report-interval, --report-checkpoints, --db-driver, --config-file, --mysql-*, --pgsql-*): use spec.ladder and spec.workload, and the target's engine for connections"
+	// +listType=atomic
+	// +optional
+	ExtraArgs []string `json:"extraArgs,omitempty"`
+}
+
+// MysqlslapOptions is MysqlslapWorkload in spec.workloads, without the admission rules of its
+// args (the operator checks them, mysqlslap.ValidateArgs, when it builds the workload's Jobs).
+type MysqlslapOptions struct {
+	// LoadType is the SQL mysqlslap generates (--auto-generate-sql-load-type).
+	// +optional
+	LoadType MysqlslapLoadType `json:"loadType,omitempty"`
+	// Queries is how many queries all clients run together in one iteration.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +kubebuilder:default=10000
+	// +optional
+	Queries int64 `json:"queries,omitempty"`
+	// Iterations is how many times mysqlslap runs the queries at each step.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=1
+	// +optional
+	Iterations int32 `json:"iterations,omitempty"`
+	// Image is an image with mysqlslap or mariadb-slap, as workload.mysqlslap.image.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+	// Args are further mysqlslap options, as workload.mysqlslap.args.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=4096
+	// +kubebuilder:validation:items:Pattern=`^--[a-z][a-z0-9-]*(=.*)?$`
+	// +listType=atomic
+	// +optional
+	Args []string `json:"args,omitempty"`
+}
+
+// Spec is the workload as spec.workload would give it.
+func (n NamedWorkload) Spec() Workload {
+	w := Workload{Client: n.Client, TPCC: n.TPCC, Script: n.Script, CustomScript: n.CustomScript, Tables: n.Tables,
+		TableSize: n.TableSize, SkipPrepare: n.SkipPrepare, ExtraArgs: n.ExtraArgs}
+	if m := n.Mysqlslap; m != nil {
+		w.Mysqlslap = &MysqlslapWorkload{LoadType: m.LoadType, Queries: m.Queries, Iterations: m.Iterations, Image: m.Image, Args: m.Args}
+	}
+	return w
+}
+
+// RunWorkload is one workload a run measures, named (spec.workloads, spec.preset) or not (the
+// one spec.workload).
+type RunWorkload struct {
+	Name string
+	Workload
+}
+
+// PresetName names a suite of workloads spec.preset expands to.
+// +kubebuilder:validation:Enum=sysbench-oltp-micro
+type PresetName string
+
+// PresetSysbenchOLTPMicro is the stock sysbench 1.0.20 OLTP microbenchmarks.
+const PresetSysbenchOLTPMicro PresetName = "sysbench-oltp-micro"
+
+// Preset is a named suite of sysbench workloads on one data set.
+type Preset struct {
+	// Name of the suite: sysbench-oltp-micro.
+	Name PresetName `json:"name"`
+
+	// Tables is the number of sbtest tables (sysbench --tables) every workload of the suite uses.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +kubebuilder:default=1
+	// +optional
+	Tables int32 `json:"tables,omitempty"`
+
+	// TableSize is the number of rows per table (sysbench --table-size).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +kubebuilder:default=10000
+	// +optional
+	TableSize int64 `json:"tableSize,omitempty"`
+
+	// ExtraArgs are further sysbench options every workload of the suite gets, as
+	// workload.extraArgs (the same options are refused).
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^--[a-z][a-z0-9-]*(=.*)?$`
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(threads|num-threads|time|max-time|events|max-requests|tables|table-size|percentile|report-interval|report-checkpoints|db-driver|config-file|help|version|mysql-[a-z0-9-]*|pgsql-[a-z0-9-]*)(=|$)'))",message="preset.extraArgs must not set options the operator owns (--threads, --time, --events and their old names, --tables, --table-size, --percentile, --report-interval, --report-checkpoints, --db-driver, --config-file, --mysql-*, --pgsql-*): use spec.ladder and spec.preset, and the target's engine for connections"
+	// +listType=atomic
+	// +optional
+	ExtraArgs []string `json:"extraArgs,omitempty"`
+}
+
 // DefaultGoTPCImage is the go-tpc image of workload.tpcc.image when unset: go-tpc with the
 // operator's launcher (images/go-tpc).
 const DefaultGoTPCImage = "ghcr.io/mysqlbench/go-tpc:v1.0.7"
@@ -507,11 +673,15 @@ type Storage struct {
 // BenchmarkRunSpec is what to benchmark and how. It cannot change once the run has started.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.repetitions) || self.repetitions <= 1 || size(self.targets) * size(self.ladder.threads) * self.repetitions <= 512",message="with repetitions, targets × ladder.threads × repetitions must be at most 512 steps, so the steps and their statistics fit the run's status and its results ConfigMap: lower repetitions, the ladder or the targets"
-// +kubebuilder:validation:XValidation:rule="!has(self.storage) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).asApproximateFloat() >= 200.0 * double(has(self.workload.tables) ? self.workload.tables : 1) * double(has(self.workload.tableSize) ? self.workload.tableSize : 10000)",message="workload.tables × workload.tableSize rows need at least 200 bytes each, more than storage.size holds: raise storage.size or lower tables/tableSize",messageExpression="'workload.tables × workload.tableSize needs at least %d bytes (200 bytes per row) but storage.size is %s: raise storage.size (to at least %dGi) or lower tables/tableSize'.format([200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000), string(self.storage.size), (200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) + 1073741823) / 1073741824])"
-// +kubebuilder:validation:XValidation:rule="has(self.storage) || (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) <= 110953321",message="without spec.storage each server keeps its data in an emptyDir of at most 64Gi (600 bytes per row and 2Gi for the server's files), which workload.tables × workload.tableSize exceeds: set spec.storage (a PersistentVolumeClaim of the size the data needs) or lower tables/tableSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload) || !has(self.storage) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).asApproximateFloat() >= 200.0 * double(has(self.workload.tables) ? self.workload.tables : 1) * double(has(self.workload.tableSize) ? self.workload.tableSize : 10000)",message="workload.tables × workload.tableSize rows need at least 200 bytes each, more than storage.size holds: raise storage.size or lower tables/tableSize",messageExpression="'workload.tables × workload.tableSize needs at least %d bytes (200 bytes per row) but storage.size is %s: raise storage.size (to at least %dGi) or lower tables/tableSize'.format([200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000), string(self.storage.size), (200 * (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) + 1073741823) / 1073741824])"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload) || has(self.storage) || (has(self.workload.tables) ? self.workload.tables : 1) * (has(self.workload.tableSize) ? self.workload.tableSize : 10000) <= 110953321",message="without spec.storage each server keeps its data in an emptyDir of at most 64Gi (600 bytes per row and 2Gi for the server's files), which workload.tables × workload.tableSize exceeds: set spec.storage (a PersistentVolumeClaim of the size the data needs) or lower tables/tableSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.order) || self.order != 'Interleaved' || self.targets.all(t, !has(t.engine) || t.engine == 'builtin')",message="order Interleaved keeps every target's server up together on one database node, which only the builtin engine's servers are: use order Sequential with engines percona-server, percona-xtradb-cluster or external"
 // +kubebuilder:validation:XValidation:rule="!has(self.serverInstance) || self.serverInstance != 'PerRepetition' || self.targets.all(t, !has(t.engine) || t.engine == 'builtin')",message="serverInstance PerRepetition replaces each target's server pod between repetitions, which only the builtin engine's servers are: use serverInstance Shared with engines percona-server, percona-xtradb-cluster or external"
+// +kubebuilder:validation:XValidation:rule="(has(self.workload) ? 1 : 0) + (has(self.workloads) ? 1 : 0) + (has(self.preset) ? 1 : 0) == 1",message="set exactly one of spec.workload (one workload), spec.workloads (a list of named workloads) and spec.preset (a named suite such as sysbench-oltp-micro)"
+// +kubebuilder:validation:XValidation:rule="!has(self.workloads) || size(self.targets) * size(self.workloads) * size(self.ladder.threads) * (has(self.repetitions) ? self.repetitions : 1) <= 512",message="targets × workloads × ladder.threads × repetitions must be at most 512 steps, so the steps fit the run's status and its results ConfigMap: lower the workloads, repetitions, the ladder or the targets",messageExpression="'targets × workloads × ladder.threads × repetitions is %d × %d × %d × %d = %d steps, more than the 512 a run holds (its status and its results ConfigMap): lower the workloads, repetitions, the ladder or the targets'.format([size(self.targets), size(self.workloads), size(self.ladder.threads), has(self.repetitions) ? self.repetitions : 1, size(self.targets) * size(self.workloads) * size(self.ladder.threads) * (has(self.repetitions) ? self.repetitions : 1)])"
+// +kubebuilder:validation:XValidation:rule="!has(self.preset) || size(self.targets) * 10 * size(self.ladder.threads) * (has(self.repetitions) ? self.repetitions : 1) <= 512",message="targets × the preset's 10 workloads × ladder.threads × repetitions must be at most 512 steps: lower repetitions, the ladder or the targets",messageExpression="'targets × preset workloads × ladder.threads × repetitions is %d × 10 × %d × %d = %d steps, more than the 512 a run holds (its status and its results ConfigMap): lower repetitions, the ladder or the targets'.format([size(self.targets), size(self.ladder.threads), has(self.repetitions) ? self.repetitions : 1, size(self.targets) * 10 * size(self.ladder.threads) * (has(self.repetitions) ? self.repetitions : 1)])"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || (has(self.order) && self.order == 'Parallel')",message="spec.parallelism is only read with order: Parallel: set the order, or remove parallelism"
+// +kubebuilder:validation:XValidation:rule="!has(self.baseTarget) || self.targets.exists(t, t.name == self.baseTarget)",message="spec.baseTarget must name one of spec.targets"
 type BenchmarkRunSpec struct {
 	// Targets are the servers to compare, benchmarked one after another in this order; each is
 	// one column of the results table. 1 to 16 targets with unique names.
@@ -521,8 +691,45 @@ type BenchmarkRunSpec struct {
 	// +listType=atomic
 	Targets []Target `json:"targets"`
 
-	// Workload is the sysbench script and data set.
-	Workload Workload `json:"workload"`
+	// BaseTarget names the target the others are set against in the relative table of
+	// report.md and kubectl mysqlbench describe (a row per workload and thread count, a column
+	// per target: the ratio of the medians with its interval) and in the heat map of kubectl
+	// mysqlbench plot --heatmap. Unset: the first target.
+	// +kubebuilder:validation:MaxLength=40
+	// +optional
+	BaseTarget string `json:"baseTarget,omitempty"`
+
+	// Workload is the sysbench script and data set every step runs. Set exactly one of
+	// workload, workloads and preset.
+	// +optional
+	Workload Workload `json:"workload,omitzero"`
+
+	// Workloads are several named workloads measured on every target, each a stock sysbench
+	// script with its own extraArgs, a custom script, mysqlslap or go-tpc (one client for the
+	// whole run: the report, the cells and the comparison read one primary metric). Each
+	// target's server is provisioned once and every workload's ladder is measured on it: read
+	// workloads first, then the workloads that write, each group in the order given here (the
+	// status and the results record the order). Data is prepared once per data shape (client,
+	// script for custom scripts, tables, tableSize, and the extraArgs that change what prepare
+	// creates) and again only where a workload follows one that wrote to that data or needs
+	// another shape. With repetitions each round measures every workload once. 1 to 16
+	// workloads with unique names; targets × workloads × ladder.threads × repetitions at most
+	// 512 steps.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(w, self.exists_one(u, u.name == w.name))",message="workload names must be unique: each names its rows of the results"
+	// +kubebuilder:validation:XValidation:rule="self.all(w, !has(w.customScript) || self.all(u, !has(u.customScript) || (u.customScript.name == w.customScript.name && u.customScript.key == w.customScript.key)))",message="the workloads of a run may use one custom script (one ConfigMap key) between them: the run pins that script's content once, before its first Job"
+	// +kubebuilder:validation:XValidation:rule="self.all(w, (has(w.client) ? w.client : 'sysbench') == (has(self[0].client) ? self[0].client : 'sysbench'))",message="every workload of a run uses the same client (sysbench, mysqlslap or go-tpc): the report, the cells and a comparison read one primary metric per run; run the other client's workloads in a run of their own"
+	// +listType=atomic
+	// +optional
+	Workloads []NamedWorkload `json:"workloads,omitempty"`
+
+	// Preset is a named suite of workloads that expands to spec.workloads' list, with one data
+	// set for all of them: sysbench-oltp-micro is the stock sysbench 1.0.20 microbenchmarks
+	// (point select, random points, random ranges, read-only, read-write, write-only, update
+	// index, update non-index, insert, delete), in that order.
+	// +optional
+	Preset *Preset `json:"preset,omitempty"`
 
 	// Ladder is the thread counts each target is measured at, and for how long.
 	Ladder Ladder `json:"ladder"`
@@ -722,6 +929,10 @@ type ServerStats struct {
 
 // StepResult is the measured outcome of one step of the ladder.
 type StepResult struct {
+	// Workload is the name of the workload the step measured (spec.workloads or spec.preset);
+	// unset for a run of one spec.workload.
+	// +optional
+	Workload string `json:"workload,omitempty"`
 	// Threads is the step's sysbench thread count.
 	Threads int32 `json:"threads"`
 	// Repetition is which repetition of the ladder (spec.repetitions) the step belongs to,
@@ -849,6 +1060,9 @@ type MetricStats struct {
 
 // CellStats summarizes the repetitions of one cell: the target at one thread count.
 type CellStats struct {
+	// Workload is the name of the cell's workload; unset for a run of one spec.workload.
+	// +optional
+	Workload string `json:"workload,omitempty"`
 	// Threads is the cell's thread count.
 	Threads int32 `json:"threads"`
 	// N is the number of repetitions measured.
@@ -1007,19 +1221,26 @@ type TargetStatus struct {
 	// +optional
 	LastServerRestart *ServerRestart `json:"lastServerRestart,omitempty"`
 	// Steps are the results of the finished steps, in the order they were measured: the ladder
-	// ascending, then (with spec.repetitions) descending, ascending, and so on.
+	// ascending, then (with spec.repetitions) descending, ascending, and so on; with several
+	// workloads, each round measures every workload's ladder in the workloads' order.
 	// +kubebuilder:validation:MaxItems=512
 	// +listType=atomic
 	// +optional
 	Steps []StepResult `json:"steps,omitempty"`
 	// Cells summarize the steps per thread count (median, confidence interval, coefficient of
 	// variation, min and max of QPS, TPS and p95 latency over the repetitions), thread counts
-	// ascending; updated with every step. Only when spec.repetitions is above 1: with one
-	// repetition each cell is its step.
-	// +kubebuilder:validation:MaxItems=64
+	// ascending (per workload, in measuring order, with several workloads); updated with every
+	// step. Only when spec.repetitions is above 1: with one repetition each cell is its step.
+	// +kubebuilder:validation:MaxItems=512
 	// +listType=atomic
 	// +optional
 	Cells []CellStats `json:"cells,omitempty"`
+	// PreparedFor is the step (from 1, in measuring order) the target's data was last prepared
+	// again for in the middle of its ladder: with several workloads, a workload that follows
+	// one that wrote to the data (or needs data of another shape) gets freshly prepared data,
+	// and this records that it has. Unset before any such prepare.
+	// +optional
+	PreparedFor int32 `json:"preparedFor,omitempty"`
 	// StartTime is when the operator started on the target.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

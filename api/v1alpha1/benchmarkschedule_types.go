@@ -239,7 +239,8 @@ type Confirmation struct {
 	// Repetitions of ConfirmationRun, per side.
 	// +optional
 	Repetitions int32 `json:"repetitions,omitempty"`
-	// Cells are the flagged cells re-measured, "target@threads".
+	// Cells are the flagged cells re-measured, "target@threads", or "target/workload@threads"
+	// in a run of several workloads.
 	// +kubebuilder:validation:MaxItems=128
 	// +listType=atomic
 	// +optional
@@ -317,6 +318,11 @@ type Acknowledgement struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	Target string `json:"target"`
+	// Workload is the name of a workload of spec.workloads or spec.preset; unset: every
+	// workload of the target (a run of one spec.workload has only that one).
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Workload string `json:"workload,omitempty"`
 	// Threads is the thread count; unset: every thread count of the target.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
@@ -469,9 +475,12 @@ type History struct {
 
 // ChangePoint is a sustained shift of one cell's median in a schedule's history.
 type ChangePoint struct {
-	Target  string    `json:"target"`
-	Threads int32     `json:"threads"`
-	Metric  AckMetric `json:"metric"`
+	Target string `json:"target"`
+	// Workload names the cell's workload in a run of several; unset with one spec.workload.
+	// +optional
+	Workload string    `json:"workload,omitempty"`
+	Threads  int32     `json:"threads"`
+	Metric   AckMetric `json:"metric"`
 	// Since is the first run at the new level.
 	Since string `json:"since"`
 	// Before and After are the medians of the cell's medians before and since the shift;
@@ -564,8 +573,9 @@ type Comparison struct {
 	// +optional
 	Worst []CellChange `json:"worst,omitempty"`
 	// Targets are the per-target verdicts: the geometric mean over the target's cells of the
-	// run's median over the baseline's, with its interval. They decide NoRegression.
-	// +kubebuilder:validation:MaxItems=16
+	// run's median over the baseline's, with its interval. They decide NoRegression. A run of
+	// several workloads has one per target and workload (16 targets x 16 workloads at most).
+	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
 	// +optional
 	Targets []TargetChange `json:"targets,omitempty"`
@@ -595,6 +605,10 @@ const (
 // disagreement and the repetitions' spread.
 type TargetChange struct {
 	Target string `json:"target"`
+	// Workload names the workload whose cells these are, in a run of several (each workload of
+	// a target is judged on its own); unset with one spec.workload.
+	// +optional
+	Workload string `json:"workload,omitempty"`
 	// Cells is how many thread counts entered (acknowledged cells are left out).
 	Cells int32 `json:"cells"`
 	// Verdict of the target: Regressed when QPS or p95 regressed, else Inconclusive when either
@@ -675,10 +689,13 @@ type TargetChange struct {
 	Note string `json:"note,omitempty"`
 }
 
-// CellChange is one target at one thread count, against the baseline.
+// CellChange is one target at one thread count (of one workload), against the baseline.
 type CellChange struct {
-	Target  string `json:"target"`
-	Threads int32  `json:"threads"`
+	Target string `json:"target"`
+	// Workload names the cell's workload in a run of several; unset with one spec.workload.
+	// +optional
+	Workload string `json:"workload,omitempty"`
+	Threads  int32  `json:"threads"`
 	// Verdict of the cell: Regressed when QPS or p95 latency regressed, else Inconclusive when
 	// either is, else Improved when either improved, else NoChange.
 	// +optional

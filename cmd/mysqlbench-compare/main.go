@@ -99,11 +99,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 func maxRepetitions(run *v1.BenchmarkRun) int {
 	most := 0
 	for _, t := range run.Status.Targets {
-		per := map[int32]int{}
+		// A cell is a thread count of one workload: a suite's workloads are not repetitions.
+		type cell struct {
+			workload string
+			threads  int32
+		}
+		per := map[cell]int{}
 		for _, s := range t.Steps {
 			if s.Throughput() > 0 {
-				per[s.Threads]++
-				most = max(most, per[s.Threads])
+				k := cell{s.Workload, s.Threads}
+				per[k]++
+				most = max(most, per[k])
 			}
 		}
 	}

@@ -87,3 +87,18 @@ func resultsJSON(t *testing.T, text string) string {
 	}
 	return data[report.KeyResultsJSON]
 }
+
+// A suite's workloads at one thread count are different cells, not repetitions of one.
+func TestMaxRepetitionsOfASuite(t *testing.T) {
+	run := &v1.BenchmarkRun{}
+	ts := v1.TargetStatus{Name: "a"}
+	for rep := int32(1); rep <= 3; rep++ {
+		for _, w := range []string{"points", "rw", "insert"} {
+			ts.Steps = append(ts.Steps, v1.StepResult{Workload: w, Threads: 8, Repetition: rep, QPS: v1.QPS{Total: 1000}})
+		}
+	}
+	run.Status.Targets = []v1.TargetStatus{ts}
+	if got := maxRepetitions(run); got != 3 {
+		t.Errorf("maxRepetitions = %d, want 3", got)
+	}
+}

@@ -198,7 +198,8 @@ func (r *Reconciler) dropJob(ctx context.Context, run *v1.BenchmarkRun, t v1.Tar
 		}
 	}
 	step := load.Step{Phase: load.PhaseCleanup, ScriptSHA256: digest}
-	inv, image, err := loadclient.For(run.Spec.Workload).Container(run.Spec, t, step, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
+	cleanup := specs.ForStep(run, specs.CleanupStepOf(run))
+	inv, image, err := loadclient.For(cleanup.Spec.Workload).Container(cleanup.Spec, t, step, eng.ConnectionSecret(run, t), r.sysbenchImage(run))
 	if err != nil {
 		return nil, fmt.Errorf("build the cleanup of target %s: %w", t.Name, err)
 	}

@@ -144,11 +144,18 @@ func (r *Reconciler) advanceTarget(ctx context.Context, tx *transition, t v1.Tar
 		return r.provision(ctx, tx, t, ts, eng)
 
 	case v1.TargetPreparing:
-		return r.runPhase(ctx, tx, t, ts, eng, specs.PrepareStep(),
-			func(*load.Final) { r.enter(tx, t, ts, afterPrepare(run)) })
+		// The data for the next step: the first one's, or data prepared again for a later one.
+		i := len(ts.Steps)
+		return r.runPhase(ctx, tx, t, ts, eng, specs.PrepareStepAt(run, i),
+			func(*load.Final) {
+				if fresh, _ := run.Spec.FreshDataBefore(i); fresh {
+					ts.PreparedFor = int32(i + 1)
+				}
+				r.enter(tx, t, ts, afterPrepare(run))
+			})
 
 	case v1.TargetWarmingUp:
-		return r.runPhase(ctx, tx, t, ts, eng, specs.WarmupStep(run),
+		return r.runPhase(ctx, tx, t, ts, eng, specs.WarmupStepAt(run, len(ts.Steps)),
 			func(*load.Final) { r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetWarmingUp)) })
 
 	case v1.TargetRunning:
@@ -157,6 +164,15 @@ func (r *Reconciler) advanceTarget(ctx context.Context, tx *transition, t v1.Tar
 		i := len(ts.Steps)
 		if i >= run.Spec.StepCount() {
 			r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetRunning))
+			return ctrl.Result{}, nil
+		}
+		if fresh, why := run.Spec.FreshDataBefore(i); fresh && ts.PreparedFor < int32(i+1) {
+			// Decided and recorded here, prepared by the next reconcile (Preparing, then the
+			// warm-up), so that the step measures data no earlier workload has changed.
+			w := run.Spec.WorkloadAt(i)
+			r.enter(tx, t, ts, v1.TargetPreparing)
+			tx.event(normal, "DataPreparedAgain", "target %s: preparing the data again before workload %s (step %s): %s",
+				t.Name, w.Name, describeStep(run, i), why)
 			return ctrl.Result{}, nil
 		}
 		return r.runLadderStep(ctx, tx, t, ts, eng, i)
@@ -221,7 +237,8 @@ func phaseMessage(p v1.TargetPhase) string {
 }
 
 // describeStep is the status' currentStep for step i of a target (in measuring order), e.g.
-// "3/11 (8 threads)", or with repetitions "14/33 (8 threads, repetition 2/3)".
+// "3/11 (8 threads)", or with repetitions "14/33 (8 threads, repetition 2/3)", and with several
+// workloads "14/40 (read-only, 8 threads)".
 func describeStep(run *v1.BenchmarkRun, i int) string {
 	threads := run.Spec.Ladder.Threads
 	total := run.Spec.StepCount()
@@ -229,10 +246,14 @@ func describeStep(run *v1.BenchmarkRun, i int) string {
 		return "cleanup"
 	}
 	rung, rep := run.Spec.LadderPosition(i)
-	if reps := run.Spec.RepetitionsOrDefault(); reps > 1 {
-		return fmt.Sprintf("%d/%d (%d threads, repetition %d/%d)", i+1, total, threads[rung], rep, reps)
+	what := fmt.Sprintf("%d threads", threads[rung])
+	if w := run.Spec.WorkloadAt(i); w.Name != "" {
+		what = w.Name + ", " + what
 	}
-	return fmt.Sprintf("%d/%d (%d threads)", i+1, total, threads[rung])
+	if reps := run.Spec.RepetitionsOrDefault(); reps > 1 {
+		return fmt.Sprintf("%d/%d (%s, repetition %d/%d)", i+1, total, what, rep, reps)
+	}
+	return fmt.Sprintf("%d/%d (%s)", i+1, total, what)
 }
 
 // afterPrepare is the phase after prepare: the warm-up when there is one.
@@ -330,7 +351,7 @@ func (r *Reconciler) provision(ctx context.Context, tx *transition, t v1.Target,
 		}
 		return ctrl.Result{RequeueAfter: next}, nil
 	}
-	return r.runPhase(ctx, tx, t, ts, eng, specs.ProbeStep(),
+	return r.runPhase(ctx, tx, t, ts, eng, specs.ProbeStepOf(run),
 		func(f *load.Final) {
 			ts.ServerVersion = f.Server
 			if state.Instance != "" {
@@ -360,7 +381,7 @@ func (r *Reconciler) provision(ctx context.Context, tx *transition, t v1.Target,
 				r.enter(tx, t, ts, specs.NextPhase(run, v1.TargetProvisioning))
 				return
 			}
-			next, failure := afterRestartProbe(run, restart, f.Tables)
+			next, failure := afterRestartProbe(specs.ForWorkload(run, run.Spec.WorkloadAt(len(ts.Steps))), restart, f.Tables)
 			if failure != "" {
 				_, _ = r.failTarget(ctx, tx, t, ts, failure)
 				return

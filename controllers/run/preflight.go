@@ -57,7 +57,7 @@ func (r *Reconciler) pinCustomScript(ctx context.Context, tx *transition) (strin
 		return digest, nil
 	}
 	if digest != pinned {
-		cs := run.Spec.Workload.CustomScript
+		cs := run.Spec.CustomScript()
 		return "", &engine.ConfigError{Message: fmt.Sprintf("ConfigMap %s/%s, key %s (workload.customScript) changed during "+
 			"the run: it had sha256 %s when the run first read it (status.customScriptSHA256) and has %s now, and a run "+
 			"measures one fixed script, so no more steps run; put the original script back to let the run go on, or start "+

@@ -279,9 +279,9 @@ func TestScheduledRunsEndToEndWithMetrics(t *testing.T) {
 
 	body := scrape(t, addr)
 	for _, want := range []string{
-		fmt.Sprintf(`mysqlbench_step_qps{namespace="%s",run="%s",schedule="minutely",server_version="10.11.14-MariaDB-0+deb12u2",target="mariadb",threads="2"} %g`, ns, run, want4.qps),
-		fmt.Sprintf(`mysqlbench_step_tps{namespace="%s",run="%s",schedule="minutely",server_version="10.11.14-MariaDB-0+deb12u2",target="mariadb-psoff",threads="1"} %g`, ns, run, want4.tps),
-		fmt.Sprintf(`mysqlbench_step_latency_p95_seconds{namespace="%s",run="%s",schedule="minutely",server_version="10.11.14-MariaDB-0+deb12u2",target="mariadb",threads="1"}`, ns, run),
+		fmt.Sprintf(`mysqlbench_step_qps{namespace="%s",run="%s",schedule="minutely",server_version="10.11.14-MariaDB-0+deb12u2",target="mariadb",threads="2",workload=""} %g`, ns, run, want4.qps),
+		fmt.Sprintf(`mysqlbench_step_tps{namespace="%s",run="%s",schedule="minutely",server_version="10.11.14-MariaDB-0+deb12u2",target="mariadb-psoff",threads="1",workload=""} %g`, ns, run, want4.tps),
+		fmt.Sprintf(`mysqlbench_step_latency_p95_seconds{namespace="%s",run="%s",schedule="minutely",server_version="10.11.14-MariaDB-0+deb12u2",target="mariadb",threads="1",workload=""}`, ns, run),
 		fmt.Sprintf(`mysqlbench_runs_total{namespace="%s",outcome="succeeded",schedule="minutely"}`, ns),
 		fmt.Sprintf(`mysqlbench_step_duration_seconds_count{namespace="%s",schedule="minutely"}`, ns),
 		fmt.Sprintf(`mysqlbench_schedule_regressed_cells{namespace="%s",schedule="minutely"} 0`, ns),

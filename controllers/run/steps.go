@@ -50,7 +50,9 @@ func (r *Reconciler) runLadderStep(ctx context.Context, tx *transition, t v1.Tar
 	// An interleaved run's next step is usually another target's: no early start.
 	// Nor when the next step measures a new server instance, which does not exist yet.
 	_, nextDue := specs.ReplacementDue(run, i+1, &v1.ServerReplacement{Repetition: rep})
-	if i+1 < run.Spec.StepCount() && tx.order.startsNextEarly() && !nextDue {
+	// Nor when the next step measures data prepared again for it.
+	nextFresh, _ := run.Spec.FreshDataBefore(i + 1)
+	if i+1 < run.Spec.StepCount() && tx.order.startsNextEarly() && !nextDue && !nextFresh {
 		s := specs.LadderStepAt(run, i+1)
 		next = &s
 	}
@@ -65,8 +67,9 @@ func (r *Reconciler) recordStep(ctx context.Context, tx *transition, t v1.Target
 	run := tx.run
 	rung, rep := run.Spec.LadderPosition(i)
 	threads := run.Spec.Ladder.Threads[rung]
-	c := loadclient.For(run.Spec.Workload)
+	c := loadclient.For(specs.ForStep(run, step).Spec.Workload)
 	result := c.Result(step.Load, a.Output)
+	result.Workload = step.Workload
 	result.Threads = threads
 	if run.Spec.RepetitionsOrDefault() > 1 {
 		result.Repetition = rep
@@ -122,7 +125,7 @@ func (r *Reconciler) runStep(ctx context.Context, tx *transition, t v1.Target, t
 		}
 		return ctrl.Result{}, err
 	}
-	a := stepjob.Decide(o, loadclient.For(run.Spec.Workload), step.Load, next != nil, ts.FailedAttempts, run.Spec.RetryLimit())
+	a := stepjob.Decide(o, loadclient.For(specs.ForStep(run, step).Spec.Workload), step.Load, next != nil, ts.FailedAttempts, run.Spec.RetryLimit())
 	switch a.Kind {
 	case stepjob.Create:
 		return r.createStepJob(ctx, tx, t, ts, eng, step, attempt, "")

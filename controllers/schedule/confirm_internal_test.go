@@ -427,3 +427,24 @@ func TestNextConfirmationRepetitionsAndNames(t *testing.T) {
 		t.Errorf("third attempt %q", got)
 	}
 }
+
+// An Inconclusive comparison's suspects are re-measured as named: a target's workload whole, a
+// single cell alone, and nothing of the other workloads.
+func TestFlaggedCellsOfSuspects(t *testing.T) {
+	var cells []compare.Cell
+	for _, w := range []string{"points", "rw"} {
+		for _, tg := range []string{"a", "b"} {
+			for _, th := range []int32{1, 8} {
+				cells = append(cells, compare.Cell{CellChange: v1.CellChange{Target: tg, Workload: w, Threads: th}})
+			}
+		}
+	}
+	res := compare.Result{Cells: cells}
+	res.Summary.Verdict = v1.VerdictInconclusive
+	res.Summary.Suspects = []string{"a/rw", "b/points@8"}
+	got := flaggedCells(res)
+	want := flagged{"a": {"rw": {1: true, 8: true}}, "b": {"points": {8: true}}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("flaggedCells = %v, want %v", got, want)
+	}
+}

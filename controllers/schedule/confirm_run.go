@@ -41,47 +41,89 @@ func confirmationAttempt(conf *v1.BenchmarkRun) int32 {
 	return 1
 }
 
-// flaggedCells are the thread counts to re-measure per target: every regressed cell that no
-// acknowledgement covers, and every compared thread count of a target whose geometric mean
-// regressed; of an Inconclusive comparison, its suspects (a target: all its thread counts).
-func flaggedCells(res compare.Result) map[string]map[int32]bool {
-	out := map[string]map[int32]bool{}
-	add := func(target string, threads int32) {
+// flagged are the cells to re-measure: thread counts by workload ("" in a run of one
+// spec.workload) by target.
+type flagged map[string]map[string]map[int32]bool
+
+// flaggedCells are the cells to re-measure: every regressed cell that no acknowledgement
+// covers, and every compared thread count of a target's workload whose geometric mean regressed;
+// of an Inconclusive comparison, its suspects (a target's workload: all its thread counts).
+func flaggedCells(res compare.Result) flagged {
+	out := flagged{}
+	add := func(target, workload string, threads int32) {
 		if out[target] == nil {
-			out[target] = map[int32]bool{}
+			out[target] = map[string]map[int32]bool{}
 		}
-		out[target][threads] = true
+		if out[target][workload] == nil {
+			out[target][workload] = map[int32]bool{}
+		}
+		out[target][workload][threads] = true
+	}
+	whole := func(target, workload string) {
+		for _, c := range res.Cells {
+			if c.Target == target && c.Workload == workload && !c.Acknowledged {
+				add(c.Target, c.Workload, c.Threads)
+			}
+		}
 	}
 	for _, c := range res.Cells {
 		if c.Regressed {
-			add(c.Target, c.Threads)
-		}
-	}
-	whole := func(target string) {
-		for _, c := range res.Cells {
-			if c.Target == target && !c.Acknowledged {
-				add(c.Target, c.Threads)
-			}
+			add(c.Target, c.Workload, c.Threads)
 		}
 	}
 	for _, t := range res.Targets {
 		if t.Verdict == v1.CellRegressed {
-			whole(t.Target)
+			whole(t.Target, t.Workload)
 		}
 	}
 	if res.Summary.Verdict == v1.VerdictInconclusive {
+		// Suspects are named as compare names them: target[/workload][@threads] (target names
+		// are DNS labels, without "/").
 		for _, s := range res.Summary.Suspects {
-			target, threads, cell := strings.Cut(s, "@")
+			label, threads, cell := strings.Cut(s, "@")
+			target, workload, _ := strings.Cut(label, "/")
 			if !cell {
-				whole(target)
+				whole(target, workload)
 				continue
 			}
 			if n, err := strconv.ParseInt(threads, 10, 32); err == nil {
-				add(target, int32(n))
+				add(target, workload, int32(n))
 			}
 		}
 	}
 	return out
+}
+
+// confirmationWorkloads narrows spec to the workloads named in flags (a run of one
+// spec.workload is left as it is): a confirmation re-measures the flagged workloads only, so
+// that it fits the step budget and judges nothing the comparison did not flag. A preset becomes
+// the list of its flagged workloads, under the same names and in the same order.
+func confirmationWorkloads(spec *v1.BenchmarkRunSpec, flags flagged) {
+	if !spec.Suite() {
+		return
+	}
+	wanted := map[string]bool{}
+	for _, byWorkload := range flags {
+		for w := range byWorkload {
+			wanted[w] = true
+		}
+	}
+	var named []v1.NamedWorkload
+	if spec.Preset != nil {
+		for _, w := range spec.OrderedWorkloads() {
+			if wanted[w.Name] {
+				named = append(named, v1.NamedWorkload{Name: w.Name, Client: w.Client, Script: w.Script, Tables: w.Tables,
+					TableSize: w.TableSize, ExtraArgs: w.ExtraArgs})
+			}
+		}
+	} else {
+		for _, w := range spec.Workloads {
+			if wanted[w.Name] {
+				named = append(named, w)
+			}
+		}
+	}
+	spec.Preset, spec.Workloads = nil, named
 }
 
 // confirmationRun builds attempt (1 for the first) of the confirmation run of run, compared
@@ -103,13 +145,13 @@ func flaggedCells(res compare.Result) map[string]map[int32]bool {
 // confirmation never pairs another user's Secret with this schedule's code.
 func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun, res compare.Result, decided time.Time,
 	attempt, reps int32) (*v1.BenchmarkRun, []string, error) {
-	flagged := flaggedCells(res)
-	if len(flagged) == 0 {
+	flags := flaggedCells(res)
+	if len(flags) == 0 {
 		return nil, nil, fmt.Errorf("the comparison flags no cell to re-measure")
 	}
 	var news []v1.Target
 	for _, t := range run.Spec.Targets {
-		if flagged[t.Name] != nil {
+		if flags[t.Name] != nil {
 			news = append(news, t)
 		}
 	}
@@ -151,14 +193,16 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 		if !engine.FactsOf(base.Engine).OwnPod || !engine.FactsOf(t.Engine).OwnPod {
 			interleaved = false
 		}
-		var ths []int32
-		for th := range flagged[t.Name] {
-			ths = append(ths, th)
-			threadSet[th] = true
-		}
-		sort.Slice(ths, func(a, b int) bool { return ths[a] < ths[b] })
-		for _, th := range ths {
-			cells = append(cells, fmt.Sprintf("%s@%d", t.Name, th))
+		for _, w := range run.Spec.OrderedWorkloads() {
+			var ths []int32
+			for th := range flags[t.Name][w.Name] {
+				ths = append(ths, th)
+				threadSet[th] = true
+			}
+			sort.Slice(ths, func(a, b int) bool { return ths[a] < ths[b] })
+			for _, th := range ths {
+				cells = append(cells, fmt.Sprintf("%s@%d", compare.Label(t.Name, w.Name), th))
+			}
 		}
 	}
 	var threads []int32
@@ -167,15 +211,17 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 	}
 	sort.Slice(threads, func(a, b int) bool { return threads[a] < threads[b] })
 
+	spec := run.Spec.DeepCopy()
+	confirmationWorkloads(spec, flags)
 	if reps == 0 {
 		var err error
-		if reps, err = firstConfirmationRepetitions(sched.Spec.Regression, run, len(targets), len(threads)); err != nil {
+		if reps, err = firstConfirmationRepetitions(sched.Spec.Regression, run, len(targets), spec.WorkloadCount(), len(threads)); err != nil {
 			return nil, nil, err
 		}
 	}
 
-	spec := run.Spec.DeepCopy()
 	spec.Targets = targets
+	spec.BaseTarget = "" // the sides' names are the confirmation's own
 	spec.Ladder.Threads = threads
 	spec.Repetitions = &reps
 	spec.Order = v1.OrderSequential
@@ -212,18 +258,22 @@ func confirmationRun(sched *v1.BenchmarkSchedule, run, baseline *v1.BenchmarkRun
 }
 
 // firstConfirmationRepetitions are the repetitions of a regression's first confirmation run of
-// targets x threads steps per repetition: policy's or the compared run's, whichever is more (a
-// confirmation that measured less than the run it confirms would decide less well than the
-// comparison it overrules), lowered to fit maxRunSteps, but never below the run's nor below 2.
-func firstConfirmationRepetitions(policy v1.RegressionPolicy, run *v1.BenchmarkRun, targets, threads int) (int32, error) {
+// targets x workloads x threads steps per repetition: policy's or the compared run's, whichever
+// is more (a confirmation that measured less than the run it confirms would decide less well
+// than the comparison it overrules), lowered to fit maxRunSteps, but never below the run's nor
+// below 2.
+func firstConfirmationRepetitions(policy v1.RegressionPolicy, run *v1.BenchmarkRun, targets, workloads, threads int) (int32, error) {
 	floor := max(int32(run.Spec.RepetitionsOrDefault()), 2)
 	reps := min(max(policy.ConfirmRepetitions(), floor), maxRepetitions)
-	if perRep := int32(targets * threads); reps*perRep > maxRunSteps {
+	if perRep := int32(targets * workloads * threads); reps*perRep > maxRunSteps {
 		reps = maxRunSteps / perRep
 	}
 	if reps < floor {
-		return 0, fmt.Errorf("%d targets (both sides of each regressed one) x %d thread counts leave fewer than the %d repetitions "+
-			"of %s within a run's %d steps", targets, threads, floor, run.Name, maxRunSteps)
+		what := fmt.Sprintf("%d targets (both sides of each regressed one) x %d thread counts", targets, threads)
+		if workloads > 1 {
+			what = fmt.Sprintf("%d targets (both sides of each regressed one) x %d workloads x %d thread counts", targets, workloads, threads)
+		}
+		return 0, fmt.Errorf("%s leave fewer than the %d repetitions of %s within a run's %d steps", what, floor, run.Name, maxRunSteps)
 	}
 	return reps, nil
 }
@@ -232,7 +282,7 @@ func firstConfirmationRepetitions(policy v1.RegressionPolicy, run *v1.BenchmarkR
 // Inconclusive: twice conf's, within 10 and maxRunSteps; 0 when that is not more than conf's.
 func nextConfirmationRepetitions(conf *v1.BenchmarkRun) int32 {
 	prev := int32(conf.Spec.RepetitionsOrDefault())
-	perRep := max(int32(len(conf.Spec.Targets)*len(conf.Spec.Ladder.Threads)), 1)
+	perRep := max(int32(len(conf.Spec.Targets)*conf.Spec.WorkloadCount()*len(conf.Spec.Ladder.Threads)), 1)
 	next := min(2*prev, maxRepetitions, maxRunSteps/perRep)
 	if next <= prev {
 		return 0

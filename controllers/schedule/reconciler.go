@@ -313,7 +313,7 @@ func (r *Reconciler) analyseHistory(u *scheduleUpdate, children []*v1.BenchmarkR
 			cp := h.ChangePoints[0]
 			u.event(corev1.EventTypeWarning, v1.ReasonChangePoint, fmt.Sprintf(
 				"%d cells shifted for the worse over the last %d runs; largest: %s at %d threads, %s %+.1f%% since %s (p=%.3g)",
-				h.RegressedCells, h.Runs, cp.Target, cp.Threads, cp.Metric, cp.ChangePercent, cp.Since, cp.P))
+				h.RegressedCells, h.Runs, compare.Label(cp.Target, cp.Workload), cp.Threads, cp.Metric, cp.ChangePercent, cp.Since, cp.P))
 		}
 	}
 	metrics.RecordHistory(sched.Namespace, sched.Name, *sched.Status.History)

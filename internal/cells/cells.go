@@ -16,7 +16,9 @@ const MaxCV = stats.DefaultMaxCV
 // Cell is the repetitions of one target at one thread count: one value per whole step, in the
 // order measured.
 type Cell struct {
-	Threads int32
+	// Workload names the cell's workload in a run of several ("" with one spec.workload).
+	Workload string
+	Threads  int32
 	// QPS is the steps' throughput (v1.StepResult.Throughput): queries per second, or tpmC for
 	// go-tpc's steps. The comparison and the report name it by the client's metric.
 	QPS   []float64
@@ -32,37 +34,52 @@ func Comparable(s v1.StepResult) bool {
 	return s.Throughput() > 0 && !s.OverDuration
 }
 
-// Of groups the Comparable steps by thread count, thread counts ascending: a thread count
-// without one has no cell.
+// Of groups the Comparable steps by workload and thread count: workloads in the order they were
+// first measured, thread counts ascending within each. A thread count without one has no cell.
 func Of(steps []v1.StepResult) []Cell {
+	type key struct {
+		workload string
+		threads  int32
+	}
 	var out []Cell
-	index := map[int32]int{}
+	index := map[key]int{}
+	order := map[string]int{}
 	for _, s := range steps {
+		if _, ok := order[s.Workload]; !ok {
+			order[s.Workload] = len(order)
+		}
 		if !Comparable(s) {
 			continue
 		}
-		i, ok := index[s.Threads]
+		i, ok := index[key{s.Workload, s.Threads}]
 		if !ok {
 			i = len(out)
-			index[s.Threads] = i
-			out = append(out, Cell{Threads: s.Threads})
+			index[key{s.Workload, s.Threads}] = i
+			out = append(out, Cell{Workload: s.Workload, Threads: s.Threads})
 		}
 		c := &out[i]
 		c.QPS = append(c.QPS, s.Throughput())
 		c.TPS = append(c.TPS, s.TPS)
 		c.P95Ms = append(c.P95Ms, s.Latency.P95Ms)
 	}
-	slices.SortStableFunc(out, func(a, b Cell) int { return int(a.Threads) - int(b.Threads) })
+	slices.SortStableFunc(out, func(a, b Cell) int {
+		if a.Workload != b.Workload {
+			return order[a.Workload] - order[b.Workload]
+		}
+		return int(a.Threads) - int(b.Threads)
+	})
 	return out
 }
 
 // Summary is a cell's statistics for the three metrics.
 type Summary struct {
-	Threads int32         `json:"threads"`
-	N       int           `json:"n"`
-	QPS     stats.Summary `json:"qps"`
-	TPS     stats.Summary `json:"tps"`
-	P95Ms   stats.Summary `json:"p95Ms"`
+	// Workload names the cell's workload in a run of several; omitted with one spec.workload.
+	Workload string        `json:"workload,omitempty"`
+	Threads  int32         `json:"threads"`
+	N        int           `json:"n"`
+	QPS      stats.Summary `json:"qps"`
+	TPS      stats.Summary `json:"tps"`
+	P95Ms    stats.Summary `json:"p95Ms"`
 }
 
 // Noisy says whether the cell's QPS or p95 latency varies by more than MaxCV between
@@ -77,7 +94,7 @@ func Summarize(steps []v1.StepResult) []Summary {
 	out := make([]Summary, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, Summary{
-			Threads: c.Threads, N: len(c.QPS),
+			Workload: c.Workload, Threads: c.Threads, N: len(c.QPS),
 			QPS: stats.Summarize(c.QPS), TPS: stats.Summarize(c.TPS), P95Ms: stats.Summarize(c.P95Ms),
 		})
 	}
@@ -90,7 +107,7 @@ func Status(steps []v1.StepResult) []v1.CellStats {
 	sums := Summarize(steps)
 	out := make([]v1.CellStats, 0, len(sums))
 	for _, s := range sums {
-		c := v1.CellStats{Threads: s.Threads, N: int32(s.N), TPS: metric(s.TPS), P95Ms: metric(s.P95Ms)}
+		c := v1.CellStats{Workload: s.Workload, Threads: s.Threads, N: int32(s.N), TPS: metric(s.TPS), P95Ms: metric(s.P95Ms)}
 		c.SetThroughput(metric(s.QPS), steps)
 		out = append(out, c)
 	}

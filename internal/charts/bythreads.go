@@ -39,8 +39,12 @@ type point struct {
 }
 
 type series struct {
-	// label names the line ("target" or "run/target"); legend adds the server's version.
+	// label names the line ("target" or "run/target", with "/workload" in a suite); legend adds
+	// the server's version.
 	label, legend string
+	// target and workload are the source's: a suite's lines are divided by the base target's
+	// line of their own workload.
+	target, workload string
 	// look is its source's, so a target keeps its colour when a relative chart leaves other
 	// lines out.
 	look   look
@@ -121,20 +125,26 @@ func stepSamples(c cells.Cell, m Metric) []float64 {
 
 // drawByThreads draws the lines of threadLines and returns, besides the chart, the notes that
 // say what it leaves out.
-func drawByThreads(docs []*results.Doc, m measure, relativeTo, title string, logY bool) (*Chart, []string, error) {
+func drawByThreads(docs []*results.Doc, m measure, relativeTo, workload, title string, logY bool) (*Chart, []string, error) {
 	throughput, _, err := runsThroughput(docs)
 	if err != nil {
 		return nil, nil, err
 	}
 	m.throughput = throughput
-	lines, notes, leftOut, relativeTo, err := threadLines(docs, m, relativeTo)
+	lines, notes, leftOut, relativeTo, err := workloadLines(docs, m, relativeTo, workload)
 	if err != nil {
 		return nil, nil, err
 	}
 	what := m.name() + " by threads"
+	if workload != "" {
+		what = m.name() + " of " + workload + " by threads"
+	}
 	yLabel := m.axis()
 	if relativeTo != "" {
 		what = m.name() + " relative to " + relativeTo
+		if workload != "" {
+			what = m.name() + " of " + workload + " relative to " + relativeTo
+		}
 		yLabel = fmt.Sprintf("%s / %s of %s (1 = same)", m.name(), m.name(), relativeTo)
 		if len(yLabel) > maxYLabel {
 			// gonum squeezes the data area to the height of a longer label; the title names
@@ -223,7 +233,16 @@ func drawByThreads(docs []*results.Doc, m measure, relativeTo, title string, log
 // is left out. A server metric's line has the thread counts whose steps have the value; a target
 // without it at any thread count has no line.
 func threadLines(docs []*results.Doc, m measure, relativeTo string) (lines []series, notes, leftOut []string, rel string, err error) {
-	srcs, unmeasured := sources(docs)
+	return workloadLines(docs, m, relativeTo, "")
+}
+
+// workloadLines is threadLines of one workload of the suites (workload), or of every workload
+// of them, a line each ("").
+func workloadLines(docs []*results.Doc, m measure, relativeTo, workload string) (lines []series, notes, leftOut []string, rel string, err error) {
+	srcs, unmeasured, err := workloadSources(docs, workload)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
 	if len(srcs) == 0 {
 		return nil, nil, nil, "", nothingMeasured(docs)
 	}
@@ -235,7 +254,7 @@ func threadLines(docs []*results.Doc, m measure, relativeTo string) (lines []ser
 	var gaps []serverGap
 	lks := looks(srcs, false)
 	for i, s := range srcs {
-		ln := series{label: s.label, legend: legendName(s), look: lks[i], doc: s.doc}
+		ln := series{label: s.label, legend: legendName(s), look: lks[i], doc: s.doc, target: s.target.Name, workload: s.workload}
 		if m.server == nil {
 			ln.points = byThreads(s.doc, s.target, m.metric)
 		} else {
@@ -254,7 +273,12 @@ func threadLines(docs []*results.Doc, m measure, relativeTo string) (lines []ser
 		return nil, nil, nil, "", fmt.Errorf("no target of %s has %s: %s", runNames(docs), m.name(), strings.Join(leftOut, "; "))
 	}
 
-	if relativeTo != "" {
+	if relativeTo != "" && slices.ContainsFunc(srcs, func(s source) bool { return s.workload != "" }) && workload == "" {
+		var err error
+		if lines, leftOut, err = relativePerWorkload(lines, leftOut, srcs, relativeTo); err != nil {
+			return nil, nil, nil, "", err
+		}
+	} else if relativeTo != "" {
 		base, err := baseline(srcs, unmeasured, relativeTo)
 		if err != nil {
 			return nil, nil, nil, "", err
@@ -287,6 +311,68 @@ func threadLines(docs []*results.Doc, m measure, relativeTo string) (lines []ser
 		leftOut = append(leftOut, "not drawn (no measured step): "+strings.Join(unmeasured, ", "))
 	}
 	return lines, notes, leftOut, relativeTo, nil
+}
+
+// relativePerWorkload divides each line of a suite by the line of the target relativeTo names
+// ("target", or "run/target" with several runs) of the same workload: a ratio of two workloads'
+// numbers would compare different benchmarks.
+func relativePerWorkload(lines []series, leftOut []string, srcs []source, relativeTo string) ([]series, []string, error) {
+	isBase := func(ln series) bool {
+		return ln.target == relativeTo || strings.TrimSuffix(ln.label, "/"+ln.workload) == relativeTo
+	}
+	if !slices.ContainsFunc(srcs, func(s source) bool {
+		return s.target.Name == relativeTo || strings.TrimSuffix(s.label, "/"+s.workload) == relativeTo
+	}) {
+		var names []string
+		for _, s := range srcs {
+			if n := strings.TrimSuffix(s.label, "/"+s.workload); !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		return nil, nil, fmt.Errorf("relative to %q: no such target: choose one of %s", relativeTo, strings.Join(names, ", "))
+	}
+	var out []series
+	var apart, noBase []string
+	for _, wl := range workloadOrder(lines) {
+		var group []series
+		var base *series
+		for _, ln := range lines {
+			if ln.workload != wl {
+				continue
+			}
+			group = append(group, ln)
+			if isBase(ln) && base == nil {
+				base = &group[len(group)-1]
+			}
+		}
+		if base == nil {
+			noBase = append(noBase, wl)
+			continue
+		}
+		rel, a := relative(group, *base)
+		out, apart = append(out, rel...), append(apart, a...)
+	}
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("relative to %s: it has no measured workload to divide by: choose another target", relativeTo)
+	}
+	if len(noBase) > 0 {
+		leftOut = append(leftOut, fmt.Sprintf("not drawn (%s measured none of it): workloads %s", relativeTo, strings.Join(noBase, ", ")))
+	}
+	if len(apart) > 0 {
+		leftOut = append(leftOut, fmt.Sprintf("not drawn (no thread count in common with %s): %s", relativeTo, strings.Join(apart, ", ")))
+	}
+	return out, leftOut, nil
+}
+
+// workloadOrder is the lines' workloads in first-seen order.
+func workloadOrder(lines []series) []string {
+	var out []string
+	for _, ln := range lines {
+		if !slices.Contains(out, ln.workload) {
+			out = append(out, ln.workload)
+		}
+	}
+	return out
 }
 
 // baseline finds the line RelativeTo names: its label, or a target name that only one run has.
@@ -335,7 +421,7 @@ func relative(lines []series, base series) (out []series, apart []string) {
 		}
 	}
 	for _, ln := range lines {
-		r := series{label: ln.label, legend: ln.legend, look: ln.look, doc: ln.doc}
+		r := series{label: ln.label, legend: ln.legend, look: ln.look, doc: ln.doc, target: ln.target, workload: ln.workload}
 		paired := ln.doc == base.doc && ln.doc != nil && ln.doc.Ladder.Order == string(v1alpha1.OrderInterleaved)
 		for _, pt := range ln.points {
 			b, ok := baseAt[pt.threads]

@@ -62,6 +62,10 @@ type Spec struct {
 	// the same thread count (1.0 = the same), and thread counts the target lacks are left out.
 	// With several runs it may be "run/target", as the legend names the lines. "" = absolute.
 	RelativeTo string
+	// Workload draws only that workload of suites (runs of spec.workloads or spec.preset); ""
+	// draws a line per target and workload, a suite's ratios (RelativeTo) each to the same
+	// workload of the base target.
+	Workload string
 	// Timeline draws the per-second series across the ladder instead of one point per thread count.
 	Timeline bool
 	// PerSecond draws a server counter (CounterPrefix) per second instead of per query.
@@ -120,9 +124,9 @@ func DrawWithNotes(docs []*results.Doc, spec Spec) (*Chart, []string, error) {
 			return nil, nil, fmt.Errorf("%s is one number per step (the server's counters are read at its start and "+
 				"end), not a per-second series: draw it by threads (without a timeline)", m.metric)
 		}
-		return drawTimeline(docs, m.metric, spec.Title, spec.LogLatency)
+		return drawTimeline(docs, m.metric, spec.Workload, spec.Title, spec.LogLatency)
 	}
-	return drawByThreads(docs, m, spec.RelativeTo, spec.Title, spec.LogLatency)
+	return drawByThreads(docs, m, spec.RelativeTo, spec.Workload, spec.Title, spec.LogLatency)
 }
 
 // measure is what a chart draws: one of Metrics, or a server value (server not nil).
@@ -278,11 +282,69 @@ func QPSByThreadsSVG(doc *results.Doc) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// source is one target of one run, and the name the chart gives it.
+// source is one target of one run (of one workload of a suite), and the name the chart gives
+// it.
 type source struct {
-	doc    *results.Doc
-	target *results.Target
-	label  string
+	doc *results.Doc
+	// target holds the steps and cells drawn: of workload only, in a suite.
+	target   *results.Target
+	label    string
+	workload string
+}
+
+// noSuchWorkload says that run d has no workload named only, and which it has.
+func noSuchWorkload(d *results.Doc, only string) error {
+	var have []string
+	for _, w := range d.Workloads {
+		have = append(have, w.Name)
+	}
+	if len(have) == 0 {
+		return fmt.Errorf("workload %s: run %s measured one workload, without a name", only, runName(d))
+	}
+	return fmt.Errorf("workload %s: run %s has workloads %s", only, runName(d), strings.Join(have, ", "))
+}
+
+// workloadSources are sources' targets split by workload: one source per target and workload
+// of a suite, labelled "target/workload" (the workload left out when only is set: the chart is
+// then of that one workload), so that no line mixes two workloads' cells at one thread count.
+// A run of one workload gives its targets whole. only names a workload every suite must have.
+func workloadSources(docs []*results.Doc, only string) (measured []source, unmeasured []string, err error) {
+	for _, d := range docs {
+		names := []string{""}
+		if len(d.Workloads) > 0 {
+			names = names[:0]
+			for _, w := range d.Workloads {
+				if only == "" || w.Name == only {
+					names = append(names, w.Name)
+				}
+			}
+		}
+		if only != "" && len(names) == 0 {
+			return nil, nil, noSuchWorkload(d, only)
+		}
+		for _, wl := range names {
+			view := d
+			if wl != "" {
+				view, _ = d.ForWorkload(wl, nil)
+			}
+			for i := range view.Targets {
+				t := &view.Targets[i]
+				label := t.Name
+				if wl != "" && only == "" {
+					label += "/" + wl
+				}
+				if len(docs) > 1 {
+					label = d.Run.Name + "/" + label
+				}
+				if len(t.Steps) == 0 {
+					unmeasured = append(unmeasured, label)
+					continue
+				}
+				measured = append(measured, source{doc: d, target: t, label: label, workload: wl})
+			}
+		}
+	}
+	return measured, unmeasured, nil
 }
 
 // sources lists every target of the runs in order, labelled "target" for one run and
@@ -378,9 +440,13 @@ func defaultTitle(docs []*results.Doc, what string) string {
 	return runs + ": " + what
 }
 
-// workload is the sysbench script the runs share, or "".
+// workload is the sysbench script the runs share, or "" (also for suites, of several).
 func workload(docs []*results.Doc) string {
 	name := func(d *results.Doc) string {
+		if len(d.Workloads) > 0 {
+			// A suite's Workload is its first workload only: the lines name theirs.
+			return ""
+		}
 		if cs := d.Workload.CustomScript; cs != nil {
 			return cs.ConfigMap + "/" + cs.Key
 		}

@@ -80,9 +80,19 @@ func looks(srcs []source, dense bool) []look {
 			targets = append(targets, s.target.Name)
 		}
 	}
+	var workloads []string
+	for _, s := range srcs {
+		if s.workload != "" && !slices.Contains(workloads, s.workload) {
+			workloads = append(workloads, s.workload)
+		}
+	}
 	out := make([]look, len(srcs))
 	for i, s := range srcs {
 		switch {
+		case len(workloads) > 1:
+			// A colour per target, a dash per workload (and run): a suite's lines read as its
+			// targets' families.
+			out[i] = look{color: slices.Index(targets, s.target.Name), dash: runs[s.doc]*len(workloads) + slices.Index(workloads, s.workload)}
 		case len(runs) > 1:
 			out[i] = look{color: slices.Index(targets, s.target.Name), dash: runs[s.doc]}
 		case dense:

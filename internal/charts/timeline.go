@@ -106,7 +106,33 @@ func stepValue(s results.Step, m Metric) float64 {
 	return s.Throughput()
 }
 
-func drawTimeline(docs []*results.Doc, metric Metric, title string, logY bool) (*Chart, []string, error) {
+// drawTimeline draws each target's steps in the order they ran; a suite's target is one line
+// through its workloads, unless only names the one workload to draw (its steps where they ran,
+// the other workloads' time left blank).
+func drawTimeline(docs []*results.Doc, metric Metric, only, title string, logY bool) (*Chart, []string, error) {
+	var suiteNote string
+	if only != "" {
+		views := make([]*results.Doc, len(docs))
+		for i, d := range docs {
+			if !slices.ContainsFunc(d.Workloads, func(w results.NamedWorkload) bool { return w.Name == only }) {
+				return nil, nil, noSuchWorkload(d, only)
+			}
+			views[i], _ = d.ForWorkload(only, nil)
+		}
+		docs = views
+	} else {
+		for _, d := range docs {
+			if len(d.Workloads) > 0 {
+				var names []string
+				for _, w := range d.Workloads {
+					names = append(names, w.Name)
+				}
+				suiteNote = fmt.Sprintf("a line runs through the workloads in measuring order (%s); --workload draws one",
+					strings.Join(names, ", "))
+				break
+			}
+		}
+	}
 	throughput, noSeries, err := runsThroughput(docs)
 	if err != nil {
 		return nil, nil, err
@@ -168,6 +194,9 @@ func drawTimeline(docs []*results.Doc, metric Metric, title string, logY bool) (
 	if len(marks) > 0 {
 		notes = append(notes, "numbers at the top: the threads of each step")
 	}
+	if suiteNote != "" {
+		notes = append(notes, suiteNote)
+	}
 	var leftOut []string
 	if zeros > 0 {
 		leftOut = append(leftOut, fmt.Sprintf("not drawn on the log scale: %d %s of %s 0", zeros, plural(zeros, "point"), m.name()))
@@ -178,6 +207,9 @@ func drawTimeline(docs []*results.Doc, metric Metric, title string, logY bool) (
 	notes = append(notes, leftOut...)
 	if title == "" {
 		title = defaultTitle(docs, m.name()+" over time")
+		if only != "" {
+			title += ", workload " + only
+		}
 	}
 	// The x axis's unit follows the ladder's length: its data are seconds.
 	var maxX float64

@@ -126,7 +126,7 @@ func relHistoryVar(hist []map[cellKey]float64, f *family, others []*family, res 
 	keysOf := func(g *family) []cellKey {
 		var ks []cellKey
 		for _, ci := range g.cells {
-			ks = append(ks, cellKey{res.Cells[ci].Target, res.Cells[ci].Threads})
+			ks = append(ks, keyOf(res.Cells[ci].CellChange))
 		}
 		return ks
 	}

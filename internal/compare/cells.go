@@ -9,11 +9,24 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/stats"
 )
 
-// cellKey names a cell: one target at one thread count.
+// cellKey names a cell: one target at one thread count of one workload (workload "" in a run
+// of one spec.workload). Cells of different workloads never share a key, so they are never
+// paired, nor averaged into one level.
 type cellKey struct {
-	target  string
-	threads int32
+	target   string
+	workload string
+	threads  int32
 }
+
+// group is the family a cell belongs to: its target and workload.
+func (k cellKey) group() groupKey { return groupKey{k.target, k.workload} }
+
+// groupKey names what a target-level verdict judges: one target's cells of one workload.
+type groupKey struct {
+	target, workload string
+}
+
+func keyOf(c v1.CellChange) cellKey { return cellKey{c.Target, c.Workload, c.Threads} }
 
 // samples are the repetitions of the cells of a run that measured a throughput (QPS, or tpmC for
 // go-tpc), by cell, in report order.
@@ -28,7 +41,7 @@ func samples(run *v1.BenchmarkRun) ([]cellKey, map[cellKey]cells.Cell) {
 			}
 		}
 		for _, c := range cells.Of(measured) {
-			k := cellKey{t.Name, c.Threads}
+			k := cellKey{t.Name, c.Workload, c.Threads}
 			if _, dup := out[k]; !dup {
 				order = append(order, k)
 				out[k] = c
@@ -54,7 +67,7 @@ type Cell struct {
 func cell(k cellKey, b, s cells.Cell, rules []Rule) Cell {
 	bs, ss := stats.Summarize(b.QPS), stats.Summarize(s.QPS)
 	c := v1.CellChange{
-		Target: k.target, Threads: k.threads,
+		Target: k.target, Workload: k.workload, Threads: k.threads,
 		BaselineN: int32(len(b.QPS)), N: int32(len(s.QPS)),
 		BaselineQPSCV: round1(bs.CV * 100), QPSCV: round1(ss.CV * 100),
 		BaselineQPSSpread: round1(spread(bs)), QPSSpread: round1(spread(ss)),
@@ -106,4 +119,20 @@ func positiveValues(xs []float64) []float64 {
 	return out
 }
 
-func cellName(k cellKey) string { return fmt.Sprintf("%s@%d", k.target, k.threads) }
+// cellName is "target@threads", or "target/workload@threads" in a run of several workloads.
+func cellName(k cellKey) string { return fmt.Sprintf("%s@%d", Label(k.target, k.workload), k.threads) }
+
+// Label names a target's cells of one workload: the target, or "target/workload" in a run of
+// several workloads (target and workload names are DNS labels, without "/").
+func Label(target, workload string) string {
+	if workload == "" {
+		return target
+	}
+	return target + "/" + workload
+}
+
+// TargetLabel is Label of a target-level verdict.
+func TargetLabel(t v1.TargetChange) string { return Label(t.Target, t.Workload) }
+
+// CellLabel is Label of a cell.
+func CellLabel(c v1.CellChange) string { return Label(c.Target, c.Workload) }

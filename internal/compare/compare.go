@@ -66,14 +66,18 @@ func CompareWith(run, baseline *v1.BenchmarkRun, regression v1.RegressionPolicy,
 		return res
 	}
 	res.Summary.Baseline = baseline.Name
-	if c := loadclient.For(run.Spec.Workload); c.Capabilities().Metric.Name != "QPS" {
+	if c := loadclient.For(primaryWorkload(run)); c.Capabilities().Metric.Name != "QPS" {
 		res.Summary.Metric = c.Capabilities().Metric.Name
 	}
-	if rc, bc := run.Spec.Workload.ClientOrDefault(), baseline.Spec.Workload.ClientOrDefault(); rc != bc {
+	if rc, bc := primaryWorkload(run).ClientOrDefault(), primaryWorkload(baseline).ClientOrDefault(); rc != bc {
 		// QPS and tpmC, or two clients' QPS, measure different things: no verdict between them.
 		res.Summary.Verdict = v1.VerdictNoBaseline
 		res.Summary.Message = fmt.Sprintf("baseline %s ran client %s, this run %s: their numbers do not compare; "+
 			"compare runs of the same client", baseline.Name, bc, rc)
+		return res
+	}
+	if why := workloadsDiffer(run, baseline); why != "" {
+		res.Summary.Verdict, res.Summary.Message = v1.VerdictNoBaseline, why
 		return res
 	}
 	c := &comparing{res: &res, policy: policy, run: run, baseline: baseline, at: finishedAt(run),
@@ -84,8 +88,8 @@ func CompareWith(run, baseline *v1.BenchmarkRun, regression v1.RegressionPolicy,
 			c.hist = append(c.hist, h)
 		}
 	}
-	for _, name := range c.targets {
-		res.Targets = append(res.Targets, v1.TargetChange{Target: name, Confidence: c.conf})
+	for _, g := range c.targets {
+		res.Targets = append(res.Targets, v1.TargetChange{Target: g.target, Workload: g.workload, Confidence: c.conf})
 	}
 	var fams []*family
 	for ri := range policy.Rules {
@@ -119,7 +123,7 @@ func CompareWith(run, baseline *v1.BenchmarkRun, regression v1.RegressionPolicy,
 }
 
 // comparing is one CompareWith under way: the two runs under the policy, and the cells both
-// measured, by target.
+// measured, by target and workload.
 type comparing struct {
 	res           *Result
 	policy        Policy
@@ -129,8 +133,8 @@ type comparing struct {
 	conf          float64
 	hist          []*v1.BenchmarkRun
 	base, cur     map[cellKey]cells.Cell
-	targets       []string
-	perTarget     map[string][]int // indices in res.Cells, by target
+	targets       []groupKey
+	perTarget     map[groupKey][]int // indices in res.Cells, by target and workload
 }
 
 // pairCells describes each cell both runs measured, in the run's order, and names the cells
@@ -139,17 +143,17 @@ func (c *comparing) pairCells() {
 	res := c.res
 	baseOrder, base := samples(c.baseline)
 	runOrder, cur := samples(c.run)
-	c.base, c.cur, c.perTarget = base, cur, map[string][]int{}
+	c.base, c.cur, c.perTarget = base, cur, map[groupKey][]int{}
 	for _, k := range runOrder {
 		b, ok := base[k]
 		if !ok {
 			res.OnlyInRun = append(res.OnlyInRun, cellName(k))
 			continue
 		}
-		if _, seen := c.perTarget[k.target]; !seen {
-			c.targets = append(c.targets, k.target)
+		if _, seen := c.perTarget[k.group()]; !seen {
+			c.targets = append(c.targets, k.group())
 		}
-		c.perTarget[k.target] = append(c.perTarget[k.target], len(res.Cells))
+		c.perTarget[k.group()] = append(c.perTarget[k.group()], len(res.Cells))
 		res.Cells = append(res.Cells, cell(k, b, cur[k], c.policy.Rules))
 	}
 	for _, k := range baseOrder {
@@ -159,8 +163,8 @@ func (c *comparing) pairCells() {
 	}
 }
 
-// families are rule ri's families, one per target with a cell to judge, with their levels
-// against the baseline and against the other targets.
+// families are rule ri's families, one per target (and workload) with a cell to judge, with
+// their levels against the baseline and against the other targets.
 func (c *comparing) families(ri int) []*family {
 	var histLevels []map[cellKey]float64
 	if !c.same {
@@ -192,7 +196,7 @@ func (c *comparing) family(ti, ri int) (*family, []cellKey, []stats.Pair) {
 	var keys []cellKey
 	for _, ci := range c.perTarget[c.targets[ti]] {
 		cl := &c.res.Cells[ci]
-		k := cellKey{cl.Target, cl.Threads}
+		k := keyOf(cl.CellChange)
 		bv, cv := r.Samples(c.base[k]), r.Samples(c.cur[k])
 		if !positive(bv) || !positive(cv) {
 			continue
@@ -217,7 +221,7 @@ func (c *comparing) family(ti, ri int) (*family, []cellKey, []stats.Pair) {
 // per-target part of it when both sides are one run, none of that when the repetitions saw the
 // server instances.
 func (c *comparing) level(f *family, keys []cellKey, pairs []stats.Pair, histLevels []map[cellKey]float64) {
-	name := c.targets[f.target]
+	name := c.targets[f.target].target
 	f.ratio = stats.Ratio(pairs, stats.RatioOptions{Confidence: c.conf})
 	f.instances = instancesMeasured(c.run, name) && instancesMeasured(c.baseline, name)
 	if f.instances && f.throughput() {
@@ -304,8 +308,9 @@ func (f *family) cellEstimates() {
 }
 
 // relate estimates each family's level against the other targets' mean level in the same rule
-// (rel): a common shift cancels, so only the per-target part of the allowance remains, or the
-// history's spread of that contrast.
+// and workload (rel): a common shift cancels, so only the per-target part of the allowance
+// remains, or the history's spread of that contrast. Workloads are not contrasted with each
+// other: one target's workloads differ by design.
 func relate(mf []*family, histLevels []map[cellKey]float64, res *Result) {
 	for _, f := range mf {
 		if !f.ratio.Valid() {
@@ -315,7 +320,7 @@ func relate(mf []*family, histLevels []map[cellKey]float64, res *Result) {
 		vs, dfs := []float64{f.ratio.LogSE * f.ratio.LogSE}, []float64{f.ratio.DF}
 		var others []*family
 		for _, o := range mf {
-			if o != f && o.ratio.Valid() {
+			if o != f && o.ratio.Valid() && res.Targets[o.target].Workload == res.Targets[f.target].Workload {
 				others = append(others, o)
 			}
 		}

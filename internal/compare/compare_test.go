@@ -285,7 +285,7 @@ func TestCompareNotCompared(t *testing.T) {
 	}
 	var compared []string
 	for _, c := range res.Cells {
-		compared = append(compared, cellName(cellKey{c.Target, c.Threads}))
+		compared = append(compared, cellName(keyOf(c.CellChange)))
 	}
 	if want := []string{"mysql80@1", "mysql80@8"}; fmt.Sprint(compared) != fmt.Sprint(want) {
 		t.Errorf("compared cells = %v, want %v", compared, want)
@@ -415,7 +415,7 @@ func TestCompareWorst(t *testing.T) {
 				if !c.Regressed {
 					t.Errorf("Worst holds a cell that did not regress: %+v", c)
 				}
-				worst = append(worst, cellName(cellKey{c.Target, c.Threads}))
+				worst = append(worst, cellName(keyOf(c)))
 			}
 			if fmt.Sprint(worst) != fmt.Sprint(tt.wantWorst) {
 				t.Errorf("Worst = %v, want %v", worst, tt.wantWorst)

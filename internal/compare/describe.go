@@ -23,7 +23,7 @@ func DescribeTarget(metric string, t v1.TargetChange) string {
 		}
 		parts = append(parts, r.Label(metric)+" "+ratioText(*f.ratio, *f.low, *f.high))
 	}
-	return t.Target + ": " + strings.Join(parts, ", ")
+	return TargetLabel(t) + ": " + strings.Join(parts, ", ")
 }
 
 func ratioText(r, lo, hi float64) string {
@@ -82,7 +82,7 @@ func Describe(metric string, c v1.CellChange) string {
 			parts = append(parts, r.Label(metric)+" "+signed(*r.cell(&c).change)+"%")
 		}
 	}
-	return fmt.Sprintf("%s at %d threads: %s", c.Target, c.Threads, strings.Join(parts, ", "))
+	return fmt.Sprintf("%s at %d threads: %s", CellLabel(c), c.Threads, strings.Join(parts, ", "))
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

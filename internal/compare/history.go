@@ -113,7 +113,7 @@ func History(runs []*v1.BenchmarkRun, regression v1.RegressionPolicy) v1.History
 			continue // too short to split
 		}
 		cp := v1.ChangePoint{
-			Target: k.target, Threads: k.threads, Metric: m.rule.Metric(), Since: m.series[ch.Index].run,
+			Target: k.target, Workload: k.workload, Threads: k.threads, Metric: m.rule.Metric(), Since: m.series[ch.Index].run,
 			Before: ch.Before, After: ch.After, ChangePercent: round1(ch.Delta * 100), P: round4(ch.P),
 			Regressed: (ch.Delta < 0) == m.rule.HigherIsBetter(),
 		}
@@ -130,7 +130,7 @@ func History(runs []*v1.BenchmarkRun, regression v1.RegressionPolicy) v1.History
 		cp.Q = round4(q)
 		if cp.Regressed {
 			for _, a := range policy.Acknowledged {
-				if Covers(a, cp.Target, cp.Threads, cp.Metric, at) {
+				if Covers(a, cp.Target, cp.Workload, cp.Threads, cp.Metric, at) {
 					cp.Acknowledged = true
 					break
 				}
@@ -159,7 +159,7 @@ func countCells(cps []v1.ChangePoint) int32 {
 	seen := map[cellKey]bool{}
 	for _, cp := range cps {
 		if cp.Regressed && !cp.Acknowledged {
-			seen[cellKey{cp.Target, cp.Threads}] = true
+			seen[cellKey{cp.Target, cp.Workload, cp.Threads}] = true
 		}
 	}
 	return int32(len(seen))

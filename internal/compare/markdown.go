@@ -32,7 +32,7 @@ func Markdown(r Result) string {
 		noisy := false
 		for _, t := range targetOrder(r) {
 			for _, c := range r.Cells {
-				if c.Target != t {
+				if CellLabel(c.CellChange) != t {
 					continue
 				}
 				oldQ, newQ := withSpread(c.BaselineQPS, c.BaselineQPSSpread, c.BaselineQPSCV), withSpread(c.QPS, c.QPSSpread, c.QPSCV)
@@ -42,7 +42,7 @@ func Markdown(r Result) string {
 					p95o, p95n = fmt.Sprintf("%.3f", c.BaselineP95Ms), fmt.Sprintf("%.3f", c.P95Ms)
 					p95c = Change(c.P95ChangePercent, c.P95P, c.P95Q, s.Alpha, c.BaselineN, c.N)
 				}
-				fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", c.Target, c.Threads, oldQ, newQ,
+				fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", t, c.Threads, oldQ, newQ,
 					Change(c.QPSChangePercent, c.QPSP, c.QPSQ, s.Alpha, c.BaselineN, c.N), p95o, p95n, p95c, cellWord(c.CellChange))
 			}
 			if tc, ok := targetChange(r, t); ok {
@@ -74,7 +74,7 @@ func Markdown(r Result) string {
 	}
 	for _, t := range s.Targets {
 		if t.Note != "" && (t.QPSHigh == 0 || (t.P95Ratio > 0 && t.P95High == 0)) {
-			fmt.Fprintf(&b, "\n%s: %s\n", t.Target, t.Note)
+			fmt.Fprintf(&b, "\n%s: %s\n", TargetLabel(t), t.Note)
 		}
 	}
 	if s.NeededRepetitions > 0 {
@@ -131,7 +131,7 @@ func NoiseTable(s v1.Comparison) string {
 				mde += fmt.Sprintf(" (above the %s %% minimum effect: too noisy to judge it)", pct(s.QPSDropPercent))
 			}
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s %% (%s) | %s | %s | %s |", t.Target, pct(t.RunToRunCVPercent), sourceWord(t.RunToRunSource), inst, vs, mde))
+		rows = append(rows, fmt.Sprintf("| %s | %s %% (%s) | %s | %s | %s |", TargetLabel(t), pct(t.RunToRunCVPercent), sourceWord(t.RunToRunSource), inst, vs, mde))
 	}
 	if len(rows) == 0 {
 		return ""
@@ -267,32 +267,33 @@ func minSpreadConfidence(cs []Cell) float64 {
 	return m
 }
 
-// targetOrder is the targets in the order of the cells.
+// targetOrder is the targets (with their workloads, Label) in the order of the cells.
 func targetOrder(r Result) []string {
 	var out []string
 	for _, c := range r.Cells {
-		if len(out) == 0 || out[len(out)-1] != c.Target {
-			out = append(out, c.Target)
+		if l := CellLabel(c.CellChange); len(out) == 0 || out[len(out)-1] != l {
+			out = append(out, l)
 		}
 	}
 	return out
 }
 
-func targetChange(r Result, name string) (v1.TargetChange, bool) {
+func targetChange(r Result, label string) (v1.TargetChange, bool) {
 	for _, t := range r.Targets {
-		if t.Target == name {
+		if TargetLabel(t) == label {
 			return t, true
 		}
 	}
 	return v1.TargetChange{}, false
 }
 
-// geomeans are the geometric means of the old and new median QPS over a target's cells.
-func geomeans(cs []Cell, target string) (float64, float64) {
+// geomeans are the geometric means of the old and new median QPS over the cells of a target
+// (of one workload: Label).
+func geomeans(cs []Cell, label string) (float64, float64) {
 	var lo, ln float64
 	n := 0
 	for _, c := range cs {
-		if c.Target == target && c.BaselineQPS > 0 && c.QPS > 0 {
+		if CellLabel(c.CellChange) == label && c.BaselineQPS > 0 && c.QPS > 0 {
 			lo += math.Log(c.BaselineQPS)
 			ln += math.Log(c.QPS)
 			n++

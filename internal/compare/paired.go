@@ -53,7 +53,7 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.Regre
 	for ri, r := range rules {
 		limits[ri] = harmLimit(r)
 	}
-	if c := loadclient.For(run.Spec.Workload); c.Capabilities().Metric.Name != "QPS" {
+	if c := loadclient.For(primaryWorkload(run)); c.Capabilities().Metric.Name != "QPS" {
 		res.Summary.Metric = c.Capabilities().Metric.Name
 	}
 	at := finishedAt(run)
@@ -64,8 +64,9 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.Regre
 	// beyond marks the cells whose interval lies wholly past the minimum effect on the harmful
 	// side: they keep the comparison from NoRegression even when not significant once adjusted.
 	beyond := map[int]bool{}
-	for _, pair := range pairs {
-		base, cand := pairedSteps(run, pair.Base), pairedSteps(run, pair.Cand)
+	for _, g := range pairedGroups(run, pairs) {
+		pair, workload := g.pair, g.workload
+		base, cand := pairedSteps(run, pair.Base, workload), pairedSteps(run, pair.Cand, workload)
 		var threads []int32
 		for th := range cand {
 			if base[th] != nil {
@@ -80,11 +81,11 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.Regre
 		}
 		entered := make([]int, len(rules))
 		for _, th := range threads {
-			c, logs := pairedCell(pair.Name, th, base[th], cand[th], rules)
+			c, logs := pairedCell(pair.Name, workload, th, base[th], cand[th], rules)
 			i := len(res.Cells)
 			res.Cells = append(res.Cells, c)
 			rounds = max(rounds, len(logs[0]))
-			k := cellKey{pair.Name, th}
+			k := cellKey{pair.Name, workload, th}
 			for ri, r := range rules {
 				if len(logs[ri]) == 0 {
 					continue
@@ -119,7 +120,7 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.Regre
 		if len(threads) == 0 {
 			continue
 		}
-		tc := v1.TargetChange{Target: pair.Name, Confidence: conf}
+		tc := v1.TargetChange{Target: pair.Name, Workload: workload, Confidence: conf}
 		results := make([]pairedResult, len(rules))
 		for ri := range rules {
 			results[ri] = pairedT(roundMeans(byRound[ri], entered[ri]), conf)
@@ -168,15 +169,46 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.Regre
 	return res
 }
 
-// pairedSteps are a target's comparable ladder steps by thread count and round (repetition).
-func pairedSteps(run *v1.BenchmarkRun, target string) map[int32]map[int32]v1.StepResult {
+// pairedGroup is one pair's cells of one workload: what a target-level verdict judges.
+type pairedGroup struct {
+	pair     TargetPair
+	workload string
+}
+
+// pairedGroups are the pairs, each with every workload its candidate side measured, in the
+// order measured: each workload of a pair is judged on its own, as in CompareWith.
+func pairedGroups(run *v1.BenchmarkRun, pairs []TargetPair) []pairedGroup {
+	var out []pairedGroup
+	for _, pair := range pairs {
+		var seen []string
+		for _, ts := range run.Status.Targets {
+			if ts.Name != pair.Cand {
+				continue
+			}
+			for _, s := range ts.Steps {
+				if !slices.Contains(seen, s.Workload) {
+					seen = append(seen, s.Workload)
+					out = append(out, pairedGroup{pair, s.Workload})
+				}
+			}
+		}
+		if len(seen) == 0 {
+			out = append(out, pairedGroup{pair: pair})
+		}
+	}
+	return out
+}
+
+// pairedSteps are a target's comparable ladder steps of one workload by thread count and round
+// (repetition).
+func pairedSteps(run *v1.BenchmarkRun, target, workload string) map[int32]map[int32]v1.StepResult {
 	out := map[int32]map[int32]v1.StepResult{}
 	for _, ts := range run.Status.Targets {
 		if ts.Name != target {
 			continue
 		}
 		for _, s := range ts.Steps {
-			if !cells.Comparable(s) {
+			if !cells.Comparable(s) || s.Workload != workload {
 				continue
 			}
 			if out[s.Threads] == nil {
@@ -191,7 +223,7 @@ func pairedSteps(run *v1.BenchmarkRun, target string) map[int32]map[int32]v1.Ste
 // pairedCell is one cell of a pair: the spread of each side's throughput and each rule's medians
 // (for the table), and per rule the log ratios cand/base of the rounds both sides measured, by
 // round (none for a rule that some such round did not measure on both sides).
-func pairedCell(name string, threads int32, base, cand map[int32]v1.StepResult, rules []Rule) (Cell, []map[int32]float64) {
+func pairedCell(name, workload string, threads int32, base, cand map[int32]v1.StepResult, rules []Rule) (Cell, []map[int32]float64) {
 	logs := make([]map[int32]float64, len(rules))
 	sides := make([][2][]float64, len(rules)) // each rule's values of base and cand
 	whole := make([]bool, len(rules))
@@ -217,7 +249,7 @@ func pairedCell(name string, threads int32, base, cand map[int32]v1.StepResult, 
 	}
 	bs, cs := stats.Summarize(bq), stats.Summarize(cq)
 	c := v1.CellChange{
-		Target: name, Threads: threads, BaselineN: int32(len(bq)), N: int32(len(cq)),
+		Target: name, Workload: workload, Threads: threads, BaselineN: int32(len(bq)), N: int32(len(cq)),
 		BaselineQPSCV: round1(bs.CV * 100), QPSCV: round1(cs.CV * 100),
 		BaselineQPSSpread: round1(spread(bs)), QPSSpread: round1(spread(cs)),
 		SpreadConfidence: round4(min(bs.CIConfidence, cs.CIConfidence)),

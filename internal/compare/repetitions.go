@@ -4,8 +4,8 @@ import (
 	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
-// maxRepeatedSteps is the API's limit on targets x threads x repetitions of a run with
-// repetitions (spec.repetitions' CEL rule).
+// maxRepeatedSteps is the API's limit on targets x workloads x threads x repetitions of a run
+// with repetitions (spec.repetitions' CEL rule).
 const maxRepeatedSteps = 512
 
 // NextRepetitions is how many repetitions the schedule's next run measures. Without
@@ -23,7 +23,7 @@ func NextRepetitions(template v1.BenchmarkRunSpec, policy v1.RegressionPolicy, l
 		reps = max(c.NeededRepetitions, 2*reps)
 	}
 	reps = max(base, min(reps, *policy.MaxRepetitions))
-	cellsPerRep := int32(len(template.Targets) * len(template.Ladder.Threads))
+	cellsPerRep := int32(len(template.Targets) * template.WorkloadCount() * len(template.Ladder.Threads))
 	for reps > base && reps > 1 && cellsPerRep*reps > maxRepeatedSteps {
 		reps--
 	}

@@ -42,7 +42,7 @@ func finishVerdicts(res *Result, rules []Rule, acks []v1.Acknowledgement, at tim
 // regressed the cell shows as regressed and acknowledged, so the known regression stays
 // visible without alarming.
 func finishCell(c *Cell, rules []Rule, acks []v1.Acknowledgement, at time.Time) {
-	k := cellKey{c.Target, c.Threads}
+	k := keyOf(c.CellChange)
 	var kinds, raw []v1.CellVerdict
 	var reasons []string
 	ackedRegression := false
@@ -52,7 +52,7 @@ func finishCell(c *Cell, rules []Rule, acks []v1.Acknowledgement, at time.Time) 
 			continue
 		}
 		raw = append(raw, verdict)
-		if i := slices.IndexFunc(acks, func(a v1.Acknowledgement) bool { return Covers(a, k.target, k.threads, r.Metric(), at) }); i >= 0 {
+		if i := slices.IndexFunc(acks, func(a v1.Acknowledgement) bool { return Covers(a, k.target, k.workload, k.threads, r.Metric(), at) }); i >= 0 {
 			// Left out of the adjustment: its raw verdict stands, but it alarms no one.
 			if verdict == v1.CellRegressed {
 				ackedRegression = true
@@ -98,12 +98,14 @@ func combine(kinds ...v1.CellVerdict) v1.CellVerdict {
 
 // ackCovers says whether an acknowledgement covers metric of cell k for a run finished at.
 func ackCovers(acks []v1.Acknowledgement, k cellKey, metric v1.AckMetric, at time.Time) bool {
-	return slices.ContainsFunc(acks, func(a v1.Acknowledgement) bool { return Covers(a, k.target, k.threads, metric, at) })
+	return slices.ContainsFunc(acks, func(a v1.Acknowledgement) bool { return Covers(a, k.target, k.workload, k.threads, metric, at) })
 }
 
-// Covers says whether ack covers the target at threads for metric, for a run finished at.
-func Covers(ack v1.Acknowledgement, target string, threads int32, metric v1.AckMetric, at time.Time) bool {
-	return ack.Target == target && (ack.Threads == nil || *ack.Threads == threads) &&
+// Covers says whether ack covers the target's workload (name, "" in a run of one
+// spec.workload) at threads for metric, for a run finished at. An acknowledgement without a
+// workload covers every workload of its target.
+func Covers(ack v1.Acknowledgement, target, workload string, threads int32, metric v1.AckMetric, at time.Time) bool {
+	return ack.Target == target && (ack.Workload == "" || ack.Workload == workload) && (ack.Threads == nil || *ack.Threads == threads) &&
 		(ack.Metric == "" || ack.Metric == metric) && (ack.Until == nil || !at.After(ack.Until.Time))
 }
 
@@ -128,7 +130,7 @@ func summarize(res *Result, baseline string, policy Policy) {
 		case v1.CellInconclusive:
 			openTargets = append(openTargets, DescribeTarget(s.Metric, t))
 			for _, c := range res.Cells {
-				if c.Target == t.Target {
+				if c.Target == t.Target && c.Workload == t.Workload {
 					s.NeededRepetitions = max(s.NeededRepetitions, int32(maxOf(c.needed)))
 				}
 			}
@@ -242,7 +244,7 @@ func MinDetectable(ts []v1.TargetChange) string {
 		if t.MinDetectablePercent <= 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %%", t.Target, pct(t.MinDetectablePercent)))
+		parts = append(parts, fmt.Sprintf("%s %s %%", TargetLabel(t), pct(t.MinDetectablePercent)))
 		src := fmt.Sprintf("run-to-run CV %s %% (%s)", pct(t.RunToRunCVPercent), t.RunToRunSource)
 		if !slices.Contains(sources, src) {
 			sources = append(sources, src)
@@ -293,14 +295,14 @@ func suspects(res *Result, rules []Rule) []string {
 			// Strictly harmful too: under a minimum effect of 0 an unchanged target is no suspect.
 			l := math.Log(ratio)
 			if (r.HigherIsBetter() && l < 0 && l <= harmLimit(r)) || (!r.HigherIsBetter() && l > 0 && l >= harmLimit(r)) {
-				out = append(out, t.Target)
+				out = append(out, TargetLabel(*t))
 				break
 			}
 		}
 	}
 	for _, c := range res.Cells {
-		if !c.Acknowledged && slices.Contains(c.beyond, true) && c.Verdict != v1.CellRegressed && !slices.Contains(out, c.Target) {
-			out = append(out, fmt.Sprintf("%s@%d", c.Target, c.Threads))
+		if !c.Acknowledged && slices.Contains(c.beyond, true) && c.Verdict != v1.CellRegressed && !slices.Contains(out, Label(c.Target, c.Workload)) {
+			out = append(out, cellName(keyOf(c.CellChange)))
 		}
 	}
 	return out

@@ -17,8 +17,12 @@ var mysqlDS = dsRef(mysqlPluginID)
 // confirmation runs left out, and the cells of the picked targets and thread counts.
 const nights = `WHERE $__timeFilter(r.start_time)
   AND r.namespace = '$namespace' AND r.schedule = '$schedule'
-  AND c.target IN ($target) AND c.threads IN ($threads)
+  AND c.target IN ($target) AND c.workload IN ($workload) AND c.threads IN ($threads)
   AND r.phase = 'Succeeded' AND r.confirmation_of IS NULL`
+
+// ofWorkload names a cell's workload after its target in a run of several (" rw"), nothing in
+// a run of one: a suite's cells of one target and thread count are different series.
+const ofWorkload = `IF(c.workload = '', '', CONCAT(' ', c.workload))`
 
 const runCells = `FROM runs r
 JOIN cells c ON c.run_uid = r.uid
@@ -28,7 +32,7 @@ JOIN cells c ON c.run_uid = r.uid
 // (or high) of value, of cells with repetitions only.
 func ciHalf(half, value string) string {
 	return `SELECT r.start_time AS time,
-  CONCAT(c.target, ' @', c.threads, ' CI ` + half + `') AS metric,
+  CONCAT(c.target, ` + ofWorkload + `, ' @', c.threads, ' CI ` + half + `') AS metric,
   ` + value + ` AS value
 ` + runCells + nights + `
   AND c.n > 1 AND ` + value + ` IS NOT NULL`
@@ -37,7 +41,7 @@ func ciHalf(half, value string) string {
 // medianSQL is a cell's median over nights, one series per target and thread count.
 func medianSQL(value string) string {
 	return `SELECT r.start_time AS time,
-  CONCAT(c.target, ' @', c.threads) AS metric,
+  CONCAT(c.target, ` + ofWorkload + `, ' @', c.threads) AS metric,
   ` + value + ` AS value
 ` + runCells + nights + `
   AND ` + value + ` IS NOT NULL
@@ -108,6 +112,10 @@ func History() (dashboard.Dashboard, error) {
 	b.WithVariable(sqlVar("target", "Target", "Targets (servers) of the schedule's runs.",
 		"SELECT DISTINCT c.target FROM cells c JOIN runs r ON r.uid = c.run_uid\nWHERE r.namespace = '$namespace' AND r.schedule = '$schedule' ORDER BY 1",
 		dashboard.VariableSortAlphabeticalAsc).Multi(true).IncludeAll(true))
+	b.WithVariable(sqlVar("workload", "Workload", "Workloads of the schedule's runs, for a schedule of several (spec.workloads, spec.preset); "+
+		"a schedule of one workload has one, empty.",
+		"SELECT DISTINCT c.workload FROM cells c JOIN runs r ON r.uid = c.run_uid\nWHERE r.namespace = '$namespace' AND r.schedule = '$schedule' ORDER BY 1",
+		dashboard.VariableSortAlphabeticalAsc).Multi(true).IncludeAll(true))
 	b.WithVariable(sqlVar("threads", "Threads", "Thread counts of the schedule's ladder.",
 		"SELECT DISTINCT c.threads FROM cells c JOIN runs r ON r.uid = c.run_uid\nWHERE r.namespace = '$namespace' AND r.schedule = '$schedule' ORDER BY 1",
 		dashboard.VariableSortNumericalAsc).Multi(true).IncludeAll(true))
@@ -131,12 +139,12 @@ func History() (dashboard.Dashboard, error) {
 JOIN cells c ON c.run_uid = r.uid
 JOIN targets t ON t.run_uid = c.run_uid AND t.name = c.target
 ` + nights + `
-GROUP BY c.target, t.server_version, c.threads
+GROUP BY c.target, c.workload, t.server_version, c.threads
 `
 	b.WithPanel(barchart.NewPanelBuilder().Id(3).Title("Server versions side by side").Datasource(mysqlDS).
 		Description("The mean over nights of each cell's median QPS (tpmC for go-tpc runs), per target and server version: the bars of one thread count compare the versions the schedule has run.").
 		GridPos(grid(10, 12, 0, 20)).
-		WithTarget(sql("A", MySQLFormatTable, `SELECT CONCAT(c.target, ' ', COALESCE(t.server_version, '?')) AS version,
+		WithTarget(sql("A", MySQLFormatTable, `SELECT CONCAT(c.target, `+ofWorkload+`, ' ', COALESCE(t.server_version, '?')) AS version,
   c.threads AS threads,
   AVG(COALESCE(c.qps_median, c.tpmc_median)) AS qps
 `+versions+`ORDER BY c.threads, MIN(r.start_time)`)).
@@ -153,7 +161,7 @@ GROUP BY c.target, t.server_version, c.threads
 	b.WithPanel(table.NewPanelBuilder().Id(4).Title("Server versions: nights and levels").Datasource(mysqlDS).
 		Description("Per target, server version and thread count: how many nights, the mean, lowest and highest median QPS (tpmC), the mean p95 latency and the first and last night.").
 		GridPos(grid(10, 12, 12, 20)).
-		WithTarget(sql("A", MySQLFormatTable, `SELECT c.target AS target, COALESCE(t.server_version, '?') AS version, c.threads AS threads,
+		WithTarget(sql("A", MySQLFormatTable, `SELECT CONCAT(c.target, `+ofWorkload+`) AS target, COALESCE(t.server_version, '?') AS version, c.threads AS threads,
   COUNT(*) AS nights,
   AVG(COALESCE(c.qps_median, c.tpmc_median)) AS mean_qps,
   MIN(COALESCE(c.qps_median, c.tpmc_median)) AS min_qps,
@@ -161,7 +169,7 @@ GROUP BY c.target, t.server_version, c.threads
   AVG(c.p95_ms_median) AS mean_p95_ms,
   MIN(r.start_time) AS first_night,
   MAX(r.start_time) AS last_night
-`+versions+`ORDER BY c.target, c.threads, MIN(r.start_time)`)).
+`+versions+`ORDER BY c.target, c.workload, c.threads, MIN(r.start_time)`)).
 		Decimals(1).ShowHeader(true).CellHeight(common.TableCellHeightSm).Footer(tableFooter()))
 	b.WithPanel(table.NewPanelBuilder().Id(5).Title("Verdicts").Datasource(mysqlDS).
 		Description("Each compared run of the schedule: its verdict against its baseline, from the comparisons table.").

@@ -1,6 +1,8 @@
 package dashboards
 
 import (
+	"strings"
+
 	"github.com/grafana/grafana-foundation-sdk/go/barchart"
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
@@ -17,7 +19,7 @@ var promDS = dsRef("prometheus")
 
 // Selectors of the variables: the runs, with the targets picked, and the schedules.
 const (
-	runSel      = `namespace="$namespace", run=~"$run", target=~"$target"`
+	runSel      = `namespace="$namespace", run=~"$run", target=~"$target", workload=~"$workload"`
 	scheduleSel = `namespace="$namespace", schedule=~"$schedule"`
 )
 
@@ -33,18 +35,22 @@ func promRange(refID, expr, legendFormat string, format prometheus.PromQueryForm
 		Format(format).Range().EditorMode(prometheus.QueryEditorModeCode)
 }
 
-// perRunTarget aggregates a step gauge by run, target and thread count and joins run and target
-// into one label, runTarget: the bar charts' series, so that two runs' bars of the same target
-// stay apart.
+// perRunTarget aggregates a step gauge by run, target, workload and thread count and joins run,
+// target and workload into one label, runTarget: the bar charts' series, so that two runs' (or
+// two workloads') bars of the same target stay apart.
 func perRunTarget(exprs ...string) string {
-	var sum string
-	for i, e := range exprs {
-		if i > 0 {
-			sum += " or "
+	join := func(sel string, by ...string) string {
+		var sum string
+		for i, e := range exprs {
+			if i > 0 {
+				sum += " or "
+			}
+			sum += "max by (" + strings.Join(by, ", ") + ", threads) (" + e + "{" + runSel + sel + "})"
 		}
-		sum += "max by (run, target, threads) (" + e + "{" + runSel + "})"
+		return `label_join(` + sum + `, "` + runTarget + `", " / ", "` + strings.Join(by, `", "`) + `")`
 	}
-	return `label_join(` + sum + `, "` + runTarget + `", " / ", "run", "target")`
+	// A run of one workload has no workload label: its series keep "run / target".
+	return join(`, workload=""`, "run", "target") + " or " + join(`, workload!=""`, "run", "target", "workload")
 }
 
 // runTarget is the label perRunTarget joins run and target into.
@@ -162,6 +168,9 @@ func Operator() (dashboard.Dashboard, error) {
 		`label_values(mysqlbench_step_tps{namespace="$namespace"}, run)`, dashboard.VariableSortAlphabeticalDesc)))
 	b.WithVariable(allOf(queryVar("target", "Target", "Targets (servers) of the runs.",
 		`label_values(mysqlbench_step_tps{namespace="$namespace", run=~"$run"}, target)`, dashboard.VariableSortAlphabeticalAsc)))
+	b.WithVariable(allOf(queryVar("workload", "Workload", "Workloads of the runs that measure several (spec.workloads, spec.preset); "+
+		"All includes runs of one workload, whose steps have no workload label.",
+		`label_values(mysqlbench_step_tps{namespace="$namespace", run=~"$run"}, workload)`, dashboard.VariableSortAlphabeticalAsc)))
 	b.WithVariable(allOf(queryVar("schedule", "Schedule", "Schedules of the lower rows; All includes standalone runs.",
 		`label_values(mysqlbench_step_duration_seconds_count{namespace="$namespace"}, schedule)`, dashboard.VariableSortAlphabeticalAsc)))
 
@@ -187,7 +196,7 @@ func Operator() (dashboard.Dashboard, error) {
 		grid(9, 8, 16, 1), "s", "", "mysqlbench_step_latency_p95_seconds"))
 
 	ladder := func(refID, metric string) *prometheus.DataqueryBuilder {
-		return promInstant(refID, "max by (run, target, server_version, threads) ("+metric+"{"+runSel+"})")
+		return promInstant(refID, "max by (run, target, workload, server_version, threads) ("+metric+"{"+runSel+"})")
 	}
 	b.WithRow(dashboard.NewRowBuilder("Ladder table of runs $run").Id(5).Collapsed(true).GridPos(grid(1, 24, 0, 10)).
 		WithPanel(table.NewPanelBuilder().Id(6).Title("Ladders of runs $run").Datasource(promDS).

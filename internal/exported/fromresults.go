@@ -23,14 +23,7 @@ func FromResults(doc *results.Doc) *v1.BenchmarkRun {
 	run := &v1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: doc.Run.Name, Namespace: doc.Run.Namespace},
 		Spec: v1.BenchmarkRunSpec{
-			Workload: v1.Workload{
-				Client:      v1.WorkloadClient(doc.Workload.Client),
-				Script:      v1.OLTPScript(doc.Workload.Script),
-				Tables:      doc.Workload.Tables,
-				TableSize:   doc.Workload.TableSize,
-				SkipPrepare: doc.Workload.SkipPrepare,
-				ExtraArgs:   doc.Workload.ExtraArgs,
-			},
+			Workload:      workload(doc.Workload),
 			Ladder:        v1.Ladder{Threads: doc.Ladder.Threads},
 			SysbenchImage: doc.Workload.SysbenchImage,
 		},
@@ -39,6 +32,16 @@ func FromResults(doc *results.Doc) *v1.BenchmarkRun {
 			StartTime:      doc.Run.StartTime,
 			CompletionTime: doc.Run.CompletionTime,
 		},
+	}
+	if len(doc.Workloads) > 0 {
+		// A suite: every workload under its name, in measuring order (which the spec's order
+		// rule keeps: reads were measured first), so its steps and cells read back whole.
+		run.Spec.Workload = v1.Workload{}
+		for _, w := range doc.Workloads {
+			x := workload(w.Workload)
+			run.Spec.Workloads = append(run.Spec.Workloads, v1.NamedWorkload{Name: w.Name, Client: x.Client, Script: x.Script,
+				Tables: x.Tables, TableSize: x.TableSize, SkipPrepare: x.SkipPrepare, ExtraArgs: x.ExtraArgs})
+		}
 	}
 	l := &run.Spec.Ladder
 	if s := doc.Ladder.StepDurationSeconds; s > 0 {
@@ -53,6 +56,7 @@ func FromResults(doc *results.Doc) *v1.BenchmarkRun {
 	if r := int32(doc.Ladder.Repetitions); r > 1 {
 		run.Spec.Repetitions = &r
 	}
+	run.Spec.BaseTarget = doc.BaseTarget
 	run.Spec.ServerInstance = v1.ServerInstanceMode(doc.Ladder.ServerInstance)
 	run.Spec.Order = v1.RunOrder(doc.Ladder.Order)
 	for _, t := range doc.Targets {
@@ -70,6 +74,19 @@ func FromResults(doc *results.Doc) *v1.BenchmarkRun {
 		run.Status.Targets = append(run.Status.Targets, ts)
 	}
 	return run
+}
+
+// workload is the spec of a workload as results.json records it: its client, script, data and
+// options (what the report and the comparison read).
+func workload(w results.Workload) v1.Workload {
+	return v1.Workload{
+		Client:      v1.WorkloadClient(w.Client),
+		Script:      v1.OLTPScript(w.Script),
+		Tables:      w.Tables,
+		TableSize:   w.TableSize,
+		SkipPrepare: w.SkipPrepare,
+		ExtraArgs:   w.ExtraArgs,
+	}
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -35,11 +35,15 @@ const (
 	LabelTarget        = "target"
 	LabelServerVersion = "server_version"
 	LabelThreads       = "threads"
-	LabelOutcome       = "outcome"
-	LabelVerdict       = "verdict"
+	// LabelWorkload names a step's workload in a run of several (spec.workloads, spec.preset):
+	// their steps at one thread count are different series. Empty (no label, to Prometheus) for
+	// a run of one spec.workload.
+	LabelWorkload = "workload"
+	LabelOutcome  = "outcome"
+	LabelVerdict  = "verdict"
 )
 
-var resultLabels = []string{LabelNamespace, LabelSchedule, LabelRun, LabelTarget, LabelServerVersion, LabelThreads}
+var resultLabels = []string{LabelNamespace, LabelSchedule, LabelRun, LabelTarget, LabelServerVersion, LabelThreads, LabelWorkload}
 
 var (
 	stepTPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -205,11 +209,11 @@ func RecordStep(run *v1.BenchmarkRun, target, serverVersion string, step v1.Step
 	}
 	l := prometheus.Labels{
 		LabelNamespace: run.Namespace, LabelSchedule: sched, LabelRun: run.Name, LabelTarget: target,
-		LabelServerVersion: serverVersion, LabelThreads: strconv.Itoa(int(step.Threads)),
+		LabelServerVersion: serverVersion, LabelThreads: strconv.Itoa(int(step.Threads)), LabelWorkload: step.Workload,
 	}
 	// The gauge of the client's metric: go-tpc counts no queries, so its throughput is tpmC, and
 	// it exports no QPS series of zeros.
-	throughputGauge(client.For(run.Spec.Workload).Capabilities().Metric).With(l).Set(step.Throughput())
+	throughputGauge(client.For(run.Spec.OrderedWorkloads()[0].Workload).Capabilities().Metric).With(l).Set(step.Throughput())
 	stepTPS.With(l).Set(step.TPS)
 	if step.Latency.P95Ms > 0 {
 		stepP95.With(l).Set(step.Latency.P95Ms / 1000)

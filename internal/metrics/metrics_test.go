@@ -144,6 +144,7 @@ func TestRecordStep(t *testing.T) {
 			want := map[string]string{
 				LabelNamespace: ns, LabelSchedule: tt.run.Labels[v1.LabelSchedule], LabelRun: tt.run.Name,
 				LabelTarget: tt.target, LabelServerVersion: tt.version, LabelThreads: fmt.Sprint(tt.step.Threads),
+				LabelWorkload: "", // a run of one workload: no workload, to Prometheus
 			}
 			for _, g := range []struct {
 				name  string
@@ -171,11 +172,28 @@ func TestRecordStep(t *testing.T) {
 				}
 			}
 			// The same value through the collector itself.
-			lv := []string{ns, want[LabelSchedule], tt.run.Name, tt.target, tt.version, want[LabelThreads]}
+			lv := []string{ns, want[LabelSchedule], tt.run.Name, tt.target, tt.version, want[LabelThreads], ""}
 			if got := testutil.ToFloat64(stepQPS.WithLabelValues(lv...)); got != tt.step.QPS.Total {
 				t.Errorf("ToFloat64(stepQPS) = %v, want %v", got, tt.step.QPS.Total)
 			}
 		})
+	}
+}
+
+// The steps of two workloads at one thread count are two series: neither overwrites the other.
+func TestRecordStepPerWorkload(t *testing.T) {
+	ns := "rs-workloads"
+	run := mkRun(ns, "micro-1", "micro")
+	points, rw := step(8, 9000, 450, 1), step(8, 3000, 150, 5)
+	points.Workload, rw.Workload = "points", "rw"
+	RecordStep(run, "mysql80", "8.0.36", points)
+	RecordStep(run, "mysql80", "8.0.36", rw)
+	got := map[string]float64{}
+	for _, m := range series(t, ns, "mysqlbench_step_qps") {
+		got[labels(m)[LabelWorkload]] = m.GetGauge().GetValue()
+	}
+	if len(got) != 2 || got["points"] != 9000 || got["rw"] != 3000 {
+		t.Errorf("qps by workload %v, want points 9000 and rw 3000", got)
 	}
 }
 

@@ -533,7 +533,8 @@ func TestSamples(t *testing.T) {
 			}
 			// The reporter, then per target its server objects and probe, prepare (none with
 			// mysqlslap), warm-up and ladder Jobs, and the Job after the ladder where the client
-			// runs one (go-tpc's check; no sample drops tables: none is external).
+			// runs one (go-tpc's check; no sample drops tables: none is external), and a suite's
+			// prepares and warm-ups between its workloads.
 			want := 1
 			for _, tg := range run.Spec.Targets {
 				switch tg.EngineOrDefault() {
@@ -551,6 +552,15 @@ func TestSamples(t *testing.T) {
 				}
 				if _, ok := specs.AfterLadderStep(run, tg); ok {
 					want++
+				}
+				// A suite's data prepared again (and warmed up again) between its workloads.
+				for i := range run.Spec.StepCount() {
+					if fresh, _ := run.Spec.FreshDataBefore(i); fresh {
+						want++
+						if run.Spec.Ladder.WarmupDuration() > 0 {
+							want++
+						}
+					}
 				}
 			}
 			if len(objs) != want {

@@ -292,12 +292,12 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 				verdict += fmt.Sprintf(" (needs %d repetitions)", c.NeededRepetitions)
 			}
 			_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				c.Target, c.Threads, noisyQPS(c.BaselineQPS, c.BaselineQPSCV), noisyQPS(c.QPS, c.QPSCV),
+				compare.CellLabel(c.CellChange), c.Threads, noisyQPS(c.BaselineQPS, c.BaselineQPSCV), noisyQPS(c.QPS, c.QPSCV),
 				compare.Change(c.QPSChangePercent, c.QPSP, c.QPSQ, s.Alpha, c.BaselineN, c.N), p95o, p95n, p95c, verdict)
 		}
 		for _, t := range res.Targets {
 			for _, c := range res.Cells {
-				if c.Target == t.Target {
+				if c.Target == t.Target && c.Workload == t.Workload {
 					row(c)
 				}
 			}
@@ -305,7 +305,7 @@ func writeComparison(w io.Writer, res compare.Result, policySource string, targe
 			if t.P95Ratio > 0 {
 				p95 = compare.GeomeanChange(t.P95Ratio, t.P95Low, t.P95High, t.P95P, t.P95Q, s.Alpha)
 			}
-			_, _ = fmt.Fprintf(tw, "%s\tgeomean\t\t\t%s\t\t\t%s\t%s\n", t.Target,
+			_, _ = fmt.Fprintf(tw, "%s\tgeomean\t\t\t%s\t\t\t%s\t%s\n", compare.TargetLabel(t),
 				compare.GeomeanChange(t.QPSRatio, t.QPSLow, t.QPSHigh, t.QPSP, t.QPSQ, s.Alpha), p95, t.Verdict)
 		}
 		if err := tw.Flush(); err != nil {
@@ -348,7 +348,7 @@ func noiseLines(s v1.Comparison) []string {
 		if t.RunToRunSource == "" {
 			continue
 		}
-		line := fmt.Sprintf("  %s: run-to-run CV %s %% (%s)", t.Target, strconv.FormatFloat(t.RunToRunCVPercent, 'f', -1, 64), t.RunToRunSource)
+		line := fmt.Sprintf("  %s: run-to-run CV %s %% (%s)", compare.TargetLabel(t), strconv.FormatFloat(t.RunToRunCVPercent, 'f', -1, 64), t.RunToRunSource)
 		if t.InstancesMeasured {
 			line += fmt.Sprintf(", every repetition on its own server instance (their CV %s %%, instances included)", strconv.FormatFloat(t.InstanceCVPercent, 'f', -1, 64))
 		}

@@ -14,6 +14,8 @@ import (
 	loadclient "github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/compare"
 	client "github.com/mysqlbench/mysqlbench-operator/internal/kubeclient"
+	"github.com/mysqlbench/mysqlbench-operator/internal/relative"
+	"github.com/mysqlbench/mysqlbench-operator/internal/report"
 )
 
 func newDescribeCommand(e *env) *cobra.Command {
@@ -173,7 +175,7 @@ func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time, conf *v1.Confirm
 
 	notes := &tableNotes{}
 	metrics := []metric{throughputMetric(run)}
-	if loadclient.For(run.Spec.Workload).Capabilities().Reports(95) {
+	if loadclient.For(primaryWorkload(run)).Capabilities().Reports(95) {
 		metrics = append(metrics, p95Metric)
 	}
 	for _, m := range metrics {
@@ -182,8 +184,44 @@ func describe(w io.Writer, run *v1.BenchmarkRun, now time.Time, conf *v1.Confirm
 			return err
 		}
 	}
+	if err := writeRelative(w, run); err != nil {
+		return err
+	}
 	_, _ = fmt.Fprintln(w)
 	writeLegend(w, run, notes)
+	return nil
+}
+
+// writeRelative shows a suite's throughput relative to the base target (spec.baseTarget, else
+// the first): a row per workload and thread count, a column per other target, each the ratio
+// of the medians with its 95 % interval, as report.md's table.
+func writeRelative(w io.Writer, run *v1.BenchmarkRun) error {
+	if !run.Spec.Suite() || len(run.Spec.Targets) < 2 {
+		return nil
+	}
+	t, err := relative.Of(report.DocOf(run), "")
+	if err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintf(w, "\n%s relative to %s:\n", throughputMetric(run).title, t.Base)
+	tw := printers.GetNewTabWriter(indent(w))
+	_, _ = fmt.Fprintf(tw, "WORKLOAD\tTHREADS\t%s\n", strings.Join(t.Targets, "\t"))
+	for _, r := range t.Rows {
+		texts := make([]string, len(r.Cells))
+		for i, c := range r.Cells {
+			texts[i] = c.Text()
+		}
+		_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\n", r.Workload, r.Threads, strings.Join(texts, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	how := "from the repetitions of each side"
+	if t.Paired {
+		how = "paired by round (the targets were interleaved)"
+	}
+	_, _ = fmt.Fprintf(w, "  Each target's median over %s's at the same workload and thread count, with its 95 %% interval %s; "+
+		"\"within noise\" when the interval holds 1.\n", t.Base, how)
 	return nil
 }
 
@@ -196,6 +234,20 @@ func workloadLine(run *v1.BenchmarkRun) string {
 		threads = append(threads, fmt.Sprint(t))
 	}
 	line := loadclient.For(s.Workload).Describe(s, strings.Join(threads, " "))
+	if s.Suite() {
+		// Each workload's script and data, then the ladder they share.
+		var parts []string
+		var ladder string
+		for _, w := range s.OrderedWorkloads() {
+			d := loadclient.For(w.Workload).Describe(s.WithWorkload(w.Workload), strings.Join(threads, " "))
+			what, rest, ok := strings.Cut(d, "; ")
+			if ok {
+				ladder = rest
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s)", w.Name, what))
+		}
+		line = fmt.Sprintf("%d workloads, in measuring order: %s; %s", len(parts), strings.Join(parts, ", "), ladder)
+	}
 	if d := s.Ladder.WarmupDuration(); d > 0 {
 		line += fmt.Sprintf(", %s warm-up at %s", d, threadCount(s.Ladder.WarmupThreadsOrDefault()))
 	}

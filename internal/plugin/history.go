@@ -29,6 +29,7 @@ const DSNEnv = "MYSQLBENCH_RESULTS_DSN"
 type historyOptions struct {
 	target        string
 	threads       []int
+	workload      string
 	metric        string
 	since         string
 	limit         int
@@ -67,6 +68,7 @@ func newHistoryCommand(e *env) *cobra.Command {
 			"a results.json alone does not say which schedule made its run, so it serves --target only.",
 		Example: "  kubectl mysqlbench history nightly -n bench \\\n      --database-secret mysqlbench-system/results-db\n" +
 			"  kubectl mysqlbench history nightly --threads 8,64 --since 90d\n" +
+			"  kubectl mysqlbench history micro-nightly --workload read-write\n" +
 			"  kubectl mysqlbench history nightly --from exported-bundles/\n" +
 			"  kubectl mysqlbench history --target mysql84 --metric p95 \\\n      --since 2026-01-01 -o json\n" +
 			"  export " + DSNEnv + "='reader:...@tcp(db.example:3306)/mysqlbench'\n" +
@@ -88,6 +90,8 @@ func newHistoryCommand(e *env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.target, "target", "", "Follow this target (across schedules unless SCHEDULE is given).")
 	cmd.Flags().IntSliceVar(&o.threads, "threads", nil, "Show only these thread counts (repeatable, or a list: --threads 8,64).")
+	cmd.Flags().StringVar(&o.workload, "workload", "", "Show only this workload's series: a workload's name in a schedule of several "+
+		"(spec.workloads, spec.preset), or the script of a run of one.")
 	cmd.Flags().StringVar(&o.metric, "metric", string(resultsdb.MetricQPS), "What to follow: "+strings.Join(metrics, ", ")+
 		" (qps is the throughput: tpmC for go-tpc runs; p95 latency in ms).")
 	cmd.Flags().StringVar(&o.since, "since", "", "Only runs started since: an age (90d, 2w, 36h) or a date (2026-01-01).")
@@ -141,6 +145,20 @@ func (e *env) history(ctx context.Context, schedule string, o *historyOptions) e
 		}
 	}
 	view := analyse(series, metric)
+	if o.workload != "" {
+		// Like --threads, a filter of what is shown: the change points were adjusted over every
+		// workload's series, as the schedule's own analysis is.
+		view.Series = slices.DeleteFunc(view.Series, func(s seriesView) bool { return s.Workload != o.workload })
+		if len(view.Series) == 0 {
+			var have []string
+			for _, s := range series {
+				if !slices.Contains(have, s.Workload) {
+					have = append(have, s.Workload)
+				}
+			}
+			return fmt.Errorf("no cells of --workload %s; the series have workloads %s", o.workload, strings.Join(have, ", "))
+		}
+	}
 	if len(o.threads) > 0 {
 		view.Series = slices.DeleteFunc(view.Series, func(s seriesView) bool { return !slices.Contains(o.threads, s.Threads) })
 		if len(view.Series) == 0 {

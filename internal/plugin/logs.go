@@ -26,6 +26,7 @@ import (
 type logsOptions struct {
 	allAttempts bool
 	repetition  int32
+	workload    string
 	follow      bool
 	from        []string
 }
@@ -36,8 +37,10 @@ func newLogsCommand(e *env) *cobra.Command {
 		Use:   "logs RUN TARGET STEP [--from BUNDLE]",
 		Short: "Print the sysbench output of one step of a target",
 		Long: "Prints the log of the sysbench pod of a step: STEP is a thread count of the ladder (8: the step at 8 " +
-			"threads, of the first repetition unless --repetition says otherwise), a step name as the operator names " +
-			"Jobs (s03, r2s03), or probe, prepare, warmup or cleanup. The newest attempt's log is printed; " +
+			"threads, of the first repetition unless --repetition says otherwise, and in a run of several workloads of " +
+			"the workload --workload names), a step name as the operator names Jobs (s03, r2s03; in a run of several " +
+			"workloads point-select-s03, and prepare-13 or warmup-13 where data is prepared again), or probe, prepare, " +
+			"warmup or cleanup. The newest attempt's log is printed; " +
 			"--all-attempts prints every attempt the cluster still has, oldest first.\n\n" +
 			"The operator deletes the Jobs (and pods) of successful steps once their results are stored, and keeps " +
 			"failed ones: the log of a successful step is normally gone. What remains then is the step's numbers in " +
@@ -49,6 +52,7 @@ func newLogsCommand(e *env) *cobra.Command {
 		Example: "  kubectl mysqlbench logs pk-lookup-57 mysql57 8\n" +
 			"  kubectl mysqlbench logs pk-lookup-57 mysql57 r2s03 --all-attempts\n" +
 			"  kubectl mysqlbench logs pk-lookup-57 mysql57 prepare -f\n" +
+			"  kubectl mysqlbench logs micro-suite mariadb105 4 --workload read-only\n" +
 			"  kubectl mysqlbench logs mysql57 8 --from pk-lookup-57.tar.gz --all-attempts",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(o.from) > 0 && len(args) == 2 {
@@ -68,6 +72,7 @@ func newLogsCommand(e *env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&o.allAttempts, "all-attempts", false, "Print every attempt of the step the cluster still has, oldest first.")
 	cmd.Flags().Int32Var(&o.repetition, "repetition", 1, "With a thread count as STEP: which repetition of the ladder (spec.repetitions).")
+	cmd.Flags().StringVar(&o.workload, "workload", "", "With a thread count as STEP in a run of several workloads: which workload's step.")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "Stream the log while the step runs.")
 	cmd.Flags().StringArrayVar(&o.from, "from", nil, "Read the logs from a bundle (export --bundle: its directory or .tar.gz) instead of the cluster.")
 	return cmd
@@ -76,31 +81,57 @@ func newLogsCommand(e *env) *cobra.Command {
 // stepRef is a step of a target as the operator labels its Jobs.
 type stepRef struct {
 	label string
-	// ladder steps: the rung's thread count and the repetition; 0 otherwise.
+	// ladder steps: the rung's thread count, the repetition and, in a run of several
+	// workloads, the workload; zero otherwise.
 	threads    int32
 	repetition int32
+	workload   string
 }
 
 func (s stepRef) String() string {
 	if s.threads == 0 {
 		return "step " + s.label
 	}
+	if s.workload != "" {
+		return fmt.Sprintf("step %s (workload %s, %s, repetition %d)", s.label, s.workload, threadCount(s.threads), s.repetition)
+	}
 	return fmt.Sprintf("step %s (%s, repetition %d)", s.label, threadCount(s.threads), s.repetition)
 }
 
 var ladderLabel = regexp.MustCompile(`^(?:r([0-9]+))?s([0-9]{2,})$`)
 
-// resolveStep turns STEP into the operator's step label.
-func resolveStep(run *v1.BenchmarkRun, step string, repetition int32) (stepRef, error) {
+// resolveStep turns STEP into the operator's step label. In a run of several workloads a
+// thread count needs the workload (--workload), and the steps' own names carry it
+// ("point-select-s03"); the prepares and warm-ups of data prepared again are "prepare-13" and
+// "warmup-13".
+func resolveStep(run *v1.BenchmarkRun, target, step string, repetition int32, workload string) (stepRef, error) {
 	threads := run.Spec.Ladder.Threads
 	reps := int32(run.Spec.RepetitionsOrDefault())
+	suite := run.Spec.Suite()
+	var workloads []string
+	for _, w := range run.Spec.OrderedWorkloads() {
+		workloads = append(workloads, w.Name)
+	}
 	list := make([]string, 0, len(threads))
 	for _, t := range threads {
 		list = append(list, strconv.Itoa(int(t)))
 	}
+	first, second := specs.LadderStep(0, 1), specs.LadderStep(0, 2)
+	if suite {
+		first, second = workloads[0]+"-"+first, workloads[0]+"-"+second
+	}
 	forms := fmt.Sprintf("a thread count of the ladder (%s), a step name such as %s or %s, or %s, %s, %s or %s",
-		strings.Join(list, ", "), specs.LadderStep(0, 1), specs.LadderStep(0, 2),
+		strings.Join(list, ", "), first, second,
 		load.PhaseProbe, load.PhasePrepare, load.PhaseWarmup, load.PhaseCleanup)
+	if suite {
+		forms += fmt.Sprintf(" (with a thread count, --workload names one of %s)", strings.Join(workloads, ", "))
+	}
+	switch {
+	case workload != "" && !suite:
+		return stepRef{}, fmt.Errorf("--workload %s: benchmarkrun %s measures one workload (spec.workload); leave --workload out", workload, run.Name)
+	case workload != "" && !slices.Contains(workloads, workload):
+		return stepRef{}, fmt.Errorf("--workload %s: benchmarkrun %s has no such workload; its workloads are %s", workload, run.Name, strings.Join(workloads, ", "))
+	}
 	switch load.Phase(step) {
 	case load.PhaseProbe, load.PhasePrepare, load.PhaseWarmup, load.PhaseCleanup:
 		return stepRef{label: step}, nil
@@ -113,18 +144,39 @@ func resolveStep(run *v1.BenchmarkRun, step string, repetition int32) (stepRef, 
 		if i < 0 {
 			return stepRef{}, fmt.Errorf("benchmarkrun %s has no step at %d threads; STEP is %s", run.Name, n, forms)
 		}
-		return stepRef{label: specs.LadderStep(i, repetition), threads: int32(n), repetition: repetition}, nil
+		label := specs.LadderStep(i, repetition)
+		if suite {
+			if workload == "" {
+				return stepRef{}, fmt.Errorf("benchmarkrun %s measures %d workloads at %d threads (%s): say which with --workload",
+					run.Name, len(workloads), n, strings.Join(workloads, ", "))
+			}
+			label = workload + "-" + label
+		}
+		return stepRef{label: label, threads: int32(n), repetition: repetition, workload: workload}, nil
 	}
-	if m := ladderLabel.FindStringSubmatch(step); m != nil {
+	name, w := step, ""
+	if suite {
+		for _, cand := range workloads {
+			if rest, ok := strings.CutPrefix(step, cand+"-"); ok && ladderLabel.MatchString(rest) {
+				name, w = rest, cand
+			}
+		}
+	}
+	if m := ladderLabel.FindStringSubmatch(name); m != nil && (w != "") == suite {
 		rep := int32(1)
 		if m[1] != "" {
 			r, _ := strconv.Atoi(m[1])
 			rep = int32(r)
 		}
 		i, _ := strconv.Atoi(m[2])
-		if i >= 1 && i <= len(threads) && rep >= 1 && rep <= reps && specs.LadderStep(i-1, rep) == step {
-			return stepRef{label: step, threads: threads[i-1], repetition: rep}, nil
+		if i >= 1 && i <= len(threads) && rep >= 1 && rep <= reps && specs.LadderStep(i-1, rep) == name {
+			return stepRef{label: step, threads: threads[i-1], repetition: rep, workload: w}, nil
 		}
+	}
+	// The prepares and warm-ups in the middle of a suite's ladder, by the names its Jobs have.
+	if suite && (strings.HasPrefix(step, string(load.PhasePrepare)+"-") || strings.HasPrefix(step, string(load.PhaseWarmup)+"-")) &&
+		hasStep(run, target, step) {
+		return stepRef{label: step}, nil
 	}
 	return stepRef{}, fmt.Errorf("benchmarkrun %s has no step %q; STEP is %s", run.Name, step, forms)
 }
@@ -147,7 +199,7 @@ func (e *env) logs(ctx context.Context, runName, target, step string, o *logsOpt
 	if err := checkTarget(run, target); err != nil {
 		return err
 	}
-	ref, err := resolveStep(run, step, o.repetition)
+	ref, err := resolveStep(run, target, step, o.repetition, o.workload)
 	if err != nil {
 		return err
 	}
@@ -313,7 +365,7 @@ func (e *env) logsFromFiles(ctx context.Context, runName, target, step string, o
 	if err := checkTarget(run, target); err != nil {
 		return err
 	}
-	ref, err := resolveStep(run, step, o.repetition)
+	ref, err := resolveStep(run, target, step, o.repetition, o.workload)
 	if err != nil {
 		return err
 	}
@@ -430,7 +482,7 @@ func measuredStep(ts *v1.TargetStatus, ref stepRef) *v1.StepResult {
 		return nil
 	}
 	for i := range ts.Steps {
-		if s := &ts.Steps[i]; s.Threads == ref.threads && s.RepetitionOrDefault() == ref.repetition {
+		if s := &ts.Steps[i]; s.Threads == ref.threads && s.RepetitionOrDefault() == ref.repetition && s.Workload == ref.workload {
 			return s
 		}
 	}
@@ -481,8 +533,17 @@ func whatRemains(run *v1.BenchmarkRun, target string, ref stepRef, s *v1.StepRes
 		"What remains: the step's numbers in the run's status (%s %.2f, TPS %.2f, p95 %.3f ms, %d attempt(s); "+
 		"`kubectl mysqlbench describe %s`) %sits per-second series in results.json "+
 		"(`kubectl mysqlbench export %s -o json`: targets[%s].steps at %s)",
-		loadclient.For(run.Spec.Workload).Capabilities().Metric.Name, s.Throughput(), s.TPS, s.Latency.P95Ms, max(s.Attempts, 1),
-		run.Name, when, run.Name, target, threadCount(ref.threads))
+		loadclient.For(primaryWorkload(run)).Capabilities().Metric.Name, s.Throughput(), s.TPS, s.Latency.P95Ms, max(s.Attempts, 1),
+		run.Name, when, run.Name, target, stepPlace(ref))
+}
+
+// stepPlace is where a ladder step sits in results.json's steps: its thread count, and its
+// workload in a run of several.
+func stepPlace(ref stepRef) string {
+	if ref.workload != "" {
+		return fmt.Sprintf("workload %s, %s", ref.workload, threadCount(ref.threads))
+	}
+	return threadCount(ref.threads)
 }
 
 // hasStep says whether the operator's step sequence for the target (specs.TargetSteps: probe,
@@ -516,11 +577,11 @@ func ran(run *v1.BenchmarkRun, ts *v1.TargetStatus, ref stepRef) bool {
 	case load.PhaseProbe:
 		return ts.ServerVersion != ""
 	case load.PhasePrepare:
-		return loadclient.Prepares(run.Spec.Workload) && (measuring || ts.Phase == v1.TargetWarmingUp)
+		return loadclient.Prepares(primaryWorkload(run)) && (measuring || ts.Phase == v1.TargetWarmingUp)
 	case load.PhaseWarmup:
 		return run.Spec.Ladder.WarmupDuration() > 0 && measuring
 	case load.PhaseCleanup:
-		return loadclient.Prepares(run.Spec.Workload) && ts.Phase == v1.TargetSucceeded
+		return loadclient.Prepares(primaryWorkload(run)) && ts.Phase == v1.TargetSucceeded
 	}
 	return false
 }

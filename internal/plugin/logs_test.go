@@ -7,10 +7,15 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/mysqlbench/mysqlbench-operator/api/v1alpha1"
 )
 
 // The operator deletes a successful step's Job and pod once it has stored the result: the
@@ -100,5 +105,61 @@ func TestLogsFallsBackToTheTerminationMessage(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `FATAL: MySQL error: 1146 "Table 'sbtest.sbtest1' doesn't exist"`) {
 		t.Errorf("stdout %q is not the termination message", out.String())
+	}
+}
+
+// In a run of several workloads a thread count needs --workload, the steps' own names carry
+// their workload, and the prepares of data prepared again are named by their step.
+func TestResolveStepOfASuite(t *testing.T) {
+	suite := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "micro"}, Spec: v1.BenchmarkRunSpec{
+		Targets: []v1.Target{{Name: "mariadb", Image: "mariadb:11.8"}},
+		Workloads: []v1.NamedWorkload{
+			{Name: "rw", Script: "oltp_read_write", Tables: 1, TableSize: 1000},
+			{Name: "points", Script: "oltp_point_select", Tables: 1, TableSize: 1000},
+		},
+		Ladder:      v1.Ladder{Threads: []int32{1, 8}, Warmup: &metav1.Duration{Duration: 10 * time.Second}},
+		Repetitions: ptr.To[int32](2),
+	}}
+	one := &v1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "one"}, Spec: v1.BenchmarkRunSpec{
+		Targets:  []v1.Target{{Name: "mariadb", Image: "mariadb:11.8"}},
+		Workload: v1.Workload{Script: "oltp_point_select", Tables: 1, TableSize: 1000},
+		Ladder:   v1.Ladder{Threads: []int32{1, 8}},
+	}}
+	for _, tc := range []struct {
+		run        *v1.BenchmarkRun
+		step       string
+		repetition int32
+		workload   string
+		want       stepRef
+		wantErr    []string
+	}{
+		// points reads, so it is measured first; round 2 measures points again after rw wrote.
+		{run: suite, step: "8", workload: "rw", want: stepRef{label: "rw-s02", threads: 8, repetition: 1, workload: "rw"}},
+		{run: suite, step: "1", repetition: 2, workload: "points", want: stepRef{label: "points-r2s01", threads: 1, repetition: 2, workload: "points"}},
+		{run: suite, step: "points-r2s02", want: stepRef{label: "points-r2s02", threads: 8, repetition: 2, workload: "points"}},
+		{run: suite, step: "prepare-5", want: stepRef{label: "prepare-5"}},
+		{run: suite, step: "warmup-5", want: stepRef{label: "warmup-5"}},
+		{run: suite, step: "prepare", want: stepRef{label: "prepare"}},
+		{run: suite, step: "8", wantErr: []string{"measures 2 workloads at 8 threads (points, rw): say which with --workload"}},
+		{run: suite, step: "8", workload: "insert", wantErr: []string{"--workload insert", "no such workload", "points, rw"}},
+		{run: suite, step: "s02", wantErr: []string{`no step "s02"`, "points-s01", "--workload names one of points, rw"}},
+		{run: suite, step: "prepare-3", wantErr: []string{`no step "prepare-3"`}},
+		{run: suite, step: "rw-r3s01", wantErr: []string{`no step "rw-r3s01"`}},
+		{run: one, step: "8", workload: "points", wantErr: []string{"measures one workload", "leave --workload out"}},
+		{run: one, step: "8", want: stepRef{label: "s02", threads: 8, repetition: 1}},
+	} {
+		name := fmt.Sprintf("%s %s --repetition %d --workload %q", tc.run.Name, tc.step, tc.repetition, tc.workload)
+		rep := tc.repetition
+		if rep == 0 {
+			rep = 1
+		}
+		got, err := resolveStep(tc.run, "mariadb", tc.step, rep, tc.workload)
+		if tc.wantErr != nil {
+			checkError(t, name, err, tc.wantErr...)
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v", name, got, err, tc.want)
+		}
 	}
 }

@@ -34,6 +34,8 @@ type plotOptions struct {
 	dpi        int
 	logLatency bool
 	per        string
+	workload   string
+	heatmap    bool
 	from       []string
 }
 
@@ -63,6 +65,7 @@ func newPlotCommand(e *env) *cobra.Command {
 			"  kubectl mysqlbench plot pk-lookup-57 --metric p95 --log-latency \\\n      --output-file p95.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --width 16cm --height 10cm --dpi 300 \\\n      --output-file qps-print.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --timeline --output-file timeline.png\n" +
+			"  kubectl mysqlbench plot micro-57 --heatmap --relative-to mysql57 \\\n      --output-file heatmap.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --metric cpu-per-query -o png > cpu.png\n" +
 			"  kubectl mysqlbench plot pk-lookup-57 --metric counter:Innodb_rows_read \\\n      --output-file rows-read.svg\n" +
 			"  kubectl mysqlbench plot release-1 candidate --output-file both.png\n" +
@@ -131,12 +134,20 @@ func newPlotCommand(e *env) *cobra.Command {
 				}
 				docs = append(docs, doc)
 			}
-			p, leftOut, err := charts.DrawWithNotes(docs, charts.Spec{
-				Metric: charts.Metric(o.metric), RelativeTo: o.relativeTo, Timeline: o.timeline, Title: o.title,
-				PerSecond: o.per == "second", LogLatency: o.logLatency,
-			})
-			if err != nil {
-				return err
+			var p *charts.Chart
+			var leftOut []string
+			if o.heatmap {
+				if p, err = heatmap(cmd, docs, o); err != nil {
+					return err
+				}
+			} else {
+				p, leftOut, err = charts.DrawWithNotes(docs, charts.Spec{
+					Metric: charts.Metric(o.metric), RelativeTo: o.relativeTo, Workload: o.workload, Timeline: o.timeline, Title: o.title,
+					PerSecond: o.per == "second", LogLatency: o.logLatency,
+				})
+				if err != nil {
+					return err
+				}
 			}
 			var buf bytes.Buffer
 			if err := charts.Encode(p, format, charts.Size{Width: width, Height: height, DPI: o.dpi}, &buf); err != nil {
@@ -162,6 +173,12 @@ func newPlotCommand(e *env) *cobra.Command {
 		" (qps is the throughput: tpmC for go-tpc runs; p95 latency in ms; NAME a server counter, e.g. counter:Innodb_rows_read).")
 	cmd.Flags().StringVar(&o.per, "per", "query", "A server counter (--metric counter:NAME) per query or per second.")
 	cmd.Flags().StringVar(&o.relativeTo, "relative-to", "", "Divide every line by this target's value at the same thread count (\"run/target\" with several runs).")
+	cmd.Flags().StringVar(&o.workload, "workload", "", "Draw only this workload of a run of several (spec.workloads, spec.preset); "+
+		"without it such a run has a line per target and workload, each relative to the same workload of --relative-to's target, "+
+		"and its --timeline a line per target through every workload in measuring order.")
+	cmd.Flags().BoolVar(&o.heatmap, "heatmap", false, "Draw one run's throughput relative to a base target (--relative-to, else "+
+		"spec.baseTarget, else the first target) as a heat map: a row per workload and thread count, a column per target, "+
+		"each cell's ratio and 95 % interval printed in it on colours centred on 1.0.")
 	cmd.Flags().BoolVar(&o.timeline, "timeline", false, "Draw the per-second series across the ladder instead of one point per thread count.")
 	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "The chart file to write: NAME.png or NAME.svg (without it, stdout).")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Output format: png or svg (default: --output-file's extension).")
@@ -230,4 +247,17 @@ func plottable(name string, doc *results.Doc, m charts.Metric) error {
 			"(cpu-per-query, counter:NAME)", name, c.Name(), strings.Join(missing, " or "))
 	}
 	return nil
+}
+
+// heatmap draws plot --heatmap: one run's relative table, base --relative-to.
+func heatmap(cmd *cobra.Command, docs []*results.Doc, o *plotOptions) (*charts.Chart, error) {
+	for _, f := range []string{"metric", "timeline", "workload", "log-latency", "per"} {
+		if cmd.Flags().Changed(f) {
+			return nil, fmt.Errorf("--heatmap draws the throughput of every workload and thread count: drop --%s", f)
+		}
+	}
+	if len(docs) != 1 {
+		return nil, fmt.Errorf("--heatmap draws one run's targets against its base target (%d runs given): name one run", len(docs))
+	}
+	return charts.Heatmap(docs[0], o.relativeTo, o.title)
 }

@@ -47,8 +47,24 @@ var (
 // metric (go-tpc's tpmC).
 func throughputMetric(run *v1.BenchmarkRun) metric {
 	m := qpsMetric
-	m.title = loadclient.For(run.Spec.Workload).Capabilities().Metric.Name
+	m.title = loadclient.For(primaryWorkload(run)).Capabilities().Metric.Name
 	return m
+}
+
+// primaryWorkload is the workload whose client names the run's metrics: the run's one workload,
+// or a suite's first (every workload of a run uses one client).
+func primaryWorkload(run *v1.BenchmarkRun) v1.Workload {
+	return run.Spec.OrderedWorkloads()[0].Workload
+}
+
+// workloadNames are the names of a suite's workloads in measuring order; one "" for a run of
+// one spec.workload, whose steps carry no workload.
+func workloadNames(run *v1.BenchmarkRun) []string {
+	var out []string
+	for _, w := range run.Spec.OrderedWorkloads() {
+		out = append(out, w.Name)
+	}
+	return out
 }
 
 // throughputDecimals: whole queries per second once there are many of them (a fraction of 12345
@@ -81,16 +97,19 @@ type tableNotes struct {
 	over []string
 }
 
-// markOver adds overMark to text when ts has a step at th that ran past its duration, and
-// notes those steps for the legend.
-func (n *tableNotes) markOver(ts *v1.TargetStatus, th int32, text string) string {
+// markOver adds overMark to text when ts has a step of workload at th that ran past its
+// duration, and notes those steps for the legend.
+func (n *tableNotes) markOver(ts *v1.TargetStatus, workload string, th int32, text string) string {
 	marked := false
 	for _, s := range ts.Steps {
-		if s.Threads != th || !s.OverDuration {
+		if s.Workload != workload || s.Threads != th || !s.OverDuration {
 			continue
 		}
 		marked = true
 		what := fmt.Sprintf("%s at %d threads", ts.Name, th)
+		if workload != "" {
+			what = fmt.Sprintf("%s %s at %d threads", ts.Name, workload, th)
+		}
 		if s.Repetition > 0 {
 			what += fmt.Sprintf(" (repetition %d)", s.Repetition)
 		}
@@ -105,12 +124,17 @@ func (n *tableNotes) markOver(ts *v1.TargetStatus, th int32, text string) string
 	return text
 }
 
-// writeResultsTable writes one row per thread count of the ladder and one column per target:
-// the step's value, or with repetitions the cell's median and the confidence interval of the
-// median from status.targets[].cells. A cell not measured yet is "-".
+// writeResultsTable writes one row per thread count of the ladder (per workload and thread
+// count in a run of several workloads) and one column per target: the step's value, or with
+// repetitions the cell's median and the confidence interval of the median from
+// status.targets[].cells. A cell not measured yet is "-".
 func writeResultsTable(w io.Writer, run *v1.BenchmarkRun, m metric, notes *tableNotes) error {
 	tw := printers.GetNewTabWriter(w)
 	header := []string{"THREADS"}
+	suite := run.Spec.Suite()
+	if suite {
+		header = []string{"WORKLOAD", "THREADS"}
+	}
 	for _, t := range run.Spec.Targets {
 		col := t.Name
 		if ts := targetStatus(run, t.Name); ts != nil && ts.ServerVersion != "" {
@@ -120,37 +144,42 @@ func writeResultsTable(w io.Writer, run *v1.BenchmarkRun, m metric, notes *table
 	}
 	_, _ = fmt.Fprintln(tw, strings.Join(header, "\t"))
 	reps := run.Spec.RepetitionsOrDefault()
-	for _, th := range run.Spec.Ladder.Threads {
-		row := []string{strconv.Itoa(int(th))}
-		for _, t := range run.Spec.Targets {
-			row = append(row, cellText(targetStatus(run, t.Name), th, reps, m, notes))
+	for _, wl := range workloadNames(run) {
+		for _, th := range run.Spec.Ladder.Threads {
+			row := []string{strconv.Itoa(int(th))}
+			if suite {
+				row = []string{wl, strconv.Itoa(int(th))}
+			}
+			for _, t := range run.Spec.Targets {
+				row = append(row, cellText(targetStatus(run, t.Name), wl, th, reps, m, notes))
+			}
+			_, _ = fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
-		_, _ = fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
 }
 
-// cellText is one target's value at th threads.
-func cellText(ts *v1.TargetStatus, th int32, reps int, m metric, notes *tableNotes) string {
+// cellText is one target's value of workload at th threads.
+func cellText(ts *v1.TargetStatus, workload string, th int32, reps int, m metric, notes *tableNotes) string {
 	if ts == nil {
 		return "-"
 	}
 	if reps <= 1 {
-		i := slices.IndexFunc(ts.Steps, func(s v1.StepResult) bool { return s.Threads == th })
+		i := slices.IndexFunc(ts.Steps, func(s v1.StepResult) bool { return s.Workload == workload && s.Threads == th })
 		if i < 0 {
 			return "-"
 		}
-		return notes.markOver(ts, th, num(m.step(ts.Steps[i]), m.decimals))
+		return notes.markOver(ts, workload, th, num(m.step(ts.Steps[i]), m.decimals))
 	}
 	cs := ts.Cells
 	if len(cs) == 0 {
 		// A status written before cells existed: the operator's own summary of its steps.
 		cs = cells.Status(ts.Steps)
 	}
-	i := slices.IndexFunc(cs, func(c v1.CellStats) bool { return c.Threads == th })
+	i := slices.IndexFunc(cs, func(c v1.CellStats) bool { return c.Workload == workload && c.Threads == th })
 	if i < 0 {
 		// Not measured yet, or no repetition within its duration.
-		return notes.markOver(ts, th, "-")
+		return notes.markOver(ts, workload, th, "-")
 	}
 	c := cs[i]
 	s := m.cell(c)
@@ -167,7 +196,7 @@ func cellText(ts *v1.TargetStatus, th int32, reps int, m metric, notes *tableNot
 		text += noisyMark
 		notes.noisy = true
 	}
-	return notes.markOver(ts, th, text)
+	return notes.markOver(ts, workload, th, text)
 }
 
 // noisy applies the report's rule to a cell of the status: QPS or p95 latency varying between

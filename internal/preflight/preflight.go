@@ -48,7 +48,7 @@ const Recheck = 5 * time.Second
 // A sysbench pod mounting a missing ConfigMap would sit in ContainerCreating until its
 // deadline, so this is checked before any server is provisioned and before every Job.
 func (c Checks) missingReference(ctx context.Context, run *v1.BenchmarkRun) (string, error) {
-	cs := run.Spec.Workload.CustomScript
+	cs := run.Spec.CustomScript()
 	if cs == nil {
 		return "", nil
 	}
@@ -158,7 +158,7 @@ func (c Checks) connectionSecret(ctx context.Context, run *v1.BenchmarkRun, t v1
 // ScriptDigest is the digest (sysbench.Digest) of the content of workload.customScript
 // as its ConfigMap holds it now, read from the API server; "" for a run without one.
 func (c Checks) ScriptDigest(ctx context.Context, run *v1.BenchmarkRun) (string, error) {
-	cs := run.Spec.Workload.CustomScript
+	cs := run.Spec.CustomScript()
 	if cs == nil {
 		return "", nil
 	}

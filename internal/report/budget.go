@@ -147,6 +147,7 @@ func worstCaseRun(spec v1alpha1.BenchmarkRunSpec) *v1alpha1.BenchmarkRun {
 				rep = 0
 			}
 			st := v1alpha1.StepResult{
+				Workload:   spec.WorkloadAt(i).Name,
 				Threads:    spec.Ladder.Threads[rung],
 				Repetition: rep,
 				TPS:        worstRate,

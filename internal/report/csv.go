@@ -77,15 +77,27 @@ func withClientColumns(own []string, values func(client.Client, load.Columns) []
 func renderCSV(doc *results.Doc) (string, error) {
 	var b strings.Builder
 	w := csv.NewWriter(&b)
-	if err := w.Write(csvHeader()); err != nil {
+	// A suite's rows name their workload in one more column, after all the others; a run of
+	// one spec.workload keeps the header every such run has.
+	suite := len(doc.Workloads) > 0
+	header := csvHeader()
+	if suite {
+		header = append(header, "workload")
+	}
+	if err := w.Write(header); err != nil {
 		return "", fmt.Errorf("write results.csv: %w", err)
 	}
 	runs, _ := client.Named(doc.Workload.Client)
+	type cellKey struct {
+		workload string
+		threads  int32
+	}
 	for _, tr := range doc.Targets {
-		cellOf := map[int32]results.Cell{}
+		cells := map[cellKey]results.Cell{}
 		for _, c := range tr.Cells {
-			cellOf[c.Threads] = c
+			cells[cellKey{c.Workload, c.Threads}] = c
 		}
+		cellOf := func(st results.Step) results.Cell { return cells[cellKey{st.Workload, st.Threads}] }
 		repeated := len(tr.Cells) > 0
 		for _, st := range tr.Steps {
 			own := []string{
@@ -108,7 +120,7 @@ func renderCSV(doc *results.Doc) (string, error) {
 				csvTime(st.StartTime),
 				csvTime(st.FinishTime),
 			}
-			own = append(own, cellColumns(st.Repetition, cellOf[st.Threads], repeated)...)
+			own = append(own, cellColumns(st.Repetition, cellOf(st), repeated)...)
 			own = append(own, strconv.FormatBool(st.OverDuration))
 			if c := st.ClientCPU; c != nil {
 				own = append(own, format.CSVFloat(c.Cores), format.CSVFloat(c.Available), strconv.FormatBool(c.Saturated))
@@ -119,8 +131,11 @@ func renderCSV(doc *results.Doc) (string, error) {
 				if c.Name() != runs.Name() {
 					return make([]string, len(cols.Names))
 				}
-				return cols.Values(st, cellOf[st.Threads], repeated)
+				return cols.Values(st, cellOf(st), repeated)
 			})
+			if suite {
+				row = append(row, st.Workload)
+			}
 			if err := w.Write(row); err != nil {
 				return "", fmt.Errorf("write results.csv: %w", err)
 			}

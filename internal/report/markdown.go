@@ -13,6 +13,7 @@ import (
 	"github.com/mysqlbench/mysqlbench-operator/internal/cells"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client"
 	"github.com/mysqlbench/mysqlbench-operator/internal/client/load"
+	"github.com/mysqlbench/mysqlbench-operator/internal/relative"
 	"github.com/mysqlbench/mysqlbench-operator/internal/report/format"
 	"github.com/mysqlbench/mysqlbench-operator/internal/results"
 	"github.com/mysqlbench/mysqlbench-operator/internal/serverstats"
@@ -25,37 +26,110 @@ const missingCell = "—"
 
 // renderMarkdown writes report.md: the run's headline output, shaped like Percona's published
 // tables of QPS by threads with one column per server, so results can be pasted next to theirs.
-func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool) string {
-	var b strings.Builder
+// writeSuite writes a suite's workloads, in the order each round measured them and with where
+// the data was prepared again, then each workload's sections.
+func writeSuite(b *strings.Builder, doc *results.Doc, servers [][]*serverstats.Step, chart bool) {
+	c, _ := client.Named(doc.Workload.Client)
+	b.WriteString("Workloads, in the order each round measured them (those that only read first):\n\n")
+	for _, w := range doc.Workloads {
+		one, _ := doc.ForWorkload(w.Name, servers)
+		kind := "reads"
+		if w.Writes {
+			kind = "writes"
+		}
+		fmt.Fprintf(b, "- %s (%s): %s", format.MDText(w.Name), kind, c.WorkloadLine(one))
+		if w.FreshData != "" {
+			fmt.Fprintf(b, "; its data is prepared again before it where it follows another workload (%s)", format.MDText(w.FreshData))
+		}
+		b.WriteString(".\n")
+	}
+	writeRelativeTable(b, doc)
+	for _, w := range doc.Workloads {
+		one, oneServers := doc.ForWorkload(w.Name, servers)
+		writeWorkloadSections(b, one, oneServers, chart, w.Name)
+	}
+}
+
+// writeRelativeTable writes a suite's throughput relative to the base target in one table: a
+// row per workload and thread count, a column per other target (the "vs" columns of the
+// workloads' sections, side by side, so the workloads read at a glance).
+func writeRelativeTable(b *strings.Builder, doc *results.Doc) {
+	if len(doc.Targets) < 2 {
+		return
+	}
+	t, err := relative.Of(doc, "")
+	if err != nil {
+		return
+	}
+	c, _ := client.Named(doc.Workload.Client)
+	fmt.Fprintf(b, "\n## %s relative to %s\n\n| Workload | Threads |", c.Capabilities().Metric.Name, format.MDText(t.Base))
+	for _, name := range t.Targets {
+		b.WriteString(" " + format.MDText(name) + " |")
+	}
+	b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(t.Targets)) + "\n")
+	for _, r := range t.Rows {
+		fmt.Fprintf(b, "| %s | %d |", format.MDText(r.Workload), r.Threads)
+		for _, c := range r.Cells {
+			b.WriteString(" " + c.Text() + " |")
+		}
+		b.WriteString("\n")
+	}
+	how := "from the repetitions of each side (a t interval of their logarithms)"
+	if t.Paired {
+		how = "paired by round: the targets were interleaved, so each round's ratio cancels what the round shared"
+	}
+	fmt.Fprintf(b, "\nEach target's median over %s's at the same workload and thread count, with its 95 %% interval, %s; "+
+		"\"within noise\" when the interval holds 1. A run of one repetition has no interval. "+
+		"`kubectl mysqlbench plot %s --heatmap --output-file heatmap.png` draws this table.\n", format.MDText(t.Base), how,
+		format.MDText(doc.Run.Name))
+}
+
+// writeWorkloadSections writes the tables of one workload's steps: the metric and latency by
+// threads, the client's section, steps past their duration, the cells' statistics and the
+// server's counters. suffix names the workload in the headings of a suite ("" otherwise).
+func writeWorkloadSections(b *strings.Builder, doc *results.Doc, servers [][]*serverstats.Step, chart bool, suffix string) {
 	c, _ := client.Named(doc.Workload.Client)
 	caps := c.Capabilities()
-	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", format.MDText(doc.Run.Name), format.MDText(doc.Run.Namespace))
-	fmt.Fprintf(&b, "Workload: %s.\n", c.WorkloadLine(doc))
-
+	of := ""
+	if suffix != "" {
+		of = ": " + format.MDText(suffix)
+	}
 	threads := tableThreads(doc)
-	fmt.Fprintf(&b, "\n## %s by threads\n\n", caps.Metric.Name)
-	writeTable(&b, doc, threads, qpsOf, true)
-	if chart {
-		writeChartLink(&b, caps.Metric.Name)
+	fmt.Fprintf(b, "\n## %s by threads%s\n\n", caps.Metric.Name, of)
+	writeTable(b, doc, threads, qpsOf, true)
+	if chart && suffix == "" {
+		writeChartLink(b, caps.Metric.Name)
 	}
 	if caps.ReportNote != "" {
 		b.WriteString("\n" + caps.ReportNote + "\n")
 	}
-	writeNodeSpread(&b, doc)
+	writeNodeSpread(b, doc)
 	if caps.Reports(load.Percentile) {
 		heading := caps.LatencyHeading
 		if heading == "" {
 			heading = "p95 latency (ms) by threads"
 		}
-		b.WriteString("\n## " + heading + "\n\n")
-		writeTable(&b, doc, threads, p95Of, false)
+		b.WriteString("\n## " + heading + of + "\n\n")
+		writeTable(b, doc, threads, p95Of, false)
 	}
 	b.WriteString(c.ReportSection(doc))
-	writeOverDuration(&b, doc, caps.Metric.Name)
+	writeOverDuration(b, doc, caps.Metric.Name)
 	if doc.Ladder.Repetitions > 1 {
-		writeCellStats(&b, doc, caps.Metric.Name)
+		writeCellStats(b, doc, caps.Metric.Name)
 	}
-	writeServerSection(&b, doc, servers)
+	writeServerSection(b, doc, servers)
+}
+
+func renderMarkdown(doc *results.Doc, servers [][]*serverstats.Step, chart bool) string {
+	var b strings.Builder
+	c, _ := client.Named(doc.Workload.Client)
+	fmt.Fprintf(&b, "# BenchmarkRun %s (namespace %s)\n\n", format.MDText(doc.Run.Name), format.MDText(doc.Run.Namespace))
+	if len(doc.Workloads) > 0 {
+		writeSuite(&b, doc, servers, chart)
+	} else {
+		fmt.Fprintf(&b, "Workload: %s.\n", c.WorkloadLine(doc))
+		writeWorkloadSections(&b, doc, servers, chart, "")
+	}
 
 	b.WriteString("\n## Targets\n\n")
 	for _, tr := range doc.Targets {
@@ -349,29 +423,7 @@ func ratioWithInterval(doc *results.Doc, ref, tr results.Target, th int32, value
 // cellRatio is tr's cell at threads against ref's, from their repetitions (steps that ran past
 // their duration left out), paired by repetition when the targets were interleaved.
 func cellRatio(doc *results.Doc, ref, tr results.Target, th int32, value metricOf) stats.CellRatio {
-	samples := func(t results.Target) ([]float64, []int32) {
-		var xs []float64
-		var reps []int32
-		for _, st := range t.Steps {
-			if st.Threads == th && !st.OverDuration {
-				xs = append(xs, value.step(st.StepResult))
-				reps = append(reps, st.Repetition)
-			}
-		}
-		return xs, reps
-	}
-	bs, br := samples(ref)
-	cs, cr := samples(tr)
-	var pairs [][2]int
-	if doc.Ladder.Order == string(v1alpha1.OrderInterleaved) {
-		pairs = [][2]int{}
-		for i, rb := range br {
-			if j := slices.Index(cr, rb); j >= 0 && rb > 0 {
-				pairs = append(pairs, [2]int{i, j})
-			}
-		}
-	}
-	return stats.RatioOfCells(bs, cs, pairs, 0.95)
+	return relative.CellRatioOf(doc, ref, tr, th, value.step)
 }
 
 // ratioLegend says what the "vs" columns hold.

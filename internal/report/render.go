@@ -122,6 +122,30 @@ func Render(run *v1alpha1.BenchmarkRun, stored map[string]string) (map[string]st
 }
 
 // buildDoc turns the run into results.json without series: spec summary and status numbers.
+// recordWorkload is workload w of spec as results.json records it.
+func recordWorkload(spec v1alpha1.BenchmarkRunSpec, w v1alpha1.Workload) results.Workload {
+	out := results.Workload{
+		Script:        string(w.Script),
+		Tables:        w.Tables,
+		TableSize:     w.TableSize,
+		SkipPrepare:   w.SkipPrepare,
+		ExtraArgs:     w.ExtraArgs,
+		SysbenchImage: spec.SysbenchImage,
+	}
+	if cs := w.CustomScript; cs != nil {
+		out.CustomScript = &results.CustomScript{ConfigMap: cs.Name, Key: cs.Key}
+	}
+	client.For(w).Record(w, &out)
+	return out
+}
+
+// DocOf is the results document of run's status, without what only the stored results hold
+// (per-second series, server counters): what the plugin's tables read of a run.
+func DocOf(run *v1alpha1.BenchmarkRun) *results.Doc {
+	doc := buildDoc(run)
+	return &doc
+}
+
 func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 	spec := run.Spec
 	doc := results.Doc{
@@ -133,14 +157,7 @@ func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 			StartTime:      run.Status.StartTime,
 			CompletionTime: run.Status.CompletionTime,
 		},
-		Workload: results.Workload{
-			Script:        string(spec.Workload.Script),
-			Tables:        spec.Workload.Tables,
-			TableSize:     spec.Workload.TableSize,
-			SkipPrepare:   spec.Workload.SkipPrepare,
-			ExtraArgs:     spec.Workload.ExtraArgs,
-			SysbenchImage: spec.SysbenchImage,
-		},
+		Workload: recordWorkload(spec, spec.Workload),
 		Ladder: results.Ladder{
 			Threads:             spec.Ladder.Threads,
 			StepDurationSeconds: spec.Ladder.StepDurationOrDefault().Seconds(),
@@ -154,10 +171,23 @@ func buildDoc(run *v1alpha1.BenchmarkRun) results.Doc {
 	if spec.Interleaved() {
 		doc.Ladder.Order = string(v1alpha1.OrderInterleaved)
 	}
-	if cs := spec.Workload.CustomScript; cs != nil {
-		doc.Workload.CustomScript = &results.CustomScript{ConfigMap: cs.Name, Key: cs.Key}
+	if spec.Suite() {
+		// The suite's workloads in measuring order, and where data was prepared again.
+		fresh := map[string]string{}
+		for i := range spec.StepCount() {
+			if ok, why := spec.FreshDataBefore(i); ok {
+				if w := spec.WorkloadAt(i).Name; fresh[w] == "" {
+					fresh[w] = why
+				}
+			}
+		}
+		for _, w := range spec.OrderedWorkloads() {
+			doc.Workloads = append(doc.Workloads, results.NamedWorkload{Name: w.Name, Writes: w.Writes(),
+				FreshData: fresh[w.Name], Workload: recordWorkload(spec, w.Workload)})
+		}
+		doc.Workload = doc.Workloads[0].Workload
 	}
-	client.For(spec.Workload).Record(spec.Workload, &doc.Workload)
+	doc.BaseTarget = spec.BaseTarget
 	if spec.Ladder.WarmupDuration() > 0 {
 		doc.Ladder.WarmupThreads = spec.Ladder.WarmupThreadsOrDefault()
 	}

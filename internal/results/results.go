@@ -24,8 +24,14 @@ type Doc struct {
 	FormatVersion int      `json:"formatVersion"`
 	Run           Run      `json:"run"`
 	Workload      Workload `json:"workload"`
-	Ladder        Ladder   `json:"ladder"`
-	Targets       []Target `json:"targets"`
+	// Workloads are a suite's workloads (spec.workloads, spec.preset) in the order each round
+	// measured them; Workload is then the first. Omitted for a run of one spec.workload.
+	Workloads []NamedWorkload `json:"workloads,omitempty"`
+	// BaseTarget is spec.baseTarget: the target the others are set against in the relative
+	// table and the heat map (the first target when empty).
+	BaseTarget string   `json:"baseTarget,omitempty"`
+	Ladder     Ladder   `json:"ladder"`
+	Targets    []Target `json:"targets"`
 	// Dropped lists the per-second series and server counters left out to keep the ConfigMap
 	// under its limit.
 	Dropped []Dropped `json:"dropped,omitempty"`
@@ -54,6 +60,51 @@ type Workload struct {
 	SkipPrepare   bool               `json:"skipPrepare,omitempty"`
 	ExtraArgs     []string           `json:"extraArgs,omitempty"`
 	SysbenchImage string             `json:"sysbenchImage,omitempty"`
+}
+
+// NamedWorkload is one workload of a suite, in measuring order.
+type NamedWorkload struct {
+	Name string `json:"name"`
+	// Writes says that the workload may change the data later workloads read.
+	Writes bool `json:"writes,omitempty"`
+	// FreshData says why the data was prepared again before the workload's first step, when it
+	// was (see BenchmarkRunSpec.FreshDataBefore); empty when it measured the data as the
+	// workloads before it left it.
+	FreshData string `json:"freshData,omitempty"`
+	Workload
+}
+
+// ForWorkload is doc with only the steps and cells of the suite workload name (servers, the
+// server counters of each target's steps, filtered alike): the one-workload document the
+// report's tables are drawn from.
+func (d *Doc) ForWorkload(name string, servers [][]*serverstats.Step) (*Doc, [][]*serverstats.Step) {
+	out := *d
+	out.Targets = make([]Target, len(d.Targets))
+	outServers := make([][]*serverstats.Step, len(d.Targets))
+	for _, w := range d.Workloads {
+		if w.Name == name {
+			out.Workload = w.Workload
+		}
+	}
+	for ti, tr := range d.Targets {
+		t := tr
+		t.Steps, t.Cells = []Step{}, nil
+		for si, st := range tr.Steps {
+			if st.Workload == name {
+				t.Steps = append(t.Steps, st)
+				if ti < len(servers) && si < len(servers[ti]) {
+					outServers[ti] = append(outServers[ti], servers[ti][si])
+				}
+			}
+		}
+		for _, c := range tr.Cells {
+			if c.Workload == name {
+				t.Cells = append(t.Cells, c)
+			}
+		}
+		out.Targets[ti] = t
+	}
+	return &out, outServers
 }
 
 // MysqlslapWorkload is what mysqlslap ran at each step (workload.mysqlslap, defaults resolved;

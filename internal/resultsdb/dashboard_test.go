@@ -143,7 +143,7 @@ func TestHistoryDashboardQueries(t *testing.T) {
 		names = append(names, fmt.Sprint(v["name"]))
 		multi[fmt.Sprint(v["name"])] = v["multi"] == true
 	}
-	if want := []string{"datasource", "namespace", "schedule", "target", "threads"}; !slices.Equal(names, want) {
+	if want := []string{"datasource", "namespace", "schedule", "target", "workload", "threads"}; !slices.Equal(names, want) {
 		t.Errorf("variables %v, want %v", names, want)
 	}
 	if !multi["target"] {
@@ -167,7 +167,7 @@ func TestHistoryDashboardQueries(t *testing.T) {
 		}))
 	}
 	vars := map[string][]string{"namespace": {"bench"}, "schedule": {"nightly"}, "target": {"mariadb-0", "mariadb-1"},
-		"threads": {"1", "2"}}
+		"threads": {"1", "2"}, "workload": {""}}
 	// Columns of the table panels, by the start of where.
 	tables := map[string][]string{
 		`panel "Server versions side by side"`:       {"version", "threads", "qps"},

@@ -53,6 +53,9 @@ type HistoryQuery struct {
 	Namespace string
 	Schedule  string
 	Target    string
+	// Workload keeps only the series of this workload (Series.Workload: a named workload of a
+	// run of several, or the workload of a run of one; "": all).
+	Workload string
 	// Threads keeps only these thread counts (none: all).
 	Threads []int
 	// Metric is what the series hold; "" is MetricQPS.
@@ -76,6 +79,8 @@ type Series struct {
 	Namespace string `json:"namespace"`
 	// Schedule is empty for runs no schedule made.
 	Schedule string `json:"schedule,omitempty"`
+	// Workload is the cell's workload: its name in a run of several workloads, else the run's
+	// one workload (its script, custom script or load type).
 	Workload string `json:"workload"`
 	Target   string `json:"target"`
 	Threads  int    `json:"threads"`
@@ -202,6 +207,9 @@ func historySQL(q HistoryQuery) (string, []any, error) {
 	if q.Target != "" {
 		add("c.target = ?", q.Target)
 	}
+	if q.Workload != "" {
+		add(seriesWorkload+" = ?", q.Workload)
+	}
 	if len(q.Threads) > 0 {
 		in := make([]string, len(q.Threads))
 		for i, t := range q.Threads {
@@ -226,7 +234,7 @@ func historySQL(q HistoryQuery) (string, []any, error) {
 		args = append(args, p)
 	}
 	where = append(where, "r.phase IN ("+strings.Join(in, ", ")+")", median+" IS NOT NULL")
-	query := `SELECT r.uid, r.name, r.namespace, r.schedule, r.confirmation_of, r.phase, r.workload, r.metric,
+	query := `SELECT r.uid, r.name, r.namespace, r.schedule, r.confirmation_of, r.phase, ` + seriesWorkload + `, r.metric,
   COALESCE(r.start_time, r.completion_time, r.stored_at) AS night,
   c.target, t.server_version, t.image_digest, c.threads, c.n, ` + median + `, ` + low + `, ` + high + `,
   cmp.verdict, ct.verdict, cmp.regressed_reason,
@@ -235,11 +243,14 @@ FROM runs r
 JOIN cells c ON c.run_uid = r.uid
 LEFT JOIN targets t ON t.run_uid = c.run_uid AND t.name = c.target
 LEFT JOIN comparisons cmp ON cmp.run_uid = r.uid
-LEFT JOIN comparison_targets ct ON ct.run_uid = c.run_uid AND ct.target = c.target
+LEFT JOIN comparison_targets ct ON ct.run_uid = c.run_uid AND ct.target = c.target AND ct.workload = c.workload
 WHERE ` + strings.Join(where, "\n  AND ") + `
-ORDER BY night, r.uid, c.target, c.threads`
+ORDER BY night, r.uid, c.target, c.workload, c.threads`
 	return query, args, nil
 }
+
+// seriesWorkload is Series.Workload in SQL: the cell's workload name, else the run's workload.
+const seriesWorkload = "IF(c.workload = '', r.workload, c.workload)"
 
 // ScheduleRuns is a schedule of a namespace and how many runs the database holds of it.
 type ScheduleRuns struct {

@@ -148,7 +148,7 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	open(t, cfg, resultsdb.OpenOptions{})
 	s := open(t, cfg, resultsdb.OpenOptions{ReadOnly: true})
-	if v, err := s.Version(ctx); err != nil || v != 2 {
+	if v, err := s.Version(ctx); err != nil || v != 3 {
 		t.Errorf("version %d %v", v, err)
 	}
 	// The error names the server, never the password.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -123,8 +124,8 @@ var columns = map[string][]string{
 		"qps_write", "qps_other", "latency_min_ms", "latency_avg_ms", "latency_p95_ms", "latency_max_ms", "errors",
 		"reconnects", "duration_seconds", "over_duration", "tpmc", "start_time", "finish_time", "server_seconds",
 		"server_queries", "performance_schema", "server_cpu_seconds", "server_cpu_per_second", "client_cpu_cores",
-		"client_cpu_saturated"},
-	"cells": {"run_uid", "target", "threads", "n", "noisy", "qps_median", "qps_ci_low", "qps_ci_high", "qps_cv",
+		"client_cpu_saturated", "workload"},
+	"cells": {"run_uid", "target", "workload", "threads", "n", "noisy", "qps_median", "qps_ci_low", "qps_ci_high", "qps_cv",
 		"qps_min", "qps_max", "tpmc_median", "tpmc_ci_low", "tpmc_ci_high", "tpmc_cv", "tpmc_min", "tpmc_max",
 		"tps_median", "tps_cv", "p95_ms_median", "p95_ms_ci_low", "p95_ms_ci_high", "p95_ms_cv", "ci_confidence"},
 	"step_counters": {"run_uid", "target", "seq", "source", "name", "delta", "per_second", "per_query"},
@@ -133,9 +134,9 @@ var columns = map[string][]string{
 	"comparisons": {"run_uid", "baseline", "verdict", "metric", "compared_cells", "regressed_cells", "improved_cells",
 		"no_change_cells", "inconclusive_cells", "acknowledged_cells", "needed_repetitions", "qps_drop_percent",
 		"p95_rise_percent", "alpha", "tests", "message", "regressed_status", "regressed_reason"},
-	"comparison_targets": {"run_uid", "target", "cells", "verdict", "qps_ratio", "qps_low", "qps_high", "qps_p",
+	"comparison_targets": {"run_uid", "target", "workload", "cells", "verdict", "qps_ratio", "qps_low", "qps_high", "qps_p",
 		"qps_q", "qps_verdict", "p95_ratio", "p95_low", "p95_high", "p95_p", "p95_q", "p95_verdict", "confidence"},
-	"comparison_cells": {"run_uid", "target", "threads", "verdict", "acknowledged", "regressed", "baseline_qps", "qps",
+	"comparison_cells": {"run_uid", "target", "workload", "threads", "verdict", "acknowledged", "regressed", "baseline_qps", "qps",
 		"qps_change_percent", "qps_p", "qps_q", "baseline_p95_ms", "p95_ms", "p95_change_percent"},
 }
 
@@ -174,6 +175,10 @@ func (b *builder) tables() []Table {
 
 func (b *builder) run(run *v1.BenchmarkRun, doc *results.Doc, spec string) {
 	w := run.Spec.Workload
+	if run.Spec.Suite() {
+		// One client for every workload (the API's rule): the first one's names it.
+		w = run.Spec.OrderedWorkloads()[0].Workload
+	}
 	c := loadclient.For(w)
 	labels := c.RunLabels(w, doc)
 	tables, tableSize := any(nil), any(nil)
@@ -182,6 +187,9 @@ func (b *builder) run(run *v1.BenchmarkRun, doc *results.Doc, spec string) {
 	}
 	if labels.TableSize != nil {
 		tableSize = *labels.TableSize
+	}
+	if run.Spec.Suite() {
+		labels.Workload, tables, tableSize = suiteLabels(run.Spec, tables, tableSize)
 	}
 	metric := c.Capabilities().Metric.Key
 	step, warmup := 0.0, 0.0
@@ -205,6 +213,24 @@ func (b *builder) run(run *v1.BenchmarkRun, doc *results.Doc, spec string) {
 	b.add("runs", b.uid, run.Namespace, run.Name, null(scheduleOf(run)), null(run.Labels[v1.LabelConfirmationOf]),
 		string(run.Status.Phase), string(w.ClientOrDefault()), labels.Workload, metric, tables, tableSize, run.Spec.RepetitionsOrDefault(),
 		step, warmup, order, instance, when(run.Status.StartTime), when(run.Status.CompletionTime), spec)
+}
+
+// suiteLabels are a run of several workloads' runs.workload, tables_count and table_size:
+// "preset:<name>" or "workloads:<names in measuring order>", and the tables and their size when
+// every workload has the same (else NULL: each cell's workload says which it measured).
+func suiteLabels(spec v1.BenchmarkRunSpec, tables, tableSize any) (string, any, any) {
+	ws := spec.OrderedWorkloads()
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = w.Name
+		if w.Tables != ws[0].Tables || w.TableSize != ws[0].TableSize {
+			tables, tableSize = nil, nil
+		}
+	}
+	if spec.Preset != nil {
+		return "preset:" + string(spec.Preset.Name), tables, tableSize
+	}
+	return "workloads:" + strings.Join(names, ","), tables, tableSize
 }
 
 // scheduleOf is the schedule a run belongs to: its controlling BenchmarkSchedule, else the
@@ -268,7 +294,7 @@ func (b *builder) step(target string, seq int, s v1.StepResult, server *serverst
 	b.add("steps", b.uid, target, seq, rep, s.Threads, nullInt(s.Instance), nullInt(s.Attempts), s.TPS, s.QPS.Total,
 		s.QPS.Read, s.QPS.Write, s.QPS.Other, s.Latency.MinMs, s.Latency.AvgMs, s.Latency.P95Ms, s.Latency.MaxMs,
 		s.Errors, s.Reconnects, s.DurationSeconds, s.OverDuration, tpmc, when(s.StartTime), when(s.FinishTime),
-		srvSeconds, srvQueries, pfs, cpuSeconds, cpuPerSecond, clientCores, clientSaturated)
+		srvSeconds, srvQueries, pfs, cpuSeconds, cpuPerSecond, clientCores, clientSaturated, s.Workload)
 	if server == nil {
 		return
 	}
@@ -293,7 +319,7 @@ func (b *builder) cell(target string, c v1.CellStats) {
 	} else {
 		qps = metricValues(c.QPS)
 	}
-	row := []any{b.uid, target, c.Threads, c.N, noisy}
+	row := []any{b.uid, target, c.Workload, c.Threads, c.N, noisy}
 	row = append(row, qps...)
 	row = append(row, tpmc...)
 	row = append(row, c.TPS.Median, c.TPS.CV, c.P95Ms.Median, c.P95Ms.CILow, c.P95Ms.CIHigh, c.P95Ms.CV,
@@ -318,13 +344,13 @@ func (b *builder) comparison(run *v1.BenchmarkRun, c *v1.Comparison) {
 		c.ImprovedCells, c.NoChangeCells, c.InconclusiveCells, c.AcknowledgedCells, c.NeededRepetitions,
 		c.QPSDropPercent, c.P95RisePercent, c.Alpha, c.Tests, null(c.Message), regStatus, regReason)
 	for _, t := range c.Targets {
-		b.add("comparison_targets", b.uid, t.Target, t.Cells, string(t.Verdict), t.QPSRatio, nullFloat(t.QPSLow),
+		b.add("comparison_targets", b.uid, t.Target, t.Workload, t.Cells, string(t.Verdict), t.QPSRatio, nullFloat(t.QPSLow),
 			nullFloat(t.QPSHigh), nullFloat(t.QPSP), nullFloat(t.QPSQ), null(string(t.QPSVerdict)), nullFloat(t.P95Ratio),
 			nullFloat(t.P95Low), nullFloat(t.P95High), nullFloat(t.P95P), nullFloat(t.P95Q), null(string(t.P95Verdict)),
 			nullFloat(t.Confidence))
 	}
 	for _, w := range c.Worst {
-		b.add("comparison_cells", b.uid, w.Target, w.Threads, string(w.Verdict), w.Acknowledged, w.Regressed,
+		b.add("comparison_cells", b.uid, w.Target, w.Workload, w.Threads, string(w.Verdict), w.Acknowledged, w.Regressed,
 			w.BaselineQPS, w.QPS, w.QPSChangePercent, nullFloat(w.QPSP), nullFloat(w.QPSQ), nullFloat(w.BaselineP95Ms),
 			nullFloat(w.P95Ms), nullFloat(w.P95ChangePercent))
 	}

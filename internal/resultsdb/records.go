@@ -29,7 +29,7 @@ func HistoryOf(records []*Record, q HistoryQuery) ([]Series, error) {
 		night                          time.Time
 		uid                            string
 		ns, schedule, workload, target string
-		unit                           string
+		cellWorkload, unit             string
 		threads                        int
 		p                              Point
 	}
@@ -64,13 +64,15 @@ func HistoryOf(records []*Record, q HistoryQuery) ([]Series, error) {
 		if c, ok := rec.table("comparisons").only(); ok {
 			verdict, regressed = c.str("verdict"), c.str("regressed_reason")
 		}
-		targetVerdicts := map[string]string{}
+		targetVerdicts := map[[2]string]string{}
 		for _, t := range rec.table("comparison_targets").rows() {
-			targetVerdicts[t.str("target")] = t.str("verdict")
+			targetVerdicts[[2]string{t.str("target"), t.str("workload")}] = t.str("verdict")
 		}
 		for _, c := range rec.table("cells").rows() {
 			target, threads := c.str("target"), int(c.num("threads"))
-			if (q.Target != "" && target != q.Target) || (len(q.Threads) > 0 && !slices.Contains(q.Threads, threads)) {
+			workload := cmp.Or(c.str("workload"), run.str("workload"))
+			if (q.Target != "" && target != q.Target) || (len(q.Threads) > 0 && !slices.Contains(q.Threads, threads)) ||
+				(q.Workload != "" && workload != q.Workload) {
 				continue
 			}
 			median, low, high := c.metric(metric)
@@ -79,19 +81,19 @@ func HistoryOf(records []*Record, q HistoryQuery) ([]Series, error) {
 			}
 			p := Point{Run: run.str("name"), UID: run.str("uid"), Start: night, Phase: run.str("phase"),
 				ConfirmationOf: run.str("confirmation_of"), ServerVersion: versions[target], ImageDigest: digests[target],
-				N: int(c.num("n")), Median: *median, Verdict: verdict, TargetVerdict: targetVerdicts[target], RegressedReason: regressed,
+				N: int(c.num("n")), Median: *median, Verdict: verdict, TargetVerdict: targetVerdicts[[2]string{target, c.str("workload")}], RegressedReason: regressed,
 				Confirmed: regressed == v1.ReasonRegressed && confirmed[run.str("namespace")+"/"+run.str("name")]}
 			if low != nil && high != nil && p.N > 1 {
 				p.CILow, p.CIHigh = low, high
 			}
 			rows = append(rows, row{night: night, uid: p.UID, ns: run.str("namespace"), schedule: run.str("schedule"),
-				workload: run.str("workload"), target: target, unit: run.str("metric"), threads: threads, p: p})
+				workload: workload, cellWorkload: c.str("workload"), target: target, unit: run.str("metric"), threads: threads, p: p})
 		}
 	}
-	// The database's order: oldest night first, then run, target and threads.
+	// The database's order: oldest night first, then run, target, workload and threads.
 	slices.SortStableFunc(rows, func(a, b row) int {
 		return cmp.Or(a.night.Compare(b.night), cmp.Compare(a.uid, b.uid), cmp.Compare(a.target, b.target),
-			cmp.Compare(a.threads, b.threads))
+			cmp.Compare(a.cellWorkload, b.cellWorkload), cmp.Compare(a.threads, b.threads))
 	})
 	type key struct {
 		ns, schedule, workload, target string

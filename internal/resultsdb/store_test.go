@@ -100,8 +100,8 @@ func TestMigrationsFromEmpty(t *testing.T) {
 	srv, cfg := database(t)
 	s := open(t, cfg, resultsdb.OpenOptions{})
 	v, err := s.Version(context.Background())
-	if err != nil || v != 2 {
-		t.Fatalf("schema version %d (%v), want 2", v, err)
+	if err != nil || v != 3 {
+		t.Fatalf("schema version %d (%v), want 3", v, err)
 	}
 	tables := srv.MustSQL(t, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'history' ORDER BY 1")
 	for _, want := range append([]string{"runs", resultsdb.VersionTable, resultsdb.LockTable}, childTables...) {
@@ -111,11 +111,11 @@ func TestMigrationsFromEmpty(t *testing.T) {
 	}
 	// A second opener finds nothing to do.
 	again := open(t, cfg, resultsdb.OpenOptions{})
-	if v, _ := again.Version(context.Background()); v != 2 {
+	if v, _ := again.Version(context.Background()); v != 3 {
 		t.Fatalf("version %d after a second open", v)
 	}
-	if n := srv.MustSQL(t, "SELECT COUNT(*) FROM history."+resultsdb.VersionTable+" WHERE version_id > 0"); n != "2" {
-		t.Fatalf("%s migrations recorded, want 2 (each once)", n)
+	if n := srv.MustSQL(t, "SELECT COUNT(*) FROM history."+resultsdb.VersionTable+" WHERE version_id > 0"); n != "3" {
+		t.Fatalf("%s migrations recorded, want 3 (each once)", n)
 	}
 }
 
@@ -141,8 +141,8 @@ INSERT INTO cells (run_uid, target, threads, n, noisy, qps_median, tps_median, t
   p95_ms_ci_high, p95_ms_cv, ci_confidence) VALUES ('%[1]s', 'mariadb-0', 1, 1, FALSE, 1000, 50, 0, 2, 2, 2, 0, 0);`, id))
 
 	s := open(t, cfg, resultsdb.OpenOptions{})
-	if v, _ := s.Version(context.Background()); v != 2 {
-		t.Fatalf("version %d after migrating, want 2", v)
+	if v, _ := s.Version(context.Background()); v != 3 {
+		t.Fatalf("version %d after migrating, want 3", v)
 	}
 	got := stored(t, s.DB(), id)
 	if want := map[string]int{"runs": 1, "targets": 1, "steps": 1, "cells": 1}; !equalCounts(got, want) {
@@ -333,8 +333,8 @@ func TestConcurrentWriters(t *testing.T) {
 		defer func() { _ = s.Close() }()
 	}
 	var applied int
-	if err := stores[0].DB().QueryRow("SELECT COUNT(*) FROM " + resultsdb.VersionTable + " WHERE version_id > 0").Scan(&applied); err != nil || applied != 2 {
-		t.Fatalf("%d migrations recorded (%v), want 2", applied, err)
+	if err := stores[0].DB().QueryRow("SELECT COUNT(*) FROM " + resultsdb.VersionTable + " WHERE version_id > 0").Scan(&applied); err != nil || applied != 3 {
+		t.Fatalf("%d migrations recorded (%v), want 3", applied, err)
 	}
 
 	sh := shape{targets: 2, threads: 3, reps: 2, server: true}

@@ -199,7 +199,7 @@ func LeftOut(run, baseline *v1.BenchmarkRun) string {
 				if !s.OverDuration {
 					continue
 				}
-				name := fmt.Sprintf("%s@%d", ts.Name, s.Threads)
+				name := fmt.Sprintf("%s@%d", compare.Label(ts.Name, s.Workload), s.Threads)
 				if s.Repetition > 0 {
 					name += fmt.Sprintf(" repetition %d", s.Repetition)
 				}

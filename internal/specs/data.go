@@ -20,6 +20,15 @@ func CheckDataFits(spec v1.BenchmarkRunSpec) error {
 	if spec.Storage == nil {
 		return nil
 	}
+	if spec.Suite() {
+		// One data set is on the volume at a time: each workload's must fit.
+		for _, w := range spec.OrderedWorkloads() {
+			if err := CheckDataFits(single(spec, w)); err != nil {
+				return fmt.Errorf("workload %s: %w", w.Name, err)
+			}
+		}
+		return nil
+	}
 	tables, tableSize := int64(max(spec.Workload.Tables, 1)), spec.Workload.TableSize
 	if tableSize <= 0 {
 		tableSize = 10000
@@ -41,6 +50,14 @@ func CheckDataFits(spec v1.BenchmarkRunSpec) error {
 // business, and without a prepare step (skipPrepare, a client that makes its own tables) there
 // is no sbtest data to fit.
 func CheckTargetData(spec v1.BenchmarkRunSpec, t v1.Target) error {
+	if spec.Suite() {
+		for _, w := range spec.OrderedWorkloads() {
+			if err := CheckTargetData(single(spec, w), t); err != nil {
+				return fmt.Errorf("workload %s: %w", w.Name, err)
+			}
+		}
+		return nil
+	}
 	if err := client.For(spec.Workload).Validate(spec, t); err != nil {
 		return err
 	}
@@ -48,6 +65,13 @@ func CheckTargetData(spec v1.BenchmarkRunSpec, t v1.Target) error {
 		return nil
 	}
 	return CheckDataFits(spec)
+}
+
+// single is spec with w as its one spec.workload.
+func single(spec v1.BenchmarkRunSpec, w v1.RunWorkload) v1.BenchmarkRunSpec {
+	one := spec.WithWorkload(w.Workload)
+	one.Workloads, one.Preset = nil, nil
+	return one
 }
 
 // humanBytes writes n bytes in binary units, rounded up ("1.9Gi").

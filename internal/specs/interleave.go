@@ -24,13 +24,14 @@ type InterleavedSlot struct {
 // order, and the status (each target's recorded steps) says where it stands.
 func InterleavedOrder(run *v1.BenchmarkRun) []InterleavedSlot {
 	targets := run.Spec.Targets
-	rungs := len(run.Spec.Ladder.Threads)
+	// A round is every workload's ladder (one rung per workload with one workload).
+	perRound := len(run.Spec.Ladder.Threads) * run.Spec.WorkloadCount()
 	reps := run.Spec.RepetitionsOrDefault()
-	out := make([]InterleavedSlot, 0, len(targets)*rungs*reps)
+	out := make([]InterleavedSlot, 0, len(targets)*perRound*reps)
 	for round := range reps {
-		for k := range rungs {
+		for k := range perRound {
 			for _, ti := range slotPermutation(string(run.UID), round, k, len(targets)) {
-				out = append(out, InterleavedSlot{Target: targets[ti].Name, Step: round*rungs + k})
+				out = append(out, InterleavedSlot{Target: targets[ti].Name, Step: round*perRound + k})
 			}
 		}
 	}

@@ -2,6 +2,8 @@ package specs
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 
@@ -22,11 +24,44 @@ const (
 	StepCleanup = "cleanup"
 )
 
-// Step is one step Job of a target: its name (JobName's step and the step label) and the load
-// its client runs in it.
+// Step is one step Job of a target: its name (JobName's step and the step label), the load its
+// client runs in it, and the name of the workload it runs ("" for the run's one spec.workload).
 type Step struct {
-	Name string
-	Load load.Step
+	Name     string
+	Load     load.Step
+	Workload string
+}
+
+// ForWorkload is run as if w were its one spec.workload: what the clients read when they build,
+// parse and check the Jobs of w's steps.
+func ForWorkload(run *v1.BenchmarkRun, w v1.RunWorkload) *v1.BenchmarkRun {
+	out := *run
+	out.Spec = run.Spec.WithWorkload(w.Workload)
+	return &out
+}
+
+// ForStep is ForWorkload of the step's workload; run itself when it has one spec.workload.
+func ForStep(run *v1.BenchmarkRun, s Step) *v1.BenchmarkRun {
+	if !run.Spec.Suite() {
+		return run
+	}
+	return ForWorkload(run, StepWorkload(run, s))
+}
+
+// StepWorkload is the workload step s runs: the suite's workload of its name, with the
+// after-ladder Job's tables (afterLadderWorkload) for the after-ladder phases; the run's first
+// workload for a step that names none.
+func StepWorkload(run *v1.BenchmarkRun, s Step) v1.RunWorkload {
+	switch s.Load.Phase {
+	case load.PhaseCleanup, load.PhaseCheck:
+		return afterLadderWorkload(run)
+	}
+	for _, w := range run.Spec.OrderedWorkloads() {
+		if w.Name == s.Workload {
+			return w
+		}
+	}
+	return run.Spec.WorkloadAt(0)
 }
 
 // ProbeStep proves the benchmark account and reads the server's version.
@@ -34,29 +69,126 @@ func ProbeStep() Step {
 	return Step{Name: StepProbe, Load: load.Step{Phase: load.PhaseProbe}}
 }
 
-// PrepareStep creates and fills the sbtest tables.
+// ProbeStepOf is ProbeStep with the run's first workload, whose client probes (every workload
+// of a run has the same client).
+func ProbeStepOf(run *v1.BenchmarkRun) Step {
+	s := ProbeStep()
+	s.Workload = run.Spec.WorkloadAt(0).Name
+	return s
+}
+
+// PrepareStep creates and fills the sbtest tables of a run of one workload.
 func PrepareStep() Step {
 	return Step{Name: StepPrepare, Load: load.Step{Phase: load.PhasePrepare}}
 }
 
-// WarmupStep is the warm-up of a run whose ladder has one (PhaseAfterPrepare says so).
-func WarmupStep(run *v1.BenchmarkRun) Step {
-	return Step{Name: StepWarmup, Load: load.Step{Phase: load.PhaseWarmup,
-		Threads: run.Spec.Ladder.WarmupThreadsOrDefault(), Duration: run.Spec.Ladder.WarmupDuration()}}
+// PrepareStepAt loads the data of the workload of step i (0-based, in measuring order) before
+// that step: "prepare" at the start (and after a server restart that lost the data), and
+// "prepare-<i+1>" where the run prepares the data again for step i (FreshDataBefore), so that
+// every such prepare has Jobs of its own.
+func PrepareStepAt(run *v1.BenchmarkRun, i int) Step {
+	return Step{Name: nameAt(run, StepPrepare, i), Load: load.Step{Phase: load.PhasePrepare}, Workload: run.Spec.WorkloadAt(i).Name}
 }
 
-// LadderStepAt is step i (0-based, in measuring order: a rung of one repetition, see
-// LadderPosition) of a target's ladder.
+// WarmupStep is the warm-up of a run whose ladder has one (PhaseAfterPrepare says so).
+func WarmupStep(run *v1.BenchmarkRun) Step { return WarmupStepAt(run, 0) }
+
+// WarmupStepAt is the warm-up before step i, with its workload: after every prepare, so that
+// data prepared again for a later workload is measured as warm as the first workload's.
+func WarmupStepAt(run *v1.BenchmarkRun, i int) Step {
+	return Step{Name: nameAt(run, StepWarmup, i), Load: load.Step{Phase: load.PhaseWarmup,
+		Threads: run.Spec.Ladder.WarmupThreadsOrDefault(), Duration: run.Spec.Ladder.WarmupDuration()},
+		Workload: run.Spec.WorkloadAt(i).Name}
+}
+
+// nameAt names the prepare or warm-up step before step i: the phase's own name, with the step's
+// number where the data is prepared again for it.
+func nameAt(run *v1.BenchmarkRun, phase string, i int) string {
+	if fresh, _ := run.Spec.FreshDataBefore(i); fresh {
+		return fmt.Sprintf("%s-%d", phase, i+1)
+	}
+	return phase
+}
+
+// LadderStepAt is step i (0-based, in measuring order: a rung of one workload in one
+// repetition, see StepPosition) of a target's ladder. Its name is LadderStep's, after the
+// workload's name in a suite.
 func LadderStepAt(run *v1.BenchmarkRun, i int) Step {
-	rung, rep := run.Spec.LadderPosition(i)
-	return Step{Name: LadderStep(rung, rep), Load: load.Step{Phase: load.PhaseRun,
+	_, rung, rep := run.Spec.StepPosition(i)
+	w := run.Spec.WorkloadAt(i)
+	name := LadderStep(rung, rep)
+	if w.Name != "" {
+		name = w.Name + "-" + name
+	}
+	return Step{Name: name, Load: load.Step{Phase: load.PhaseRun,
 		Threads: run.Spec.Ladder.Threads[rung], Duration: run.Spec.Ladder.StepDurationOrDefault(),
-		ServerStats: run.Spec.ServerStatsEnabled()}}
+		ServerStats: run.Spec.ServerStatsEnabled()}, Workload: w.Name}
 }
 
 // CleanupStep drops the sbtest tables.
 func CleanupStep() Step {
 	return Step{Name: StepCleanup, Load: load.Step{Phase: load.PhaseCleanup}}
+}
+
+// CleanupStepOf is CleanupStep with the workload of the run's after-ladder Job.
+func CleanupStepOf(run *v1.BenchmarkRun) Step {
+	s := CleanupStep()
+	s.Workload = afterLadderWorkload(run).Name
+	return s
+}
+
+// afterLadderWorkload is the workload the Job after the ladder runs with: the last step's (its
+// data is what the server holds), with the most tables any workload of that client prepared,
+// so that a cleanup drops every table the run created.
+func afterLadderWorkload(run *v1.BenchmarkRun) v1.RunWorkload {
+	w := run.Spec.WorkloadAt(run.Spec.StepCount() - 1)
+	for _, o := range run.Spec.OrderedWorkloads() {
+		if o.Prepares() && o.ClientOrDefault() == w.ClientOrDefault() && o.Tables > w.Tables {
+			w.Tables = o.Tables
+		}
+	}
+	return w
+}
+
+// WorkloadOfLabel is the workload of the step a Job's step label names: the suite's workload
+// whose name the label starts with, else the run's first (the one spec.workload, and the
+// phases every workload shares).
+func WorkloadOfLabel(run *v1.BenchmarkRun, label string) v1.RunWorkload {
+	if run.Spec.Suite() {
+		for _, w := range run.Spec.OrderedWorkloads() {
+			if rest, ok := strings.CutPrefix(label, w.Name+"-"); ok && ladderLabel.MatchString(rest) {
+				return w
+			}
+		}
+	}
+	return run.Spec.WorkloadAt(0)
+}
+
+// ladderLabel matches LadderStep's names.
+var ladderLabel = regexp.MustCompile(`^(r[0-9]+)?s[0-9]+$`)
+
+// PhaseOfLabel is the phase a one-Job step's label names ("prepare", "prepare-13", "warmup-13",
+// "probe", ...), and false for a ladder step's label.
+func PhaseOfLabel(label string) (load.Phase, bool) {
+	name, n, numbered := strings.Cut(label, "-")
+	if numbered && (n == "" || strings.Trim(n, "0123456789") != "") {
+		return "", false
+	}
+	switch phase := load.Phase(name); phase {
+	case load.PhaseProbe, load.PhasePrepare, load.PhaseCleanup, load.PhaseWarmup, load.PhaseCheck:
+		return phase, true
+	}
+	return "", false
+}
+
+// Prepares says whether any workload of the run loads data before its steps.
+func Prepares(run *v1.BenchmarkRun) bool {
+	for _, w := range run.Spec.OrderedWorkloads() {
+		if client.Prepares(w.Workload) {
+			return true
+		}
+	}
+	return false
 }
 
 // NextPhase is the phase a target enters when phase has done its work: Provisioning ends with
@@ -69,7 +201,7 @@ func NextPhase(run *v1.BenchmarkRun, phase v1.TargetPhase) v1.TargetPhase {
 	case v1.TargetPending, "":
 		return v1.TargetProvisioning
 	case v1.TargetProvisioning:
-		if !client.Prepares(run.Spec.Workload) {
+		if !client.Prepares(run.Spec.WorkloadAt(0).Workload) {
 			return NextPhase(run, v1.TargetPreparing)
 		}
 		return v1.TargetPreparing
@@ -94,31 +226,38 @@ func NextPhase(run *v1.BenchmarkRun, phase v1.TargetPhase) v1.TargetPhase {
 // operator runs are deleted with their data, or kept as they are for inspection; mysqlslap
 // drops its own schema at the end of every step.
 func DropsTables(run *v1.BenchmarkRun, t v1.Target) bool {
-	return !enginefacts.Of(t.Engine).CreatesServer && client.Prepares(run.Spec.Workload)
+	return !enginefacts.Of(t.Engine).CreatesServer && Prepares(run)
 }
 
 // AfterLadderStep is the one Job target t runs after its ladder (in CleaningUp), if its client
 // asks for one (client.AfterLadder): the cleanup of a server the user keeps, a check.
 func AfterLadderStep(run *v1.BenchmarkRun, t v1.Target) (Step, bool) {
-	phase, ok := client.For(run.Spec.Workload).AfterLadder(run.Spec.Workload, !enginefacts.Of(t.Engine).CreatesServer)
+	w := afterLadderWorkload(run)
+	phase, ok := client.For(w.Workload).AfterLadder(w.Workload, !enginefacts.Of(t.Engine).CreatesServer)
 	if !ok {
 		return Step{}, false
 	}
-	return Step{Name: string(phase), Load: load.Step{Phase: phase}}, true
+	return Step{Name: string(phase), Load: load.Step{Phase: phase}, Workload: w.Name}, true
 }
 
 // PhaseSteps are the sysbench Jobs phase runs for target t, in order.
 func PhaseSteps(run *v1.BenchmarkRun, t v1.Target, phase v1.TargetPhase) []Step {
 	switch phase {
 	case v1.TargetProvisioning:
-		return []Step{ProbeStep()}
+		return []Step{ProbeStepOf(run)}
 	case v1.TargetPreparing:
-		return []Step{PrepareStep()}
+		return []Step{PrepareStepAt(run, 0)}
 	case v1.TargetWarmingUp:
 		return []Step{WarmupStep(run)}
 	case v1.TargetRunning:
 		steps := make([]Step, 0, run.Spec.StepCount())
 		for i := range run.Spec.StepCount() {
+			if fresh, _ := run.Spec.FreshDataBefore(i); fresh {
+				steps = append(steps, PrepareStepAt(run, i))
+				if run.Spec.Ladder.WarmupDuration() > 0 {
+					steps = append(steps, WarmupStepAt(run, i))
+				}
+			}
 			steps = append(steps, LadderStepAt(run, i))
 		}
 		return steps
@@ -157,6 +296,7 @@ func SysbenchImage(run *v1.BenchmarkRun, operatorDefault string) string {
 // ladder steps and StepDeadline's for the others.
 func StepJob(run *v1.BenchmarkRun, t v1.Target, s Step, attempt Attempt, secret, sysbenchImage string) (*batchv1.Job, error) {
 	deadline := StepDeadline(s.Load.Phase, s.Load.Duration)
+	run = ForStep(run, s)
 	c := client.For(run.Spec.Workload)
 	if d, ok := c.StepDeadline(run.Spec.Workload, s.Load); ok {
 		deadline = d

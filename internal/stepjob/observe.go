@@ -199,7 +199,7 @@ func loadEnded(c loadclient.Client, step load.Step, terminated bool, exitCode in
 // podLoadEnded is loadEnded for the client container of pod.
 func podLoadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
 	exitCode, message, terminated := containerResult(pod)
-	return loadEnded(loadclient.For(run.Spec.Workload), step.Load, terminated, exitCode, message)
+	return loadEnded(loadclient.For(specs.WorkloadOfLabel(run, step.Name).Workload), step.Load, terminated, exitCode, message)
 }
 
 // labelledStep is the step a client Job's step label names, as far as which client program it
@@ -207,8 +207,7 @@ func podLoadEnded(run *v1.BenchmarkRun, step specs.Step, pod *corev1.Pod) bool {
 // ladder step.
 func labelledStep(job *batchv1.Job) specs.Step {
 	label := job.Labels[specs.LabelStep]
-	switch phase := load.Phase(label); phase {
-	case load.PhaseProbe, load.PhasePrepare, load.PhaseCleanup, load.PhaseWarmup, load.PhaseCheck:
+	if phase, ok := specs.PhaseOfLabel(label); ok {
 		return specs.Step{Name: label, Load: load.Step{Phase: phase}}
 	}
 	return specs.Step{Name: label, Load: load.Step{Phase: load.PhaseRun}}

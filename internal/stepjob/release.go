@@ -65,8 +65,7 @@ func (j Jobs) Release(ctx context.Context, run *v1.BenchmarkRun, t v1.Target, ts
 	recorded := map[string]*v1.StepResult{}
 	ladderSteps := map[string]bool{}
 	for i := range run.Spec.StepCount() {
-		rung, rep := run.Spec.LadderPosition(i)
-		label := specs.LadderStep(rung, rep)
+		label := specs.LadderStepAt(run, i).Name
 		ladderSteps[label] = true
 		if i < len(ts.Steps) {
 			recorded[label] = &ts.Steps[i]
@@ -223,13 +222,14 @@ func (j Jobs) readStepLog(ctx context.Context, run *v1.BenchmarkRun, target stri
 			"target %s, %d threads: cannot read pod %s's log: %v", target, threads, pod.Name, err))
 	}
 	defer func() { _ = rc.Close() }()
-	c, step := loadclient.For(run.Spec.Workload), labelledStep(job).Load
+	w := specs.WorkloadOfLabel(run, job.Labels[specs.LabelStep]).Workload
+	c, step := loadclient.For(w), labelledStep(job).Load
 	opts := steplog.Options{
 		Parse:        func(r io.Reader) (load.Output, error) { return c.Parse(step, r) },
 		SeriesAbsent: !c.Capabilities().Series,
 		Budget:       budget,
 		ServerStats:  run.Spec.ServerStatsEnabled() && c.Capabilities().ServerSnapshots,
-		Iterations:   c.SnapshotRepeats(run.Spec.Workload),
+		Iterations:   c.SnapshotRepeats(w),
 		TopWaits:     run.Spec.TopWaitsOrDefault(),
 	}
 	st, err := steplog.Read(rc, opts)

@@ -78,7 +78,7 @@ func BenchmarkFidelity(b *testing.B) {
 			hand, _ := strconv.ParseFloat(m[1], 64)
 			return hand
 		})
-	f.report(b, fmt.Sprintf("%d threads, %s steps, %s", threads, step, workload.Script), "QPS", "qps")
+	f.report(b, fmt.Sprintf("%d threads, %s steps, %s", threads, step, workload.Script), "QPS", "qps", "")
 }
 
 // fidelityBench is a fidelity benchmark's settings (E2E_FIDELITY_ROUNDS, _MAX_ROUNDS,
@@ -176,8 +176,9 @@ func fidelityRounds(b *testing.B, rounds, maxRounds int, precision float64, unit
 	return f
 }
 
-// report logs and reports the ratio with its interval; what says what was measured.
-func (f fidelity) report(b *testing.B, what, unit, metric string) {
+// report logs and reports the ratio with its interval; what says what was measured, and of
+// names the measured thing in the metrics' names where a benchmark reports several ("" for one).
+func (f fidelity) report(b *testing.B, what, unit, metric, of string) {
 	mo, mh := mean(f.operator), mean(f.hand)
 	rsd := stddev(f.ratios)
 	b.Logf("%d rounds, %s: operator %.0f %s, by hand %.0f %s; ratio %.4f, 95 %% interval "+
@@ -187,11 +188,11 @@ func (f fidelity) report(b *testing.B, what, unit, metric string) {
 		b.Logf("the interval is wider than ±%.1f %% after %d rounds (the maximum): the cluster is too noisy for that precision",
 			100*f.precision, len(f.ratios))
 	}
-	b.ReportMetric(f.ratio, "ratio")
-	b.ReportMetric(f.low, "ratio-low95")
-	b.ReportMetric(f.high, "ratio-high95")
-	b.ReportMetric(float64(len(f.ratios)), "rounds")
-	b.ReportMetric(rsd, "ratio-sd")
+	b.ReportMetric(f.ratio, "ratio"+of)
+	b.ReportMetric(f.low, "ratio-low95"+of)
+	b.ReportMetric(f.high, "ratio-high95"+of)
+	b.ReportMetric(float64(len(f.ratios)), "rounds"+of)
+	b.ReportMetric(rsd, "ratio-sd"+of)
 	b.ReportMetric(mo, "operator-"+metric)
 	b.ReportMetric(mh, "hand-"+metric)
 }

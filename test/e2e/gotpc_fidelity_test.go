@@ -63,5 +63,5 @@ func BenchmarkGoTPCFidelity(b *testing.B) {
 			}
 			return res.TpmC
 		})
-	f.report(b, fmt.Sprintf("%d threads, %s steps, TPC-C %d warehouse(s)", fs.threads, step, warehouses), "tpmC", "tpmc")
+	f.report(b, fmt.Sprintf("%d threads, %s steps, TPC-C %d warehouse(s)", fs.threads, step, warehouses), "tpmC", "tpmc", "")
 }

@@ -54,6 +54,19 @@ var readOnlyScripts = map[v1.OLTPScript]bool{
 // and at least 4GiB, at most 64GiB. Data that needs more room than the node should give an
 // emptyDir belongs on spec.storage.
 func DataEmptyDirLimit(spec v1.BenchmarkRunSpec, t v1.Target) resource.Quantity {
+	if spec.Suite() {
+		// The largest of its workloads' data (one data set is on the volume at a time), and
+		// the binary log of all of its steps when one of them writes.
+		var limit resource.Quantity
+		for _, w := range spec.OrderedWorkloads() {
+			one := spec.WithWorkload(w.Workload)
+			one.Workloads, one.Preset = nil, nil
+			if q := DataEmptyDirLimit(one, t); q.Cmp(limit) > 0 {
+				limit = q
+			}
+		}
+		return limit
+	}
 	tables, tableSize := int64(max(spec.Workload.Tables, 1)), spec.Workload.TableSize
 	if tableSize <= 0 {
 		tableSize = 10000
