@@ -398,7 +398,7 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []object.Object, how stri
 	var first []string
 	same := true
 	for i, t := range s.Targets {
-		lines := ladderCommands(jobs[t.Name], program)
+		lines := ladderCommands(jobs[t.Name], program, s.OrderedWorkloads())
 		if i == 0 {
 			first = lines
 		} else if !slices.Equal(lines, first) {
@@ -413,7 +413,7 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []object.Object, how stri
 	} else {
 		for _, t := range s.Targets {
 			_, _ = fmt.Fprintf(w, "Ladder steps of %s, in measuring order:\n", t.Name)
-			for _, l := range ladderCommands(jobs[t.Name], program) {
+			for _, l := range ladderCommands(jobs[t.Name], program, s.OrderedWorkloads()) {
 				_, _ = fmt.Fprintf(w, "  %s\n", l)
 			}
 		}
@@ -459,12 +459,48 @@ func summarize(w io.Writer, run *v1.BenchmarkRun, objs []object.Object, how stri
 // when the steps differ only in their thread count (--threads=, or mysqlslap's --concurrency=),
 // one line with N for it and then each step's N; else each distinct command with the steps that
 // run it.
-func ladderCommands(jobs []*batchv1.Job, program string) []string {
+func ladderCommands(jobs []*batchv1.Job, program string, workloads []v1.RunWorkload) []string {
+	if len(workloads) <= 1 || workloads[0].Name == "" {
+		return stepCommands(jobs, program, "")
+	}
+	// A suite: each workload's steps under its name, in measuring order.
+	var out []string
+	for _, w := range workloads {
+		lines := stepCommands(jobs, program, w.Name)
+		if len(lines) == 0 {
+			continue
+		}
+		what := string(w.Script)
+		if w.CustomScript != nil {
+			what = "custom script " + w.CustomScript.Name + "/" + w.CustomScript.Key
+		}
+		if what == "" {
+			what = string(w.ClientOrDefault())
+		}
+		out = append(out, fmt.Sprintf("workload %s (%s):", w.Name, what))
+		for _, l := range lines {
+			out = append(out, "  "+l)
+		}
+	}
+	return out
+}
+
+// stepCommands are the commands of the ladder steps among jobs (of workload, named
+// "<workload>-s01", in a suite; "" for a run of one workload): one command with N per step when
+// only the thread count differs, else a command per step.
+func stepCommands(jobs []*batchv1.Job, program, workload string) []string {
 	type step struct{ name, threads, flag, command string }
 	var steps []step
 	for _, j := range jobs {
 		name := j.Labels[specs.LabelStep]
-		if !ladderLabel.MatchString(name) || len(j.Spec.Template.Spec.Containers) == 0 {
+		rung := name
+		if workload != "" {
+			var ok bool
+			if rung, ok = strings.CutPrefix(name, workload+"-"); !ok {
+				continue
+			}
+		}
+		if !ladderLabel.MatchString(rung) || len(j.Spec.Template.Spec.Containers) == 0 {
 			continue
 		}
 		args := exported.ShellQuote(j.Spec.Template.Spec.Containers[0].Args)

@@ -89,6 +89,10 @@ func TestCreateDryRunLocalPlansEverySample(t *testing.T) {
 			wants[3], wants[4] = "mysqlslap --host=$(MYSQLBENCH_HOST)", "--concurrency=N"
 		case strings.Contains(f, "tpcc"):
 			wants[3] = "go-tpc --phase=run --warehouses=10"
+		case strings.Contains(f, "suite"):
+			// A suite's steps under their workload, in measuring order.
+			wants = append(wants, "workload point-select (oltp_point_select):\n    sysbench /opt/mysqlbench/reporter.lua",
+				"N per step: point-select-s01 1, point-select-s02 2")
 		}
 		for _, want := range wants {
 			if !strings.Contains(errOut, want) {
