@@ -3,7 +3,8 @@
 # shared with the other hack/ scripts, so only the first run is slow:
 #   k8s/$K8S_VERSION/        kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
 #   etcd/$ETCD_VERSION/      etcd
-#   coredns/$COREDNS_VERSION/coredns
+#   coredns/$COREDNS_VERSION-local/coredns   CoreDNS with the plugins the cluster's Corefile uses
+#                                             (hack/coredns, whose go.mod pins the version)
 #   debian/<hash of package versions>/root/   containerd, runc, CNI plugins, iptables (+ the shared
 #                                             libraries iptables needs), busybox-static and
 #                                             prometheus (the e2e suite's scraper), unpacked
@@ -33,7 +34,10 @@ DEBS=(containerd runc containernetworking-plugins busybox-static prometheus
 
 k8s_dir=$MYSQLBENCH_CACHE/k8s/$K8S_VERSION
 etcd_dir=$MYSQLBENCH_CACHE/etcd/$ETCD_VERSION
-coredns_dir=$MYSQLBENCH_CACHE/coredns/$COREDNS_VERSION
+coredns_dir=$MYSQLBENCH_CACHE/coredns/$COREDNS_VERSION-local
+coredns_pinned=$(awk '$1 == "require" && $2 == "github.com/coredns/coredns" {print $3}' "$hack/coredns/go.mod")
+[ "$COREDNS_VERSION" = "$coredns_pinned" ] ||
+	die "COREDNS_VERSION=$COREDNS_VERSION, but hack/coredns/go.mod builds $coredns_pinned: change it there (cd hack/coredns && go get github.com/coredns/coredns@$COREDNS_VERSION && go mod tidy)"
 
 # The Debian packages are keyed by the exact versions apt would pick, so a point release in the
 # mirror gives a new directory instead of silently changing binaries under a running cluster.
@@ -62,7 +66,7 @@ debian_root() {
 }
 
 deb_root=$(debian_root)
-go_install_into "$coredns_dir" coredns "github.com/coredns/coredns@$COREDNS_VERSION"
+go_build_into "$coredns_dir" coredns "$hack/coredns"
 nice "$hack/build-etcd.sh" "$ETCD_VERSION" "$etcd_dir"
 nice "$hack/build-k8s-binaries.sh" "$K8S_VERSION" "$k8s_dir" \
 	kube-apiserver kubectl kube-controller-manager kube-scheduler kubelet kube-proxy

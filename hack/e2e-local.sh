@@ -122,12 +122,14 @@ ci | all)
 	if [ "$suite" = ci ]; then
 		# One case per capability: the run (two server families, the dashboard against
 		# Prometheus), go-tpc, the interleaved A/A verdict over real runs, the schedule, server
-		# counters, replication, admission, and security in its own phase; the manager killed
+		# counters, replication, admission, a suite (the preset's ten workloads on both server
+		# families at one thread count), and security in its own phase; the manager killed
 		# across a ladder for recovery; Parallel against Sequential for the node pool. Left to
 		# make test-cluster-all: repetitions (the interleaved case has them), the server, a
 		# sysbench pod, the API server and the results database broken mid-run, three runs
 		# queued for one node, and the other multi-node cases.
-		export E2E_RUN=${E2E_RUN:-${CI_E2E_RUN:-^Test(AdmissionPolicy|BenchmarkRun|GoTPC|InterleavedAA|Schedule|ServerCounters|Replication)OnARealCluster\$}}
+		export E2E_RUN=${E2E_RUN:-${CI_E2E_RUN:-^Test(AdmissionPolicy|BenchmarkRun|GoTPC|InterleavedAA|Schedule|ServerCounters|Replication|Suite)OnARealCluster\$}}
+		export E2E_SUITE_IMAGES=${E2E_SUITE_IMAGES:-mysql:9.7,mariadb:11.8} E2E_SUITE_THREADS=${E2E_SUITE_THREADS:-1}
 		export CHAOS_RUN=${CHAOS_RUN:-${CI_CHAOS_RUN:-^TestManagerKilledAcrossTheLadder\$}}
 		export MULTINODE_CASES=${MULTINODE_CASES:-ci}
 		# The selection above still runs every kind of run the dashboard shows.

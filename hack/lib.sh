@@ -42,6 +42,24 @@ go_install_into() {
 	exec {LOCK_FD}>&-
 }
 
+# go_build_into DIR BINARY MODULE_DIR: go_install_into for a main package of a module of the
+# repository's own (built from its go.mod and go.sum, outside the project's module).
+go_build_into() {
+	local dir=$1 bin=$2 mod=$3 out
+	lock_file "$dir/.$bin.lock"
+	if [ -x "$dir/$bin" ]; then
+		exec {LOCK_FD}>&-
+		return 0
+	fi
+	log "go build $mod (first time: a few minutes)"
+	out=$(mktemp -d)
+	(cd "$mod" && CGO_ENABLED=0 nice go build -trimpath -ldflags "-s -w" -o "$out/$bin" .)
+	mkdir -p "$dir"
+	mv -f "$out/$bin" "$dir/$bin"
+	rm -rf "$out"
+	exec {LOCK_FD}>&-
+}
+
 # podman_env points podman at the project's settings for kind nodes (test/kind/containers.conf)
 # and keeps everything podman stores for the project in the cache: images and volumes in
 # $MYSQLBENCH_CACHE/podman/storage, networks in .../networks, run-time state in the temp
