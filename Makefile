@@ -39,6 +39,12 @@ INDEXDB ?= $(LOCALBIN)/indexdb-$(VULNDB_VERSION)
 # test/helm installs the chart and the kustomize build into an envtest API server with these.
 export HELM KUSTOMIZE
 
+# The project's Go code is built, vetted and tested as it ships (the manager, its image and the
+# plugin): CGO_ENABLED=0 and -trimpath. The tests then run the code users run, and a cold
+# machine compiles each package once for the tests, the images and the plugin, not twice.
+export CGO_ENABLED = 0
+export GOFLAGS := $(strip $(shell go env GOFLAGS) -trimpath)
+
 # Packages whose tests need only Go (envtest packages get KUBEBUILDER_ASSETS from test-assets).
 GO_TEST_FLAGS ?= -count=1
 SHELL = /usr/bin/env bash -o pipefail

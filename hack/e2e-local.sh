@@ -129,7 +129,8 @@ ci | all)
 		# sysbench pod, the API server and the results database broken mid-run, three runs
 		# queued for one node, and the other multi-node cases.
 		export E2E_RUN=${E2E_RUN:-${CI_E2E_RUN:-^Test(AdmissionPolicy|BenchmarkRun|GoTPC|InterleavedAA|Schedule|ServerCounters|Replication|Suite)OnARealCluster\$}}
-		export E2E_SUITE_IMAGES=${E2E_SUITE_IMAGES:-mysql:9.7,mariadb:11.8} E2E_SUITE_THREADS=${E2E_SUITE_THREADS:-1}
+		export E2E_SUITE_IMAGES=${E2E_SUITE_IMAGES:-mysql:9.7,mariadb:11.8} E2E_SUITE_THREADS=${E2E_SUITE_THREADS:-1} \
+			E2E_SUITE_STEP=${E2E_SUITE_STEP:-3s}
 		export CHAOS_RUN=${CHAOS_RUN:-${CI_CHAOS_RUN:-^TestManagerKilledAcrossTheLadder\$}}
 		export MULTINODE_CASES=${MULTINODE_CASES:-ci}
 		# The selection above still runs every kind of run the dashboard shows.

@@ -25,7 +25,7 @@ import (
 
 // TestSuiteOnARealCluster runs spec.preset sysbench-oltp-micro (ten workloads) over the targets
 // of E2E_SUITE_IMAGES (MySQL 9.7, MariaDB 10.11 and 11.8) at E2E_SUITE_THREADS (1,2) with steps
-// of E2E_STEP (5s): every target's server is provisioned once and measures every workload's
+// of E2E_SUITE_STEP (else E2E_STEP, else 5s): every target's server is provisioned once and measures every workload's
 // ladder, reads before writes; the data is prepared again exactly where the spec says (a prepare
 // Job of its own, seen while the run ran), and the results ConfigMap holds the suite whole
 // (results.json's workloads in measuring order, report.md's relative table).
@@ -40,6 +40,12 @@ func TestSuiteOnARealCluster(t *testing.T) {
 	ns := e2eNamespace(ctx, t, c)
 	images := strings.Split(env("E2E_SUITE_IMAGES", "mysql:9.7,mariadb:10.11,mariadb:11.8"), ",")
 	step := e2eStep(t, "5s")
+	if s := os.Getenv("E2E_SUITE_STEP"); s != "" {
+		var err error
+		if step, err = time.ParseDuration(s); err != nil || step < time.Second {
+			t.Fatalf("E2E_SUITE_STEP=%q: want a duration of at least 1s", s)
+		}
+	}
 	var threads []int32
 	for _, s := range strings.Split(env("E2E_SUITE_THREADS", "1,2"), ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
