@@ -63,6 +63,8 @@ if script_name == nil or script_name == "" then
    fail("MYSQLBENCH_SCRIPT is not set: it names the sysbench script to run")
 end
 local script_path = find_script(script_name)
+-- A stock script is named (found on sysbench's path); a user's is a file path.
+local stock_script = not script_name:find("/", 1, true)
 if script_path == nil then
    fail("cannot find the sysbench script '" .. script_name ..
            "' in sysbench's script directories (package.path)")
@@ -258,7 +260,10 @@ end
 -- A retried prepare must start from clean tables: the attempt before may
 -- have died half-way (the server restarted, the pod was evicted) and left
 -- some sbtest tables, complete or not, and the stock prepare then fails with
--- 1050 (table exists). So the stock prepare (oltp_common's cmd_prepare) first
+-- 1050 (table exists). A suite prepares its data again between workloads
+-- over the tables the earlier ones used. So the prepare of a stock script
+-- (oltp_common's cmd_prepare, or a stock script's own prepare around it, as
+-- oltp_insert's, which creates the tables empty without --auto-inc) first
 -- drops the very tables it is about to create, in the worker that creates
 -- them: the workers partition the tables exactly like cmd_prepare, so no
 -- worker ever drops a table another one is filling. A user's own prepare
@@ -280,7 +285,7 @@ if command == "prepare" or command == "cleanup" then
    if sysbench.cmdline.command_defined(command) then
       -- A custom command (the stock prepare is one, run in parallel).
       local def = sysbench.cmdline.commands[command]
-      if command == "prepare" and def[1] == cmd_prepare then
+      if command == "prepare" and (def[1] == cmd_prepare or stock_script) then
          def[1] = clean_then(def[1])
       end
       def[1] = wrap(def[1], command)
