@@ -43,7 +43,7 @@ export HELM KUSTOMIZE
 # plugin): CGO_ENABLED=0 and -trimpath. The tests then run the code users run, and a cold
 # machine compiles each package once for the tests, the images and the plugin, not twice.
 export CGO_ENABLED = 0
-export GOFLAGS := $(strip $(shell go env GOFLAGS) -trimpath)
+export GOFLAGS := $(strip $(filter-out -trimpath,$(shell go env GOFLAGS)) -trimpath)
 
 # Packages whose tests need only Go (envtest packages get KUBEBUILDER_ASSETS from test-assets).
 GO_TEST_FLAGS ?= -count=1
