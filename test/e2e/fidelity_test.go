@@ -49,16 +49,7 @@ func BenchmarkFidelity(b *testing.B) {
 
 	workload := v1.Workload{Script: "oltp_point_select", Tables: 4, TableSize: 100000}
 	sysbenchArgs := func(command string, threads int, seconds int) []string {
-		args := []string{"sysbench", string(workload.Script), "--db-driver=mysql",
-			"--mysql-host=$(HOST)", "--mysql-port=$(PORT)", "--mysql-user=$(USER)", "--mysql-password=$(PASSWORD)",
-			"--mysql-db=$(DATABASE)", fmt.Sprintf("--tables=%d", workload.Tables), fmt.Sprintf("--table-size=%d", workload.TableSize)}
-		if command == "run" {
-			args = append(args, fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", seconds),
-				"--events=0", "--report-interval=1", "--percentile=95")
-		} else {
-			args = append(args, fmt.Sprintf("--threads=%d", workload.Tables))
-		}
-		return append(args, command)
+		return handSysbench(workload.Script, workload.Tables, workload.TableSize, command, threads, seconds)
 	}
 	// Prepare once, then a discarded warm-up so the buffer pool is warm for every measured round.
 	handRun(b, c, cs, ns, "fidelity-prepare", sysbenchImage, secret.Name, sysbenchArgs("prepare", 0, 0))
@@ -79,6 +70,23 @@ func BenchmarkFidelity(b *testing.B) {
 			return hand
 		})
 	f.report(b, fmt.Sprintf("%d threads, %s steps, %s", threads, step, workload.Script), "QPS", "qps", "")
+}
+
+// handSysbench is plain sysbench's command line for a by-hand run of a stock script against the
+// server the pod's HOST, PORT, USER, PASSWORD and DATABASE name (handRun sets them from the
+// connection Secret): the options the operator's Jobs pass, without its reporter. prepare loads
+// with one thread per table.
+func handSysbench(script v1.OLTPScript, tables int32, tableSize int64, command string, threads, seconds int) []string {
+	args := []string{"sysbench", string(script), "--db-driver=mysql",
+		"--mysql-host=$(HOST)", "--mysql-port=$(PORT)", "--mysql-user=$(USER)", "--mysql-password=$(PASSWORD)",
+		"--mysql-db=$(DATABASE)", fmt.Sprintf("--tables=%d", tables), fmt.Sprintf("--table-size=%d", tableSize)}
+	if command == "run" {
+		args = append(args, fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", seconds),
+			"--events=0", "--report-interval=1", "--percentile=95")
+	} else {
+		args = append(args, fmt.Sprintf("--threads=%d", tables))
+	}
+	return append(args, command)
 }
 
 // fidelityBench is a fidelity benchmark's settings (E2E_FIDELITY_ROUNDS, _MAX_ROUNDS,

@@ -265,16 +265,7 @@ func BenchmarkSuiteFidelity(b *testing.B) {
 		{Name: "read-only", Script: "oltp_read_only", Tables: tables, TableSize: tableSize, SkipPrepare: true},
 	}
 	sysbenchArgs := func(script v1.OLTPScript, command string, threads, seconds int) []string {
-		args := []string{"sysbench", string(script), "--db-driver=mysql",
-			"--mysql-host=$(HOST)", "--mysql-port=$(PORT)", "--mysql-user=$(USER)", "--mysql-password=$(PASSWORD)",
-			"--mysql-db=$(DATABASE)", fmt.Sprintf("--tables=%d", tables), fmt.Sprintf("--table-size=%d", tableSize)}
-		if command == "run" {
-			args = append(args, fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", seconds),
-				"--events=0", "--report-interval=1", "--percentile=95")
-		} else {
-			args = append(args, fmt.Sprintf("--threads=%d", tables))
-		}
-		return append(args, command)
+		return handSysbench(script, tables, tableSize, command, threads, seconds)
 	}
 	// Both scripts read the same sbtest tables: prepared once, then a discarded warm-up of each.
 	handRun(b, c, fs.cs, ns, "suite-fidelity-prepare", sysbenchImage, fs.secret.Name, sysbenchArgs("oltp_point_select", "prepare", 0, 0))
