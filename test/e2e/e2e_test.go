@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +186,20 @@ func e2eStep(t *testing.T, def string) time.Duration {
 		t.Fatalf("E2E_STEP: %v", err)
 	}
 	return step
+}
+
+// e2eThreads is the thread ladder the variable name holds ("1,2"), else def.
+func e2eThreads(t *testing.T, name, def string) []int32 {
+	t.Helper()
+	var threads []int32
+	for _, s := range strings.Split(env(name, def), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want thread counts such as 1,2", name, os.Getenv(name))
+		}
+		threads = append(threads, int32(n))
+	}
+	return threads
 }
 
 // targetName turns an image reference into a target name: "mysql:9.7" -> "mysql-9-7",

@@ -26,7 +26,8 @@ import (
 //     interval of their geometric-mean QPS ratio must reach into 1 ± the minimum effect (5 %);
 //   - the second run compared with the first (an A/A pair of real runs) must not be Regressed.
 //
-// It logs the figures. E2E_INTERLEAVED_IMAGE picks the image; E2E_INTERLEAVED=0 skips it.
+// It logs the figures. E2E_INTERLEAVED_IMAGE picks the image, E2E_INTERLEAVED_THREADS the ladder
+// (1,4); E2E_INTERLEAVED=0 skips it.
 func TestInterleavedAAOnARealCluster(t *testing.T) {
 	if os.Getenv("E2E_SECURITY") == "1" || os.Getenv("E2E_INTERLEAVED") == "0" {
 		t.Skip("runs in the cluster-wide phase of the e2e suite")
@@ -36,7 +37,7 @@ func TestInterleavedAAOnARealCluster(t *testing.T) {
 	ns := env("E2E_NAMESPACE", "mysqlbench-e2e")
 	image := env("E2E_INTERLEAVED_IMAGE", "mariadb:10.11")
 	const reps = 3
-	threads := []int32{1, 4}
+	threads := e2eThreads(t, "E2E_INTERLEAVED_THREADS", "1,4")
 	spec := v1.BenchmarkRunSpec{
 		Targets:  []v1.Target{{Name: "a", Image: image}, {Name: "b", Image: image}},
 		Workload: v1.Workload{Script: "oltp_point_select", Tables: 2, TableSize: 10000},

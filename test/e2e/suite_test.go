@@ -46,14 +46,7 @@ func TestSuiteOnARealCluster(t *testing.T) {
 			t.Fatalf("E2E_SUITE_STEP=%q: want a duration of at least 1s", s)
 		}
 	}
-	var threads []int32
-	for _, s := range strings.Split(env("E2E_SUITE_THREADS", "1,2"), ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			t.Fatalf("E2E_SUITE_THREADS=%q: want thread counts such as 1,2", os.Getenv("E2E_SUITE_THREADS"))
-		}
-		threads = append(threads, int32(n))
-	}
+	threads := e2eThreads(t, "E2E_SUITE_THREADS", "1,2")
 	timeout, err := time.ParseDuration(env("E2E_TIMEOUT", "40m"))
 	if err != nil {
 		t.Fatal(err)
