@@ -353,6 +353,70 @@ func TestConfirmationDecidesOnThePairsInsideTheRun(t *testing.T) {
 	}
 }
 
+// A confirmation of an Inconclusive night's suspects ends not confirmed once it names no suspect
+// of its own, though it cannot rule the minimum effect out either; a suspect still harmful, or a
+// Regressed night's confirmation, measures again.
+func TestSuspicionNotFoundAgain(t *testing.T) {
+	sched := &v1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"}}
+	threads := []int32{1, 4}
+	baseline := confirmTestRun("nightly-202611210100", targetsNamed("a", "b"), threads, flat(1000))
+	run := confirmTestRun("nightly-202611220100", targetsNamed("a", "b"), threads, flat(940))
+	conf, cells, err := confirmationRun(sched, run, baseline, flaggedResult(run.Spec.Targets, threads, nil, "a"), time.Now(), 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each round's noise on the run's side only: a ratio spread of about 7 %, as the local
+	// cluster's rounds show, so 5 rounds cannot rule out a 5 % drop.
+	rounds := []float64{1.10, 0.92, 1.06, 0.95, 1.02}
+	measured := func(level float64) *v1.BenchmarkRun {
+		done := conf.DeepCopy()
+		done.Status = confirmTestRun(conf.Name, conf.Spec.Targets, threads, flat(1000)).Status
+		for i := range done.Status.Targets {
+			ts := &done.Status.Targets[i]
+			if ts.Name != "a" {
+				continue
+			}
+			for k := range ts.Steps {
+				f := level * rounds[ts.Steps[k].Repetition-1]
+				ts.Steps[k].QPS.Total *= f
+				ts.Steps[k].TPS *= f
+				ts.Steps[k].Latency.P95Ms /= f
+			}
+		}
+		return done
+	}
+	for _, tc := range []struct {
+		name  string
+		of    v1.Verdict
+		level float64
+		want  v1.ConfirmationState
+		words []string
+	}{
+		{"suspect not harmful again", v1.VerdictInconclusive, 1, v1.ConfirmationNotConfirmed,
+			[]string{"suspicion against nightly-202611210100 not found again", "Inconclusive", "a drop of the minimum effect cannot be ruled out"}},
+		{"suspect harmful again", v1.VerdictInconclusive, 0.93, v1.ConfirmationInconclusive, []string{"unconfirmed", "could not decide"}},
+		{"a Regressed night's", v1.VerdictRegressed, 1, v1.ConfirmationInconclusive, []string{"unconfirmed", "could not decide"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &v1.Confirmation{Run: run.Name, Baseline: baseline.Name, Cells: cells, Verdict: tc.of}
+			done := measured(tc.level)
+			res := confirmationResult(done, sched.Spec.Regression)
+			if res.Summary.Verdict != v1.VerdictInconclusive {
+				t.Fatalf("the confirmation's comparison is %s, want Inconclusive (the rounds' noise too small?): %s", res.Summary.Verdict, res.Summary.Message)
+			}
+			state, msg := concludeConfirmation(rec, done, res)
+			if state != tc.want {
+				t.Errorf("state %s, want %s (suspects %v): %s", state, tc.want, res.Summary.Suspects, msg)
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
 // Only a confirmed regression is an alarm without qualification; one that could not be confirmed
 // (skipped or failed) still alarms, under its own reason, and one not confirmed does not. An
 // Inconclusive comparison's suspects alarm only when confirmed, and otherwise stay Inconclusive.

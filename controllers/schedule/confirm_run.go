@@ -342,7 +342,8 @@ func confirmedNames(res compare.Result) []string {
 
 // concludeConfirmation is the state and message of a confirmation whose run succeeded:
 // Confirmed, NotConfirmed, or Inconclusive (which followConfirmation measures again while the
-// bounds allow).
+// bounds allow). The suspects of an Inconclusive night are not confirmed once the confirmation
+// names none of its own.
 func concludeConfirmation(rec *v1.Confirmation, conf *v1.BenchmarkRun, res compare.Result) (v1.ConfirmationState, string) {
 	order := map[v1.RunOrder]string{v1.OrderInterleaved: "interleaved on one node", v1.OrderSequential: "one after another"}[conf.Spec.Order]
 	if conf.Spec.InstancePerRepetition() {
@@ -355,6 +356,16 @@ func concludeConfirmation(rec *v1.Confirmation, conf *v1.BenchmarkRun, res compa
 		return v1.ConfirmationConfirmed, fmt.Sprintf("regression against %s confirmed: %s, and found again %s: %s",
 			rec.Baseline, how, regressedCount(res.Summary), strings.Join(confirmedNames(res), "; "))
 	case v1.VerdictInconclusive, v1.VerdictNoBaseline:
+		// A suspect is an estimate harmful by the minimum effect that one pair of nights could
+		// not decide. Re-measured side by side and paired by round, an estimate no longer harmful
+		// by that much (and no cell beyond it) is the suspicion not found again. Measuring on
+		// until the minimum effect is ruled out outright would prove a negative at up to ten
+		// repetitions of every suspect cell: on the local cluster, half an hour of confirmations
+		// for an A/A night of four minutes. A Regressed night's confirmation still measures again.
+		if rec.OfSuspects() && res.Summary.Verdict == v1.VerdictInconclusive && len(res.Summary.Suspects) == 0 {
+			return v1.ConfirmationNotConfirmed, fmt.Sprintf("suspicion against %s not found again: %s, and no target's estimate "+
+				"is harmful by the minimum effect nor any cell beyond it: %s (%s)", rec.Baseline, how, compare.Short(res.Summary), res.Summary.Message)
+		}
 		return v1.ConfirmationInconclusive, fmt.Sprintf("regression against %s unconfirmed: %s, and could not decide: %s (%s)",
 			rec.Baseline, how, compare.Short(res.Summary), res.Summary.Message)
 	}

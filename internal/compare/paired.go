@@ -112,7 +112,7 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.Regre
 				tests = append(tests, pairedTest{p: t.p, apply: func(q float64) {
 					set(q, true)
 					if t.beyond(limits[ri], r.HigherIsBetter()) {
-						beyond[i] = true
+						beyond[i], res.Cells[i].beyond[ri] = true, true
 					}
 				}})
 			}
@@ -441,6 +441,9 @@ func pairedSummary(res *Result, rules []Rule, rounds, beyond int) {
 			why = append(why, fmt.Sprintf("%d cell(s) lie wholly beyond the minimum effect without being significant over all tests", beyond))
 		}
 		s.Message = fmt.Sprintf("nothing regressed against %s, but %s (%s; %s)", s.Baseline, strings.Join(why, ", and "), rule, counts)
+		// What a schedule would re-measure, as in Compare: a confirmation that names none has
+		// not found its night's suspicion again.
+		s.Suspects = suspects(res, rules)
 	default:
 		s.Verdict = v1.VerdictNoRegression
 		s.Message = fmt.Sprintf("no regression against %s: every target's interval rules out the minimum effect (%s; %s)", s.Baseline, rule, counts)
