@@ -61,9 +61,6 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.Regre
 
 	var tests []pairedTest
 	rounds := 0
-	// beyond marks the cells whose interval lies wholly past the minimum effect on the harmful
-	// side: they keep the comparison from NoRegression even when not significant once adjusted.
-	beyond := map[int]bool{}
 	for _, g := range pairedGroups(run, pairs) {
 		pair, workload := g.pair, g.workload
 		base, cand := pairedSteps(run, pair.Base, workload), pairedSteps(run, pair.Cand, workload)
@@ -112,7 +109,7 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.Regre
 				tests = append(tests, pairedTest{p: t.p, apply: func(q float64) {
 					set(q, true)
 					if t.beyond(limits[ri], r.HigherIsBetter()) {
-						beyond[i], res.Cells[i].beyond[ri] = true, true
+						res.Cells[i].beyond[ri] = true
 					}
 				}})
 			}
@@ -165,7 +162,7 @@ func PairedByRound(run *v1.BenchmarkRun, pairs []TargetPair, regression v1.Regre
 	}
 	res.Summary.Tests = int32(len(tests))
 	finishVerdicts(&res, rules, policy.Acknowledged, at)
-	pairedSummary(&res, rules, rounds, len(beyond))
+	pairedSummary(&res, rules, rounds)
 	return res
 }
 
@@ -407,8 +404,16 @@ type pairedTest struct {
 // a target or cell regressed; Inconclusive when a target could not rule out the minimum effect,
 // or a cell's interval lies wholly beyond it on the harmful side without reaching significance
 // once adjusted (beyond counts those); else NoRegression.
-func pairedSummary(res *Result, rules []Rule, rounds, beyond int) {
+func pairedSummary(res *Result, rules []Rule, rounds int) {
 	s := &res.Summary
+	// Cells whose interval lies wholly past the minimum effect on the harmful side keep the
+	// comparison from NoRegression even when not significant once adjusted.
+	beyond := 0
+	for _, c := range res.Cells {
+		if slices.Contains(c.beyond, true) {
+			beyond++
+		}
+	}
 	regressed := tallyCells(res, rules)
 
 	var regressedTargets, openTargets []string

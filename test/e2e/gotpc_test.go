@@ -36,14 +36,7 @@ func TestGoTPCOnARealCluster(t *testing.T) {
 	ns := e2eNamespace(ctx, t, c)
 	step := e2eStep(t, "10s")
 	step = step.Round(time.Second)
-	var threads []int32
-	for _, s := range strings.Split(env("E2E_GOTPC_THREADS", "1,4"), ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			t.Fatalf("E2E_GOTPC_THREADS=%q: want thread counts such as 1,4", os.Getenv("E2E_GOTPC_THREADS"))
-		}
-		threads = append(threads, int32(n))
-	}
+	threads := e2eThreads(t, "E2E_GOTPC_THREADS", "1,4")
 	images := strings.Split(env("E2E_GOTPC_IMAGES", "mysql:9.7,mariadb:11.8"), ",")
 	checks := env("E2E_GOTPC_CHECK", "none")
 	if checks != "none" && checks != "first" && checks != "all" {

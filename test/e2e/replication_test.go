@@ -50,14 +50,7 @@ func TestReplicationOnARealCluster(t *testing.T) {
 	if err != nil || reps < 2 || reps > 10 {
 		t.Fatalf("E2E_REPLICATION_REPETITIONS=%q: want 2 to 10", os.Getenv("E2E_REPLICATION_REPETITIONS"))
 	}
-	var ladder []int32
-	for _, s := range strings.Split(env("E2E_REPLICATION_THREADS", threads), ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			t.Fatalf("E2E_REPLICATION_THREADS=%q: want thread counts such as 1,4", os.Getenv("E2E_REPLICATION_THREADS"))
-		}
-		ladder = append(ladder, int32(n))
-	}
+	ladder := e2eThreads(t, "E2E_REPLICATION_THREADS", threads)
 	step := e2eStep(t, "5s")
 	spec := func(mode v1.ServerInstanceMode) v1.BenchmarkRunSpec {
 		s := v1.BenchmarkRunSpec{
