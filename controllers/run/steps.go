@@ -45,7 +45,7 @@ func (r *Reconciler) runLadderStep(ctx context.Context, tx *transition, t v1.Tar
 	eng engine.Engine, i int) (ctrl.Result, error) {
 	run := tx.run
 	_, rep := run.Spec.LadderPosition(i)
-	step := specs.LadderStepAt(run, i)
+	step := specs.TargetLadderStep(run, t, i)
 	var next *specs.Step
 	// An interleaved run's next step is usually another target's: no early start.
 	// Nor when the next step measures a new server instance, which does not exist yet.
@@ -53,7 +53,7 @@ func (r *Reconciler) runLadderStep(ctx context.Context, tx *transition, t v1.Tar
 	// Nor when the next step measures data prepared again for it.
 	nextFresh, _ := run.Spec.FreshDataBefore(i + 1)
 	if i+1 < run.Spec.StepCount() && tx.order.startsNextEarly() && !nextDue && !nextFresh {
-		s := specs.LadderStepAt(run, i+1)
+		s := specs.TargetLadderStep(run, t, i+1)
 		next = &s
 	}
 	return r.runStep(ctx, tx, t, ts, eng, step, next, describeStep(run, i), func(o stepjob.Observed, a stepjob.Action) {
@@ -126,6 +126,16 @@ func (r *Reconciler) runStep(ctx context.Context, tx *transition, t v1.Target, t
 		return ctrl.Result{}, err
 	}
 	a := stepjob.Decide(o, loadclient.For(specs.ForStep(run, step).Spec.Workload), step.Load, next != nil, ts.FailedAttempts, run.Spec.RetryLimit())
+	if a.CancelNext && next != nil {
+		nextName := specs.JobName(run, t.Name, next.Name, specs.AttemptOf(ts, 0))
+		cancelled, err := r.jobs().CancelStartedEarly(ctx, run, t.Name, nextName, name)
+		if cancelled != nil {
+			tx.record(*cancelled)
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	switch a.Kind {
 	case stepjob.Create:
 		return r.createStepJob(ctx, tx, t, ts, eng, step, attempt, "")
@@ -137,9 +147,20 @@ func (r *Reconciler) runStep(ctx context.Context, tx *transition, t v1.Target, t
 		_, ferr := r.failTarget(ctx, tx, t, ts, a.Failure)
 		return ctrl.Result{}, ferr
 	case stepjob.StartNext:
-		return r.startNext(ctx, tx, t, ts, eng, *next, name)
-	case stepjob.Watch:
+		res, err := r.startNext(ctx, tx, t, ts, eng, *next, name)
+		if err != nil || !res.IsZero() || o.Terminated {
+			return res, err
+		}
+		// This step still measures (it holds the server lock the next one waits for): its pod
+		// is watched like any running one.
 		return r.watchPending(ctx, tx, t, o.Job, o.Pod)
+	case stepjob.Watch:
+		res, err := r.watchPending(ctx, tx, t, o.Job, o.Pod)
+		if a.After > 0 && err == nil && (res.RequeueAfter == 0 || a.After < res.RequeueAfter) {
+			// The next step may start then.
+			res.RequeueAfter = a.After
+		}
+		return res, err
 	case stepjob.Wait:
 		return ctrl.Result{RequeueAfter: a.After}, nil
 	case stepjob.Record:
@@ -162,12 +183,14 @@ func (r *Reconciler) runStep(ctx context.Context, tx *transition, t v1.Target, t
 	return ctrl.Result{}, fmt.Errorf("step %s: unknown action %d", name, a.Kind)
 }
 
-// startNext creates the Job of the next ladder step while the current one's Job (ended) waits
+// startNext creates the Job of the next ladder step while the current one's Job (after) waits
 // to be reported complete: the kubelet and the Job controller take about two seconds after the
-// client exited, and the server is idle meanwhile. The step is recorded when its Job is
-// complete; the next one starts now, once.
+// client exited, and the server is idle meanwhile. With a server lock it comes earlier, while the
+// current step still measures: the next pod's start (half a second or more) then overlaps the
+// current step, and its client waits for the lock on the server. The step is recorded when its
+// Job is complete; the next one starts now, once.
 func (r *Reconciler) startNext(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, next specs.Step, ended string) (ctrl.Result, error) {
+	eng engine.Engine, next specs.Step, after string) (ctrl.Result, error) {
 	run := tx.run
 	attempt := specs.AttemptOf(ts, 0)
 	nextName := specs.JobName(run, t.Name, next.Name, attempt)
@@ -178,15 +201,16 @@ func (r *Reconciler) startNext(ctx context.Context, tx *transition, t v1.Target,
 	if !apierrors.IsNotFound(err) {
 		return r.blocked(ctx, tx, t, ts, err)
 	}
-	return r.createStepJob(ctx, tx, t, ts, eng, next, attempt, ended)
+	return r.createStepJob(ctx, tx, t, ts, eng, next, attempt, after)
 }
 
 // createStepJob creates the Job of step at attempt, unless something must happen first: a
 // reference to wait for, the pod of an earlier Job of that name to end, another load on the
-// server to end. ended names the Job whose load has just ended (its sysbench exited, the Job is
-// not reported complete yet) when this is the next step started early, "" otherwise.
+// server to end. after names the Job this one follows when it is the next step started early,
+// "" otherwise: a Job whose load has just ended (its client exited, the Job is not reported
+// complete yet), or whose client holds the server lock this one's will wait for.
 func (r *Reconciler) createStepJob(ctx context.Context, tx *transition, t v1.Target, ts *v1.TargetStatus,
-	eng engine.Engine, step specs.Step, attempt specs.Attempt, ended string) (ctrl.Result, error) {
+	eng engine.Engine, step specs.Step, attempt specs.Attempt, after string) (ctrl.Result, error) {
 	run := tx.run
 	name := specs.JobName(run, t.Name, step.Name, attempt)
 	// A ConfigMap deleted since the run started would leave the pod unable to mount it.
@@ -203,7 +227,7 @@ func (r *Reconciler) createStepJob(ctx context.Context, tx *transition, t v1.Tar
 		sel = specs.RunLabels(run)
 	}
 	sel[specs.LabelComponent] = specs.ComponentClient
-	busy, cancelled, err := r.jobs().OtherLoad(ctx, run, t.Name, sel, name, ended)
+	busy, cancelled, err := r.jobs().OtherLoad(ctx, run, t.Name, sel, name, after)
 	if cancelled != nil {
 		tx.record(*cancelled)
 	}
@@ -243,7 +267,7 @@ func (r *Reconciler) createStepJob(ctx context.Context, tx *transition, t v1.Tar
 		return r.blocked(ctx, tx, t, ts, err)
 	}
 	if created {
-		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step.Name, "threads", step.Load.Threads, "afterLoadOf", ended)
+		logf.FromContext(ctx).Info("created sysbench job", "job", name, "step", step.Name, "threads", step.Load.Threads, "after", after)
 	}
 	// The Job's events bring the next reconcile, which reads it.
 	return ctrl.Result{}, nil

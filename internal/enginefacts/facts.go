@@ -37,12 +37,19 @@ type Facts struct {
 	// nodes are not recorded: Percona's pods are its operator's to place, an external server's
 	// are not the operator's to read.
 	OwnPod bool
+	// UserLocks: the server is a single MySQL-family server, whose user-level locks
+	// (GET_LOCK) every connection of the run shares, so a step started early can wait on one
+	// for the step before it (load.Step.ServerLock). Not for servers behind a router or a
+	// proxy, which may send two connections to two servers, nor for Galera nodes
+	// (Percona XtraDB Cluster), which refuse GET_LOCK; nor for external servers, which may be
+	// either.
+	UserLocks bool
 }
 
 // byEngine are the engines' facts by name.
 var byEngine = map[v1.Engine]Facts{
 	v1.EngineBuiltin: {CreatesServer: true, HoldsNode: true, ServerContainer: "mysql",
-		ImageIsServer: true, OwnPod: true},
+		ImageIsServer: true, OwnPod: true, UserLocks: true},
 	v1.EngineExternal:             {},
 	v1.EnginePerconaServer:        {CreatesServer: true, HoldsNode: true, ServerContainer: "mysql", ForeignPods: true},
 	v1.EnginePerconaXtraDBCluster: {CreatesServer: true, HoldsNode: true, ServerContainer: "pxc", ForeignPods: true},

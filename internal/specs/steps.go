@@ -1,9 +1,12 @@
 package specs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 
@@ -123,6 +126,44 @@ func LadderStepAt(run *v1.BenchmarkRun, i int) Step {
 	return Step{Name: name, Load: load.Step{Phase: load.PhaseRun,
 		Threads: run.Spec.Ladder.Threads[rung], Duration: run.Spec.Ladder.StepDurationOrDefault(),
 		ServerStats: run.Spec.ServerStatsEnabled()}, Workload: w.Name}
+}
+
+// ServerLockSlack is how much longer than a ladder step a step started early may wait for the
+// server lock the step before holds: that step's end snapshot and sysbench's own end take
+// seconds. Longer means the step before hangs, and the waiting step fails (and is retried once
+// the step before has ended) instead of measuring beside it.
+const ServerLockSlack = 2 * time.Minute
+
+// MinServerLockStep is the shortest ladder step that holds a server lock. A shorter one starts
+// the next step's Job once its load has ended, as before: a step started early is deleted when
+// the step before it fails, which the operator learns a second or two after the failure, and
+// must not have finished measuring by then.
+const MinServerLockStep = 5 * time.Second
+
+// TargetLadderStep is ladder step i of target t (LadderStepAt) with the server lock it holds
+// while it loads (load.Step.ServerLock), where the operator may create a step's Job while the
+// step before still measures (the next Job's pod then starts meanwhile, and the step waits for
+// the lock instead): not in an interleaved run, whose next step is usually another target's;
+// only on a server whose user-level locks every connection of the run shares
+// (enginefacts.UserLocks), with a client that takes the lock (WaitsForServerLock), for steps of
+// at least MinServerLockStep. Every ladder
+// step of such a target holds it, so that whichever step comes next can wait on it.
+func TargetLadderStep(run *v1.BenchmarkRun, t v1.Target, i int) Step {
+	s := LadderStepAt(run, i)
+	if run.Spec.Interleaved() || s.Load.Duration < MinServerLockStep || !enginefacts.Of(t.Engine).UserLocks ||
+		!client.For(run.Spec.WorkloadAt(i).Workload).Capabilities().WaitsForServerLock {
+		return s
+	}
+	s.Load.ServerLock = ServerLockName(run, t.Name)
+	s.Load.ServerLockWait = s.Load.Duration + ServerLockSlack
+	return s
+}
+
+// ServerLockName is the name of target's server lock: one per run and target, as a server is
+// (a schedule's runs and confirmations never share one), within MySQL's 64 characters.
+func ServerLockName(run *v1.BenchmarkRun, target string) string {
+	sum := sha256.Sum256([]byte(string(run.UID) + "/" + run.Namespace + "/" + run.Name + "/" + target))
+	return "mysqlbench:" + hex.EncodeToString(sum[:12])
 }
 
 // CleanupStep drops the sbtest tables.
@@ -258,7 +299,7 @@ func PhaseSteps(run *v1.BenchmarkRun, t v1.Target, phase v1.TargetPhase) []Step 
 					steps = append(steps, WarmupStepAt(run, i))
 				}
 			}
-			steps = append(steps, LadderStepAt(run, i))
+			steps = append(steps, TargetLadderStep(run, t, i))
 		}
 		return steps
 	case v1.TargetCleaningUp:
@@ -293,13 +334,18 @@ func SysbenchImage(run *v1.BenchmarkRun, operatorDefault string) string {
 // chooses (sysbenchImage for sysbench's steps). It fails when the workload cannot be turned into
 // a command line, with a message for the user. Its deadline is the client's when it sets one
 // (client.StepDeadline), else the step duration plus DeadlineMargin for the warm-up and the
-// ladder steps and StepDeadline's for the others.
+// ladder steps and StepDeadline's for the others, plus the wait for the server lock of a step
+// that holds one.
 func StepJob(run *v1.BenchmarkRun, t v1.Target, s Step, attempt Attempt, secret, sysbenchImage string) (*batchv1.Job, error) {
 	deadline := StepDeadline(s.Load.Phase, s.Load.Duration)
 	run = ForStep(run, s)
 	c := client.For(run.Spec.Workload)
 	if d, ok := c.StepDeadline(run.Spec.Workload, s.Load); ok {
 		deadline = d
+	}
+	if s.Load.ServerLock != "" {
+		// The Job may be created while the step before still measures, and wait for it.
+		deadline += s.Load.ServerLockWait
 	}
 	inv, image, err := c.Container(run.Spec, t, s.Load, secret, sysbenchImage)
 	if err != nil {

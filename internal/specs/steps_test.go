@@ -260,3 +260,83 @@ func TestReplacementDue(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetLadderStepServerLock: which ladder steps hold the server lock that lets the next
+// step's Job start while they measure, what their Jobs carry for it, and that the others are the
+// plain ladder steps.
+func TestTargetLadderStepServerLock(t *testing.T) {
+	builtin := v1.Target{Name: "b", Image: "mariadb:11.8"}
+	for _, tc := range []struct {
+		name   string
+		edit   func(*v1.BenchmarkRun)
+		target v1.Target
+		locked bool
+	}{
+		{"sequential, builtin, sysbench", nil, builtin, true},
+		{"parallel: each target its own server", func(r *v1.BenchmarkRun) { r.Spec.Order = v1.OrderParallel }, builtin, true},
+		{"a suite's sysbench workload", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{}
+			r.Spec.Workloads = []v1.NamedWorkload{{Name: "ps", Script: "oltp_point_select", Tables: 4}, {Name: "ro", Script: "oltp_read_only", Tables: 4}}
+		}, builtin, true},
+		{"interleaved: the next step is another target's", func(r *v1.BenchmarkRun) { r.Spec.Order = v1.OrderInterleaved }, builtin, false},
+		{"steps shorter than MinServerLockStep", func(r *v1.BenchmarkRun) {
+			r.Spec.Ladder.StepDuration = &metav1.Duration{Duration: MinServerLockStep - time.Second}
+		}, builtin, false},
+		{"an external server: maybe behind a proxy, maybe Galera", nil, v1.Target{Name: "x", Engine: v1.EngineExternal}, false},
+		{"Percona XtraDB Cluster: Galera refuses GET_LOCK", nil, v1.Target{Name: "p", Engine: v1.EnginePerconaXtraDBCluster}, false},
+		{"Percona Server: behind its router", nil, v1.Target{Name: "p", Engine: v1.EnginePerconaServer}, false},
+		{"mysqlslap takes no lock", func(r *v1.BenchmarkRun) {
+			r.Spec.Workload = v1.Workload{Client: v1.ClientMysqlslap, Mysqlslap: &v1.MysqlslapWorkload{Queries: 1000}}
+		}, builtin, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := stepsRun()
+			run.UID = "5c1a0f3e-0000-4000-8000-000000000001"
+			run.Spec.Ladder.StepDuration = &metav1.Duration{Duration: 20 * time.Second}
+			if tc.edit != nil {
+				tc.edit(run)
+			}
+			s := TargetLadderStep(run, tc.target, 1)
+			plain := LadderStepAt(run, 1)
+			if !tc.locked {
+				if s != plain {
+					t.Errorf("step %+v, want the plain ladder step %+v", s, plain)
+				}
+				return
+			}
+			if s.Load.ServerLock != ServerLockName(run, tc.target.Name) || len(s.Load.ServerLock) > 64 ||
+				s.Load.ServerLockWait != s.Load.Duration+ServerLockSlack {
+				t.Errorf("lock %q wait %s, want %q and %s", s.Load.ServerLock, s.Load.ServerLockWait,
+					ServerLockName(run, tc.target.Name), s.Load.Duration+ServerLockSlack)
+			}
+			s.Load.ServerLock, s.Load.ServerLockWait = "", 0
+			if s != plain {
+				t.Errorf("beside the lock, step %+v differs from the plain ladder step %+v", s, plain)
+			}
+			job, err := StepJob(run, tc.target, TargetLadderStep(run, tc.target, 1), Attempt{}, "r-b-credentials", "img:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{}
+			for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+				env[e.Name] = e.Value
+			}
+			wait := int64((20*time.Second + ServerLockSlack) / time.Second)
+			if env["MYSQLBENCH_SERVER_LOCK"] != ServerLockName(run, tc.target.Name) || env["MYSQLBENCH_SERVER_LOCK_WAIT"] != fmt.Sprint(wait) {
+				t.Errorf("env lock %q wait %q", env["MYSQLBENCH_SERVER_LOCK"], env["MYSQLBENCH_SERVER_LOCK_WAIT"])
+			}
+			// The Job may wait for the step before it as long as its client does.
+			if got, want := *job.Spec.ActiveDeadlineSeconds, int64((20*time.Second+DeadlineMargin)/time.Second)+wait; got != want {
+				t.Errorf("deadline %d s, want %d (the step, the margin and the lock's wait)", got, want)
+			}
+		})
+	}
+
+	// One lock per run and target: another target's, another run's (a schedule's next night of
+	// the same name) are not the same.
+	a, b := stepsRun(), stepsRun()
+	a.UID, b.UID = "uid-a", "uid-b"
+	if ServerLockName(a, "x") == ServerLockName(a, "y") || ServerLockName(a, "x") == ServerLockName(b, "x") {
+		t.Errorf("lock names collide: %s %s %s", ServerLockName(a, "x"), ServerLockName(a, "y"), ServerLockName(b, "x"))
+	}
+}

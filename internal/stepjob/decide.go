@@ -24,9 +24,11 @@ const (
 	// Abandon deletes the unfinished Job and fails the target with failure: another attempt
 	// would fail the same way (an image that cannot be pulled).
 	Abandon
-	// StartNext starts the next ladder step's Job: this one's load has ended.
+	// StartNext starts the next ladder step's Job: this one's load has ended, or this one holds
+	// the server lock the next one waits for (load.Step.ServerLock).
 	StartNext
-	// Watch watches an unfinished Job's pod for a start that does not come.
+	// Watch watches an unfinished Job's pod for a start that does not come; with After set,
+	// looks again then (the next step may start then).
 	Watch
 	// Wait looks again after After: the pod's result may still reach the cache, or the
 	// server's status may not show the restart that lost the connection yet.
@@ -49,11 +51,27 @@ type Action struct {
 	// Deterministic says that another attempt would fail the same way.
 	Failure       string
 	Deterministic bool
+	// CancelNext: this attempt's client failed, so a next step's Job started early must go
+	// before it measures anything that could be kept (its server lock is free once this step's
+	// client has gone). Not when the client exited with a result and only its Job failed after.
+	CancelNext bool
 }
+
+// serverLockHeld is how long a step's client container has run before the operator takes it
+// that the client holds its server lock, and creates the next step's Job to wait on it: sysbench
+// takes the lock in its init, a fraction of a second after it starts. startedAt is whole
+// seconds, so this is at least a second of the container's own time; the next Job's pod then
+// takes the kubelet half a second or more to start.
+const serverLockHeld = 2 * time.Second
 
 // Decide is what to do about a step's current attempt, from what was observed of it (o), the
 // workload's client c, whether a next ladder step may start early (hasNext), and the attempts
 // failed so far against the run's retry limit. It does no I/O.
+//
+// The next step starts as soon as this one's client has exited with a result; with a server lock
+// (a client that waits for it, step.ServerLock set) already once this one's client has run for
+// serverLockHeld and so holds the lock: the next pod starts while this step measures, and its
+// client waits on the server for the lock. A failed attempt cancels a next step started early.
 func Decide(o Observed, c loadclient.Client, step load.Step, hasNext bool, failedAttempts, retryLimit int32) Action {
 	if !o.Exists {
 		return Action{Kind: Create}
@@ -62,8 +80,18 @@ func Decide(o Observed, c loadclient.Client, step load.Step, hasNext bool, faile
 		if o.Pod != nil && o.PodState.Failed && o.PodState.Reason == v1.ReasonImagePull {
 			return Action{Kind: Abandon, Failure: "sysbench " + o.PodState.Message}
 		}
-		if hasNext && loadEnded(c, step, o.Terminated, o.ExitCode, o.Message) {
+		ended := loadEnded(c, step, o.Terminated, o.ExitCode, o.Message)
+		switch {
+		case hasNext && ended:
 			return Action{Kind: StartNext}
+		case o.Terminated && !ended:
+			// Failed; the Job's Failed condition follows.
+			return Action{Kind: Watch, CancelNext: true}
+		case hasNext && o.Running && step.ServerLock != "" && c.Capabilities().WaitsForServerLock:
+			if o.RunningFor >= serverLockHeld {
+				return Action{Kind: StartNext}
+			}
+			return Action{Kind: Watch, After: serverLockHeld - o.RunningFor}
 		}
 		return Action{Kind: Watch}
 	}
@@ -99,12 +127,16 @@ func Decide(o Observed, c loadclient.Client, step load.Step, hasNext bool, faile
 	if failure == nil {
 		return Action{Kind: Record, Output: out}
 	}
+	// A next step started early after this one's client exited with a result measured after
+	// this load, whatever the Job's end: it stands. One started while this client still held
+	// the server lock may have measured after this one failed.
+	cancelNext := !loadEnded(c, step, o.Terminated, o.ExitCode, o.Message)
 	if loadclient.ConnectionLost(failure) && o.SinceFinished < restartSettle {
 		// The server's pod status may not show the restart yet, and a restart is not the
 		// step's fault.
-		return Action{Kind: Wait, After: restartSettle - o.SinceFinished}
+		return Action{Kind: Wait, After: restartSettle - o.SinceFinished, CancelNext: cancelNext}
 	}
-	a := Action{Failure: failure.Reason, Deterministic: failure.Deterministic}
+	a := Action{Failure: failure.Reason, Deterministic: failure.Deterministic, CancelNext: cancelNext}
 	switch {
 	case failure.Deterministic, failedAttempts >= retryLimit:
 		a.Kind = Fail

@@ -17,20 +17,21 @@ import (
 // OtherLoad names what still puts, or may put, load on a server besides the Job name about to be
 // created, "" when nothing does, among the run's client Jobs and pods with labels sel (the
 // target's, or every target's when the targets share the server's node): a pod of the target whose sysbench container has not
-// ended (except those of Job ended, whose load has), or an unfinished Job of another step
+// ended (except those of Job after, whose load has ended, or whose client holds the server lock
+// the new Job's will wait for), or an unfinished Job of another step
 // (a next step started early, before its current step failed), which is deleted. A pod of a
 // Job named name that is gone and has not started yet is deleted instead of waited for: it has
 // not touched the server. The cache may not show a Job just created while it shows its pod: a
 // pod whose Job the API server still has is never taken for a leftover.
 func (j Jobs) OtherLoad(ctx context.Context, run *v1.BenchmarkRun, target string, sel map[string]string,
-	name, ended string) (string, *Event, error) {
+	name, after string) (string, *Event, error) {
 	jobs := &batchv1.JobList{}
 	if err := j.Objects.Client.List(ctx, jobs, client.InNamespace(run.Namespace), client.MatchingLabels(sel)); err != nil {
 		return "", nil, fmt.Errorf("list jobs of target %s: %w", target, err)
 	}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
-		if finished, _, _ := Finished(job); finished || job.Name == name || job.Name == ended ||
+		if finished, _, _ := Finished(job); finished || job.Name == name || job.Name == after ||
 			!metav1.IsControlledBy(job, run) || !job.DeletionTimestamp.IsZero() {
 			continue
 		}
@@ -53,7 +54,7 @@ func (j Jobs) OtherLoad(ctx context.Context, run *v1.BenchmarkRun, target string
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		owner := p.Labels["batch.kubernetes.io/job-name"]
-		if owner == ended || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if owner == after || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		if _, _, terminated := containerResult(p); terminated {
@@ -105,6 +106,28 @@ func (j Jobs) cancel(ctx context.Context, run *v1.BenchmarkRun, target, job, nam
 	}
 	return ptr.To(event(corev1.EventTypeNormal, "StepCancelled",
 		"target %s: Job %s, started early for the next step, deleted: %s comes first", target, job, name)), nil
+}
+
+// CancelStartedEarly deletes the run's Job next, the next step's Job started early, because the
+// current attempt, Job failed, did: its client no longer holds the server lock, so next's may
+// measure now, on a server the failure may have changed, and whatever it measures must never be
+// recorded. Unlike cancel it deletes next finished too. The API server is asked, past the cache,
+// which may not show a Job just created. The Event says so when it was deleted.
+func (j Jobs) CancelStartedEarly(ctx context.Context, run *v1.BenchmarkRun, target, next, failed string) (*Event, error) {
+	obj := &batchv1.Job{}
+	if err := j.Objects.Reader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: next}, obj); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(obj, run) || !obj.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
+	uid := obj.UID
+	if err := j.Objects.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
+		client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("delete job %s: %w", next, err)
+	}
+	return ptr.To(event(corev1.EventTypeNormal, "StepCancelled",
+		"target %s: Job %s, started early for the next step, deleted: %s failed", target, next, failed)), nil
 }
 
 // exists reads a Job from the API server (past the cache, which may lag).

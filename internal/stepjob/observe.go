@@ -68,6 +68,10 @@ type Observed struct {
 	Terminated bool
 	ExitCode   int32
 	Message    string
+	// Running says that the client container runs, RunningFor for how long (from its
+	// startedAt, whole seconds, so up to a second less than it ran).
+	Running    bool
+	RunningFor time.Duration
 }
 
 // Observe reads the Job name of a step's current attempt, its pod, and how they ended.
@@ -94,6 +98,9 @@ func (j Jobs) Observe(ctx context.Context, run *v1.BenchmarkRun, name string) (O
 		o.SinceFinished = j.Clock.Since(finishedAt(job))
 	}
 	o.ExitCode, o.Message, o.Terminated = containerResult(pod)
+	if since, ok := containerRunningSince(pod); ok {
+		o.Running, o.RunningFor = true, j.Clock.Since(since)
+	}
 	return o, nil
 }
 
@@ -183,6 +190,19 @@ func containerResult(pod *corev1.Pod) (int32, string, bool) {
 		}
 	}
 	return 0, "", false
+}
+
+// containerRunningSince is when the pod's client container started, if it runs.
+func containerRunningSince(pod *corev1.Pod) (time.Time, bool) {
+	if pod == nil {
+		return time.Time{}, false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == specs.SysbenchContainer && cs.State.Running != nil {
+			return cs.State.Running.StartedAt.Time, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // loadEnded says whether a step's client has exited with a result: its container terminated

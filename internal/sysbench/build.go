@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -68,6 +69,10 @@ const (
 	// EnvServerStats set to "1" makes the reporter print a server snapshot (ServerSnapshot)
 	// before and after a run.
 	EnvServerStats = "MYSQLBENCH_SERVER_STATS"
+	// EnvServerLock and EnvServerLockWait make a run take the server lock Step.ServerLock in
+	// its init, waiting up to Step.ServerLockWait (whole seconds), and hold it until its done.
+	EnvServerLock     = "MYSQLBENCH_SERVER_LOCK"
+	EnvServerLockWait = "MYSQLBENCH_SERVER_LOCK_WAIT"
 	// EnvReporterSHA256 and EnvScriptSHA256 are the sha256 digests (hex) of the reporter and of
 	// the custom script as the operator checked them; the launcher runs only content with these
 	// digests (see launcherScript).
@@ -197,6 +202,10 @@ var ownedOption = regexp.MustCompile(`^--(threads|num-threads|time|max-time|even
 
 var optionSyntax = regexp.MustCompile(`^--[a-z][a-z0-9-]*(=.*)?$`)
 
+// serverLockName is what the reporter accepts as a lock name: it is spliced into GET_LOCK's SQL,
+// and MySQL refuses names of more than 64 characters.
+var serverLockName = regexp.MustCompile(`^[A-Za-z0-9_:-]{1,64}$`)
+
 var stockScriptName = regexp.MustCompile(`^[a-z0-9_]+$`)
 
 // Build returns what one sysbench container runs for a step of workload w. secretName is the
@@ -294,6 +303,17 @@ func Build(w v1alpha1.Workload, secretName string, step load.Step) (load.Invocat
 	}
 	if step.ServerStats && step.Phase == load.PhaseRun {
 		env = append(env, corev1.EnvVar{Name: EnvServerStats, Value: "1"})
+	}
+	if step.ServerLock != "" && step.Phase == load.PhaseRun {
+		if !serverLockName.MatchString(step.ServerLock) {
+			return load.Invocation{}, fmt.Errorf("server lock %q: want at most 64 letters, digits, '_', ':' or '-'", step.ServerLock)
+		}
+		wait := int64(math.Ceil(step.ServerLockWait.Seconds()))
+		if wait < 1 {
+			return load.Invocation{}, fmt.Errorf("server lock %s: wait %s, want at least a second", step.ServerLock, step.ServerLockWait)
+		}
+		env = append(env, corev1.EnvVar{Name: EnvServerLock, Value: step.ServerLock},
+			corev1.EnvVar{Name: EnvServerLockWait, Value: strconv.FormatInt(wait, 10)})
 	}
 	return load.Invocation{
 		Command:      append([]string(nil), launcher...),

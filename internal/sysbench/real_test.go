@@ -197,6 +197,66 @@ func TestReal(t *testing.T) {
 		}
 	})
 
+	t.Run("a step started early waits for the server lock, outside its measured window", func(t *testing.T) {
+		// The operator's pipeline: the first step's client holds the lock while it measures;
+		// the next one, started a second later, waits for it on the server before its clock
+		// starts. Each has its own container.
+		lock := "mysqlbench:test-lock"
+		first := load.Step{Phase: load.PhaseRun, Threads: 2, Duration: 4 * time.Second, ServerLock: lock, ServerLockWait: 30 * time.Second}
+		next := load.Step{Phase: load.PhaseRun, Threads: 2, Duration: 2 * time.Second, ServerLock: lock, ServerLockWait: 30 * time.Second,
+			ServerStats: true}
+		c2 := newContainer(t, nil)
+		firstInv := build(t, w, first)
+		var firstRes result
+		var firstEnd time.Time
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			firstRes = c.run(t, firstInv, secret)
+			firstEnd = time.Now()
+		}()
+		time.Sleep(time.Second)
+		nextStart := time.Now()
+		nextRes := c2.run(t, build(t, w, next), secret)
+		nextEnd := time.Now()
+		<-done
+		succeeded(t, c, firstRes, first, "run", password)
+		out := succeeded(t, c2, nextRes, next, "run", password)
+		// It measured its own two seconds, after the first one's end, having waited about three.
+		if d := out.Final.DurationSeconds; d < 1.9 || d > 2.5 {
+			t.Errorf("the step that waited measured %.3f s, want its 2 s: the wait is outside its window", d)
+		}
+		if after := nextEnd.Sub(firstEnd); after < 1900*time.Millisecond {
+			t.Errorf("it ended %s after the first one, want at least its 2 s: it measured beside it", after)
+		}
+		if took := nextEnd.Sub(nextStart); took < 4*time.Second {
+			t.Errorf("it took %s from its start, want its wait of about 3 s and its 2 s", took)
+		}
+		// Its start snapshot was taken once it had the lock: when the first one had measured,
+		// about three seconds after it started.
+		if len(out.Server) == 0 || out.Server[0].At != "start" {
+			t.Fatalf("no start snapshot: %+v", out.Server)
+		}
+		if at := out.Server[0].UnixTime - float64(nextStart.UnixMicro())/1e6; at < 2.5 {
+			t.Errorf("its start snapshot was taken %.3f s after it started, want after the first one's end (about 3 s)", at)
+		}
+		t.Logf("the first step ended %s after the second one started; the second measured %.3f s and ended %s after the first",
+			firstEnd.Sub(nextStart).Round(time.Millisecond), out.Final.DurationSeconds, nextEnd.Sub(firstEnd).Round(time.Millisecond))
+
+		// A step before that does not end in time: the waiting one fails and says why.
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			firstRes = c2.run(t, firstInv, secret)
+		}()
+		time.Sleep(time.Second)
+		short := next
+		short.ServerLockWait = time.Second
+		fail(t, w, short, secret, 0, "waited 1 s for the server lock "+lock)
+		<-done
+		succeeded(t, c2, firstRes, first, "run", password)
+	})
+
 	t.Run("custom script from a ConfigMap", func(t *testing.T) {
 		custom := w
 		custom.Script = ""

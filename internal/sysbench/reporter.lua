@@ -616,3 +616,69 @@ if command == "run" and os.getenv("MYSQLBENCH_SERVER_STATS") == "1" then
       end
    end
 end
+
+-- The server lock. The operator starts a ladder step's Job while the step before
+-- it still measures, so that the pod's start, which takes the kubelet most of a
+-- second, does not leave the server idle between steps. Both steps then name the
+-- same user-level lock (GET_LOCK, which needs no privilege): each takes it in
+-- init(), before its threads connect and before sysbench starts its clock, and
+-- gives it back in done(), after its end snapshot. The step started early waits
+-- there, with one idle connection, until the step before has measured; the
+-- operator creates it only once that step holds the lock (its container has run
+-- for a while, see the operator's stepjob package). A step that failed drops its
+-- connection, which frees the lock too: the operator then deletes the step
+-- started early before it measures anything it would keep.
+--
+--   MYSQLBENCH_SERVER_LOCK       the lock's name (the operator's, per target)
+--   MYSQLBENCH_SERVER_LOCK_WAIT  how long to wait for it, in whole seconds
+--
+-- With the lock taken last here, it is the outermost wrapper: init() waits
+-- before anything else of the step touches the server, and done() releases
+-- after everything else.
+local server_lock = os.getenv("MYSQLBENCH_SERVER_LOCK")
+if command == "run" and server_lock ~= nil and server_lock ~= "" then
+   if #server_lock > 64 or not server_lock:match("^[%w_:%-]+$") then
+      fail("MYSQLBENCH_SERVER_LOCK '" .. server_lock .. "' is not a lock name " ..
+              "(letters, digits, '_', ':' and '-', at most 64)")
+   end
+   local wait = tonumber(os.getenv("MYSQLBENCH_SERVER_LOCK_WAIT") or "")
+   if wait == nil or wait < 1 or wait ~= math.floor(wait) then
+      fail("MYSQLBENCH_SERVER_LOCK_WAIT '" .. tostring(os.getenv("MYSQLBENCH_SERVER_LOCK_WAIT")) ..
+              "' is not a whole number of seconds")
+   end
+   local lock_con
+   local inner_init, inner_done = init, done
+   function init(...)
+      local ok, got = pcall(function()
+         lock_con = sysbench.sql.driver():connect()
+         return lock_con:query_row(string.format("SELECT GET_LOCK('%s', %d)", server_lock, wait))
+      end)
+      if not ok then
+         fail("cannot take the server lock " .. server_lock .. ": " .. error_text(got))
+      end
+      if got ~= "1" and got ~= 1 then
+         fail(string.format("waited %d s for the server lock %s, which the step before " ..
+                               "this one holds while it loads the server: it did not end",
+                            wait, server_lock))
+      end
+      if inner_init ~= nil then
+         return inner_init(...)
+      end
+   end
+   function done(...)
+      local ok, err = true, nil
+      if inner_done ~= nil then
+         ok, err = pcall(inner_done, ...)
+      end
+      if lock_con ~= nil then
+         pcall(function()
+            lock_con:query(string.format("DO RELEASE_LOCK('%s')", server_lock))
+            lock_con:disconnect()
+         end)
+      end
+      if not ok then
+         error(err, 0)
+      end
+      return err
+   end
+end

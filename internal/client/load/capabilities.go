@@ -59,6 +59,10 @@ type Capabilities struct {
 	// ReportNote, when set, is a sentence report.md adds under the metric's table: how the
 	// client's metric is defined when it is not sysbench's, what it does not measure.
 	ReportNote string
+	// WaitsForServerLock says that a ladder step takes Step.ServerLock before its load starts
+	// (outside its measured window) and holds it until its load has ended, so that the next
+	// step's Job can be started while this one still measures.
+	WaitsForServerLock bool
 	// CommandNote says, under the plugin's printed command lines, where their $(VAR)s and the
 	// password come from.
 	CommandNote string

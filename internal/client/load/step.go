@@ -55,6 +55,13 @@ type Step struct {
 	// with a custom script, the step refuses to run (the operator always sets it; a printed plan
 	// cannot know it).
 	ScriptSHA256 string
+	// ServerLock, when set, names the server-side lock a PhaseRun step holds while it loads the
+	// server, after waiting up to ServerLockWait for whoever holds it: the step before, whose
+	// Job the operator created first. It lets the operator start a step's Job while the step
+	// before still measures, without two loads on the server at once. Only a client whose
+	// Capabilities say WaitsForServerLock honours it; other phases ignore it.
+	ServerLock     string
+	ServerLockWait time.Duration
 }
 
 // Invocation is what a step's container runs. Volumes are the pod volumes its VolumeMounts name

@@ -36,6 +36,8 @@ func (Client) Capabilities() load.Capabilities {
 		Series:          true,
 		ServerSnapshots: true,
 		FixedDuration:   true,
+		// The reporter takes the lock in init(), before sysbench starts its clock.
+		WaitsForServerLock: true,
 		CommandNote: "($(MYSQLBENCH_*) come from the target's connection Secret; the container's launcher adds " +
 			"--config-file with the password, from a file, and --mysql-db.)",
 	}
