@@ -51,21 +51,21 @@ phase "6/7 report (ConfigMap $RUN-results, key report.md)"
 "${kubectl[@]}" get configmap "$RUN-results" -o jsonpath='{.data.report\.md}'
 echo
 # Per-step overhead, medians over every step of the run that has a next step in its target, from
-# the steps' start times in status (the Jobs', whole seconds): what a user feels is one step's
-# start to the next one's, minus stepDuration (the next step's Job is created once sysbench has
-# exited, about 1 s). A Job's own wall time minus stepDuration is longer (about 3 s): its pod's
-# start, and the seconds the kubelet and the Job controller take to report it complete, which the
-# next step no longer waits for.
+# the steps' finish times in status (the Jobs', whole seconds): what a user feels is one step's
+# finish to the next one's, minus stepDuration (the next step's Job starts while the step before
+# still measures, and waits for it on the server: well under a second). A Job's own wall time
+# minus stepDuration is longer: the seconds the kubelet and the Job controller take to report it
+# complete, which the next step does not wait for, and the early Job's wait for the step before.
 "${kubectl[@]}" get benchmarkrun "$RUN" -o json | jq -r '
 	def secs: sub("\\.[0-9]+"; "") | fromdateiso8601;
 	def median: sort | if length == 0 then "n/a" else .[(length - 1) / 2 | floor] end;
 	(.spec.ladder.stepDuration | rtrimstr("s") | tonumber) as $d
 	| [.status.targets[].steps // [] | (map(select(.startTime and .finishTime))) as $s
-		| {felt: [range(1; $s | length) as $i | ($s[$i].startTime | secs) - ($s[$i - 1].startTime | secs) - $d],
+		| {felt: [range(1; $s | length) as $i | ($s[$i].finishTime | secs) - ($s[$i - 1].finishTime | secs) - $d],
 		   wall: [$s[] | (.finishTime | secs) - (.startTime | secs) - $d]}] as $t
-	| "per-step overhead (step start to next step start, minus stepDuration): median \([$t[].felt[]] | median) s over "
+	| "per-step overhead (step finish to next step finish, minus stepDuration): median \([$t[].felt[]] | median) s over "
 	  + "\([$t[].felt[]] | length) steps; Job wall time minus stepDuration (includes reporting the Job complete, "
-	  + "which the next step does not wait for): median \([$t[].wall[]] | median) s"'
+	  + "which the next step does not wait for, and a Job started early waiting for the step before): median \([$t[].wall[]] | median) s"'
 # The charts, drawn by the plugin from the results ConfigMap: what a database engineer publishes.
 rm -rf "$CHARTS"
 mkdir -p "$CHARTS"

@@ -9,7 +9,7 @@
 # (KEEP_CLUSTER=1 keeps it); a cluster that was already running is left running.
 #
 # env: E2E_OVERHEAD_IMAGE (mariadb:10.11), E2E_OVERHEAD_STEP (20s), E2E_OVERHEAD_REPETITIONS (3:
-#      1,2,4,8 threads x 3 = 12 steps), E2E_MAX_STEP_OVERHEAD_SECONDS (fail above it; unset: only
+#      1,2,4,8 threads x 3 = 12 steps), E2E_MAX_STEP_OVERHEAD_SECONDS and E2E_MAX_STEP_IDLE_SECONDS (fail above them; unset: only
 #      measure), E2E_SYSBENCH_IMAGE, HELM (default: the Makefile's).
 set -euo pipefail
 cd "$(dirname "$0")/.."

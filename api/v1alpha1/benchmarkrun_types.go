@@ -982,7 +982,8 @@ type StepResult struct {
 	// Attempts is how many times the step ran until it succeeded (1 when it never failed).
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
-	// StartTime is when the step's Job started.
+	// StartTime is when the step's Job started. A step whose Job started while the step before
+	// it still measured (the server lock) waited in it for that step's end.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// FinishTime is when the step's Job finished.

@@ -46,6 +46,10 @@ type measurement struct {
 	ladderAPI, runtimeAPI, gapAPI       []float64
 	ladderWatch, runtimeWatch, gapWatch []float64
 	cycleWatch                          []float64 // Job created -> next Job created, minus d
+	// idle is the server's idle time between two steps: the next step's measuring start minus
+	// this one's measuring end (its measuring start plus sysbench's own total time), from the
+	// client node's container log timestamps.
+	idle []float64
 }
 
 // measure matches every step of the status with its Job, pod and log, and computes the figures.
@@ -128,6 +132,15 @@ func (w *runWatch) measure(run *v1.BenchmarkRun, ts *v1.TargetStatus, d time.Dur
 		m.runtimeWatch = append(m.runtimeWatch, runtimeW)
 		m.gapWatch = append(m.gapWatch, gapW)
 		m.cycleWatch = append(m.cycleWatch, cycleW)
+		idle := nan
+		if i+1 < len(m.steps) {
+			if a, b := m.steps[i].pod, m.steps[i+1].pod; a != nil && b != nil && a.log != nil && b.log != nil &&
+				!a.log.measureStart.IsZero() && !b.log.measureStart.IsZero() && a.log.finalTime > 0 {
+				end := a.log.measureStart.Add(time.Duration(a.log.finalTime * float64(time.Second)))
+				idle = b.log.measureStart.Sub(end).Seconds()
+			}
+		}
+		m.idle = append(m.idle, idle)
 	}
 	return m
 }
@@ -282,6 +295,7 @@ func (m *measurement) print(t *testing.T, d time.Duration) {
 		{"first output -> container running seen (start seen by PLEG)", between(firstOut, pod(func(p *podSeen) time.Time { return p.running }), 0)},
 		{"first output -> final line (container's output span)", between(firstOut, finalLine, 0)},
 		{"first output -> final line, minus d", between(firstOut, finalLine, d)},
+		{"idle between steps: measuring end -> next step's measuring starts (log)", func(i int) float64 { return m.idle[i] }},
 		{"sysbench's own total time in the final line, minus d", func(i int) float64 {
 			if p := m.steps[i].pod; p != nil && p.log != nil && p.log.finalTime > 0 {
 				return p.log.finalTime - d.Seconds()
@@ -319,6 +333,8 @@ func (m *measurement) print(t *testing.T, d time.Duration) {
 	t.Logf("the run's Progressing condition as it changed (watched):\n%s", h.String())
 
 	// The stable summary lines, each at the start of a line.
+	fmt.Printf("idle between steps median (a step's measuring end to the next one's measuring start, container logs): %.3f s (min %.3f, max %.3f, %d pairs)\n",
+		median(m.idle), minKnown(m.idle), maxKnown(m.idle), known(m.idle))
 	fmt.Printf("step overhead median: %.2f s\n", median(m.ladderAPI))
 	fmt.Printf("step overhead median (watched Job Complete to Job Complete, ms precision): %.2f s\n", median(m.ladderWatch))
 	fmt.Printf("Job created to next Job created minus stepDuration median (watched): %.2f s\n", median(m.cycleWatch))
@@ -494,6 +510,17 @@ func median(v []float64) float64 {
 		return k[len(k)/2]
 	}
 	return (k[len(k)/2-1] + k[len(k)/2]) / 2
+}
+
+// known counts the known (non-NaN) values.
+func known(v []float64) int {
+	n := 0
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			n++
+		}
+	}
+	return n
 }
 
 func minKnown(v []float64) float64 {
