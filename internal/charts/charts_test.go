@@ -493,6 +493,19 @@ func TestTimelineTraces(t *testing.T) {
 		}
 	}
 
+	// A step whose Job started while the step before measured (the server lock) starts where
+	// that one ended, not at its Job's start.
+	early := golden(t, "two_targets")
+	early.Targets[0].Steps[1].StartTime = &metav1.Time{Time: early.Targets[0].Steps[0].StartTime.Add(290 * time.Second)}
+	traces, _, err = timeline(&early.Targets[0], QPS, early.Ladder.StepDurationSeconds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if traces[1].start != traces[0].end || traces[2].start != 720 {
+		t.Errorf("a step started early: starts %v %v %v, want the second at the first's end %v, the third at 720",
+			traces[0].start, traces[1].start, traces[2].start, traces[0].end)
+	}
+
 	// Without start times the steps are laid end to end.
 	for i := range d.Targets[0].Steps {
 		d.Targets[0].Steps[i].StartTime = nil

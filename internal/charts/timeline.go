@@ -41,7 +41,9 @@ func timeline(t *results.Target, m Metric, stepSeconds float64) (traces []trace,
 	for _, s := range steps {
 		tr := trace{threads: s.Threads, start: cursor}
 		if !endToEnd {
-			tr.start = s.StartTime.Sub(steps[0].StartTime.Time).Seconds()
+			// A step whose Job started while the one before still measured (the server lock)
+			// waited for it: a target's steps never measure at once.
+			tr.start = math.Max(s.StartTime.Sub(steps[0].StartTime.Time).Seconds(), cursor)
 		}
 		ser, ok, err := s.DecodedSeries()
 		if err != nil {

@@ -285,7 +285,7 @@ func Operator() (dashboard.Dashboard, error) {
 
 	b.WithRow(dashboard.NewRowBuilder("Step durations").Id(14).Collapsed(false).GridPos(grid(1, 24, 0, 36)))
 	b.WithPanel(heatmap.NewPanelBuilder().Id(15).Title("Step duration distribution").Datasource(promDS).
-		Description("Wall time of ladder steps' Jobs, from start to finish: the configured step duration plus start-up (mysqlbench_step_duration_seconds).").
+		Description("Wall time of ladder steps' Jobs, from start to finish: the configured step duration plus start-up; a Job started while the step before measured counts its wait for it (mysqlbench_step_duration_seconds).").
 		GridPos(grid(9, 12, 0, 37)).Interval("5m").
 		WithTarget(promRange("A", "sum by (le) (increase(mysqlbench_step_duration_seconds_bucket{"+scheduleSel+"}[$__interval]))",
 			"{{le}}", prometheus.PromQueryFormatHeatmap)).

@@ -60,7 +60,7 @@ var (
 	}, []string{LabelNamespace, LabelSchedule, LabelOutcome})
 	stepDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "mysqlbench_step_duration_seconds",
-		Help: "Wall time of a ladder step's Job, from its start to its finish (the configured step duration plus start-up).",
+		Help: "Wall time of a ladder step's Job, from its start to its finish (the configured step duration plus start-up; a Job started while the step before measured counts its wait for it).",
 		// 5 s to ~5.7 h: steps run from seconds to hours.
 		Buckets: prometheus.ExponentialBuckets(5, 2, 13),
 	}, []string{LabelNamespace, LabelSchedule})
