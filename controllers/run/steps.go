@@ -125,7 +125,11 @@ func (r *Reconciler) runStep(ctx context.Context, tx *transition, t v1.Target, t
 		}
 		return ctrl.Result{}, err
 	}
-	a := stepjob.Decide(o, loadclient.For(specs.ForStep(run, step).Spec.Workload), step.Load, next != nil, ts.FailedAttempts, run.Spec.RetryLimit())
+	var nextLoad *load.Step
+	if next != nil {
+		nextLoad = &next.Load
+	}
+	a := stepjob.Decide(o, loadclient.For(specs.ForStep(run, step).Spec.Workload), step.Load, nextLoad, ts.FailedAttempts, run.Spec.RetryLimit())
 	if a.CancelNext && next != nil {
 		nextName := specs.JobName(run, t.Name, next.Name, specs.AttemptOf(ts, 0))
 		cancelled, err := r.jobs().CancelStartedEarly(ctx, run, t.Name, nextName, name)

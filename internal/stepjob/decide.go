@@ -65,14 +65,16 @@ type Action struct {
 const serverLockHeld = 2 * time.Second
 
 // Decide is what to do about a step's current attempt, from what was observed of it (o), the
-// workload's client c, whether a next ladder step may start early (hasNext), and the attempts
-// failed so far against the run's retry limit. It does no I/O.
+// workload's client c, the next ladder step when it may start early (next, nil otherwise), and
+// the attempts failed so far against the run's retry limit. It does no I/O.
 //
-// The next step starts as soon as this one's client has exited with a result; with a server lock
-// (a client that waits for it, step.ServerLock set) already once this one's client has run for
+// The next step starts as soon as this one's client has exited with a result; when both hold the
+// same server lock (load.Step.ServerLock) already once this one's client has run for
 // serverLockHeld and so holds the lock: the next pod starts while this step measures, and its
-// client waits on the server for the lock. A failed attempt cancels a next step started early.
-func Decide(o Observed, c loadclient.Client, step load.Step, hasNext bool, failedAttempts, retryLimit int32) Action {
+// client waits on the server for the lock. A next step without it (another client's, in a suite)
+// waits for this one's end. A failed attempt cancels a next step started early.
+func Decide(o Observed, c loadclient.Client, step load.Step, next *load.Step, failedAttempts, retryLimit int32) Action {
+	hasNext := next != nil
 	if !o.Exists {
 		return Action{Kind: Create}
 	}
@@ -87,7 +89,8 @@ func Decide(o Observed, c loadclient.Client, step load.Step, hasNext bool, faile
 		case o.Terminated && !ended:
 			// Failed; the Job's Failed condition follows.
 			return Action{Kind: Watch, CancelNext: true}
-		case hasNext && o.Running && step.ServerLock != "" && c.Capabilities().WaitsForServerLock:
+		case hasNext && o.Running && step.ServerLock != "" && next.ServerLock == step.ServerLock &&
+			c.Capabilities().WaitsForServerLock:
 			if o.RunningFor >= serverLockHeld {
 				return Action{Kind: StartNext}
 			}

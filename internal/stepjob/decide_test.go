@@ -65,17 +65,18 @@ func TestDecide(t *testing.T) {
 	exitedFailed := Observed{Exists: true, Job: job, Pod: pod, Terminated: true, ExitCode: 1, Message: denied}
 
 	cases := []struct {
-		name     string
-		o        Observed
-		c        loadclient.Client
-		hasNext  bool
-		locked   bool // the step holds a server lock
-		failed   int32
-		want     Kind
-		after    time.Duration
-		failure  string // a part of the failure
-		determin bool
-		cancel   bool // a next step started early must go
+		name         string
+		o            Observed
+		c            loadclient.Client
+		hasNext      bool
+		locked       bool // the step holds a server lock, and so does the next one unless nextUnlocked
+		nextUnlocked bool
+		failed       int32
+		want         Kind
+		after        time.Duration
+		failure      string // a part of the failure
+		determin     bool
+		cancel       bool // a next step started early must go
 	}{
 		{name: "no Job yet", o: Observed{}, c: sb, want: Create},
 		{name: "running", o: running, c: sb, want: Watch},
@@ -112,6 +113,10 @@ func TestDecide(t *testing.T) {
 		{name: "locked, pod not running yet", o: running, c: sb, hasNext: true, locked: true, want: Watch},
 		{name: "no lock: next waits for the load to end", o: runningFor(time.Minute), c: sb, hasNext: true, want: Watch},
 		{name: "a client that takes no lock", o: runningFor(time.Minute), c: slap, hasNext: true, locked: true, want: Watch},
+		{name: "a next step that waits for no lock (another client's)", o: runningFor(time.Minute), c: sb, hasNext: true, locked: true,
+			nextUnlocked: true, want: Watch},
+		{name: "a next step without the lock starts after the load", o: loadOver, c: sb, hasNext: true, locked: true,
+			nextUnlocked: true, want: StartNext},
 		{name: "locked, load over: next starts", o: loadOver, c: sb, hasNext: true, locked: true, want: StartNext},
 		{name: "client failed, Job not reported yet", o: exitedFailed, c: sb, hasNext: true, locked: true, want: Watch, cancel: true},
 	}
@@ -121,7 +126,15 @@ func TestDecide(t *testing.T) {
 			if tc.locked {
 				step.ServerLock, step.ServerLockWait = "mysqlbench:0123", time.Minute
 			}
-			a := Decide(tc.o, tc.c, step, tc.hasNext, tc.failed, 2)
+			var next *load.Step
+			if tc.hasNext {
+				n := step
+				if tc.nextUnlocked {
+					n.ServerLock = ""
+				}
+				next = &n
+			}
+			a := Decide(tc.o, tc.c, step, next, tc.failed, 2)
 			if a.Kind != tc.want {
 				t.Fatalf("kind %d (failure %q), want %d", a.Kind, a.Failure, tc.want)
 			}
