@@ -99,13 +99,21 @@ func (j Jobs) cancel(ctx context.Context, run *v1.BenchmarkRun, target, job, nam
 	if finished, _, _ := Finished(obj); finished || !metav1.IsControlledBy(obj, run) || !obj.DeletionTimestamp.IsZero() {
 		return nil, nil
 	}
-	uid := obj.UID
-	if err := j.Objects.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
-		client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
-		return nil, fmt.Errorf("delete job %s: %w", job, err)
+	if err := j.deleteExactly(ctx, obj); err != nil {
+		return nil, err
 	}
 	return ptr.To(event(corev1.EventTypeNormal, "StepCancelled",
 		"target %s: Job %s, started early for the next step, deleted: %s comes first", target, job, name)), nil
+}
+
+// deleteExactly deletes the Job obj as read, not another one created under its name since.
+func (j Jobs) deleteExactly(ctx context.Context, obj *batchv1.Job) error {
+	uid := obj.UID
+	if err := j.Objects.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
+		client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete job %s: %w", obj.Name, err)
+	}
+	return nil
 }
 
 // CancelStartedEarly deletes the run's Job next, the next step's Job started early, because the
@@ -121,10 +129,8 @@ func (j Jobs) CancelStartedEarly(ctx context.Context, run *v1.BenchmarkRun, targ
 	if !metav1.IsControlledBy(obj, run) || !obj.DeletionTimestamp.IsZero() {
 		return nil, nil
 	}
-	uid := obj.UID
-	if err := j.Objects.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
-		client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
-		return nil, fmt.Errorf("delete job %s: %w", next, err)
+	if err := j.deleteExactly(ctx, obj); err != nil {
+		return nil, err
 	}
 	return ptr.To(event(corev1.EventTypeNormal, "StepCancelled",
 		"target %s: Job %s, started early for the next step, deleted: %s failed", target, next, failed)), nil
