@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -116,8 +117,13 @@ func TestScheduleVerdictOnARealCluster(t *testing.T) {
 	// A flat night may be sent to confirmation too (an Inconclusive comparison with a suspect),
 	// which holds the next night off while it measures.
 	got := waitSchedule(t, c, sched, time.Duration(nights)*10*time.Minute, func(s *v1.BenchmarkSchedule) bool {
-		return succeededRuns(ctx, t, c, s, "") >= nights && len(s.Status.Active) == 0 &&
-			(s.Status.Confirmation == nil || s.Status.Confirmation.State.Final())
+		return succeededRuns(ctx, t, c, s, "") >= nights
+	})
+	// Suspended, or the nights go on: a night longer than the cron's minute makes the next one
+	// start as soon as it ends (the missed minute), so the schedule is never idle by itself.
+	editSchedule(t, c, sched, func(s *v1.BenchmarkSchedule) { s.Spec.Suspend = ptr.To(true) })
+	got = waitSchedule(t, c, sched, 20*time.Minute, func(s *v1.BenchmarkSchedule) bool {
+		return len(s.Status.Active) == 0 && (s.Status.Confirmation == nil || s.Status.Confirmation.State.Final())
 	})
 	flat := got.Status.LastComparison
 	t.Logf("%d nights of one spec in %s: verdict %q", nights, time.Since(started).Round(time.Second), got.Status.Verdict)
@@ -139,19 +145,16 @@ func TestScheduleVerdictOnARealCluster(t *testing.T) {
 	lastFlat := got.Status.LastRun
 
 	// 3. The change, in one target: flagged, confirmed, and shown everywhere.
-	got.Spec.Template.Spec.Targets[1].MyCnf = mycnf
-	if err := c.Update(ctx, got); err != nil {
-		t.Fatal(err)
-	}
+	editSchedule(t, c, sched, func(s *v1.BenchmarkSchedule) {
+		s.Spec.Template.Spec.Targets[1].MyCnf = mycnf
+		s.Spec.Suspend = nil
+	})
 	changedAt := time.Now()
 	got = waitSchedule(t, c, sched, 40*time.Minute, func(s *v1.BenchmarkSchedule) bool {
 		conf := s.Status.Confirmation
 		return s.Status.LastRun != lastFlat && conf != nil && conf.Run == s.Status.LastComparison.Run && conf.State.Final()
 	})
-	got.Spec.Suspend = ptr.To(true)
-	if err := c.Update(ctx, got); err != nil {
-		t.Error(err)
-	}
+	editSchedule(t, c, sched, func(s *v1.BenchmarkSchedule) { s.Spec.Suspend = ptr.To(true) })
 	cmp, conf := got.Status.LastComparison, got.Status.Confirmation
 	t.Logf("after the change (%s): %s; confirmation %s (%d attempt(s), %d repetitions): %s",
 		time.Since(changedAt).Round(time.Second), cmp.Verdict, conf.State, conf.Attempt, conf.Repetitions, conf.Message)
@@ -265,6 +268,23 @@ func succeededRuns(ctx context.Context, t *testing.T, c client.Client, s *v1.Ben
 		}
 	}
 	return n
+}
+
+// editSchedule changes the schedule's spec by edit, on its newest version: its status changes
+// with every night.
+func editSchedule(t *testing.T, c client.Client, s *v1.BenchmarkSchedule, edit func(*v1.BenchmarkSchedule)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := &v1.BenchmarkSchedule{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(s), got); err != nil {
+			return err
+		}
+		edit(got)
+		return c.Update(context.Background(), got)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitSchedule polls the schedule until done says so, logging each new run's verdict.
