@@ -101,6 +101,10 @@ func TestScheduleVerdictOnARealCluster(t *testing.T) {
 			SuccessfulRunsHistoryLimit: ptr.To(int32(nights + 2)),
 			FailedRunsHistoryLimit:     ptr.To[int32](2),
 			Template:                   v1.BenchmarkRunTemplate{Spec: spec},
+			// Every flat night may send a suspect to confirmation; the default 2 a day would
+			// leave the change itself unconfirmed (RegressionUnconfirmed) on this compressed
+			// calendar of a night a minute.
+			Regression: v1.RegressionPolicy{Confirm: v1.ConfirmPolicy{MaxPerDay: ptr.To(int32(min(nights+2, 24)))}},
 		},
 	}
 	_ = c.Delete(ctx, sched, client.PropagationPolicy(metav1.DeletePropagationForeground))
