@@ -175,8 +175,10 @@ func historyRecords(t *testing.T) []*resultsdb.Record {
 	recs = append(recs,
 		// A confirmation of night 5, a failed night and another schedule's run of the same target.
 		nightly(t, "nightly", 9, 1, v1.VerdictRegressed, func(r *v1.BenchmarkRun) {
+			// Labelled as the schedule labels its confirmation runs.
 			r.Name = "nightly-05-confirm"
-			r.Labels[v1.LabelConfirmationOf] = "nightly-05"
+			r.Labels[v1.LabelConfirmationOf] = "nightly"
+			r.Labels[v1.LabelConfirms] = "nightly-05"
 		}),
 		nightly(t, "nightly", 10, 1, "", func(r *v1.BenchmarkRun) { r.Status.Phase = v1.RunFailed }),
 		nightly(t, "weekly", 3, 2, ""))
@@ -236,7 +238,8 @@ func confirmedRecords(t *testing.T) []*resultsdb.Record {
 		nightly(t, "confirm", 3, 0.9, v1.VerdictRegressed, regressed(v1.ReasonAwaitingConfirmation)),
 		nightly(t, "confirm", 4, 0.9, v1.VerdictRegressed, func(r *v1.BenchmarkRun) {
 			r.Name = "confirm-01-confirm"
-			r.Labels[v1.LabelConfirmationOf] = "confirm-01"
+			r.Labels[v1.LabelConfirmationOf] = "confirm"
+			r.Labels[v1.LabelConfirms] = "confirm-01"
 		}),
 	}
 }

@@ -210,7 +210,8 @@ func (b *builder) run(run *v1.BenchmarkRun, doc *results.Doc, spec string) {
 	if run.Spec.InstancePerRepetition() {
 		instance = string(v1.ServerInstancePerRepetition)
 	}
-	b.add("runs", b.uid, run.Namespace, run.Name, null(scheduleOf(run)), null(run.Labels[v1.LabelConfirmationOf]),
+	// confirmation_of is the run re-measured (LabelConfirms); LabelConfirmationOf names the schedule.
+	b.add("runs", b.uid, run.Namespace, run.Name, null(scheduleOf(run)), null(run.Labels[v1.LabelConfirms]),
 		string(run.Status.Phase), string(w.ClientOrDefault()), labels.Workload, metric, tables, tableSize, run.Spec.RepetitionsOrDefault(),
 		step, warmup, order, instance, when(run.Status.StartTime), when(run.Status.CompletionTime), spec)
 }
