@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os/exec"
 	"strconv"
@@ -146,3 +147,63 @@ func CheckStoredRun(t testing.TB, run *v1.BenchmarkRun, wantCounters bool) (step
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// ResultsDSN is a DSN for the results database from this machine, as a user outside the cluster
+// reaches it: through `kubectl port-forward` to its pod (stopped when the test ends), with the
+// operator's account from the Secret that names the database to the operator.
+func ResultsDSN(t testing.TB, c client.Client) string {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: Env("E2E_OPERATOR_NAMESPACE", "mysqlbench-system"),
+		Name: ResultsSecret}, s); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, Env("KUBECTL", "kubectl"), "port-forward", "-n", ResultsNamespace, "pod/"+ResultsPod, ":3306")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	// "Forwarding from 127.0.0.1:PORT -> 3306"
+	ports := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		var seen string
+		for {
+			n, err := out.Read(buf)
+			seen += string(buf[:n])
+			if i := strings.Index(seen, "127.0.0.1:"); i >= 0 {
+				if j := strings.Index(seen[i:], " "); j > 0 {
+					ports <- seen[i+len("127.0.0.1:") : i+j]
+					_, _ = io.Copy(io.Discard, out)
+					return
+				}
+			}
+			if err != nil {
+				close(ports)
+				return
+			}
+		}
+	}()
+	select {
+	case port, ok := <-ports:
+		if !ok {
+			t.Fatalf("kubectl port-forward to the results database ended: %s", errOut.String())
+		}
+		return fmt.Sprintf("%s:%s@tcp(127.0.0.1:%s)/%s", s.Data["user"], s.Data["password"], port, s.Data["database"])
+	case <-time.After(30 * time.Second):
+		t.Fatalf("kubectl port-forward to the results database said no port in 30 s: %s", errOut.String())
+	}
+	return ""
+}
