@@ -134,7 +134,7 @@ test-cluster-ci: host-deps-cluster $(HELM) ## CI's cluster phase: one case per c
 test-cluster-all: host-deps-cluster $(HELM) ## Every case of test/e2e, test/chaos and the multi-node cases (what test-cluster-ci leaves out too) on one cluster with two database nodes (root; about an hour).
 	HELM=$(HELM) K8S_BUILD_VERSION=$(K8S_BUILD_VERSION) hack/e2e-local.sh all
 
-prove-verdicts: ## A schedule's nights of one spec, then a my.cnf change flagged and confirmed (about 40 min; cluster of your kubeconfig).
+prove-verdicts: ## A schedule's nights of one spec, then a my.cnf change flagged and confirmed (about 100 min on the local cluster; cluster of your kubeconfig).
 	E2E_VERDICT=1 go test -tags e2e -count=1 -v -run '^TestScheduleVerdictOnARealCluster$$' -timeout 120m ./test/e2e/...
 
 measure-replication: ## QPS noise within one server instance vs between instances (serverInstance Shared vs PerRepetition; MySQL 9.7 and MariaDB 10.11) on the cluster of your kubeconfig.
