@@ -656,6 +656,10 @@ if command == "run" and server_lock ~= nil and server_lock ~= "" then
       if not ok then
          fail("cannot take the server lock " .. server_lock .. ": " .. error_text(got))
       end
+      if got == nil then
+         -- GET_LOCK returns NULL on an error (the wait was killed, say), 0 on its timeout.
+         fail("the server lock " .. server_lock .. " could not be taken: GET_LOCK returned NULL")
+      end
       if got ~= "1" and got ~= 1 then
          fail(string.format("waited %d s for the server lock %s, which the step before " ..
                                "this one holds while it loads the server: it did not end",
