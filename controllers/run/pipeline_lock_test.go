@@ -25,7 +25,7 @@ func (w *fakeWorld) jobEnv(name string) map[string]string {
 
 // TestPipelineNextStepWaitsOnTheServerLock: with steps long enough to hold the server lock
 // (specs.MinServerLockStep), every ladder Job carries the target's lock, and the next step's Job
-// is created while the current step still measures, once its sysbench has run for two seconds
+// is created while the current step still measures, once its sysbench has run for three seconds
 // of the operator's clock (so that it holds the lock the next one's client will wait for): the
 // next pod's start no longer falls between the two steps. Nothing else changes: a step is still
 // recorded from its Job's Complete condition, one early Job at a time, each step once, in order.
@@ -44,18 +44,21 @@ func TestPipelineNextStepWaitsOnTheServerLock(t *testing.T) {
 		t.Fatalf("the ladder's first reconcile wrote %v, want Job %s created", writes, s1)
 	}
 	lock := specs.ServerLockName(w.run(run.Name), ladderTarget)
-	if env := w.jobEnv(s1); env["MYSQLBENCH_SERVER_LOCK"] != lock || env["MYSQLBENCH_SERVER_LOCK_WAIT"] != "140" {
-		t.Fatalf("Job %s's lock %q wait %q, want %q and 140 (the step and the slack)", s1,
+	if env := w.jobEnv(s1); env["MYSQLBENCH_SERVER_LOCK"] != lock || env["MYSQLBENCH_SERVER_LOCK_WAIT"] != "320" {
+		t.Fatalf("Job %s's lock %q wait %q, want %q and 320 (the step and the slack)", s1,
 			env["MYSQLBENCH_SERVER_LOCK"], env["MYSQLBENCH_SERVER_LOCK_WAIT"], lock)
 	}
 
-	// Step 1's sysbench starts: a second later it may not hold the lock yet.
+	// Step 1's sysbench starts: two seconds later (of the operator's clock, against a startedAt
+	// in whole seconds) it may not hold the lock yet.
 	w.setPod(s1, w.loadRunning)
-	if writes := w.step(run.Name); len(writes) > 0 {
-		t.Fatalf("a second into step 1 the reconcile wrote %v, want nothing yet", writes)
+	for i := 1; i <= 2; i++ {
+		if writes := w.step(run.Name); len(writes) > 0 {
+			t.Fatalf("%d s into step 1 the reconcile wrote %v, want nothing yet", i, writes)
+		}
 	}
 	if writes := w.step(run.Name); !slices.Equal(writes, []string{"create Job/" + s2}) {
-		t.Fatalf("two seconds into step 1 the reconcile wrote %v, want Job %s created", writes, s2)
+		t.Fatalf("three seconds into step 1 the reconcile wrote %v, want Job %s created", writes, s2)
 	}
 	if env := w.jobEnv(s2); env["MYSQLBENCH_SERVER_LOCK"] != lock {
 		t.Fatalf("Job %s waits on lock %q, want step 1's %q", s2, env["MYSQLBENCH_SERVER_LOCK"], lock)

@@ -80,7 +80,7 @@ func (r *Reconciler) recordStep(ctx context.Context, tx *transition, t v1.Target
 	result.Attempts = ts.FailedAttempts + 1
 	result.StartTime = o.Job.Status.StartTime
 	result.FinishTime = o.Job.Status.CompletionTime
-	result.ClientCPU = r.jobs().ClientCPU(ctx, o.Pod)
+	result.ClientCPU = r.jobs().ClientCPU(ctx, o.Pod, time.Duration(result.DurationSeconds*float64(time.Second)))
 	if cpu := result.ClientCPU; cpu != nil && cpu.Saturated && !slices.ContainsFunc(ts.Steps, clientSaturated) {
 		// Once per target: the steps' status says which ones.
 		tx.event(warning, "ClientSaturated", "target %s: step %s's client used %.2f of its %.2f CPUs: the client may "+

@@ -72,7 +72,8 @@ func writeServerSection(b *strings.Builder, doc *results.Doc, servers [][]*serve
 			"(the container's cgroup) inside the step, interpolated to the snapshots' times, over the step's " +
 			"queries; it needs the Helm value serverStats.kubeletCPU.",
 		"`Threads_running` is read by the end snapshot, after the step's threads disconnected: it counts the " +
-			"snapshot's own connection, so more than 1 means something else was running.",
+			"snapshot's own connection and, on a server the operator runs, the next step's client waiting for the " +
+			"server lock, so more than 2 means something else was running.",
 	}
 	if doc.Ladder.Repetitions > 1 {
 		intro = append(intro, fmt.Sprintf("With %d repetitions a row is the median over its thread count's repetitions "+

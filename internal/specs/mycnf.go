@@ -14,6 +14,11 @@ import (
 // probe, a DBA's session, and the server's own replication or event threads.
 const ConnectionHeadroom = 10
 
+// ServerLockConnections are the connections a measuring step holds beside its threads: its
+// server lock's, and the next step's client's, waiting for that lock (TargetLadderStep); a
+// server snapshot's connection comes after the threads have gone.
+const ServerLockConnections = 2
+
 // serverDefaultMaxConnections is MySQL's and MariaDB's own default; the operator never lowers it.
 const serverDefaultMaxConnections = 151
 
@@ -127,8 +132,8 @@ func ValidateMyCnf(s string) error {
 }
 
 // CheckMyCnf rejects target overrides that would break the run, with a message that says what
-// to change: what ValidateMyCnf rejects, and a max_connections at or below the ladder's peak
-// thread count, which would fail the top steps with error 1040.
+// to change: what ValidateMyCnf rejects, and a max_connections below the ladder's peak thread
+// count plus ServerLockConnections, which would fail the top steps with error 1040.
 func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 	if err := ValidateMyCnf(t.MyCnf); err != nil {
 		return fmt.Errorf("target %s: %w", t.Name, err)
@@ -169,10 +174,10 @@ func CheckMyCnf(spec v1.BenchmarkRunSpec, t v1.Target) error {
 		return fmt.Errorf("target %s: synchWaits needs performance_schema, which myCnf line %d turns off: "+
 			"remove that line or synchWaits", t.Name, psOff)
 	}
-	if set && last <= peak {
+	if need := peak + ServerLockConnections; set && last < need {
 		return fmt.Errorf("target %s: myCnf sets max_connections = %d, but the ladder opens up to %d connections "+
-			"(error 1040, too many connections, at the top steps): raise it to at least %d or remove it "+
-			"(the operator sets %d)", t.Name, last, peak, peak+1, RequiredMaxConnections(spec.Ladder))
+			"and %d more besides (error 1040, too many connections, at the top steps): raise it to at least %d or remove it "+
+			"(the operator sets %d)", t.Name, last, peak, ServerLockConnections, need, RequiredMaxConnections(spec.Ladder))
 	}
 	return nil
 }

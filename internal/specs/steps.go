@@ -129,10 +129,11 @@ func LadderStepAt(run *v1.BenchmarkRun, i int) Step {
 }
 
 // ServerLockSlack is how much longer than a ladder step a step started early may wait for the
-// server lock the step before holds: that step's end snapshot and sysbench's own end take
-// seconds. Longer means the step before hangs, and the waiting step fails (and is retried once
+// server lock the step before holds: as long as that step's Job may run past its duration
+// (DeadlineMargin: a --warmup-time in extraArgs, a step that overran, a slow custom init, the end
+// snapshot). Longer means the step before hangs, and the waiting step fails (and is retried once
 // the step before has ended) instead of measuring beside it.
-const ServerLockSlack = 2 * time.Minute
+const ServerLockSlack = DeadlineMargin
 
 // MinServerLockStep is the shortest ladder step that holds a server lock. A shorter one starts
 // the next step's Job once its load has ended, as before: a step started early is deleted when

@@ -59,10 +59,12 @@ type Action struct {
 
 // serverLockHeld is how long a step's client container has run before the operator takes it
 // that the client holds its server lock, and creates the next step's Job to wait on it: sysbench
-// takes the lock in its init, a fraction of a second after it starts. startedAt is whole
-// seconds, so this is at least a second of the container's own time; the next Job's pod then
-// takes the kubelet half a second or more to start.
-const serverLockHeld = 2 * time.Second
+// takes the lock in its init, a fraction of a second after it starts. startedAt is truncated to
+// whole seconds and read on the node's clock, so this is at least two seconds of the container's
+// own time with the clocks a second apart; the next Job's pod then takes the kubelet half a
+// second or more to start. Were the current client later still (a throttled CPU), the two steps
+// would measure in swapped order, never at once.
+const serverLockHeld = 3 * time.Second
 
 // Decide is what to do about a step's current attempt, from what was observed of it (o), the
 // workload's client c, the next ladder step when it may start early (next, nil otherwise), and

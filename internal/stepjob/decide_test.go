@@ -106,8 +106,8 @@ func TestDecide(t *testing.T) {
 		// With a server lock the next step's Job starts while this one measures, once this
 		// one's client has run long enough to hold the lock.
 		{name: "locked, just started: next looked at again then", o: runningFor(500 * time.Millisecond), c: sb, hasNext: true,
-			locked: true, want: Watch, after: 1500 * time.Millisecond},
-		{name: "locked, holds the lock: next starts early", o: runningFor(2 * time.Second), c: sb, hasNext: true, locked: true, want: StartNext},
+			locked: true, want: Watch, after: 2500 * time.Millisecond},
+		{name: "locked, holds the lock: next starts early", o: runningFor(3 * time.Second), c: sb, hasNext: true, locked: true, want: StartNext},
 		{name: "locked, long running: next starts early", o: runningFor(time.Minute), c: sb, hasNext: true, locked: true, want: StartNext},
 		{name: "locked, no next step", o: runningFor(time.Minute), c: sb, locked: true, want: Watch},
 		{name: "locked, pod not running yet", o: running, c: sb, hasNext: true, locked: true, want: Watch},

@@ -69,7 +69,7 @@ type Observed struct {
 	ExitCode   int32
 	Message    string
 	// Running says that the client container runs, RunningFor for how long (from its
-	// startedAt, whole seconds, so up to a second less than it ran).
+	// startedAt, truncated to whole seconds, so up to a second more than it ran).
 	Running    bool
 	RunningFor time.Duration
 }

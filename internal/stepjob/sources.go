@@ -44,10 +44,12 @@ type CPUSource interface {
 	ClientCPU(ctx context.Context, namespace, pod, container string, from, to time.Time) (usage kubeletstats.Usage, missing string)
 }
 
-// ClientCPU is how busy the client container of a finished step's pod was, nil when the
-// operator does not sample the kubelets or has no samples of it (logged, not an error: the step
-// stands without it). Available is the container's CPU limit, else its node's allocatable CPU.
-func (j Jobs) ClientCPU(ctx context.Context, pod *corev1.Pod) *v1.ClientCPU {
+// ClientCPU is how busy the client container of a finished step's pod was while its step
+// measured (the last measured seconds of its run, and a second before them, when the container
+// ran longer: a step started early waited for the step before it), nil when the operator does
+// not sample the kubelets or has no samples of it (logged, not an error: the step stands
+// without it). Available is the container's CPU limit, else its node's allocatable CPU.
+func (j Jobs) ClientCPU(ctx context.Context, pod *corev1.Pod, measured time.Duration) *v1.ClientCPU {
 	if j.CPU == nil || pod == nil {
 		return nil
 	}
@@ -66,6 +68,9 @@ func (j Jobs) ClientCPU(ctx context.Context, pod *corev1.Pod) *v1.ClientCPU {
 	log := logf.FromContext(ctx)
 	if from.IsZero() || to.IsZero() {
 		return nil
+	}
+	if since := to.Add(-measured - time.Second); measured > 0 && since.After(from) {
+		from = since
 	}
 	u, missing := j.CPU.ClientCPU(ctx, pod.Namespace, pod.Name, specs.SysbenchContainer, from, to)
 	if missing != "" {

@@ -113,27 +113,41 @@ func TestClientCPU(t *testing.T) {
 		pod   *corev1.Pod
 		want  *v1.ClientCPU
 		asked bool
+		// measured is the step's own duration; from is where the sampler is asked from
+		// (zero: the container's start).
+		measured time.Duration
+		from     time.Time
 	}{
-		{"off", nil, pod(""), nil, false},
-		{"no samples", &cpuSource{missing: "1 kubelet sample fell inside"}, pod(""), nil, true},
-		{"its limit, saturated", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1.85}}, pod("2"), &v1.ClientCPU{Cores: 1.85, Available: 2, Saturated: true}, true},
-		{"its node's allocatable CPU", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1.85}}, pod(""), &v1.ClientCPU{Cores: 1.85, Available: 3.8}, true},
-		{"a pod still running", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1}}, &corev1.Pod{}, nil, false},
+		{"off", nil, pod(""), nil, false, 0, time.Time{}},
+		{"no samples", &cpuSource{missing: "1 kubelet sample fell inside"}, pod(""), nil, true, 0, time.Time{}},
+		{"its limit, saturated", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1.85}}, pod("2"), &v1.ClientCPU{Cores: 1.85, Available: 2, Saturated: true}, true, 0, time.Time{}},
+		{"its node's allocatable CPU", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1.85}}, pod(""), &v1.ClientCPU{Cores: 1.85, Available: 3.8}, true, 0, time.Time{}},
+		{"a pod still running", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1}}, &corev1.Pod{}, nil, false, 0, time.Time{}},
+		// A step started early ran 30 s, of which it measured the last 10: its wait for the step
+		// before, idle, does not dilute its CPU.
+		{"a step that waited for the one before", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1.85}}, pod("2"),
+			&v1.ClientCPU{Cores: 1.85, Available: 2, Saturated: true}, true, 10 * time.Second, ended.Add(-11 * time.Second)},
+		{"a step that measured its whole run", &cpuSource{cpu: &serverstats.CPU{PerSecond: 1.85}}, pod("2"),
+			&v1.ClientCPU{Cores: 1.85, Available: 2, Saturated: true}, true, 30 * time.Second, time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := Jobs{Objects: owned.Objects{Client: c}}
 			if tc.src != nil {
 				j.CPU = tc.src
 			}
-			got := j.ClientCPU(context.Background(), tc.pod)
+			got := j.ClientCPU(context.Background(), tc.pod, tc.measured)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ClientCPU = %+v, want %+v", got, tc.want)
 			}
 			if tc.src != nil && tc.asked != !tc.src.from.IsZero() {
 				t.Errorf("asked the sampler: %v, want %v", !tc.src.from.IsZero(), tc.asked)
 			}
-			if tc.asked && (!tc.src.from.Equal(started.Time) || !tc.src.to.Equal(ended.Time)) {
-				t.Errorf("asked for %s..%s, want the container's run", tc.src.from, tc.src.to)
+			from := tc.from
+			if from.IsZero() {
+				from = started.Time
+			}
+			if tc.asked && (!tc.src.from.Equal(from) || !tc.src.to.Equal(ended.Time)) {
+				t.Errorf("asked for %s..%s, want %s..%s", tc.src.from, tc.src.to, from, ended.Time)
 			}
 		})
 	}

@@ -255,6 +255,30 @@ func TestReal(t *testing.T) {
 		fail(t, w, short, secret, 0, "waited 1 s for the server lock "+lock)
 		<-done
 		succeeded(t, c2, firstRes, first, "run", password)
+
+		// A step whose lock connection the server drops (a KILL here) no longer keeps the next
+		// one out: its result must not stand. The driver's error on that connection (2013) is
+		// what the step failed of; the reporter's line after it says what it means.
+		killed := make(chan error, 1)
+		go func() {
+			time.Sleep(1500 * time.Millisecond)
+			_, err := db.SQL("SELECT CONCAT('KILL ', IS_USED_LOCK('" + lock + "')) INTO @k; PREPARE k FROM @k; EXECUTE k;")
+			killed <- err
+		}()
+		r := c.run(t, build(t, w, first), secret)
+		if r.exitCode == 0 || r.termination != "" || !strings.Contains(string(r.log), "lost the server lock "+lock) {
+			t.Errorf("a step that lost its lock: exit %d, termination message %q, log:\n%s", r.exitCode, r.termination, r.log)
+		}
+		tail, err := ParseOutput(strings.NewReader(kubeletLogTail(r.log)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := Classify(r.exitCode, tail); f == nil || f.Code != 2013 {
+			t.Errorf("a step that lost its lock classified from its log tail as %+v, want a failure of error 2013", f)
+		}
+		if err := <-killed; err != nil {
+			t.Fatalf("killing the lock's connection: %v", err)
+		}
 	})
 
 	t.Run("custom script from a ConfigMap", func(t *testing.T) {

@@ -651,6 +651,17 @@ if command == "run" and server_lock ~= nil and server_lock ~= "" then
    function init(...)
       local ok, got = pcall(function()
          lock_con = sysbench.sql.driver():connect()
+         -- The connection idles while the step measures: a my.cnf wait_timeout shorter than
+         -- the step must not drop it (and free the lock), nor a statement time limit end the
+         -- wait. MySQL and MariaDB name the limit differently, older servers have none; only
+         -- the ones the server has are set (the driver prints every failed query as FATAL).
+         lock_con:query("SET SESSION wait_timeout = 31536000")
+         for _, limit in ipairs({"max_execution_time", "max_statement_time"}) do
+            local rs = lock_con:query("SHOW SESSION VARIABLES LIKE '" .. limit .. "'")
+            if rs ~= nil and rs:fetch_row() ~= nil then
+               lock_con:query("SET SESSION " .. limit .. " = 0")
+            end
+         end
          return lock_con:query_row(string.format("SELECT GET_LOCK('%s', %d)", server_lock, wait))
       end)
       if not ok then
@@ -665,6 +676,8 @@ if command == "run" and server_lock ~= nil and server_lock ~= "" then
                                "this one holds while it loads the server: it did not end",
                             wait, server_lock))
       end
+      -- The lock's queries ran on the main thread's connection, counted as thread 0's.
+      forget_snapshot_queries()
       if inner_init ~= nil then
          return inner_init(...)
       end
@@ -675,6 +688,23 @@ if command == "run" and server_lock ~= nil and server_lock ~= "" then
          ok, err = pcall(inner_done, ...)
       end
       if lock_con ~= nil then
+         local held_ok, held = pcall(function()
+            return lock_con:query_row(string.format("SELECT IS_USED_LOCK('%s') = CONNECTION_ID()", server_lock))
+         end)
+         if _mysqlbench_reported and (not held_ok or (held ~= "1" and held ~= 1)) then
+            -- Lost (the connection dropped): the next step may have measured beside this one.
+            -- The result must not stand: it is emptied from the result file, so the kubelet
+            -- takes the log's tail (the driver's error, then this line) as the step's end.
+            local path = os.getenv("MYSQLBENCH_RESULT_FILE")
+            if path ~= nil and path ~= "" then
+               local f = io.open(path, "w")
+               if f ~= nil then
+                  f:close()
+               end
+            end
+            fail("this step lost the server lock " .. server_lock ..
+                    " before it ended, so the next step may have measured beside it")
+         end
          pcall(function()
             lock_con:query(string.format("DO RELEASE_LOCK('%s')", server_lock))
             lock_con:disconnect()

@@ -72,7 +72,7 @@ func TestConfigMap(t *testing.T) {
 		{name: "no myCnf: operator file only"},
 		{name: "blank myCnf: operator file only", myCnf: "\n  \n"},
 		{name: "user overrides", myCnf: "performance_schema = OFF", wantUser: "[mysqld]\nperformance_schema = OFF\n"},
-		{name: "max_connections too low", myCnf: "max_connections = 100", wantErr: "raise it to at least 1001"},
+		{name: "max_connections too low", myCnf: "max_connections = 100", wantErr: "raise it to at least 1002"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
