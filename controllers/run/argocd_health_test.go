@@ -372,7 +372,7 @@ func TestArgoCDHealthOfAFailedRun(t *testing.T) {
 	if got.Status.Phase != v1.RunFailed {
 		t.Fatalf("phase %s, want Failed", got.Status.Phase)
 	}
-	msg := wantArgo(t, "BenchmarkRun", got, "Degraded", "target mariadb: ", "max_connections = 100", "raise it to at least 201")
+	msg := wantArgo(t, "BenchmarkRun", got, "Degraded", "target mariadb: ", "max_connections = 100", "raise it to at least 202")
 	if stalled := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionStalled); stalled == nil || stalled.Message != msg {
 		t.Errorf("Argo CD message %q, want the Stalled condition's: %+v", msg, stalled)
 	}

@@ -94,7 +94,7 @@ func TestMaxConnectionsOverrideBelowTheLadderIsRejected(t *testing.T) {
 	got := waitFor(t, ns, "maxconn", 30*time.Second, "the run to finish", finished)
 	ts := got.Status.Targets[0]
 	if ts.Phase != v1.TargetFailed || !strings.Contains(ts.Message, "max_connections = 100") ||
-		!strings.Contains(ts.Message, "raise it to at least 201") {
+		!strings.Contains(ts.Message, "raise it to at least 202") {
 		t.Errorf("target: %s %q", ts.Phase, ts.Message)
 	}
 	if got.Status.Targets[1].Phase != v1.TargetSucceeded {

@@ -421,7 +421,7 @@ func TestRefusals(t *testing.T) {
 	}, {
 		name:   "max_connections below the ladder's peak",
 		mutate: func(r *v1.BenchmarkRun) { r.Spec.Targets[0].MyCnf = "max_connections = 5\n" },
-		want:   []string{"target mysql84: myCnf sets max_connections = 5", "raise it to at least 9"},
+		want:   []string{"target mysql84: myCnf sets max_connections = 5", "raise it to at least 10"},
 	}, {
 		name: "a Percona target's myCnf",
 		mutate: func(r *v1.BenchmarkRun) {
