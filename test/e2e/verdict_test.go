@@ -120,13 +120,13 @@ func TestScheduleVerdictOnARealCluster(t *testing.T) {
 	started := time.Now()
 	// A flat night may be sent to confirmation too (an Inconclusive comparison with a suspect),
 	// which holds the next night off while it measures.
-	got := waitSchedule(t, c, sched, time.Duration(nights)*10*time.Minute, func(s *v1.BenchmarkSchedule) bool {
+	waitSchedule(t, c, sched, time.Duration(nights)*10*time.Minute, func(s *v1.BenchmarkSchedule) bool {
 		return succeededRuns(ctx, t, c, s, "") >= nights
 	})
 	// Suspended, or the nights go on: a night longer than the cron's minute makes the next one
 	// start as soon as it ends (the missed minute), so the schedule is never idle by itself.
 	editSchedule(t, c, sched, func(s *v1.BenchmarkSchedule) { s.Spec.Suspend = ptr.To(true) })
-	got = waitSchedule(t, c, sched, 20*time.Minute, func(s *v1.BenchmarkSchedule) bool {
+	got := waitSchedule(t, c, sched, 20*time.Minute, func(s *v1.BenchmarkSchedule) bool {
 		return len(s.Status.Active) == 0 && (s.Status.Confirmation == nil || s.Status.Confirmation.State.Final())
 	})
 	flat := got.Status.LastComparison
